@@ -1,0 +1,15 @@
+#include "core/metric.h"
+
+namespace perfgate {
+
+std::string_view DirectionName(Direction direction) {
+  return direction == Direction::kLowerIsBetter ? "lower" : "higher";
+}
+
+std::optional<Direction> ParseDirection(std::string_view text) {
+  if (text == "lower" || text == "lower_is_better") return Direction::kLowerIsBetter;
+  if (text == "higher" || text == "higher_is_better") return Direction::kHigherIsBetter;
+  return std::nullopt;
+}
+
+}  // namespace perfgate
