@@ -1,0 +1,27 @@
+// Effect sizes: how big a change is, next to whether it is significant.
+#pragma once
+
+#include <span>
+
+namespace perfgate::stats {
+
+// Relative change of a location: contender / base - 1. When base is 0: 0 if contender is 0
+// too, otherwise (contender - base) / ((|base| + |contender|) / 2) (compare.py's rule).
+double RelativeChange(double base, double contender);
+
+// Relative change of the medians. NaN when a side is empty.
+double MedianRelativeChange(std::span<const double> base, std::span<const double> contender);
+
+// Hodges-Lehmann estimate of the shift y - x: the median of all pairwise differences
+// y_j - x_i (the estimator that goes with the Mann-Whitney test). NaN when a side is empty.
+double HodgesLehmannShift(std::span<const double> x, std::span<const double> y);
+
+// Cohen's d of y against x: (mean_y - mean_x) / pooled sample stddev. NaN when a side has
+// fewer than 2 values, or when the pooled stddev is 0 and the means are equal; +/-inf when it
+// is 0 and they differ.
+double CohensD(std::span<const double> x, std::span<const double> y);
+
+// Geometric mean of positive values. NaN when empty or a value is <= 0.
+double GeometricMean(std::span<const double> x);
+
+}  // namespace perfgate::stats

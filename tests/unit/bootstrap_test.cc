@@ -1,0 +1,148 @@
+// Bootstrap: determinism, the resampled-median shortcut against a naive resampler, the
+// percentile step against NumPy's quantiles, and coverage of the interval by simulation.
+#include "stats/bootstrap.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+#include <vector>
+
+#include "stats/descriptive.h"
+
+namespace perfgate::stats {
+namespace {
+
+std::vector<double> Normal(Rng& rng, int n, double mean, double sd) {
+  std::vector<double> out;
+  while (static_cast<int>(out.size()) < n) {
+    double u1 = rng.Uniform();
+    double u2 = rng.Uniform();
+    if (u1 <= 0) continue;
+    double r = std::sqrt(-2 * std::log(u1));
+    out.push_back(mean + sd * r * std::cos(2 * M_PI * u2));
+  }
+  return out;
+}
+
+TEST(RngTest, DeterministicAndInRange) {
+  Rng a(42);
+  Rng b(42);
+  Rng c(43);
+  bool differs = false;
+  for (int i = 0; i < 1000; ++i) {
+    uint64_t x = a.Next();
+    EXPECT_EQ(x, b.Next());
+    differs |= x != c.Next();
+  }
+  EXPECT_TRUE(differs);
+  std::vector<int> counts(7, 0);
+  for (int i = 0; i < 70000; ++i) {
+    uint32_t k = a.Below(7);
+    ASSERT_LT(k, 7u);
+    ++counts[k];
+  }
+  // Each bucket expects 10000; 5 sigma is about 450.
+  for (int k : counts) EXPECT_NEAR(k, 10000, 450);
+  for (int i = 0; i < 1000; ++i) {
+    double u = a.Uniform();
+    ASSERT_GE(u, 0.0);
+    ASSERT_LT(u, 1.0);
+  }
+}
+
+TEST(RngTest, DerivedSeedsDependOnKey) {
+  std::string_view k1 = "BM_Sort/1024";
+  std::string_view k2 = "BM_Sort/2048";
+  EXPECT_EQ(DeriveSeed(1, k1), DeriveSeed(1, k1));
+  EXPECT_NE(DeriveSeed(1, k1), DeriveSeed(1, k2));
+  EXPECT_NE(DeriveSeed(1, k1), DeriveSeed(2, k1));
+}
+
+// The counting shortcut must give exactly the medians a naive resampler gives with the same
+// index stream.
+TEST(BootstrapTest, MatchesNaiveResampling) {
+  for (int n : {1, 2, 3, 10, 31}) {
+    Rng data_rng(static_cast<uint64_t>(n));
+    std::vector<double> base = Normal(data_rng, n, 100, 5);
+    std::vector<double> contender = Normal(data_rng, n + 1, 110, 5);
+    auto fast = BootstrapMedianChanges(base, contender, 50, 7);
+    std::vector<double> sb = base;
+    std::vector<double> sc = contender;
+    std::sort(sb.begin(), sb.end());
+    std::sort(sc.begin(), sc.end());
+    Rng rng(7);
+    auto resample_median = [&](const std::vector<double>& sorted) {
+      std::vector<double> r;
+      for (size_t i = 0; i < sorted.size(); ++i) {
+        r.push_back(sorted[rng.Below(static_cast<uint32_t>(sorted.size()))]);
+      }
+      return Median(r);
+    };
+    ASSERT_EQ(fast.size(), 50u);
+    for (double change : fast) {
+      double mb = resample_median(sb);
+      double mc = resample_median(sc);
+      EXPECT_DOUBLE_EQ(change, mc / mb - 1) << "n=" << n;
+    }
+  }
+}
+
+TEST(BootstrapTest, DeterministicForSeed) {
+  std::vector<double> base{10, 11, 12, 10.5, 11.5};
+  std::vector<double> contender{12, 13, 12.5, 14, 13.5};
+  BootstrapOptions options;
+  Interval a = BootstrapMedianChangeCi(base, contender, options);
+  Interval b = BootstrapMedianChangeCi(base, contender, options);
+  EXPECT_EQ(a.lower, b.lower);
+  EXPECT_EQ(a.upper, b.upper);
+  EXPECT_LE(a.lower, 13.0 / 11.0 - 1);
+  EXPECT_GE(a.upper, 13.0 / 11.0 - 1);
+}
+
+TEST(BootstrapTest, EdgeCases) {
+  std::vector<double> x{1, 2, 3};
+  EXPECT_TRUE(BootstrapMedianChanges({}, x, 100, 1).empty());
+  EXPECT_TRUE(BootstrapMedianChanges(x, {}, 100, 1).empty());
+  Interval empty = PercentileInterval({}, 0.95);
+  EXPECT_TRUE(std::isnan(empty.lower));
+  EXPECT_TRUE(std::isnan(empty.upper));
+  // Constant samples: every replicate is the same change.
+  std::vector<double> c1{4, 4, 4};
+  std::vector<double> c2{5, 5, 5, 5};
+  Interval ci = BootstrapMedianChangeCi(c1, c2, {});
+  EXPECT_DOUBLE_EQ(ci.lower, 0.25);
+  EXPECT_DOUBLE_EQ(ci.upper, 0.25);
+}
+
+// The percentile step is NumPy's linear quantile: check it on quantiles.csv's n=10 vector.
+TEST(BootstrapTest, PercentileStepIsNumpyLinear) {
+  std::vector<double> x{0.3, 1.7, -2.0, 4.4, 0.0, 9.1, 2.2, 2.2, -0.5, 3.3};
+  std::vector<double> sorted = x;
+  std::sort(sorted.begin(), sorted.end());
+  Interval ci = PercentileInterval(x, 0.9);
+  EXPECT_DOUBLE_EQ(ci.lower, QuantileSorted(sorted, 0.05));
+  EXPECT_DOUBLE_EQ(ci.upper, QuantileSorted(sorted, 0.95));
+}
+
+// Coverage: the 90% interval of the change of medians covers the true change in roughly 90%
+// of repeated experiments (percentile bootstrap of a median is approximate for small n, so the
+// band is wide; a broken resampler gives coverage far outside it).
+TEST(BootstrapTest, CoverageBySimulation) {
+  Rng rng(2024);
+  const int trials = 300;
+  int covered = 0;
+  for (int t = 0; t < trials; ++t) {
+    std::vector<double> base = Normal(rng, 30, 100, 3);
+    std::vector<double> contender = Normal(rng, 30, 110, 3);
+    Interval ci = BootstrapMedianChangeCi(base, contender, {500, 0.9, rng.Next()});
+    if (ci.lower <= 0.1 && 0.1 <= ci.upper) ++covered;
+  }
+  double coverage = static_cast<double>(covered) / trials;
+  EXPECT_GT(coverage, 0.82);
+  EXPECT_LT(coverage, 0.97);
+}
+
+}  // namespace
+}  // namespace perfgate::stats
