@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Sets up, builds (Debug + AddressSanitizer/UBSan) and runs every test. The README's test
+# command; .ci/run runs exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash ci/setup.sh
+cmake --preset debug-asan >/dev/null
+cmake --build --preset debug-asan
+ctest --preset debug-asan "$@"
