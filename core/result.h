@@ -5,9 +5,8 @@
 
 #include <string>
 #include <string_view>
-#include <utility>
-
 #include <tl/expected.hpp>
+#include <utility>
 
 namespace perfgate {
 

@@ -1,11 +1,10 @@
 // perfgate: the command-line runner. Verbs so far: `compare` (offline comparison of two
 // Google Benchmark JSON outputs). Exit codes: 0 pass, 1 regression, 2 usage or input error,
 // 3 infrastructure failure.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "core/result.h"
 #include "runner/adapters/gbench_reader.h"
@@ -76,9 +75,10 @@ int RunCompare(const CompareArgs& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"perfgate: a CI performance-regression gate.\n"
-               "Exit codes: 0 pass, 1 regression, 2 usage or input error, 3 infrastructure "
-               "failure."};
+  CLI::App app{
+      "perfgate: a CI performance-regression gate.\n"
+      "Exit codes: 0 pass, 1 regression, 2 usage or input error, 3 infrastructure "
+      "failure."};
   app.set_version_flag("--version", "perfgate 0.1.0");
   app.require_subcommand(1);
 
@@ -90,17 +90,17 @@ int main(int argc, char** argv) {
   compare->add_option("base", args.base, "Base results (--benchmark_format=json output; - = stdin)")
       ->required();
   compare->add_option("contender", args.contender, "Contender results")->required();
-  compare->add_option("--threshold", args.threshold,
-                      "Relative change that matters: 5% or 0.05")
+  compare->add_option("--threshold", args.threshold, "Relative change that matters: 5% or 0.05")
       ->capture_default_str();
   compare->add_option("--alpha", args.alpha, "Family-wise significance level")
       ->check(CLI::Range(1e-12, 0.5))
       ->capture_default_str();
   compare->add_option("--metric", args.metric, "real_time, cpu_time or a user counter name")
       ->capture_default_str();
-  compare->add_option("--direction", args.direction,
-                      "lower or higher is better (default: by metric name; *_per_second is "
-                      "higher)")
+  compare
+      ->add_option("--direction", args.direction,
+                   "lower or higher is better (default: by metric name; *_per_second is "
+                   "higher)")
       ->check(CLI::IsMember({"lower", "higher"}));
   compare->add_option("--format", args.format, "Output format")
       ->check(CLI::IsMember({"text", "markdown", "json"}))
@@ -109,8 +109,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"utest", "welch", "welch-log"}))
       ->capture_default_str();
   compare->add_option("--correction", args.correction, "Multiple-comparison correction")
-      ->check(CLI::IsMember({"holm", "bonferroni", "fdr_bh", "holm-sidak", "sidak", "fdr_by",
-                             "none"}))
+      ->check(
+          CLI::IsMember({"holm", "bonferroni", "fdr_bh", "holm-sidak", "sidak", "fdr_by", "none"}))
       ->capture_default_str();
   compare->add_option("--filter", args.filter, "Only benchmarks whose name matches this regex");
   compare->add_option("--confidence", args.confidence, "Confidence level of the intervals")
@@ -122,6 +122,12 @@ int main(int argc, char** argv) {
   compare->add_option("--seed", args.seed, "Bootstrap seed (results are reproducible)")
       ->capture_default_str();
 
+  const std::string verb = argc > 1 ? argv[1] : "";
+  if (!verb.empty() && verb[0] != '-' && verb != "compare") {
+    std::cerr << "perfgate: error: unknown verb '" << verb
+              << "' (available: compare; run perfgate --help)\n";
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

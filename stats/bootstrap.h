@@ -36,11 +36,11 @@ class Rng {
 uint64_t DeriveSeed(uint64_t seed, std::span<const char> key);
 
 // The bootstrap distribution of median(contender*) / median(base*) - 1, where * are
-// resamples with replacement of each side: `options.resamples` replicates, in draw order.
+// resamples with replacement of each side: `resamples` replicates, in draw order.
 // Empty when a side is empty.
 std::vector<double> BootstrapMedianChanges(std::span<const double> base,
-                                           std::span<const double> contender,
-                                           int resamples, uint64_t seed);
+                                           std::span<const double> contender, int resamples,
+                                           uint64_t seed);
 
 // Percentile interval of the replicates (NumPy's linear quantiles at (1-c)/2 and (1+c)/2).
 // NaN bounds when empty.

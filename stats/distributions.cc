@@ -1,12 +1,11 @@
 #include "stats/distributions.h"
 
-#include <cmath>
-#include <limits>
-
 #include <boost/math/distributions/non_central_t.hpp>
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 #include <boost/math/policies/policy.hpp>
+#include <cmath>
+#include <limits>
 
 namespace perfgate::stats {
 namespace {

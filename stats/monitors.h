@@ -1,6 +1,9 @@
 // Online monitors for a series of per-commit values: EWMA control chart, tabular CUSUM and
 // Page-Hinkley. Each is a small value type updated in O(1) per point, resettable (re-baselined
 // when a change is acknowledged) and with plain state so that the server can persist it.
+// Non-finite points (NaN, inf) are ignored: the state is unchanged and no signal is raised, so
+// one bad value cannot corrupt a persisted state. A state with i <= 0 counts as just reset (for
+// the EWMA, z = mu0 whatever the stored z).
 // Also the average run length (ARL) functions that pick their parameters, as R's spc package
 // computes them.
 #pragma once
@@ -10,15 +13,15 @@
 namespace perfgate::stats {
 
 struct EwmaParams {
-  double mu0 = 0;      // in-control mean
-  double sigma = 1;    // in-control standard deviation of one point
-  double lambda = 0.2; // smoothing weight of the newest point, in (0, 1]
-  double L = 3.0;      // limit width in units of the EWMA's standard deviation
+  double mu0 = 0;       // in-control mean
+  double sigma = 1;     // in-control standard deviation of one point
+  double lambda = 0.2;  // smoothing weight of the newest point, in (0, 1]
+  double L = 3.0;       // limit width in units of the EWMA's standard deviation
 };
 
 struct EwmaState {
-  int64_t i = 0;   // points seen since the last reset
-  double z = 0;    // current EWMA (mu0 after a reset)
+  int64_t i = 0;  // points seen since the last reset
+  double z = 0;   // current EWMA (mu0 after a reset)
 };
 
 struct EwmaStep {
@@ -79,16 +82,16 @@ class TabularCusum {
 // Page-Hinkley test for an increase (and, symmetrically, a decrease) of the mean:
 // m_T = sum (x_t - mean_t - delta), signal when m_T - min m_t > threshold.
 struct PageHinkleyParams {
-  double delta = 0.005;    // magnitude of changes that are tolerated
-  double threshold = 50;   // lambda, the detection threshold
+  double delta = 0.005;   // magnitude of changes that are tolerated
+  double threshold = 50;  // lambda, the detection threshold
 };
 
 struct PageHinkleyState {
   int64_t n = 0;
-  double mean = 0;      // running mean of the points since the reset
-  double m_up = 0;      // cumulative statistic for an increase
+  double mean = 0;  // running mean of the points since the reset
+  double m_up = 0;  // cumulative statistic for an increase
   double min_up = 0;
-  double m_down = 0;    // cumulative statistic for a decrease
+  double m_down = 0;  // cumulative statistic for a decrease
   double max_down = 0;
 };
 
@@ -118,8 +121,8 @@ class PageHinkley {
 // computes them (xewma.arl, xcusum.arl, xewma.crit, xcusum.crit). L and h in sigma units as
 // in spc (EWMA limits +/- L sqrt(lambda / (2 - lambda))).
 enum class EwmaLimits {
-  kFixed,                   // asymptotic limits from the first point (spc "fix")
-  kVarianceAdjusted,        // exact time-varying limits (spc "vacl")
+  kFixed,             // asymptotic limits from the first point (spc "fix")
+  kVarianceAdjusted,  // exact time-varying limits (spc "vacl")
 };
 double EwmaArl(double lambda, double L, double mu, EwmaLimits limits = EwmaLimits::kFixed);
 double CusumArlOneSided(double k, double h, double mu);

@@ -12,10 +12,10 @@ enum class Correction {
   kNone,
   kBonferroni,
   kSidak,
-  kHolm,               // Holm step-down (family-wise error rate)
+  kHolm,  // Holm step-down (family-wise error rate)
   kHolmSidak,
-  kBenjaminiHochberg,  // "fdr_bh" (false discovery rate)
-  kBenjaminiYekutieli, // "fdr_by"
+  kBenjaminiHochberg,   // "fdr_bh" (false discovery rate)
+  kBenjaminiYekutieli,  // "fdr_by"
 };
 
 // Parses statsmodels' names: "bonferroni", "sidak", "holm", "holm-sidak", "fdr_bh", "fdr_by",

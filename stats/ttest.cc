@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include "stats/compensated.h"
 #include "stats/distributions.h"
 
 namespace perfgate::stats {
@@ -17,26 +18,11 @@ TTestResult AllNaN() { return {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, k
 // hi + lo (compensated sum, exact division residual), so near-identical samples (a difference of
 // 1e-7 on values near 50) keep all their digits instead of ~8.
 double MeanDifference(std::span<const double> x, std::span<const double> y) {
-  auto mean_dd = [](std::span<const double> v, double& lo) {
-    double s = 0;
-    double c = 0;
-    for (double value : v) {
-      const double t = s + value;
-      c += std::fabs(s) >= std::fabs(value) ? (s - t) + value : (value - t) + s;
-      s = t;
-    }
-    const double n = static_cast<double>(v.size());
-    const double hi = (s + c) / n;
-    lo = std::isfinite(hi) ? (std::fma(-hi, n, s) + c) / n : 0;
-    return hi;
-  };
-  double lo_x = 0;
-  double lo_y = 0;
-  const double hi_x = mean_dd(x, lo_x);
-  const double hi_y = mean_dd(y, lo_y);
-  const double diff = hi_x - hi_y;
+  const DoubleDouble mx = MeanDd(x);
+  const DoubleDouble my = MeanDd(y);
+  const double diff = mx.hi - my.hi;
   if (!std::isfinite(diff)) return diff;
-  return diff + (lo_x - lo_y);
+  return diff + (mx.lo - my.lo);
 }
 
 // The three p-values of t with df degrees of freedom. An infinite t (zero standard error,

@@ -16,7 +16,7 @@ enum class Alternative {
 };
 
 struct TTestResult {
-  double t = 0;   // (mean_x - mean_y) / se
+  double t = 0;  // (mean_x - mean_y) / se
   double df = 0;
   double p_two_sided = 0;
   double p_less = 0;

@@ -69,8 +69,8 @@ struct MetricVerdict {
   double threshold = 0;
   SampleSummary base;
   SampleSummary contender;
-  double change = 0;      // median(contender) / median(base) - 1
-  Interval change_ci;     // bootstrap percentile CI of `change`
+  double change = 0;          // median(contender) / median(base) - 1
+  Interval change_ci;         // bootstrap percentile CI of `change`
   double hodges_lehmann = 0;  // HL shift of contender vs base, relative to the base median
   double cohens_d = 0;
   double p_welch = 0;      // two-sided Welch on raw values
@@ -87,9 +87,9 @@ struct MetricVerdict {
 };
 
 struct SuiteSummary {
-  size_t count = 0;            // metrics with positive medians on both sides
-  double geomean_ratio = 0;    // geometric mean of median(contender) / median(base)
-  Interval ci;                 // bootstrap percentile CI of geomean_ratio
+  size_t count = 0;          // metrics with positive medians on both sides
+  double geomean_ratio = 0;  // geometric mean of median(contender) / median(base)
+  Interval ci;               // bootstrap percentile CI of geomean_ratio
 };
 
 struct ComparisonVerdicts {

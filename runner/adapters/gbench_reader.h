@@ -91,11 +91,11 @@ Result<GbenchFile> ReadGbenchFile(const std::filesystem::path& path);
 
 // The repetitions of one metric per benchmark, in order of first appearance.
 struct MetricSeries {
-  std::string benchmark;      // run_name
-  std::vector<double> values; // one per measured repetition
-  std::string unit;           // "ns" for times, "1/s" for *_per_second, "" for counters
+  std::string benchmark;       // run_name
+  std::vector<double> values;  // one per measured repetition
+  std::string unit;            // "ns" for times, "1/s" for *_per_second, "" for counters
   Direction direction = Direction::kLowerIsBetter;
-  int64_t skipped = 0;        // repetitions that errored or were skipped
+  int64_t skipped = 0;  // repetitions that errored or were skipped
 };
 
 // The direction of a metric by its name: real_time, cpu_time and other counters are lower is

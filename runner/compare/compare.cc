@@ -34,31 +34,51 @@ std::string Percent(double fraction) {
   return buffer;
 }
 
-void AddContextWarnings(const SideInfo& side, std::vector<std::string>& warnings) {
+// Warnings about one side's environment, without the file name.
+std::vector<std::string> ContextWarnings(const SideInfo& side) {
+  std::vector<std::string> warnings;
   const auto& c = side.context;
   if (c.library_build_type == "debug") {
-    warnings.push_back(side.source +
-                       ": the Google Benchmark library reports a debug build (library_build_type: "
-                       "debug; Debian's libbenchmark does); if the benchmarked code was built "
-                       "without optimisation too, its timings are not representative");
+    warnings.push_back(
+        "the Google Benchmark library reports a debug build (library_build_type: debug; "
+        "Debian's libbenchmark does); if the benchmarked code was built without optimisation "
+        "too, its timings are not representative");
   }
   if (c.cpu_scaling_enabled.value_or(false)) {
-    warnings.push_back(side.source +
-                       ": CPU frequency scaling was enabled (cpu_scaling_enabled: true); "
-                       "timings are noisier; use the performance governor on benchmark hosts");
+    warnings.push_back(
+        "CPU frequency scaling was enabled (cpu_scaling_enabled: true); timings are noisier; "
+        "use the performance governor on benchmark hosts");
   }
   if (!c.load_avg.empty() && c.num_cpus > 0 &&
       c.load_avg.front() > 0.5 * static_cast<double>(c.num_cpus)) {
     char buffer[160];
     std::snprintf(buffer, sizeof buffer,
-                  ": the host was busy (1-minute load average %.2f on %lld CPUs); timings are "
+                  "the host was busy (1-minute load average %.2f on %lld CPUs); timings are "
                   "noisier",
                   c.load_avg.front(), static_cast<long long>(c.num_cpus));
-    warnings.push_back(side.source + buffer);
+    warnings.push_back(buffer);
   }
   if (side.skipped > 0) {
-    warnings.push_back(side.source + ": " + std::to_string(side.skipped) +
+    warnings.push_back(std::to_string(side.skipped) +
                        " repetition(s) reported an error or were skipped and are left out");
+  }
+  return warnings;
+}
+
+// One line per warning, naming the side(s) it applies to.
+void AddContextWarnings(const SideInfo& base, const SideInfo& contender,
+                        std::vector<std::string>& out) {
+  auto base_warnings = ContextWarnings(base);
+  auto contender_warnings = ContextWarnings(contender);
+  for (const auto& w : base_warnings) {
+    bool both = std::find(contender_warnings.begin(), contender_warnings.end(), w) !=
+                contender_warnings.end();
+    out.push_back((both ? base.source + " and " + contender.source : base.source) + ": " + w);
+  }
+  for (const auto& w : contender_warnings) {
+    if (std::find(base_warnings.begin(), base_warnings.end(), w) == base_warnings.end()) {
+      out.push_back(contender.source + ": " + w);
+    }
   }
 }
 
@@ -75,12 +95,15 @@ Result<double> ParseThreshold(std::string_view text) {
   auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
   if (ec != std::errc() || end != number.data() + number.size() || number.empty() ||
       !std::isfinite(value) || value <= 0) {
-    return InvalidArgument("'" + std::string(text) + "' is not a positive percentage such as 5% or "
-                           "a fraction such as 0.05", "threshold");
+    return InvalidArgument("'" + std::string(text) +
+                               "' is not a positive percentage such as 5% or "
+                               "a fraction such as 0.05",
+                           "threshold");
   }
   if (!percent && value >= 1) {
-    return InvalidArgument("'" + std::string(text) + "' is ambiguous: write " +
-                           std::string(text) + "% for percent, or a fraction below 1", "threshold");
+    return InvalidArgument("'" + std::string(text) + "' is ambiguous: write " + std::string(text) +
+                               "% for percent, or a fraction below 1",
+                           "threshold");
   }
   return percent ? value / 100 : value;
 }
@@ -96,8 +119,8 @@ Result<CompareReport> Compare(const adapters::GbenchFile& base,
     try {
       filter.emplace(options.filter, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
-      return InvalidArgument("'" + options.filter + "' is not a valid regular expression: " +
-                             e.what(), "filter");
+      return InvalidArgument(
+          "'" + options.filter + "' is not a valid regular expression: " + e.what(), "filter");
     }
   }
   auto base_series = adapters::CollectMetric(base, options.metric);
@@ -148,12 +171,11 @@ Result<CompareReport> Compare(const adapters::GbenchFile& base,
   if (!verdicts) return tl::unexpected(verdicts.error());
   report.verdicts = std::move(*verdicts);
 
-  AddContextWarnings(report.base, report.warnings);
-  AddContextWarnings(report.contender, report.warnings);
+  AddContextWarnings(report.base, report.contender, report.warnings);
   if (!base.context.host_name.empty() && !contender.context.host_name.empty() &&
       base.context.host_name != contender.context.host_name) {
-    report.warnings.push_back("the two files come from different hosts (" +
-                              base.context.host_name + " and " + contender.context.host_name +
+    report.warnings.push_back("the two files come from different hosts (" + base.context.host_name +
+                              " and " + contender.context.host_name +
                               "): differences may be the machine, not the code");
   }
   if (base.context.library_build_type != contender.context.library_build_type &&

@@ -15,19 +15,19 @@
 namespace perfgate::compare {
 
 struct CompareOptions {
-  std::string metric = "real_time";     // real_time, cpu_time or a user counter
-  std::optional<Direction> direction;   // overrides adapters::DefaultDirection(metric)
-  std::string filter;                   // ECMAScript regex searched in benchmark names
+  std::string metric = "real_time";    // real_time, cpu_time or a user counter
+  std::optional<Direction> direction;  // overrides adapters::DefaultDirection(metric)
+  std::string filter;                  // ECMAScript regex searched in benchmark names
   stats::VerdictPolicy policy;
 };
 
 struct SideInfo {
   std::string source;
   adapters::GbenchContext context;
-  size_t benchmarks = 0;    // with the metric
+  size_t benchmarks = 0;  // with the metric
   size_t min_repetitions = 0;
   size_t max_repetitions = 0;
-  int64_t skipped = 0;      // errored or skipped repetitions
+  int64_t skipped = 0;  // errored or skipped repetitions
 };
 
 struct CompareReport {

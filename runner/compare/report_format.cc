@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace perfgate::compare {
 namespace {
@@ -141,8 +140,8 @@ std::string FormatValue(double value, const std::string& unit) {
 
 std::string FormatText(const CompareReport& report) {
   std::ostringstream out;
-  out << "base:      " << report.base.source << " (" << report.base.benchmarks
-      << " benchmarks, " << Repetitions(report.base) << ")\n";
+  out << "base:      " << report.base.source << " (" << report.base.benchmarks << " benchmarks, "
+      << Repetitions(report.base) << ")\n";
   out << "contender: " << report.contender.source << " (" << report.contender.benchmarks
       << " benchmarks, " << Repetitions(report.contender) << ")\n";
   out << Header(report) << "\n\n";
@@ -169,11 +168,11 @@ std::string FormatText(const CompareReport& report) {
   }
   const auto& suite = report.verdicts.suite;
   if (suite.count > 0) {
-    std::snprintf(line, sizeof line, "%-*s %12s %12s %8s %-18s\n", static_cast<int>(name_width),
-                  "OVERALL_GEOMEAN", "", "", SignedPercent(suite.geomean_ratio - 1).c_str(),
-                  ("[" + SignedPercent(suite.ci.lower - 1) + ", " +
-                   SignedPercent(suite.ci.upper - 1) + "]")
-                      .c_str());
+    std::snprintf(
+        line, sizeof line, "%-*s %12s %12s %8s %-18s\n", static_cast<int>(name_width),
+        "OVERALL_GEOMEAN", "", "", SignedPercent(suite.geomean_ratio - 1).c_str(),
+        ("[" + SignedPercent(suite.ci.lower - 1) + ", " + SignedPercent(suite.ci.upper - 1) + "]")
+            .c_str());
     out << line;
   }
   out << "\n" << Counts(report) << "\n";
@@ -194,8 +193,8 @@ std::string FormatText(const CompareReport& report) {
 std::string FormatMarkdown(const CompareReport& report) {
   std::ostringstream out;
   const auto& v = report.verdicts;
-  out << "### perfgate compare: "
-      << (v.regressions > 0 ? "regression found" : "no regression") << "\n\n";
+  out << "### perfgate compare: " << (v.regressions > 0 ? "regression found" : "no regression")
+      << "\n\n";
   out << "`" << report.contender.source << "` (" << Repetitions(report.contender) << ") against `"
       << report.base.source << "` (" << Repetitions(report.base) << "); " << Header(report)
       << ".\n\n**" << Counts(report) << "**";
@@ -205,8 +204,8 @@ std::string FormatMarkdown(const CompareReport& report) {
         << "]";
   }
   out << ".\n\n";
-  out << "| Benchmark | Base | Contender | Change | " << static_cast<int>(
-             std::lround(report.policy.confidence * 100))
+  out << "| Benchmark | Base | Contender | Change | "
+      << static_cast<int>(std::lround(report.policy.confidence * 100))
       << "% CI | p (U) | p (Welch) | p (adj.) | Verdict |\n";
   out << "|---|---:|---:|---:|---|---:|---:|---:|---|\n";
   for (const auto* m : Ordered(report)) {

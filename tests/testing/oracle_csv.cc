@@ -1,7 +1,9 @@
 #include "tests/testing/oracle_csv.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <stdexcept>
 
@@ -87,8 +89,8 @@ OracleTable ReadGoldenCsv(std::string_view name) {
       continue;
     }
     if (fields.size() != header.size()) {
-      ADD_FAILURE() << table.file << ":" << line_no << ": " << fields.size() << " fields, header has "
-                    << header.size();
+      ADD_FAILURE() << table.file << ":" << line_no << ": " << fields.size()
+                    << " fields, header has " << header.size();
       continue;
     }
     std::map<std::string, std::string> cells;
@@ -119,6 +121,15 @@ OracleTable ReadGoldenCsv(std::string_view name) {
   msg << "expected " << expected << ", got " << actual << " (rel error "
       << (expected != 0 ? diff / std::fabs(expected) : diff) << ", tolerance " << rel << ")";
   return ::testing::AssertionFailure() << msg.str();
+}
+
+WorstError::~WorstError() {
+  std::cout << "[ worst rel error ] " << name_ << ": " << worst_ << "\n";
+}
+
+void WorstError::Add(double actual, double expected) {
+  if (!std::isfinite(expected) || expected == 0) return;
+  worst_ = std::max(worst_, std::fabs(actual - expected) / std::fabs(expected));
 }
 
 }  // namespace perfgate::testing

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace perfgate::testing {
@@ -51,5 +52,19 @@ double ParseNumber(const std::string& text);
 // of the same sign.
 ::testing::AssertionResult NearRel(double actual, double expected, double rel,
                                    double abs_floor = 0.0);
+
+// Worst relative error seen over a table's rows, printed when it goes out of scope so that
+// drift shows in the test log before it fails a tolerance.
+class WorstError {
+ public:
+  explicit WorstError(std::string name) : name_(std::move(name)) {}
+  ~WorstError();
+  void Add(double actual, double expected);
+  double worst() const { return worst_; }
+
+ private:
+  std::string name_;
+  double worst_ = 0;
+};
 
 }  // namespace perfgate::testing

@@ -38,7 +38,7 @@ std::map<std::string, const stats::MetricVerdict*> ByName(const CompareReport& r
 }
 
 CompareReport CompareMetric(const adapters::GbenchFile& a, const adapters::GbenchFile& b,
-                  const std::string& metric) {
+                            const std::string& metric) {
   CompareOptions options;
   options.metric = metric;
   auto report = Compare(a, b, options);
@@ -168,8 +168,8 @@ TEST(CompareTest, RegressionExitCodeAndFormats) {
   }
   ASSERT_EQ(json["benchmarks"].size(), 2u);
   const auto& a = json["benchmarks"][0];
-  for (const char* key : {"name", "base", "contender", "change", "change_ci", "p_welch",
-                          "p_utest", "p_adjusted", "verdict"}) {
+  for (const char* key : {"name", "base", "contender", "change", "change_ci", "p_welch", "p_utest",
+                          "p_adjusted", "verdict"}) {
     EXPECT_TRUE(a.contains(key)) << key;
   }
   EXPECT_EQ(a["name"], "BM_A");

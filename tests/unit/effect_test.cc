@@ -19,7 +19,7 @@ TEST(RelativeChangeTest, PlainAndZeroBase) {
 }
 
 TEST(RelativeChangeTest, OfMedians) {
-  std::vector<double> base{10, 11, 9, 100};  // median 10.5
+  std::vector<double> base{10, 11, 9, 100};   // median 10.5
   std::vector<double> contender{21, 20, 22};  // median 21
   EXPECT_DOUBLE_EQ(MedianRelativeChange(base, contender), 1.0);
   EXPECT_TRUE(std::isnan(MedianRelativeChange({}, contender)));

@@ -24,6 +24,7 @@ namespace {
 using ::perfgate::testing::NearRel;
 using ::perfgate::testing::OracleRow;
 using ::perfgate::testing::ReadGoldenCsv;
+using ::perfgate::testing::WorstError;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -45,20 +46,6 @@ constexpr double kVaclRel = 2e-8;
 // spc's xewma.crit / xcusum.crit stop their secant search when the ARL is within ~1e-6 of the
 // target, so the printed L and h are ~3e-10 from the exact roots we find.
 constexpr double kCritRel = 1e-9;
-
-class WorstError {
- public:
-  explicit WorstError(std::string name) : name_(std::move(name)) {}
-  ~WorstError() { std::cout << "[ worst rel error ] " << name_ << ": " << worst_ << "\n"; }
-  void Add(double actual, double expected) {
-    if (!std::isfinite(expected) || expected == 0) return;
-    worst_ = std::max(worst_, std::fabs(actual - expected) / std::fabs(expected));
-  }
-
- private:
-  std::string name_;
-  double worst_ = 0;
-};
 
 // ---------------------------------------------------------------------------------------------
 // ewma_cusum.csv

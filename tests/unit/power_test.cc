@@ -19,6 +19,7 @@ namespace {
 using ::perfgate::testing::NearRel;
 using ::perfgate::testing::OracleRow;
 using ::perfgate::testing::ReadGoldenCsv;
+using ::perfgate::testing::WorstError;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -32,20 +33,6 @@ constexpr double kNormalRel = 1e-13;
 // Solved sizes inherit the power differences divided by the slope of the power curve
 // (README: 1e-5, compare ceil).
 constexpr double kNobsRel = 1e-7;
-
-class WorstError {
- public:
-  explicit WorstError(std::string name) : name_(std::move(name)) {}
-  ~WorstError() { std::cout << "[ worst rel error ] " << name_ << ": " << worst_ << "\n"; }
-  void Add(double actual, double expected) {
-    if (!std::isfinite(expected) || expected == 0) return;
-    worst_ = std::max(worst_, std::fabs(actual - expected) / std::fabs(expected));
-  }
-
- private:
-  std::string name_;
-  double worst_ = 0;
-};
 
 Alternative ParseAlternative(const std::string& text) {
   if (text == "two-sided") return Alternative::kTwoSided;

@@ -20,27 +20,13 @@ namespace {
 using ::perfgate::testing::NearRel;
 using ::perfgate::testing::OracleRow;
 using ::perfgate::testing::ReadGoldenCsv;
+using ::perfgate::testing::WorstError;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The README allows 1e-10 (1e-6 for the near-identical rows, where a naive mean difference
 // cancels); the mean difference is computed in double-double, so every row meets 1e-12.
 constexpr double kRel = 1e-12;
-
-// Worst relative error seen in a table, printed so that drift shows before it fails.
-class WorstError {
- public:
-  explicit WorstError(std::string name) : name_(std::move(name)) {}
-  ~WorstError() { std::cout << "[ worst rel error ] " << name_ << ": " << worst_ << "\n"; }
-  void Add(double actual, double expected) {
-    if (!std::isfinite(expected) || expected == 0) return;
-    worst_ = std::max(worst_, std::fabs(actual - expected) / std::fabs(expected));
-  }
-
- private:
-  std::string name_;
-  double worst_ = 0;
-};
 
 void Check(WorstError& worst, double actual, const OracleRow& row, const std::string& column,
            double rel = kRel) {

@@ -75,8 +75,8 @@ Family MakeFamily(Rng& rng, const Noise& noise, int benchmarks, int reps,
     f.contender.push_back(Draw(rng, noise, reps, level * (1 + shifts[b])));
   }
   for (int b = 0; b < benchmarks; ++b) {
-    f.inputs.push_back({"BM_" + std::to_string(b), Direction::kLowerIsBetter, f.base[b],
-                        f.contender[b], 0});
+    f.inputs.push_back(
+        {"BM_" + std::to_string(b), Direction::kLowerIsBetter, f.base[b], f.contender[b], 0});
   }
   return f;
 }
@@ -115,9 +115,8 @@ class AaSimulation : public ::testing::TestWithParam<VerdictTest> {};
 // docs/statistics.md says so.
 TEST_P(AaSimulation, FamilyWiseFalseAlarmsAtOrBelowAlpha) {
   const int trials = 400;
-  const double bound = GetParam() == VerdictTest::kMannWhitney
-                           ? 0.05
-                           : 0.05 + 3 * std::sqrt(0.05 * 0.95 / trials);
+  const double bound =
+      GetParam() == VerdictTest::kMannWhitney ? 0.05 : 0.05 + 3 * std::sqrt(0.05 * 0.95 / trials);
   uint64_t seed = 1;
   for (const auto& shape : Shapes()) {
     double rate = FalseAlarmRate(GetParam(), shape, trials, 0.05, seed++);
@@ -263,7 +262,7 @@ TEST(VerdictRules, ZeroVarianceSides) {
 }
 
 TEST(VerdictRules, SuiteGeometricMean) {
-  std::vector<double> b1{100, 101, 99}, c1{200, 202, 198};  // ratio 2
+  std::vector<double> b1{100, 101, 99}, c1{200, 202, 198};   // ratio 2
   std::vector<double> b2{10, 10.1, 9.9}, c2{5, 5.05, 4.95};  // ratio 0.5
   std::vector<MetricInput> inputs{{"a", Direction::kLowerIsBetter, b1, c1, 0},
                                   {"b", Direction::kLowerIsBetter, b2, c2, 0}};
