@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string_view>
 #include <vector>
 
 #include "stats/descriptive.h"
+#include "stats/resampled_median.h"
 
 namespace perfgate::stats {
 namespace {
@@ -60,32 +62,76 @@ TEST(RngTest, DerivedSeedsDependOnKey) {
   EXPECT_NE(DeriveSeed(1, k1), DeriveSeed(2, k1));
 }
 
-// The counting shortcut must give exactly the medians a naive resampler gives with the same
-// index stream.
-TEST(BootstrapTest, MatchesNaiveResampling) {
-  for (int n : {1, 2, 3, 10, 31}) {
-    Rng data_rng(static_cast<uint64_t>(n));
-    std::vector<double> base = Normal(data_rng, n, 100, 5);
-    std::vector<double> contender = Normal(data_rng, n + 1, 110, 5);
-    auto fast = BootstrapMedianChanges(base, contender, 50, 7);
-    std::vector<double> sb = base;
-    std::vector<double> sc = contender;
-    std::sort(sb.begin(), sb.end());
-    std::sort(sc.begin(), sc.end());
-    Rng rng(7);
-    auto resample_median = [&](const std::vector<double>& sorted) {
-      std::vector<double> r;
-      for (size_t i = 0; i < sorted.size(); ++i) {
-        r.push_back(sorted[rng.Below(static_cast<uint32_t>(sorted.size()))]);
-      }
-      return Median(r);
-    };
-    ASSERT_EQ(fast.size(), 50u);
-    for (double change : fast) {
-      double mb = resample_median(sb);
-      double mc = resample_median(sc);
-      EXPECT_DOUBLE_EQ(change, mc / mb - 1) << "n=" << n;
+// The tabulated distribution of a resample's median is exact: enumerate every one of the n^n
+// resamples of small samples (odd and even sizes, with ties) and compare probabilities.
+TEST(ResampledMedianTest, ExactAgainstEnumeration) {
+  const std::vector<std::vector<double>> samples = {{5.0},
+                                                    {1.0, 2.0},
+                                                    {1.0, 2.0, 4.0},
+                                                    {1.0, 2.0, 2.0, 7.0},
+                                                    {0.5, 1.0, 3.0, 3.5, 9.0},
+                                                    {1.0, 1.5, 2.0, 4.0, 8.0, 16.0},
+                                                    {2.0, 3.0, 5.0, 7.0, 11.0, 13.0, 17.0}};
+  for (const auto& sample : samples) {
+    const int n = static_cast<int>(sample.size());
+    std::map<double, double> expected;
+    std::vector<int> index(n, 0);
+    const double weight = std::pow(static_cast<double>(n), -n);
+    for (;;) {
+      std::vector<double> resample;
+      for (int i : index) resample.push_back(sample[i]);
+      expected[Median(resample)] += weight;
+      int k = 0;
+      while (k < n && ++index[k] == n) index[k++] = 0;
+      if (k == n) break;
     }
+    ResampledMedian median(sample);
+    std::map<double, double> actual;
+    for (const auto& [value, probability] : median.Distribution()) actual[value] += probability;
+    ASSERT_EQ(actual.size(), expected.size()) << "n=" << n;
+    for (const auto& [value, probability] : expected) {
+      EXPECT_NEAR(actual[value], probability, 1e-12) << "n=" << n << " median " << value;
+    }
+  }
+}
+
+// Draws follow the distribution (chi-square), and above the table's size limit the counting
+// fallback agrees with a naive resampler on the same index stream.
+TEST(ResampledMedianTest, DrawsAndFallback) {
+  Rng data_rng(11);
+  std::vector<double> sample = Normal(data_rng, 30, 100, 5);
+  std::sort(sample.begin(), sample.end());
+  ResampledMedian median(sample);
+  auto cells = median.Distribution();
+  std::map<double, double> probability;
+  for (const auto& [value, p] : cells) probability[value] += p;
+  std::map<double, int> seen;
+  Rng rng(5);
+  const int draws = 200000;
+  for (int i = 0; i < draws; ++i) ++seen[median.Draw(rng)];
+  double chi2 = 0;
+  int bins = 0;
+  for (const auto& [value, p] : probability) {
+    if (p * draws < 20) continue;
+    const double e = p * draws;
+    chi2 += (seen[value] - e) * (seen[value] - e) / e;
+    ++bins;
+  }
+  // Mean bins, standard deviation sqrt(2 bins); 6 sigma would only fail on a real bias.
+  EXPECT_LT(chi2, bins + 6 * std::sqrt(2.0 * bins)) << bins << " bins";
+
+  std::vector<double> big = Normal(data_rng, ResampledMedian::kExactMaxSize + 1, 100, 5);
+  std::sort(big.begin(), big.end());
+  ResampledMedian fallback(big);
+  EXPECT_TRUE(fallback.Distribution().empty());
+  Rng a(9);
+  Rng b(9);
+  for (int r = 0; r < 20; ++r) {
+    std::vector<double> resample;
+    for (size_t i = 0; i < big.size(); ++i) {
+      resample.push_back(big[b.Below(static_cast<uint32_t>(big.size()))]);
+    }
+    EXPECT_DOUBLE_EQ(fallback.Draw(a), Median(resample));
   }
 }
 

@@ -1,0 +1,153 @@
+#include "stats/resampled_median.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace perfgate::stats {
+namespace {
+
+// P(Bin(n, p) >= m), summing the pmf from the end where it does not underflow
+// (p^n and (1-p)^n are both >= 2^-n... for n <= 200 at least 1e-61 on the larger side).
+double BinomialUpperTail(int n, double p, int m) {
+  if (m <= 0) return 1;
+  if (m > n || p <= 0) return 0;
+  if (p >= 1) return 1;
+  const double odds = p / (1 - p);
+  double tail = 0;
+  if (p <= 0.5) {
+    double pmf = std::pow(1 - p, n);  // k = 0
+    double below = 0;
+    for (int k = 0; k < m; ++k) {
+      below += pmf;
+      pmf *= odds * (n - k) / (k + 1);
+    }
+    tail = 1 - below;
+  } else {
+    double pmf = std::pow(p, n);  // k = n
+    for (int k = n; k >= m; --k) {
+      tail += pmf;
+      pmf *= (k / odds) / (n - k + 1);
+    }
+  }
+  return std::clamp(tail, 0.0, 1.0);
+}
+
+// log C(n, k)
+double LogChoose(int n, int k) {
+  return std::lgamma(n + 1.0) - std::lgamma(k + 1.0) - std::lgamma(n - k + 1.0);
+}
+
+// Median of n counted draws of indices (the fallback for large n).
+double CountedMedian(std::span<const double> sorted, Rng& rng, std::vector<uint32_t>& counts) {
+  const auto n = static_cast<uint32_t>(sorted.size());
+  std::fill(counts.begin(), counts.end(), 0u);
+  for (uint32_t i = 0; i < n; ++i) ++counts[rng.Below(n)];
+  const uint32_t lo_rank = (n - 1) / 2;  // 0-based ranks of the middle element(s)
+  const uint32_t hi_rank = n / 2;
+  uint32_t seen = 0;
+  double lo = sorted[0];
+  bool have_lo = false;
+  for (uint32_t j = 0; j < n; ++j) {
+    if (counts[j] == 0) continue;
+    seen += counts[j];
+    if (!have_lo && seen > lo_rank) {
+      lo = sorted[j];
+      have_lo = true;
+    }
+    if (seen > hi_rank) return lo_rank == hi_rank ? lo : (lo + sorted[j]) / 2;
+  }
+  return lo;
+}
+
+}  // namespace
+
+// Draws are iid uniform positions 1..n of the sorted sample; N_j = #draws <= j ~ Bin(n, j/n).
+// Odd n: the median is the m-th order statistic (m = (n+1)/2), at position j with probability
+//   P(N_j >= m) - P(N_{j-1} >= m).
+// Even n: the median averages the m-th and (m+1)-th (m = n/2) at positions a <= b. For a < b
+// exactly m draws are <= a (at least one at a), none lie strictly between, one or more at b:
+//   P(a, b) = C(n, m) [(a/n)^m - ((a-1)/n)^m] [((n-b+1)/n)^m - ((n-b)/n)^m],
+// and P(a, a) is the m-th order statistic's P(a) minus the sum over b > a, which telescopes to
+//   C(n, m) [(a/n)^m - ((a-1)/n)^m] ((n-a)/n)^m.
+ResampledMedian::ResampledMedian(std::span<const double> sorted) : sorted_(sorted) {
+  const int n = static_cast<int>(sorted.size());
+  if (sorted.size() > kExactMaxSize) {
+    counts_.resize(sorted.size());
+    return;
+  }
+  const double nd = n;
+  const int m = n % 2 == 1 ? (n + 1) / 2 : n / 2;
+  std::vector<double> order_stat(static_cast<size_t>(n) + 1, 0.0);  // P(pos_(m) = j), 1-based
+  double previous = 0;
+  for (int j = 1; j <= n; ++j) {
+    const double cdf = BinomialUpperTail(n, j / nd, m);
+    order_stat[j] = std::max(0.0, cdf - previous);
+    previous = cdf;
+  }
+  double total = 0;
+  auto add = [&](double value, double probability) {
+    if (!(probability > 0)) return;
+    total += probability;
+    values_.push_back(value);
+    probability_.push_back(probability);
+  };
+  if (n % 2 == 1) {
+    for (int j = 1; j <= n; ++j) add(sorted[j - 1], order_stat[j]);
+  } else {
+    const double choose = std::exp(LogChoose(n, m));
+    std::vector<double> power(static_cast<size_t>(n) + 1);  // power[i] = (i/n)^m
+    for (int i = 0; i <= n; ++i) power[i] = std::pow(i / nd, m);
+    for (int a = 1; a <= n; ++a) {
+      const double g = choose * (power[a] - power[a - 1]);
+      add(sorted[a - 1], order_stat[a] - g * power[n - a]);
+      for (int b = a + 1; b <= n; ++b) {
+        const double h = power[n - b + 1] - power[n - b];
+        add((sorted[a - 1] + sorted[b - 1]) / 2, g * h);
+      }
+    }
+  }
+  for (double& p : probability_) p /= total;  // normalise away rounding
+  BuildAliasTable();
+}
+
+// Vose's construction of Walker's alias table: every cell holds its own probability mass
+// (scaled by the cell count) topped up from one larger cell.
+void ResampledMedian::BuildAliasTable() {
+  const size_t k = probability_.size();
+  keep_.assign(k, 1.0);
+  alias_.resize(k);
+  std::vector<double> scaled(k);
+  std::vector<uint32_t> small, large;
+  for (size_t i = 0; i < k; ++i) {
+    alias_[i] = static_cast<uint32_t>(i);
+    scaled[i] = probability_[i] * static_cast<double>(k);
+    (scaled[i] < 1 ? small : large).push_back(static_cast<uint32_t>(i));
+  }
+  while (!small.empty() && !large.empty()) {
+    const uint32_t s = small.back();
+    small.pop_back();
+    const uint32_t l = large.back();
+    keep_[s] = scaled[s];
+    alias_[s] = l;
+    scaled[l] = (scaled[l] + scaled[s]) - 1;
+    if (scaled[l] < 1) {
+      large.pop_back();
+      small.push_back(l);
+    }
+  }
+  // Whatever is left holds (up to rounding) exactly its share: keep_ stays 1.
+}
+
+double ResampledMedian::Draw(Rng& rng) {
+  if (values_.empty()) return CountedMedian(sorted_, rng, counts_);
+  const uint32_t cell = rng.Below(static_cast<uint32_t>(values_.size()));
+  return values_[rng.Uniform() < keep_[cell] ? cell : alias_[cell]];
+}
+
+std::vector<std::pair<double, double>> ResampledMedian::Distribution() const {
+  std::vector<std::pair<double, double>> cells;
+  for (size_t i = 0; i < values_.size(); ++i) cells.emplace_back(values_[i], probability_[i]);
+  return cells;
+}
+
+}  // namespace perfgate::stats
