@@ -20,6 +20,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // t-test over all continuous distributions (Hodges & Lehmann 1956): a U test needs at most
 // 1/0.864 times the repetitions of a t-test for the same power.
 constexpr double kMinUTestEfficiency = 0.864;
+// Above this many repetitions per side, the advice is to reduce the noise instead.
+constexpr int kPracticalRepetitions = 100;
 
 std::string Percent(double value) {
   char buffer[32];
@@ -237,14 +239,21 @@ Result<ComparisonVerdicts> JudgeMetrics(std::span<const MetricInput> metrics,
     }
     v.verdict = Verdict::kInconclusive;
     ++out.inconclusive;
-    v.repetitions_needed = RecommendedRepetitions(
-        policy, tau, PooledCv(metrics[i].base, metrics[i].contender), tested);
+    const double cv = PooledCv(metrics[i].base, metrics[i].contender);
+    v.repetitions_needed = RecommendedRepetitions(policy, tau, cv, tested);
     v.reason = ci_text + " crosses +/-" + tau_text;
-    if (beyond)
+    if (beyond) {
       v.reason +=
           " and the change is not significant (adjusted p " + PValueText(v.p_adjusted) + ")";
+    }
     const size_t have = std::min(v.base.n, v.contender.n);
-    if (v.repetitions_needed > 0 && static_cast<size_t>(v.repetitions_needed) > have) {
+    if (v.repetitions_needed > kPracticalRepetitions) {
+      v.reason += "; the noise (CV " + Percent(cv).substr(1) + ") would take about " +
+                  std::to_string(v.repetitions_needed) + " repetitions per side to resolve a " +
+                  tau_text +
+                  " change: reduce it (quiet host, fixed CPU frequency, pinned "
+                  "cores) rather than repeat";
+    } else if (v.repetitions_needed > 0 && static_cast<size_t>(v.repetitions_needed) > have) {
       v.reason += "; about " + std::to_string(v.repetitions_needed) +
                   " repetitions per side would detect a " + tau_text + " change at this noise";
     } else if (v.repetitions_needed > 0) {

@@ -249,6 +249,18 @@ TEST(VerdictRules, TooFewRepetitionsIsInconclusiveWithAdvice) {
   EXPECT_TRUE(std::isnan(result->metrics[0].p_adjusted));
 }
 
+TEST(VerdictRules, HugeNoiseAdvisesReducingIt) {
+  std::vector<double> base{100, 300, 60, 150, 90};
+  std::vector<double> contender{110, 50, 400, 95, 130};
+  std::vector<MetricInput> inputs{{"noisy", Direction::kLowerIsBetter, base, contender, 0}};
+  auto result = JudgeMetrics(inputs, VerdictPolicy{});
+  ASSERT_TRUE(result);
+  const auto& m = result->metrics[0];
+  EXPECT_EQ(m.verdict, Verdict::kInconclusive);
+  EXPECT_GT(m.repetitions_needed, 100);
+  EXPECT_NE(m.reason.find("reduce it"), std::string::npos) << m.reason;
+}
+
 TEST(VerdictRules, ZeroVarianceSides) {
   std::vector<double> base(10, 100.0);
   std::vector<double> same(10, 100.0);
