@@ -7,6 +7,8 @@ packages=(
   g++ cmake ninja-build ccache pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
   libboost1.81-dev nlohmann-json3-dev libexpected-dev libcli11-dev
+  libpqxx-dev libssl-dev libyaml-cpp-dev libspdlog-dev
+  postgresql-15 postgresql-client-15
 )
 
 missing=()
