@@ -1,0 +1,82 @@
+// Wire format v1: the JSON a runner posts for one run (../shared/DESIGN.md), decoded into
+// typed values and validated before anything touches the store. Every rejection names the
+// field ("results[3].values[2]") and the problem; nothing is partially accepted.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/metric.h"
+#include "core/result.h"
+
+namespace perfgate::wire {
+
+struct Commit {
+  std::string sha;                   // 40 lowercase hex
+  std::vector<std::string> parents;  // 40 hex each
+  std::string time;                  // RFC 3339 as sent (validated), "" when absent
+  std::string subject;
+  std::string author;
+};
+
+struct Testbed {
+  std::string name;
+  // The host/GPU fingerprint as a JSON object text (cpu_model, cores, governor, kernel,
+  // compiler, gpu: [...]); kept whole so that new keys need no schema change.
+  std::string fingerprint_json = "{}";
+};
+
+struct CiInfo {
+  std::string provider;  // "github", "gitlab", "" ...
+  std::string job_url;
+  std::optional<int64_t> pr;
+  std::string extra_json = "{}";  // any other keys of "ci"
+};
+
+struct ResultSeries {
+  std::string suite;
+  std::string benchmark;
+  std::string metric;
+  std::string unit;
+  Direction direction = Direction::kLowerIsBetter;
+  std::vector<double> values;  // one per repetition, finite; times must be >= 0
+};
+
+struct RunUpload {
+  std::string id;  // UUID made by the client (lowercase canonical 8-4-4-4-12): idempotency key
+  std::string project;
+  std::string branch;
+  Commit commit;
+  std::optional<std::string> merge_base;
+  std::string target_branch;
+  // First-parent chain from the commit back towards the target branch, as the runner computed
+  // it (newest first); used for baseline selection. May be empty.
+  std::vector<std::string> ancestry;
+  Testbed testbed;
+  CiInfo ci;
+  std::string started_at;   // RFC 3339
+  std::string finished_at;  // RFC 3339
+  std::vector<ResultSeries> results;
+  size_t SampleCount() const;
+};
+
+struct DecodeLimits {
+  size_t max_results = 100000;      // series per run
+  size_t max_values = 100000;       // repetitions per series
+  size_t max_string = 4096;         // bytes per string field
+  int max_depth = 32;               // JSON nesting
+};
+
+// Decodes and validates a run upload. Errors are kInvalidArgument with `field` set; unknown
+// top-level keys are rejected (a typo must not silently drop data), unknown keys inside
+// "testbed.fingerprint" and "ci" are kept.
+Result<RunUpload> DecodeRunUpload(std::string_view json_text, const DecodeLimits& limits = {});
+
+// The canonical JSON of an upload (what the server stores and returns).
+std::string EncodeRunUpload(const RunUpload& run);
+
+}  // namespace perfgate::wire
