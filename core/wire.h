@@ -21,6 +21,8 @@ struct Commit {
   std::string time;                  // RFC 3339 as sent (validated), "" when absent
   std::string subject;
   std::string author;
+
+  bool operator==(const Commit&) const = default;
 };
 
 struct Testbed {
@@ -28,6 +30,8 @@ struct Testbed {
   // The host/GPU fingerprint as a JSON object text (cpu_model, cores, governor, kernel,
   // compiler, gpu: [...]); kept whole so that new keys need no schema change.
   std::string fingerprint_json = "{}";
+
+  bool operator==(const Testbed&) const = default;
 };
 
 struct CiInfo {
@@ -35,6 +39,8 @@ struct CiInfo {
   std::string job_url;
   std::optional<int64_t> pr;
   std::string extra_json = "{}";  // any other keys of "ci"
+
+  bool operator==(const CiInfo&) const = default;
 };
 
 struct ResultSeries {
@@ -44,6 +50,8 @@ struct ResultSeries {
   std::string unit;
   Direction direction = Direction::kLowerIsBetter;
   std::vector<double> values;  // one per repetition, finite; times must be >= 0
+
+  bool operator==(const ResultSeries&) const = default;
 };
 
 struct RunUpload {
@@ -58,22 +66,26 @@ struct RunUpload {
   std::vector<std::string> ancestry;
   Testbed testbed;
   CiInfo ci;
-  std::string started_at;   // RFC 3339
-  std::string finished_at;  // RFC 3339
+  std::string started_at;   // RFC 3339 as sent, "" when absent
+  std::string finished_at;  // RFC 3339 as sent, "" when absent; not before started_at
   std::vector<ResultSeries> results;
   size_t SampleCount() const;
+
+  // Field-wise; what the Decode(Encode(x)) == x round trip is checked with.
+  bool operator==(const RunUpload&) const = default;
 };
 
 struct DecodeLimits {
-  size_t max_results = 100000;      // series per run
-  size_t max_values = 100000;       // repetitions per series
-  size_t max_string = 4096;         // bytes per string field
-  int max_depth = 32;               // JSON nesting
+  size_t max_results = 100000;  // series per run
+  size_t max_values = 100000;   // repetitions per series; also commit.parents, ancestry
+  size_t max_string = 4096;     // bytes per string or key, anywhere in the document
+  int max_depth = 32;           // JSON nesting
 };
 
-// Decodes and validates a run upload. Errors are kInvalidArgument with `field` set; unknown
-// top-level keys are rejected (a typo must not silently drop data), unknown keys inside
-// "testbed.fingerprint" and "ci" are kept.
+// Decodes and validates a run upload (docs/wire-format.md lists every rule). Errors are
+// kInvalidArgument with `field` set ("" when the body as a whole is at fault). Unknown keys are
+// rejected at every level (a typo must not silently drop data) except inside
+// "testbed.fingerprint" and "ci", whose extra keys are kept.
 Result<RunUpload> DecodeRunUpload(std::string_view json_text, const DecodeLimits& limits = {});
 
 // The canonical JSON of an upload (what the server stores and returns).

@@ -1,0 +1,116 @@
+// perfgate-server's configuration: defaults, then server.yaml, then PERFGATE_* environment
+// variables, then command-line flags. Every layer goes through the same per-key setters, so a
+// value is validated the same way wherever it comes from, and errors name their origin (file and
+// line, environment variable, or flag).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace perfgate::config {
+
+struct ListenAddress {
+  std::string host = "127.0.0.1";  // IPv6 literals are stored without brackets
+  std::uint16_t port = 8080;       // 0 asks the OS for a free port (tests)
+
+  // "host:port", with brackets around an IPv6 host.
+  std::string ToString() const;
+};
+
+// "host:port", "[v6]:port". Hosts are IP literals or DNS names; the port is 0..65535.
+Result<ListenAddress> ParseListenAddress(std::string_view text);
+
+// Bounds that keep one client from exhausting the server (issue 3, part 3).
+struct ServerLimits {
+  std::size_t body_bytes = 32u << 20;
+  std::size_t header_bytes = 16u << 10;
+  int read_timeout_ms = 30'000;  // a whole request must arrive within this
+  int idle_timeout_ms = 60'000;  // a keep-alive connection with no request is closed after this
+  int json_depth = 64;
+};
+
+enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError, kCritical, kOff };
+enum class LogFormat { kPlain, kJson };
+
+// "trace", "debug", "info", "warn" (or "warning"), "error", "critical", "off".
+Result<LogLevel> ParseLogLevel(std::string_view text);
+std::string_view LogLevelName(LogLevel level);
+// "plain" or "json".
+Result<LogFormat> ParseLogFormat(std::string_view text);
+std::string_view LogFormatName(LogFormat format);
+
+struct LogConfig {
+  LogLevel level = LogLevel::kInfo;
+  LogFormat format = LogFormat::kPlain;
+};
+
+struct ServerConfig {
+  ListenAddress listen;
+  int threads = 1;           // DefaultServerConfig() sets the hardware concurrency
+  std::string database_url;  // empty: perfgate-server runs its own PostgreSQL under data_dir
+  std::string data_dir = "./.perfgate";
+  std::string migrations_dir;  // empty: the migrations the server was built with
+  ServerLimits limits;
+  int pool_size = 8;  // PostgreSQL connections
+  LogConfig log;
+  // Becomes the admin token at first start when set; must look like a generated token
+  // ("pgt_" + 43 base64url characters) so that bearer parsing and log redaction recognise it.
+  std::string admin_token;
+};
+
+// The built-in defaults, with threads = std::thread::hardware_concurrency() (at least 1).
+ServerConfig DefaultServerConfig();
+
+// Reads a server.yaml over DefaultServerConfig(). Unknown keys, wrong types and out-of-range or
+// malformed values are kInvalidArgument errors "FILE:LINE: KEY: what is wrong", field = KEY.
+Result<ServerConfig> LoadServerConfig(const std::filesystem::path& path);
+// The same from YAML text; source_name stands for the file name in messages.
+Result<ServerConfig> ParseServerConfig(std::string_view yaml_text, std::string_view source_name,
+                                       ServerConfig base = DefaultServerConfig());
+
+// One value for one key, as text, and where it came from ("environment variable
+// PERFGATE_THREADS", "--threads") for error messages.
+struct Override {
+  std::string key;  // dotted config key: "listen", "limits.body_bytes", "log.format", ...
+  std::string value;
+  std::string origin;
+};
+
+// Applies overrides in order; the first bad one is an error "ORIGIN: what is wrong", field = key.
+// main() applies flags with this, after ApplyEnvironment().
+Result<void> ApplyOverrides(ServerConfig& config, std::span<const Override> overrides);
+Result<void> ApplyOverride(ServerConfig& config, std::string_view key, std::string_view value,
+                           std::string_view origin);
+
+// Every dotted key ApplyOverride() knows, in documentation order.
+std::vector<std::string_view> ConfigKeys();
+
+// The environment variables ApplyEnvironment() reads, with the key each one sets.
+struct EnvironmentVariable {
+  std::string_view name;
+  std::string_view key;
+};
+std::span<const EnvironmentVariable> EnvironmentVariables();
+
+// Returns the value of an environment variable, nullopt when unset.
+using EnvLookup = std::function<std::optional<std::string>(std::string_view name)>;
+// std::getenv.
+EnvLookup ProcessEnvironment();
+
+// Applies the PERFGATE_* variables that are set and not empty (an empty variable is treated as
+// unset, as CI systems often export empty ones).
+Result<void> ApplyEnvironment(ServerConfig& config, const EnvLookup& lookup);
+
+// A one-line summary for the startup log; the admin token and any DSN password are hidden.
+std::string DescribeForLog(const ServerConfig& config);
+
+}  // namespace perfgate::config

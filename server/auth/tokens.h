@@ -1,0 +1,77 @@
+// API tokens: generation ("pgt_" + 43 base64url characters from 32 random bytes), the SHA-256
+// hash that is all the store ever keeps, constant-time comparison, scopes, and parsing of the
+// "Authorization: Bearer ..." header. No I/O beyond OpenSSL's random generator.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace perfgate::auth {
+
+inline constexpr std::string_view kTokenPrefix = "pgt_";
+inline constexpr std::size_t kTokenRandomBytes = 32;
+inline constexpr std::size_t kTokenLength = 47;  // prefix + 43 unpadded base64url characters
+
+// A fresh token from OpenSSL's CSPRNG; kInternal when the generator fails.
+Result<std::string> GenerateToken();
+
+// "pgt_" followed by exactly 43 base64url characters. The prefix lets log redaction and secret
+// scanners recognise a leaked token.
+bool IsWellFormedToken(std::string_view token);
+
+// Lowercase hex SHA-256 of the token's bytes (64 characters): what the tokens table stores.
+// kInternal only if OpenSSL fails (allocation).
+Result<std::string> HashToken(std::string_view token);
+
+// True when a and b are byte-for-byte equal. Runs in time independent of where they differ;
+// the lengths are not secret (callers compare fixed-length hashes) and differing lengths are
+// simply unequal.
+bool ConstantTimeEquals(std::string_view a, std::string_view b);
+
+enum class Scope : std::uint8_t { kIngest, kRead, kAdmin };
+
+// "ingest", "read", "admin".
+std::string_view ScopeName(Scope scope);
+// kInvalidArgument (field "scopes") for anything else.
+Result<Scope> ParseScope(std::string_view text);
+
+// The scopes a token carries.
+class ScopeSet {
+ public:
+  ScopeSet() = default;
+  ScopeSet(std::initializer_list<Scope> scopes);
+
+  // "ingest,read": comma-separated names, spaces around names allowed, duplicates ignored,
+  // empty text gives the empty set.
+  static Result<ScopeSet> Parse(std::string_view text);
+  static Result<ScopeSet> FromNames(const std::vector<std::string>& names);
+
+  void Add(Scope scope);
+  // Exactly this scope was granted.
+  bool Contains(Scope scope) const;
+  // May act with this scope: admin may do everything, other scopes only themselves.
+  bool Allows(Scope required) const;
+  bool empty() const { return bits_ == 0; }
+
+  // Names in the fixed order ingest, read, admin.
+  std::vector<std::string> Names() const;
+  // Names joined by ",": the inverse of Parse().
+  std::string ToString() const;
+
+  friend bool operator==(const ScopeSet&, const ScopeSet&) = default;
+
+ private:
+  std::uint8_t bits_ = 0;
+};
+
+// The token from an Authorization header value (empty when the header is absent). The scheme
+// is case-insensitive (RFC 7235); errors are kUnauthenticated with field "Authorization" and
+// never repeat the credential.
+Result<std::string> ParseBearer(std::string_view authorization);
+
+}  // namespace perfgate::auth

@@ -1,0 +1,98 @@
+#include "server/http/router.h"
+
+#include <exception>
+#include <set>
+#include <stdexcept>
+
+#include "server/http/errors.h"
+
+namespace perfgate::http {
+
+namespace {
+
+std::vector<std::string_view> SplitPath(std::string_view path) {
+  std::vector<std::string_view> parts;
+  if (!path.empty() && path.front() == '/') path.remove_prefix(1);
+  while (true) {
+    size_t slash = path.find('/');
+    parts.push_back(path.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash + 1);
+  }
+  return parts;
+}
+
+}  // namespace
+
+void Router::Add(std::string method, std::string_view pattern, std::string name, Handler handler) {
+  if (pattern.empty() || pattern.front() != '/') {
+    throw std::invalid_argument("route pattern must start with '/': " + std::string(pattern));
+  }
+  Entry entry{std::move(method), {}, std::move(name), std::move(handler)};
+  for (std::string_view part : SplitPath(pattern)) {
+    if (part.size() >= 2 && part.front() == '{' && part.back() == '}') {
+      entry.segments.push_back({std::string(part.substr(1, part.size() - 2)), true});
+    } else {
+      entry.segments.push_back({std::string(part), false});
+    }
+  }
+  routes_.push_back(std::move(entry));
+}
+
+Router::Routed Router::Route(const Request& request) const {
+  std::vector<std::string> segments;
+  for (std::string_view part : SplitPath(request.path)) {
+    auto decoded = PercentDecode(part, false);
+    if (!decoded) return {ErrorResponse(decoded.error()), std::string(kUnmatchedRoute)};
+    segments.push_back(std::move(*decoded));
+  }
+
+  const Entry* best = nullptr;
+  const Entry* best_any_method = nullptr;
+  std::set<std::string> allowed;
+  auto more_specific = [](const Entry& a, const Entry& b) {
+    for (size_t i = 0; i < a.segments.size(); ++i) {
+      if (a.segments[i].is_param != b.segments[i].is_param) return !a.segments[i].is_param;
+    }
+    return false;
+  };
+  for (const Entry& entry : routes_) {
+    if (entry.segments.size() != segments.size()) continue;
+    bool matches = true;
+    for (size_t i = 0; i < segments.size() && matches; ++i) {
+      matches =
+          entry.segments[i].is_param ? !segments[i].empty() : entry.segments[i].text == segments[i];
+    }
+    if (!matches) continue;
+    allowed.insert(entry.method);
+    if (best_any_method == nullptr || more_specific(entry, *best_any_method)) {
+      best_any_method = &entry;
+    }
+    if (entry.method == request.method && (best == nullptr || more_specific(entry, *best))) {
+      best = &entry;
+    }
+  }
+  if (best_any_method == nullptr) {
+    return {NotFound(request.path), std::string(kUnmatchedRoute)};
+  }
+  if (best == nullptr) {
+    std::string allow;
+    for (const std::string& method : allowed) allow += (allow.empty() ? "" : ", ") + method;
+    return {MethodNotAllowed(allow), best_any_method->name};
+  }
+
+  PathParams params;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    if (best->segments[i].is_param) params.emplace(best->segments[i].text, segments[i]);
+  }
+  try {
+    return {best->handler(request, params), best->name};
+  } catch (const std::exception&) {
+    // Handlers return Result-based errors; an exception here is a bug, not the client's fault.
+    return {ErrorResponse(Error{ErrorCode::kInternal, "internal error", {}}), best->name};
+  } catch (...) {
+    return {ErrorResponse(Error{ErrorCode::kInternal, "internal error", {}}), best->name};
+  }
+}
+
+}  // namespace perfgate::http

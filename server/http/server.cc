@@ -1,0 +1,392 @@
+// The only translation unit that instantiates Beast/Asio templates (build time on small CI
+// machines). One Session per connection, all of its work on one strand; handlers run
+// synchronously on the pool thread that finished reading the request.
+#include "server/http/server.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <condition_variable>
+#include <exception>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "server/http/errors.h"
+
+namespace perfgate::http {
+
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+namespace {
+
+// Route label for answers the server gives before any route is known (400, 413, 431).
+constexpr std::string_view kProtocolRoute = "protocol";
+// How long a connection closed after an error keeps draining what the client still sends, so
+// that the kernel does not answer the unread bytes with a reset that destroys our response.
+constexpr std::chrono::milliseconds kMaxLinger{5'000};
+
+class Session;
+
+}  // namespace
+
+struct Server::Impl {
+  ServerOptions options;
+  Router router;
+  Metrics* metrics = nullptr;
+
+  std::optional<net::io_context> ioc;
+  std::mutex acceptor_mutex;  // Stop() closes the acceptor from a thread outside the pool
+  std::optional<tcp::acceptor> acceptor;
+  std::vector<std::thread> threads;
+  std::atomic<std::uint16_t> port{0};
+  std::atomic<bool> stopping{false};
+  bool started = false;
+  bool stopped = false;
+
+  std::mutex sessions_mutex;
+  std::condition_variable sessions_changed;
+  std::map<const Session*, std::weak_ptr<Session>> sessions;
+
+  void DoAccept();  // with acceptor_mutex held
+  void OnAccept(beast::error_code ec, tcp::socket socket);
+  void Register(const std::shared_ptr<Session>& session);
+  void Unregister(const Session* session);
+  void Observe(std::string_view route, int status, double seconds) {
+    if (metrics != nullptr) metrics->ObserveRequest(route, status, seconds);
+  }
+};
+
+namespace {
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket&& socket, Server::Impl* server)
+      : stream_(std::move(socket)), server_(server) {
+    beast::error_code ec;
+    auto endpoint = stream_.socket().remote_endpoint(ec);
+    if (!ec) remote_ = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
+  }
+  ~Session() { server_->Unregister(this); }
+
+  void Start() {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->WaitForRequest(); });
+  }
+
+  // Called from Stop(), on any thread.
+  void Shutdown() {
+    net::post(stream_.get_executor(), [self = shared_from_this()] {
+      // Only an idle connection is cut; one mid-request finishes and then closes.
+      if (self->state_ == State::kIdle) self->stream_.cancel();
+    });
+  }
+
+ private:
+  enum class State { kIdle, kReading, kHandling, kWriting, kClosing };
+
+  const ServerOptions& options() const { return server_->options; }
+
+  void WaitForRequest() {
+    if (server_->stopping) return Close();
+    state_ = State::kIdle;
+    // Pipelined bytes already buffered: the next request has begun.
+    if (buffer_.size() > 0) return ReadHeader();
+    // The idle timeout runs until the first byte; from there the read timeout covers the whole
+    // request. A fresh connection is expected to send at once.
+    stream_.expires_after(first_request_ ? options().read_timeout : options().idle_timeout);
+    stream_.async_read_some(buffer_.prepare(4096),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                              self->buffer_.commit(n);
+                              if (ec) return self->Close();
+                              self->ReadHeader();
+                            });
+  }
+
+  void ReadHeader() {
+    state_ = State::kReading;
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(
+        std::min<std::size_t>(options().header_limit, std::numeric_limits<std::uint32_t>::max())));
+    parser_->body_limit(options().body_limit);
+    stream_.expires_after(options().read_timeout);
+    bhttp::async_read_header(stream_, buffer_, *parser_,
+                             [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                               if (ec) return self->OnReadError(ec);
+                               self->OnHeader();
+                             });
+  }
+
+  void OnHeader() {
+    const auto& request = parser_->get();
+    auto expect = request[bhttp::field::expect];
+    if (request.version() >= 11 && beast::iequals(expect, "100-continue") && !parser_->is_done()) {
+      static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+      net::async_write(stream_, net::buffer(kContinue.data(), kContinue.size()),
+                       [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                         if (ec) return self->Close();
+                         self->ReadBody();
+                       });
+      return;
+    }
+    ReadBody();
+  }
+
+  void ReadBody() {
+    bhttp::async_read(stream_, buffer_, *parser_,
+                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                        if (ec) return self->OnReadError(ec);
+                        self->Dispatch();
+                      });
+  }
+
+  void OnReadError(beast::error_code ec) {
+    // Timeouts close the socket inside tcp_stream; EOF, resets and cancellation leave nobody
+    // to answer.
+    if (ec.category() != bhttp::make_error_code(bhttp::error::end_of_stream).category() ||
+        ec == bhttp::error::end_of_stream || ec == bhttp::error::partial_message) {
+      return Close();
+    }
+    Response response;
+    if (ec == bhttp::error::body_limit) {
+      response = PayloadTooLarge(options().body_limit);
+    } else if (ec == bhttp::error::header_limit) {
+      response = HeaderFieldsTooLarge(options().header_limit);
+    } else {
+      response = BadRequest("malformed HTTP request: " + ec.message());
+    }
+    server_->Observe(kProtocolRoute, response.status, 0.0);
+    Write(std::move(response), /*keep_alive=*/false, /*linger=*/true, 11);
+  }
+
+  void Dispatch() {
+    state_ = State::kHandling;
+    auto started = std::chrono::steady_clock::now();
+    auto& message = parser_->get();
+    Request request;
+    request.method = std::string(message.method_string());
+    request.remote_address = remote_;
+    for (const auto& field : message) {
+      request.headers.Add(std::string(field.name_string()), std::string(field.value()));
+    }
+    request.body = std::move(message.body());
+    std::string route;
+    Response response;
+    if (auto parsed = ParseTarget(message.target(), request); !parsed) {
+      response = ErrorResponse(parsed.error());
+      route = kProtocolRoute;
+    } else {
+      Router::Routed routed = server_->router.Route(request);
+      response = std::move(routed.response);
+      route = std::move(routed.route);
+    }
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    server_->Observe(route, response.status, seconds);
+    bool keep_alive = message.keep_alive() && !server_->stopping;
+    unsigned version = message.version();
+    parser_.reset();
+    Write(std::move(response), keep_alive, /*linger=*/false, version);
+  }
+
+  void Write(Response response, bool keep_alive, bool linger, unsigned version) {
+    state_ = State::kWriting;
+    response_ = {};
+    response_.version(version);
+    // Beast throws on a status outside 100-999: a handler bug, answered as one.
+    if (response.status < 100 || response.status > 999) {
+      response = ErrorResponse(Error{ErrorCode::kInternal, "internal error", {}});
+    }
+    response_.result(static_cast<unsigned>(response.status));
+    response_.set(bhttp::field::server, "perfgate");
+    response_.set(bhttp::field::content_type, response.content_type.empty()
+                                                  ? "application/octet-stream"
+                                                  : response.content_type);
+    for (const auto& [name, value] : response.headers.fields()) response_.insert(name, value);
+    response_.body() = std::move(response.body);
+    response_.keep_alive(keep_alive);
+    response_.prepare_payload();
+    stream_.expires_after(options().read_timeout);
+    bhttp::async_write(stream_, response_,
+                       [self = shared_from_this(), linger](beast::error_code ec, std::size_t) {
+                         if (ec) return self->Close();
+                         if (linger) return self->Linger();
+                         if (!self->response_.keep_alive()) return self->Close();
+                         self->first_request_ = false;
+                         self->WaitForRequest();
+                       });
+  }
+
+  // Half-closes and discards input until the client closes (or a short deadline), so the error
+  // response just written reaches a client that is still sending its body.
+  void Linger() {
+    state_ = State::kClosing;
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (ec) return Close();
+    stream_.expires_after(std::min<std::chrono::milliseconds>(options().read_timeout, kMaxLinger));
+    Drain();
+  }
+
+  void Drain() {
+    stream_.async_read_some(net::buffer(drain_),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                              if (ec) return self->Close();
+                              self->Drain();
+                            });
+  }
+
+  void Close() {
+    state_ = State::kClosing;
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.close();
+  }
+
+  beast::tcp_stream stream_;
+  Server::Impl* server_;
+  std::string remote_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  bhttp::response<bhttp::string_body> response_;
+  std::array<char, 4096> drain_{};
+  State state_ = State::kIdle;
+  bool first_request_ = true;
+};
+
+}  // namespace
+
+void Server::Impl::DoAccept() {
+  acceptor->async_accept(net::make_strand(*ioc), [this](beast::error_code ec, tcp::socket socket) {
+    OnAccept(ec, std::move(socket));
+  });
+}
+
+void Server::Impl::OnAccept(beast::error_code ec, tcp::socket socket) {
+  if (!ec && !stopping) {
+    auto session = std::make_shared<Session>(std::move(socket), this);
+    Register(session);
+    session->Start();
+  }
+  std::lock_guard lock(acceptor_mutex);
+  // Closed by Stop(); other errors (EMFILE, a reset before accept) affect one connection only.
+  if (acceptor->is_open()) DoAccept();
+}
+
+void Server::Impl::Register(const std::shared_ptr<Session>& session) {
+  std::lock_guard lock(sessions_mutex);
+  sessions.emplace(session.get(), session);
+}
+
+void Server::Impl::Unregister(const Session* session) {
+  std::lock_guard lock(sessions_mutex);
+  sessions.erase(session);
+  sessions_changed.notify_all();
+}
+
+Server::Server(ServerOptions options, Router router, Metrics* metrics)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  impl_->router = std::move(router);
+  impl_->metrics = metrics;
+}
+
+Server::~Server() { Stop(); }
+
+std::uint16_t Server::port() const { return impl_->port; }
+
+Result<void> Server::Start() {
+  Impl& impl = *impl_;
+  if (impl.started) return MakeError(ErrorCode::kInternal, "server already started");
+  impl.started = true;
+  int threads = impl.options.threads > 0
+                    ? impl.options.threads
+                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  impl.ioc.emplace(threads);
+  std::string where = impl.options.host + ":" + std::to_string(impl.options.port);
+  try {
+    tcp::resolver resolver(*impl.ioc);
+    auto endpoints = resolver.resolve(impl.options.host, std::to_string(impl.options.port),
+                                      tcp::resolver::passive | tcp::resolver::numeric_service);
+    if (endpoints.empty()) return MakeError(ErrorCode::kUnavailable, "cannot resolve " + where);
+    tcp::endpoint endpoint = endpoints.begin()->endpoint();
+    impl.acceptor.emplace(*impl.ioc);
+    impl.acceptor->open(endpoint.protocol());
+    impl.acceptor->set_option(net::socket_base::reuse_address(true));
+    impl.acceptor->bind(endpoint);
+    impl.acceptor->listen(net::socket_base::max_listen_connections);
+    impl.port = impl.acceptor->local_endpoint().port();
+  } catch (const boost::system::system_error& e) {
+    impl.acceptor.reset();
+    impl.ioc.reset();
+    return MakeError(ErrorCode::kUnavailable, "cannot listen on " + where + ": " + e.what());
+  }
+  {
+    std::lock_guard lock(impl.acceptor_mutex);
+    impl.DoAccept();
+  }
+  for (int i = 0; i < threads; ++i) {
+    impl.threads.emplace_back([&impl] {
+      // An exception escaping a completion handler (bad_alloc) costs that connection, not the
+      // thread: run() is resumed until Stop() stops the context.
+      while (true) {
+        try {
+          impl.ioc->run();
+          return;
+        } catch (const std::exception&) {
+        }
+      }
+    });
+  }
+  return {};
+}
+
+void Server::Stop() {
+  Impl& impl = *impl_;
+  if (!impl.started || impl.stopped || !impl.ioc) return;
+  impl.stopped = true;
+  impl.stopping = true;
+  {
+    // Closing here rather than on the pool: new connections are refused at once even while
+    // every pool thread is busy in a handler.
+    std::lock_guard lock(impl.acceptor_mutex);
+    beast::error_code ec;
+    impl.acceptor->close(ec);
+  }
+  std::vector<std::shared_ptr<Session>> live;
+  {
+    std::lock_guard lock(impl.sessions_mutex);
+    for (auto& [key, weak] : impl.sessions) {
+      if (auto session = weak.lock()) live.push_back(std::move(session));
+    }
+  }
+  for (auto& session : live) session->Shutdown();
+  live.clear();  // a Session released here unregisters itself: no lock may be held
+  {
+    std::unique_lock lock(impl.sessions_mutex);
+    impl.sessions_changed.wait_for(lock, impl.options.shutdown_timeout,
+                                   [&impl] { return impl.sessions.empty(); });
+  }
+  impl.ioc->stop();
+  for (std::thread& thread : impl.threads) thread.join();
+  impl.threads.clear();
+  // Destroys the handlers still queued, and with them the abandoned sessions, while the rest
+  // of Impl is alive.
+  impl.acceptor.reset();
+  impl.ioc.reset();
+}
+
+}  // namespace perfgate::http

@@ -1,0 +1,63 @@
+// perfgate's HTTP/1.1 server: Beast/Asio async I/O on a fixed thread pool, keep-alive, limits
+// on header and body size, read and idle timeouts (a client that trickles bytes holds a timer,
+// never a thread), per-route metrics, and a graceful Stop(). Beast stays inside server.cc: this
+// header is cheap to include. Behaviour is documented in docs/api.md, "HTTP conventions".
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/result.h"
+#include "server/http/metrics.h"
+#include "server/http/router.h"
+
+namespace perfgate::http {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";  // an address or a resolvable name
+  std::uint16_t port = 8080;       // 0: an ephemeral port, see Server::port()
+  int threads = 4;                 // <= 0: one per hardware thread
+  // 64 MiB: a large run (thousands of benchmarks x 100 repetitions) is a few MiB of JSON; the
+  // limit only stops runaway or hostile uploads. Bodies are held in memory while handled.
+  std::size_t body_limit = 64u << 20;
+  std::size_t header_limit = 16u << 10;  // request line + all header fields
+  // From the first byte of a request to its last; also bounds writing the response.
+  std::chrono::milliseconds read_timeout{30'000};
+  // How long a keep-alive connection may sit between requests.
+  std::chrono::milliseconds idle_timeout{60'000};
+  // How long Stop() waits for in-flight requests before it abandons their connections.
+  std::chrono::milliseconds shutdown_timeout{30'000};
+};
+
+class Server {
+ public:
+  // `metrics` may be null; when set it must outlive the server.
+  Server(ServerOptions options, Router router, Metrics* metrics = nullptr);
+  ~Server();  // Stop()
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds, listens and starts the threads; kUnavailable when the address cannot be bound.
+  // A Server starts at most once.
+  Result<void> Start();
+
+  // The bound port (the ephemeral one when options.port was 0); 0 before Start().
+  std::uint16_t port() const;
+
+  // Stops accepting at once (new connections are refused), closes idle keep-alive connections,
+  // lets requests being read, handled or written finish (their responses say Connection: close)
+  // until options.shutdown_timeout, then drops what is left and joins the threads. A handler
+  // still running past the deadline is waited for (it cannot be interrupted). Idempotent; must
+  // not be called from a handler.
+  void Stop();
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace perfgate::http

@@ -1,0 +1,416 @@
+#include "server/store/embedded_pg.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <pqxx/pqxx>
+#include <sstream>
+#include <vector>
+
+#include "server/store/pg_error.h"
+
+extern char** environ;
+
+namespace perfgate::store {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kSuperuser = "perfgate";
+constexpr const char* kPasswordFile = "perfgate.password";
+constexpr const char* kLogFile = "postgres.log";
+constexpr size_t kTailBytes = 2000;
+
+struct CommandOutput {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr, interleaved
+};
+
+std::string Tail(const std::string& text) {
+  std::string tail =
+      text.size() > kTailBytes ? "..." + text.substr(text.size() - kTailBytes) : text;
+  while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
+  return tail;
+}
+
+std::string Join(const std::vector<std::string>& argv) {
+  std::string joined;
+  for (const std::string& arg : argv) joined += (joined.empty() ? "" : " ") + arg;
+  return joined;
+}
+
+// Runs argv (no shell), stdin from /dev/null, in "/", and collects its output. The pipe is
+// close-on-exec in this process so that concurrent spawns do not leak it into each other's
+// children (a postmaster holding it would keep the read below from ever ending).
+Result<CommandOutput> RunCommand(const std::vector<std::string>& argv) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    return MakeError(ErrorCode::kUnavailable, std::string("pipe: ") + std::strerror(errno));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+  posix_spawn_file_actions_addchdir_np(&actions, "/");
+  std::vector<char*> args;
+  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    return MakeError(ErrorCode::kUnavailable,
+                     "cannot run " + Join(argv) + ": " + std::strerror(rc));
+  }
+  CommandOutput result;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = read(fds[0], buffer, sizeof buffer);
+    if (n > 0) {
+      result.output.append(buffer, static_cast<size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+tl::unexpected<Error> CommandFailed(const std::vector<std::string>& argv,
+                                    const CommandOutput& out) {
+  return MakeError(
+      ErrorCode::kUnavailable,
+      Join(argv) + " failed (exit " + std::to_string(out.exit_code) + "): " + Tail(out.output));
+}
+
+// Runs a PostgreSQL binary, as the cluster's system user when this process is root.
+Result<CommandOutput> RunPg(const fs::path& bin_dir, const std::string& program,
+                            std::vector<std::string> args, const std::string& system_user,
+                            std::vector<std::string>* argv_out = nullptr) {
+  std::vector<std::string> argv;
+  if (geteuid() == 0) {
+    std::string runuser = "runuser";
+    for (const char* candidate : {"/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser"}) {
+      if (access(candidate, X_OK) == 0) {
+        runuser = candidate;
+        break;
+      }
+    }
+    argv = {runuser, "-u", system_user, "--"};
+  }
+  argv.push_back((bin_dir / program).string());
+  for (std::string& arg : args) argv.push_back(std::move(arg));
+  if (argv_out != nullptr) *argv_out = argv;
+  return RunCommand(argv);
+}
+
+Result<int> FreeLoopbackPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return MakeError(ErrorCode::kUnavailable, "socket: " + std::string(strerror(errno)));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t length = sizeof addr;
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length) == 0;
+  const int error = errno;
+  close(fd);
+  if (!ok)
+    return MakeError(ErrorCode::kUnavailable, "bind 127.0.0.1:0: " + std::string(strerror(error)));
+  return static_cast<int>(ntohs(addr.sin_port));
+}
+
+Result<std::string> RandomHex(size_t bytes) {
+  std::ifstream urandom("/dev/urandom", std::ios::binary);
+  std::string raw(bytes, '\0');
+  if (!urandom.read(raw.data(), static_cast<std::streamsize>(bytes))) {
+    return MakeError(ErrorCode::kInternal, "cannot read /dev/urandom");
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (char c : raw) {
+    const auto byte = static_cast<unsigned char>(c);
+    hex += kHex[byte >> 4];
+    hex += kHex[byte & 0xf];
+  }
+  return hex;
+}
+
+// Creates (or truncates) a file readable by its owner only; chowned to `owner` when set.
+Result<void> WritePrivateFile(const fs::path& path, const std::string& text, const passwd* owner) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return MakeError(ErrorCode::kUnavailable,
+                     "cannot write " + path.string() + ": " + std::strerror(errno));
+  }
+  const bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+                  (owner == nullptr || fchown(fd, owner->pw_uid, owner->pw_gid) == 0);
+  const int error = errno;
+  close(fd);
+  if (!ok) {
+    return MakeError(ErrorCode::kUnavailable,
+                     "cannot write " + path.string() + ": " + std::strerror(error));
+  }
+  return {};
+}
+
+std::string QuoteDsnValue(const std::string& value) {
+  if (!value.empty() && value.find_first_of(" '\\") == std::string::npos) return value;
+  std::string quoted = "'";
+  for (char c : value) {
+    if (c == '\'' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  return quoted + "'";
+}
+
+}  // namespace
+
+Result<fs::path> FindPostgresBinDir(const fs::path& configured) {
+  std::vector<fs::path> candidates;
+  if (!configured.empty()) {
+    candidates.push_back(configured);
+  } else if (const char* env = std::getenv("PERFGATE_PG_BIN"); env != nullptr && *env != '\0') {
+    candidates.push_back(env);
+  } else {
+    std::error_code ec;
+    std::vector<std::pair<int, fs::path>> versions;
+    for (const auto& entry : fs::directory_iterator("/usr/lib/postgresql", ec)) {
+      const std::string name = entry.path().filename().string();
+      if (!name.empty() && std::all_of(name.begin(), name.end(), ::isdigit)) {
+        versions.emplace_back(std::stoi(name), entry.path() / "bin");
+      }
+    }
+    std::sort(versions.rbegin(), versions.rend());
+    for (auto& [version, path] : versions) candidates.push_back(path);
+  }
+  for (const fs::path& dir : candidates) {
+    if (access((dir / "initdb").c_str(), X_OK) == 0 &&
+        access((dir / "pg_ctl").c_str(), X_OK) == 0) {
+      return dir;
+    }
+  }
+  return MakeError(ErrorCode::kNotFound,
+                   configured.empty()
+                       ? "no PostgreSQL binaries (initdb, pg_ctl) in $PERFGATE_PG_BIN or "
+                         "/usr/lib/postgresql/*/bin; install PostgreSQL or configure a database URL"
+                       : "no initdb/pg_ctl in " + configured.string());
+}
+
+EmbeddedPostgres::EmbeddedPostgres(EmbeddedPostgresOptions options)
+    : options_(std::move(options)), port_(options_.port) {
+  std::error_code ec;
+  data_dir_ = fs::absolute(options_.data_dir, ec).lexically_normal();
+  if (ec) data_dir_ = options_.data_dir;
+}
+
+EmbeddedPostgres::~EmbeddedPostgres() {
+  if (running_) (void)Stop();
+}
+
+std::string EmbeddedPostgres::DsnFor(const std::string& database) const {
+  return "host=127.0.0.1 port=" + std::to_string(port_) + " user=" + kSuperuser +
+         " password=" + QuoteDsnValue(password_) + " dbname=" + QuoteDsnValue(database);
+}
+
+Result<void> EmbeddedPostgres::ResolveBinaries() {
+  if (!bin_dir_.empty()) return {};
+  Result<fs::path> dir = FindPostgresBinDir(options_.bin_dir);
+  if (!dir) return tl::unexpected(dir.error());
+  bin_dir_ = *dir;
+  return {};
+}
+
+Result<void> EmbeddedPostgres::InitCluster() {
+  std::error_code ec;
+  const passwd* owner = nullptr;
+  if (geteuid() == 0) {
+    owner = getpwnam(options_.system_user.c_str());
+    if (owner == nullptr) {
+      return MakeError(ErrorCode::kUnavailable,
+                       "running as root, but there is no user " + options_.system_user +
+                           " to run PostgreSQL as (PostgreSQL refuses to run as root)");
+    }
+  }
+  if (fs::exists(data_dir_ / "PG_VERSION", ec)) return {};
+  if (fs::exists(data_dir_, ec) && !fs::is_empty(data_dir_, ec)) {
+    return MakeError(
+        ErrorCode::kUnavailable,
+        data_dir_.string() + " exists but holds no PostgreSQL cluster (no PG_VERSION)");
+  }
+  fs::create_directories(data_dir_, ec);
+  if (ec) {
+    return MakeError(ErrorCode::kUnavailable,
+                     "cannot create " + data_dir_.string() + ": " + ec.message());
+  }
+  if (owner != nullptr && chown(data_dir_.c_str(), owner->pw_uid, owner->pw_gid) != 0) {
+    return MakeError(ErrorCode::kUnavailable,
+                     "chown " + data_dir_.string() + ": " + std::strerror(errno));
+  }
+  chmod(data_dir_.c_str(), 0700);
+
+  Result<std::string> password = RandomHex(16);
+  if (!password) return tl::unexpected(password.error());
+  // initdb wants an empty directory, so the password file waits beside it until initdb is done.
+  const fs::path pwfile =
+      data_dir_.parent_path() / ("." + data_dir_.filename().string() + ".initpw");
+  if (auto written = WritePrivateFile(pwfile, *password + "\n", owner); !written) return written;
+  std::vector<std::string> argv;
+  std::vector<std::string> args = {"-D",
+                                   data_dir_.string(),
+                                   "-U",
+                                   kSuperuser,
+                                   "--pwfile=" + pwfile.string(),
+                                   "--auth=scram-sha-256",
+                                   "--encoding=UTF8",
+                                   "--locale=C"};
+  if (!options_.durable) args.push_back("--no-sync");
+  Result<CommandOutput> out =
+      RunPg(bin_dir_, "initdb", std::move(args), options_.system_user, &argv);
+  fs::remove(pwfile, ec);
+  if (!out) return tl::unexpected(out.error());
+  if (out->exit_code != 0) {
+    std::string hint;
+    if (owner != nullptr) {
+      hint = " (the " + options_.system_user + " user must be able to reach " + data_dir_.string() +
+             ": every parent directory needs o+x)";
+    }
+    auto error = CommandFailed(argv, *out);
+    error.value().message += hint;
+    return error;
+  }
+  if (auto written = WritePrivateFile(data_dir_ / kPasswordFile, *password + "\n", owner);
+      !written) {
+    return written;
+  }
+  std::ofstream conf(data_dir_ / "postgresql.conf", std::ios::app);
+  conf << "\n# perfgate: loopback TCP only, no Unix socket (perfgate connects to 127.0.0.1).\n"
+       << "listen_addresses = '127.0.0.1'\n"
+       << "unix_socket_directories = ''\n";
+  if (!conf) {
+    return MakeError(ErrorCode::kUnavailable,
+                     "cannot append to " + (data_dir_ / "postgresql.conf").string());
+  }
+  return {};
+}
+
+Result<void> EmbeddedPostgres::StartServer() {
+  // A postmaster left running from this data directory (its server was killed): adopt it.
+  std::vector<std::string> argv;
+  Result<CommandOutput> status =
+      RunPg(bin_dir_, "pg_ctl", {"status", "-D", data_dir_.string()}, options_.system_user, &argv);
+  if (!status) return tl::unexpected(status.error());
+  if (status->exit_code == 0) {
+    std::ifstream pid_file(data_dir_ / "postmaster.pid");
+    std::string line;
+    for (int i = 0; i < 4 && std::getline(pid_file, line); ++i) {
+    }
+    const int port = std::atoi(line.c_str());
+    if (port <= 0) {
+      return MakeError(ErrorCode::kUnavailable, "a PostgreSQL server runs from " +
+                                                    data_dir_.string() +
+                                                    " but its postmaster.pid names no port");
+    }
+    port_ = port;
+    return {};
+  }
+
+  const bool may_change_port = options_.port == 0 && !running_ && dsn_.empty();
+  for (int attempt = 0;; ++attempt) {
+    if (port_ == 0) {
+      Result<int> port = FreeLoopbackPort();
+      if (!port) return tl::unexpected(port.error());
+      port_ = *port;
+    }
+    std::string server_options = "-p " + std::to_string(port_);
+    if (!options_.durable) {
+      server_options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off";
+    }
+    Result<CommandOutput> out =
+        RunPg(bin_dir_, "pg_ctl",
+              {"start", "-D", data_dir_.string(), "-l", (data_dir_ / kLogFile).string(), "-w", "-t",
+               std::to_string(options_.start_timeout.count()), "-o", server_options},
+              options_.system_user, &argv);
+    if (!out) return tl::unexpected(out.error());
+    if (out->exit_code == 0) return {};
+    // Someone took the port between our probe and the postmaster's bind: try another.
+    if (may_change_port && attempt < 2) {
+      port_ = 0;
+      continue;
+    }
+    std::ifstream log(data_dir_ / kLogFile);
+    std::ostringstream log_text;
+    log_text << log.rdbuf();
+    auto error = CommandFailed(argv, *out);
+    error.value().message += "\n" + (data_dir_ / kLogFile).string() + ": " + Tail(log_text.str());
+    return error;
+  }
+}
+
+Result<void> EmbeddedPostgres::EnsureDatabase() {
+  try {
+    pqxx::connection conn(DsnFor("postgres") + " connect_timeout=10");
+    pqxx::nontransaction tx(conn);
+    if (tx.exec_params("SELECT 1 FROM pg_database WHERE datname = $1", options_.database).empty()) {
+      tx.exec("CREATE DATABASE " + tx.quote_name(options_.database));
+    }
+  } catch (const std::exception& e) {
+    PgFailure failure = MapPgException(e, "create database " + options_.database);
+    // Two servers racing to create it: the loser finds it there.
+    if (failure.error.code != ErrorCode::kConflict) {
+      failure.error.code = ErrorCode::kUnavailable;
+      return tl::unexpected(std::move(failure.error));
+    }
+  }
+  return {};
+}
+
+Result<std::string> EmbeddedPostgres::Start() {
+  if (running_) return dsn_;
+  if (auto r = ResolveBinaries(); !r) return tl::unexpected(r.error());
+  if (auto r = InitCluster(); !r) return tl::unexpected(r.error());
+  std::ifstream pw(data_dir_ / kPasswordFile);
+  if (!std::getline(pw, password_) || password_.empty()) {
+    return MakeError(ErrorCode::kUnavailable, "cannot read the cluster password from " +
+                                                  (data_dir_ / kPasswordFile).string());
+  }
+  if (auto r = StartServer(); !r) return tl::unexpected(r.error());
+  running_ = true;
+  if (auto r = EnsureDatabase(); !r) return tl::unexpected(r.error());
+  dsn_ = DsnFor(options_.database);
+  return dsn_;
+}
+
+Result<void> EmbeddedPostgres::Stop() {
+  if (!running_) return {};
+  std::vector<std::string> argv;
+  Result<CommandOutput> out = RunPg(bin_dir_, "pg_ctl",
+                                    {"stop", "-D", data_dir_.string(), "-m", "fast", "-w", "-t",
+                                     std::to_string(options_.start_timeout.count())},
+                                    options_.system_user, &argv);
+  if (!out) return tl::unexpected(out.error());
+  if (out->exit_code != 0) return CommandFailed(argv, *out);
+  running_ = false;
+  return {};
+}
+
+}  // namespace perfgate::store

@@ -1,0 +1,72 @@
+// EmbeddedPostgres: perfgate-server's own PostgreSQL cluster when no DSN is configured.
+// It creates the cluster with initdb on first use (superuser "perfgate" with a generated
+// password kept in the data directory), starts it with pg_ctl on a free 127.0.0.1 port with
+// no Unix socket, creates the perfgate database and hands back its DSN. When running as root
+// the binaries run as the postgres user (runuser), since PostgreSQL refuses to run as root.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+#include "core/result.h"
+
+namespace perfgate::store {
+
+struct EmbeddedPostgresOptions {
+  std::filesystem::path data_dir = ".perfgate/pg";  // the cluster (PGDATA)
+  // Directory of initdb/pg_ctl; empty: $PERFGATE_PG_BIN, else the highest
+  // /usr/lib/postgresql/<version>/bin.
+  std::filesystem::path bin_dir;
+  std::string database = "perfgate";
+  int port = 0;  // 0: a free port, picked at the first Start and kept for restarts
+  // The account that owns and runs the cluster when this process is root.
+  std::string system_user = "postgres";
+  std::chrono::seconds start_timeout{60};
+  // false: no fsync (initdb --no-sync, fsync=off): for throwaway test clusters only.
+  bool durable = true;
+};
+
+class EmbeddedPostgres {
+ public:
+  explicit EmbeddedPostgres(EmbeddedPostgresOptions options = {});
+  // Stops the cluster if this object started it.
+  ~EmbeddedPostgres();
+  EmbeddedPostgres(const EmbeddedPostgres&) = delete;
+  EmbeddedPostgres& operator=(const EmbeddedPostgres&) = delete;
+
+  // Creates the cluster if data_dir has none, starts it (or adopts one already running from
+  // this data_dir, e.g. left by a killed server), makes sure the database exists, and returns
+  // its DSN. Errors: kNotFound (no PostgreSQL binaries), kUnavailable (a command failed; the
+  // message names it and ends with its output).
+  Result<std::string> Start();
+  // pg_ctl stop -m fast. A later Start reuses the cluster and the port.
+  Result<void> Stop();
+
+  bool running() const { return running_; }
+  int port() const { return port_; }
+  const std::string& dsn() const { return dsn_; }
+  // The DSN of another database of the same cluster (tests create one per test).
+  std::string DsnFor(const std::string& database) const;
+  const std::filesystem::path& data_dir() const { return data_dir_; }
+
+ private:
+  Result<void> ResolveBinaries();
+  Result<void> InitCluster();
+  Result<void> StartServer();
+  Result<void> EnsureDatabase();
+
+  EmbeddedPostgresOptions options_;
+  std::filesystem::path data_dir_;  // absolute
+  std::filesystem::path bin_dir_;
+  std::string password_;
+  int port_ = 0;
+  bool running_ = false;
+  std::string dsn_;
+};
+
+// The PostgreSQL bin directory that EmbeddedPostgres would use (see bin_dir). kNotFound when
+// none is installed.
+Result<std::filesystem::path> FindPostgresBinDir(const std::filesystem::path& configured = {});
+
+}  // namespace perfgate::store

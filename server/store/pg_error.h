@@ -1,0 +1,25 @@
+// Maps libpqxx/libpq failures to perfgate errors. Every store function catches pqxx's
+// exceptions at its boundary and turns them into an Error through MapPgException, so the
+// HTTP layer sees only transport-agnostic codes (503 while PostgreSQL is away, 409 on a unique
+// violation, 400 on data the schema rejects).
+#pragma once
+
+#include <exception>
+#include <string>
+
+#include "core/result.h"
+
+namespace perfgate::store {
+
+struct PgFailure {
+  Error error;
+  // The connection cannot be trusted any more (it broke, or the server is shutting down):
+  // the pool discards it instead of reusing it.
+  bool connection_lost = false;
+};
+
+// Classifies an exception thrown by libpqxx (or anything else). `context` prefixes the
+// message ("apply migration 0001_create_schema: ...").
+PgFailure MapPgException(const std::exception& e, const std::string& context = {});
+
+}  // namespace perfgate::store

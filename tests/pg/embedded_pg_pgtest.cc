@@ -1,0 +1,102 @@
+// EmbeddedPostgres: creates a cluster on first start, stops it, reuses it (data and
+// password) on the next start, adopts a postmaster left running, and reports missing
+// binaries and foreign directories clearly.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <pqxx/pqxx>
+
+#include "server/store/embedded_pg.h"
+#include "tests/pg/pg_cluster.h"
+
+namespace perfgate::store {
+namespace {
+
+namespace fs = std::filesystem;
+
+class EmbeddedPgTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto bin = FindPostgresBinDir(); !bin) GTEST_SKIP() << bin.error().message;
+    Result<fs::path> dir = testing::MakePgTempDir("perfgate-embedded-");
+    ASSERT_TRUE(dir.has_value());
+    dir_ = *dir;
+    options_.data_dir = dir_ / "pg";
+    options_.durable = false;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!dir_.empty()) fs::remove_all(dir_, ec);
+  }
+
+  fs::path dir_;
+  EmbeddedPostgresOptions options_;
+};
+
+TEST_F(EmbeddedPgTest, StartsStopsAndReusesTheCluster) {
+  std::string first_dsn;
+  {
+    EmbeddedPostgres pg(options_);
+    Result<std::string> dsn = pg.Start();
+    ASSERT_TRUE(dsn.has_value()) << dsn.error().ToString();
+    first_dsn = *dsn;
+    EXPECT_TRUE(pg.running());
+    EXPECT_GT(pg.port(), 0);
+    pqxx::connection conn(*dsn);
+    pqxx::work tx(conn);
+    EXPECT_EQ(tx.exec1("SELECT current_database()")[0].as<std::string>(), "perfgate");
+    EXPECT_EQ(tx.exec1("SHOW listen_addresses")[0].as<std::string>(), "127.0.0.1");
+    tx.exec("CREATE TABLE kept (v text)");
+    tx.exec("INSERT INTO kept VALUES ('still here')");
+    tx.commit();
+    conn.disconnect();
+    ASSERT_TRUE(pg.Stop().has_value());
+    EXPECT_FALSE(pg.running());
+    EXPECT_THROW(pqxx::connection{*dsn + " connect_timeout=5"}, pqxx::broken_connection);
+  }
+  EmbeddedPostgres again(options_);
+  Result<std::string> dsn = again.Start();
+  ASSERT_TRUE(dsn.has_value()) << dsn.error().ToString();
+  pqxx::connection conn(*dsn);
+  pqxx::work tx(conn);
+  EXPECT_EQ(tx.exec1("SELECT v FROM kept")[0].as<std::string>(), "still here");
+  // Password authentication is on: a wrong password is refused.
+  const std::string wrong =
+      "host=127.0.0.1 port=" + std::to_string(again.port()) + " user=perfgate password=x";
+  EXPECT_THROW(pqxx::connection{wrong}, pqxx::broken_connection);
+}
+
+TEST_F(EmbeddedPgTest, AdoptsAServerLeftRunning) {
+  EmbeddedPostgres first(options_);
+  ASSERT_TRUE(first.Start().has_value());
+  EmbeddedPostgres second(options_);  // e.g. the server restarted after being killed
+  Result<std::string> dsn = second.Start();
+  ASSERT_TRUE(dsn.has_value()) << dsn.error().ToString();
+  EXPECT_EQ(second.port(), first.port());
+  pqxx::connection conn(*dsn);
+  EXPECT_TRUE(conn.is_open());
+  conn.disconnect();
+  EXPECT_TRUE(second.Stop().has_value());
+}
+
+TEST_F(EmbeddedPgTest, MissingBinariesAreNotFound) {
+  options_.bin_dir = dir_ / "no-such-bin";
+  EmbeddedPostgres pg(options_);
+  Result<std::string> dsn = pg.Start();
+  ASSERT_FALSE(dsn.has_value());
+  EXPECT_EQ(dsn.error().code, ErrorCode::kNotFound);
+  EXPECT_NE(dsn.error().message.find("no-such-bin"), std::string::npos);
+}
+
+TEST_F(EmbeddedPgTest, RefusesADirectoryThatIsNotACluster) {
+  fs::create_directories(options_.data_dir);
+  std::ofstream(options_.data_dir / "notes.txt") << "mine";
+  EmbeddedPostgres pg(options_);
+  Result<std::string> dsn = pg.Start();
+  ASSERT_FALSE(dsn.has_value());
+  EXPECT_NE(dsn.error().message.find("no PostgreSQL cluster"), std::string::npos)
+      << dsn.error().message;
+}
+
+}  // namespace
+}  // namespace perfgate::store

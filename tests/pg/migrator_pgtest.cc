@@ -1,0 +1,189 @@
+// Migrator against a real PostgreSQL: applies on an empty database, is idempotent, serialises
+// concurrent servers with the advisory lock, refuses edited or unknown migrations.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <pqxx/pqxx>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "server/store/migrator.h"
+#include "tests/pg/pg_cluster.h"
+
+namespace perfgate::store {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::PgTest;
+
+int64_t QueryInt(const std::string& dsn, const std::string& sql) {
+  pqxx::connection conn(dsn);
+  pqxx::nontransaction tx(conn);
+  return tx.exec1(sql)[0].as<int64_t>();
+}
+
+class MigratorTest : public PgTest {
+ protected:
+  void SetUp() override {
+    PgTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    dir_ = cluster_->temp_dir() / ("migrations-" + std::to_string(counter_++));
+    fs::create_directories(dir_);
+    fs::copy(MigratorOptions::DefaultMigrationsDir(), dir_);
+  }
+  void Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+  }
+  MigratorOptions Options() const {
+    MigratorOptions options;
+    options.dir = dir_;
+    return options;
+  }
+
+  static inline int counter_ = 0;
+  fs::path dir_;
+};
+
+TEST_F(MigratorTest, AppliesOnEmptyDatabaseThenNothing) {
+  MigratorOptions options;  // the real migrations/ of the source tree
+  Result<MigrationReport> first = Migrate(dsn_, options);
+  ASSERT_TRUE(first.has_value()) << first.error().ToString();
+  Result<std::vector<Migration>> files = LoadMigrations(options.dir);
+  ASSERT_TRUE(files.has_value());
+  ASSERT_EQ(first->applied.size(), files->size());
+  EXPECT_EQ(first->applied.front(), "0001_create_schema");
+  EXPECT_EQ(first->version, files->back().version);
+  for (const char* table :
+       {"projects", "tokens", "testbeds", "branches", "commits", "runs", "benchmarks", "metrics",
+        "samples", "verdicts", "change_points", "alerts", "bisect_jobs", "series_monitor_state"}) {
+    EXPECT_EQ(QueryInt(dsn_, std::string("SELECT count(*) FROM ") + table), 0) << table;
+  }
+  EXPECT_EQ(QueryInt(dsn_, "SELECT count(*) FROM schema_migrations"),
+            static_cast<int64_t>(files->size()));
+
+  Result<MigrationReport> second = Migrate(dsn_, options);
+  ASSERT_TRUE(second.has_value()) << second.error().ToString();
+  EXPECT_TRUE(second->applied.empty());
+  EXPECT_EQ(second->version, first->version);
+}
+
+TEST_F(MigratorTest, SchemaRejectsBadValues) {
+  ASSERT_TRUE(Migrate(dsn_, Options()).has_value());
+  pqxx::connection conn(dsn_);
+  auto fails = [&](const std::string& sql) {
+    try {
+      pqxx::work tx(conn);
+      tx.exec(sql);
+      tx.commit();
+      return false;
+    } catch (const pqxx::sql_error&) {
+      return true;
+    }
+  };
+  EXPECT_FALSE(fails("INSERT INTO projects (name) VALUES ('p')"));
+  EXPECT_TRUE(fails("INSERT INTO projects (name) VALUES ('p')"));  // unique
+  EXPECT_TRUE(fails("INSERT INTO metrics (project_id, name, direction) VALUES (1, 'm', 'up')"));
+  EXPECT_TRUE(fails("INSERT INTO tokens (token_hash, scopes) VALUES ('ab', '{read}')"));
+  EXPECT_TRUE(fails("INSERT INTO tokens (token_hash, scopes) VALUES (repeat('a', 64), '{write}')"));
+  EXPECT_FALSE(
+      fails("INSERT INTO testbeds (project_id, name, fingerprint) "
+            "VALUES (1, 'tb', '{\"b\": 1, \"a\": 2}')"));
+  // The same fingerprint with keys in another order is the same testbed.
+  EXPECT_TRUE(
+      fails("INSERT INTO testbeds (project_id, name, fingerprint) "
+            "VALUES (1, 'tb', '{\"a\": 2, \"b\": 1}')"));
+  EXPECT_FALSE(
+      fails("INSERT INTO testbeds (project_id, name, fingerprint) "
+            "VALUES (1, 'tb', '{\"a\": 3, \"b\": 1}')"));
+}
+
+TEST_F(MigratorTest, RacingMigratorsApplyEachMigrationOnce) {
+  Write("0002_create_counter.sql",
+        "CREATE TABLE counter (n integer);\nINSERT INTO counter VALUES (1);\n");
+  Write("0003_bump_counter.sql", "UPDATE counter SET n = n + 1;\n");
+  constexpr int kThreads = 6;
+  std::vector<Result<MigrationReport>> reports(kThreads, MigrationReport{});
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] { reports[i] = Migrate(dsn_, Options()); });
+  }
+  for (auto& t : threads) t.join();
+  std::multiset<std::string> applied;
+  for (const auto& report : reports) {
+    ASSERT_TRUE(report.has_value()) << report.error().ToString();
+    EXPECT_EQ(report->version, 3);
+    applied.insert(report->applied.begin(), report->applied.end());
+  }
+  EXPECT_EQ(applied, (std::multiset<std::string>{"0001_create_schema", "0002_create_counter",
+                                                 "0003_bump_counter"}));
+  EXPECT_EQ(QueryInt(dsn_, "SELECT n FROM counter"), 2);
+  EXPECT_EQ(QueryInt(dsn_, "SELECT count(*) FROM schema_migrations"), 3);
+}
+
+TEST_F(MigratorTest, RefusesAChangedMigration) {
+  Write("0002_create_thing.sql", "CREATE TABLE thing (a integer);\n");
+  ASSERT_TRUE(Migrate(dsn_, Options()).has_value());
+  Write("0002_create_thing.sql", "CREATE TABLE thing (a bigint);\n");
+  Result<MigrationReport> report = Migrate(dsn_, Options());
+  ASSERT_FALSE(report.has_value());
+  EXPECT_EQ(report.error().code, ErrorCode::kConflict);
+  EXPECT_NE(report.error().message.find("0002_create_thing was changed"), std::string::npos)
+      << report.error().message;
+}
+
+TEST_F(MigratorTest, RefusesADatabaseNewerThanTheFiles) {
+  Write("0002_create_thing.sql", "CREATE TABLE thing (a integer);\n");
+  ASSERT_TRUE(Migrate(dsn_, Options()).has_value());
+  fs::remove(dir_ / "0002_create_thing.sql");
+  Result<MigrationReport> report = Migrate(dsn_, Options());
+  ASSERT_FALSE(report.has_value());
+  EXPECT_EQ(report.error().code, ErrorCode::kConflict);
+  EXPECT_NE(report.error().message.find("0002_create_thing"), std::string::npos);
+}
+
+TEST_F(MigratorTest, AFailingMigrationIsRolledBackAndCanBeFixed) {
+  Write("0002_create_thing.sql", "CREATE TABLE thing (a integer);\nSELECT 1 / 0;\n");
+  Result<MigrationReport> report = Migrate(dsn_, Options());
+  ASSERT_FALSE(report.has_value());
+  EXPECT_EQ(report.error().code, ErrorCode::kInternal);
+  EXPECT_NE(report.error().message.find("apply migration 0002_create_thing"), std::string::npos)
+      << report.error().message;
+  EXPECT_EQ(QueryInt(dsn_, "SELECT count(*) FROM schema_migrations"), 1);
+  EXPECT_EQ(QueryInt(dsn_, "SELECT count(*) FROM pg_tables WHERE tablename = 'thing'"), 0);
+
+  Write("0002_create_thing.sql", "CREATE TABLE thing (a integer);\n");
+  report = Migrate(dsn_, Options());
+  ASSERT_TRUE(report.has_value()) << report.error().ToString();
+  EXPECT_EQ(report->applied, std::vector<std::string>{"0002_create_thing"});
+}
+
+TEST_F(MigratorTest, RejectsBadFileNames) {
+  Write("2_create_thing.sql", "SELECT 1;\n");
+  Result<std::vector<Migration>> files = LoadMigrations(dir_);
+  ASSERT_FALSE(files.has_value());
+  EXPECT_EQ(files.error().code, ErrorCode::kInvalidArgument);
+  fs::remove(dir_ / "2_create_thing.sql");
+
+  Write("0001_create_other.sql", "SELECT 1;\n");
+  files = LoadMigrations(dir_);
+  ASSERT_FALSE(files.has_value());
+  EXPECT_NE(files.error().message.find("share version 0001"), std::string::npos);
+  fs::remove(dir_ / "0001_create_other.sql");
+
+  Write("README.md", "not a migration");  // non-.sql files are ignored
+  EXPECT_TRUE(LoadMigrations(dir_).has_value());
+  EXPECT_FALSE(LoadMigrations(dir_ / "missing").has_value());
+}
+
+TEST_F(MigratorTest, UnreachableDatabaseIsUnavailable) {
+  MigratorOptions options = Options();
+  options.connect_timeout_s = 2;
+  // Port 1 on loopback: refused at once.
+  Result<MigrationReport> report = Migrate("host=127.0.0.1 port=1 dbname=x user=x", options);
+  ASSERT_FALSE(report.has_value());
+  EXPECT_EQ(report.error().code, ErrorCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace perfgate::store
