@@ -1,0 +1,322 @@
+// Ingest throughput of perfgate-server, end to end: an in-process App (embedded PostgreSQL in
+// a temp directory, or --database-url) receives N runs of B benchmarks x R repetitions from K
+// concurrent keep-alive clients over loopback HTTP. The baseline, in the same process and the
+// same database, is PostgreSQL's own COPY of the same number of rows into a samples-shaped
+// scratch table; the ratio is what docs/performance.md records.
+#include <pwd.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
+#include <random>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "config/server_config.h"
+#include "server/app.h"
+#include "server/auth/tokens.h"
+#include "tests/e2e/http_client.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  int clients = 4;
+  int runs = 40;
+  int benchmarks = 500;
+  int repetitions = 20;
+  int threads = 0;  // server HTTP threads; 0 = hardware concurrency
+  std::string database_url;
+};
+
+[[noreturn]] void Usage(const char* why) {
+  std::fprintf(stderr,
+               "ingest_bench: %s\nusage: ingest_bench [--clients K] [--runs N] [--benchmarks B]"
+               " [--repetitions R] [--threads T] [--database-url DSN]\n",
+               why);
+  std::exit(2);
+}
+
+Options ParseArgs(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) Usage(("missing value for " + flag).c_str());
+    const std::string value = argv[++i];
+    auto number = [&]() {
+      char* end = nullptr;
+      const long parsed = std::strtol(value.c_str(), &end, 10);
+      if (end == value.c_str() || *end != '\0' || parsed < 1 || parsed > 1'000'000) {
+        Usage((flag + " wants a positive integer").c_str());
+      }
+      return static_cast<int>(parsed);
+    };
+    if (flag == "--clients") {
+      options.clients = number();
+    } else if (flag == "--runs") {
+      options.runs = number();
+    } else if (flag == "--benchmarks") {
+      options.benchmarks = number();
+    } else if (flag == "--repetitions") {
+      options.repetitions = number();
+    } else if (flag == "--threads") {
+      options.threads = number();
+    } else if (flag == "--database-url") {
+      options.database_url = value;
+    } else {
+      Usage(("unknown flag " + flag).c_str());
+    }
+  }
+  return options;
+}
+
+// A temp directory the PostgreSQL system user can write to when we run as root.
+std::filesystem::path MakeDataDir() {
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "perfgate-ingest-bench-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) Usage("mkdtemp failed");
+  if (geteuid() == 0) {
+    if (const passwd* pg = getpwnam("postgres"); pg != nullptr) {
+      if (chown(pattern.c_str(), pg->pw_uid, pg->pw_gid) != 0) Usage("chown failed");
+    }
+  }
+  return pattern;
+}
+
+std::string Uuid(std::uint32_t session, int n) {
+  char text[40];
+  std::snprintf(text, sizeof(text), "%08x-0000-4000-8000-%012x", session, static_cast<unsigned>(n));
+  return text;
+}
+
+std::string Body(const Options& options, const std::string& project, const std::string& id, int n,
+                 std::mt19937_64& rng) {
+  std::lognormal_distribution<double> noise(0.0, 0.02);
+  nlohmann::json results = nlohmann::json::array();
+  for (int b = 0; b < options.benchmarks; ++b) {
+    std::vector<double> values;
+    values.reserve(static_cast<std::size_t>(options.repetitions));
+    const double center = 1000.0 * (1 + b % 97);
+    for (int r = 0; r < options.repetitions; ++r) values.push_back(center * noise(rng));
+    results.push_back({{"suite", "bench"},
+                       {"benchmark", "BM_Workload/" + std::to_string(b)},
+                       {"metric", "real_time"},
+                       {"unit", "ns"},
+                       {"direction", "lower"},
+                       {"values", std::move(values)}});
+  }
+  char sha[48];
+  std::snprintf(sha, sizeof(sha), "%040x", n + 1);
+  return nlohmann::json{{"id", id},
+                        {"project", project},
+                        {"branch", "main"},
+                        {"commit", {{"sha", sha}}},
+                        {"testbed", {{"name", "bench-host"}}},
+                        {"results", std::move(results)}}
+      .dump();
+}
+
+double Percentile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const double rank = q * static_cast<double>(values.size() - 1);
+  const auto lo = static_cast<std::size_t>(rank);
+  const std::size_t hi = std::min(lo + 1, values.size() - 1);
+  return values[lo] + (values[hi] - values[lo]) * (rank - static_cast<double>(lo));
+}
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options options = ParseArgs(argc, argv);
+  spdlog::set_level(spdlog::level::warn);
+  std::random_device entropy;
+  const std::uint32_t session = entropy();
+  const std::string project = "bench-" + std::to_string(session);
+  const long long samples_per_run =
+      static_cast<long long>(options.benchmarks) * options.repetitions;
+  const long long total_samples = samples_per_run * options.runs;
+
+  std::filesystem::path data_dir;
+  perfgate::config::ServerConfig config;
+  config.listen.host = "127.0.0.1";
+  config.listen.port = 0;
+  config.threads = options.threads > 0
+                       ? options.threads
+                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  config.pool_size = std::max(config.pool_size, options.clients);
+  config.database_url = options.database_url;
+  if (config.database_url.empty()) {
+    data_dir = MakeDataDir();
+    config.data_dir = data_dir.string();
+  }
+  auto admin = perfgate::auth::GenerateToken();
+  if (!admin) Usage("token generation failed");
+  config.admin_token = *admin;
+
+  std::printf(
+      "ingest_bench: %d runs x %d benchmarks x %d repetitions (%lld samples), "
+      "%d clients, %d server threads, %s PostgreSQL\n",
+      options.runs, options.benchmarks, options.repetitions, total_samples, options.clients,
+      config.threads, config.database_url.empty() ? "embedded" : "external");
+  auto started = perfgate::server::App::Start(config);
+  if (!started) {
+    std::fprintf(stderr, "ingest_bench: server: %s\n", started.error().ToString().c_str());
+    return 1;
+  }
+  std::unique_ptr<perfgate::server::App> app = std::move(*started);
+  const auto port = static_cast<std::uint16_t>(app->port());
+  int status = 0;
+  {
+    perfgate::testing::HttpClient setup(port);
+    auto created = setup.Post("/api/v1/projects", nlohmann::json{{"name", project}}.dump(),
+                              config.admin_token);
+    if (created.status != 201) {
+      std::fprintf(stderr, "create project: %d %s\n", created.status, created.body.c_str());
+      return 1;
+    }
+    auto token_response = setup.Post(
+        "/api/v1/projects/" + project + "/tokens",
+        nlohmann::json{{"name", "bench"}, {"scopes", {"ingest"}}}.dump(), config.admin_token);
+    if (token_response.status != 201) {
+      std::fprintf(stderr, "create token: %d %s\n", token_response.status,
+                   token_response.body.c_str());
+      return 1;
+    }
+    const std::string token = token_response.Json()["token"].get<std::string>();
+
+    // Bodies are made before the clock starts: the client's JSON encoding is not timed.
+    std::mt19937_64 rng(20261122);
+    std::vector<std::string> bodies;
+    std::size_t body_bytes = 0;
+    for (int n = 0; n < options.runs; ++n) {
+      bodies.push_back(Body(options, project, Uuid(session, n), n, rng));
+      body_bytes += bodies.back().size();
+    }
+
+    std::atomic<int> next{0};
+    std::atomic<int> failures{0};
+    std::vector<std::vector<double>> latencies(static_cast<std::size_t>(options.clients));
+    const auto http_start = Clock::now();
+    std::vector<std::thread> clients;
+    for (int c = 0; c < options.clients; ++c) {
+      clients.emplace_back([&, c]() {
+        perfgate::testing::HttpClient client(port, std::chrono::seconds(600));
+        for (int n = next++; n < options.runs; n = next++) {
+          const auto t0 = Clock::now();
+          auto response = client.Post("/api/v1/projects/" + project + "/runs",
+                                      bodies[static_cast<std::size_t>(n)], token);
+          latencies[static_cast<std::size_t>(c)].push_back(Seconds(Clock::now() - t0));
+          if (response.status != 201) {
+            if (failures++ == 0) {
+              std::fprintf(stderr, "POST run %d: %d %s\n", n, response.status,
+                           response.body.substr(0, 300).c_str());
+            }
+          }
+        }
+      });
+    }
+    for (std::thread& t : clients) t.join();
+    const double http_seconds = Seconds(Clock::now() - http_start);
+    if (failures > 0) {
+      std::fprintf(stderr, "ingest_bench: %d of %d posts failed\n", failures.load(), options.runs);
+      status = 1;
+    }
+    std::vector<double> all;
+    for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
+
+    // Baseline: COPY of the same rows into a table shaped like samples (same primary key,
+    // index and checks; no foreign keys), K connections, one transaction per run.
+    const std::string scratch = "bench_copy_samples_" + std::to_string(session);
+    double copy_seconds = 0;
+    try {
+      pqxx::connection admin_conn(app->database_url());
+      pqxx::nontransaction ddl(admin_conn);
+      ddl.exec("CREATE TABLE " + ddl.quote_name(scratch) + " (LIKE samples INCLUDING ALL)");
+      std::atomic<int> copy_next{0};
+      std::vector<std::thread> copiers;
+      std::atomic<int> copy_failures{0};
+      const auto copy_start = Clock::now();
+      for (int c = 0; c < options.clients; ++c) {
+        copiers.emplace_back([&, c]() {
+          try {
+            pqxx::connection conn(app->database_url());
+            std::mt19937_64 copy_rng(static_cast<std::uint64_t>(c) + 7);
+            std::lognormal_distribution<double> noise(0.0, 0.02);
+            for (int n = copy_next++; n < options.runs; n = copy_next++) {
+              pqxx::work tx(conn);
+              pqxx::stream_to stream(tx, scratch,
+                                     std::vector<std::string>{"run_id", "benchmark_id", "metric_id",
+                                                              "repetition", "value"});
+              const std::string run_id = Uuid(session ^ 0x5a5a5a5au, n);
+              for (int b = 0; b < options.benchmarks; ++b) {
+                for (int r = 0; r < options.repetitions; ++r) {
+                  stream << std::make_tuple(run_id, static_cast<long long>(b + 1), 1LL, r,
+                                            1000.0 * (1 + b % 97) * noise(copy_rng));
+                }
+              }
+              stream.complete();
+              tx.commit();
+            }
+          } catch (const std::exception& e) {
+            if (copy_failures++ == 0) std::fprintf(stderr, "COPY: %s\n", e.what());
+          }
+        });
+      }
+      for (std::thread& t : copiers) t.join();
+      copy_seconds = Seconds(Clock::now() - copy_start);
+      pqxx::result rows = ddl.exec("SELECT count(*) FROM " + ddl.quote_name(scratch));
+      const long long copied = rows[0][0].as<long long>();
+      ddl.exec("DROP TABLE " + ddl.quote_name(scratch));
+      if (copy_failures > 0 || copied != total_samples) {
+        std::fprintf(stderr, "ingest_bench: COPY stored %lld of %lld rows\n", copied,
+                     total_samples);
+        status = 1;
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ingest_bench: baseline: %s\n", e.what());
+      status = 1;
+    }
+
+    const double http_rate = static_cast<double>(total_samples) / http_seconds;
+    const double copy_rate =
+        copy_seconds > 0 ? static_cast<double>(total_samples) / copy_seconds : 0;
+    std::printf("\n| what | rows | time | rows/s | ratio |\n|---|---:|---:|---:|---:|\n");
+    std::printf(
+        "| perfgate-server: POST /runs, %d clients, %d runs x %d samples (%.1f MB JSON) "
+        "| %lld | %.2f s | %.0f | %.2f |\n",
+        options.clients, options.runs, static_cast<int>(samples_per_run),
+        static_cast<double>(body_bytes) / 1e6, total_samples, http_seconds, http_rate,
+        copy_rate > 0 ? http_rate / copy_rate : 0);
+    std::printf(
+        "| PostgreSQL COPY (pqxx::stream_to), %d connections, same rows into a "
+        "samples-shaped table | %lld | %.2f s | %.0f | 1 |\n",
+        options.clients, total_samples, copy_seconds, copy_rate);
+    std::printf(
+        "\nrequest latency (POST of one %d-sample run): p50 %.1f ms, p99 %.1f ms, "
+        "max %.1f ms\n",
+        static_cast<int>(samples_per_run), 1e3 * Percentile(all, 0.50), 1e3 * Percentile(all, 0.99),
+        1e3 * Percentile(all, 1.0));
+    std::printf("server/COPY throughput ratio: %.2f\n", copy_rate > 0 ? http_rate / copy_rate : 0);
+  }
+  app->Stop();
+  app.reset();
+  if (!data_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(data_dir, ec);
+  }
+  return status;
+}

@@ -1,0 +1,15 @@
+#include "server/api/api.h"
+
+#include "server/api/routes.h"
+
+namespace perfgate::server::api {
+
+void RegisterRoutes(http::Router& router, const ApiDeps& deps) {
+  RegisterHealthRoutes(router, deps);
+  RegisterProjectRoutes(router, deps);
+  RegisterRunRoutes(router, deps);
+  RegisterSeriesRoutes(router, deps);
+  RegisterCompareRoutes(router, deps);
+}
+
+}  // namespace perfgate::server::api

@@ -1,0 +1,29 @@
+// API v1 routes (docs/api.md): decode the request, check the bearer token and its scope,
+// call the store, encode JSON. Handlers are thin; the rules live in the small functions
+// they call so that they can be tested without a socket.
+#pragma once
+
+#include <functional>
+
+#include "server/http/metrics.h"
+#include "server/http/router.h"
+#include "server/store/store.h"
+
+namespace perfgate::server::api {
+
+struct ApiDeps {
+  store::ProjectStore* projects = nullptr;
+  store::TokenStore* tokens = nullptr;
+  store::RunStore* runs = nullptr;
+  store::SeriesStore* series = nullptr;
+  http::Metrics* metrics = nullptr;  // may be null
+  // For /readyz: OK when the database answers; kUnavailable otherwise.
+  std::function<Result<bool>()> database_ready;
+  int json_max_depth = 64;
+};
+
+// Registers every route of API v1 plus /healthz, /readyz, /metrics and
+// /api/v1/openapi.yaml on `router`. `deps` must outlive the router.
+void RegisterRoutes(http::Router& router, const ApiDeps& deps);
+
+}  // namespace perfgate::server::api

@@ -1,0 +1,44 @@
+// Who is calling and what they may do: the bearer token is looked up by its SHA-256 hash, then
+// small pure rules decide 401 (no/bad/unknown/revoked token) versus 403 (wrong project or
+// scope), with the public_read exception for GETs. Kept apart from handlers so the whole
+// matrix is testable without a socket.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "core/result.h"
+#include "server/auth/tokens.h"
+#include "server/http/types.h"
+#include "server/store/store.h"
+
+namespace perfgate::server::api {
+
+// A caller that presented a valid, unrevoked token.
+struct Caller {
+  store::TokenRecord token;
+  auth::ScopeSet scopes;
+
+  bool is_admin() const { return scopes.Allows(auth::Scope::kAdmin); }
+};
+
+// nullopt when the request has no Authorization header. kUnauthenticated (field
+// "Authorization") for a malformed header or token, an unknown token or a revoked one; store
+// failures (kUnavailable) pass through. Never puts the token in a message.
+Result<std::optional<Caller>> Authenticate(store::TokenStore& tokens, const http::Request& request);
+
+// The rule for an action needing `required` on `project` (nullptr: not about one project).
+// `read_only` is true for GET requests: only they may use a public_read project without a token.
+Result<void> CheckAccess(const std::optional<Caller>& caller, auth::Scope required,
+                         const store::Project* project, bool read_only);
+
+// Whether the project appears in GET /api/v1/projects for this caller.
+bool CanList(const std::optional<Caller>& caller, const store::Project& project);
+
+// Authenticates, looks the project up and checks access. A missing project is 404 only for
+// admins; others get the 401/403 they would get anyway, so names do not leak.
+Result<store::Project> AuthorizeProject(store::TokenStore& tokens, store::ProjectStore& projects,
+                                        const http::Request& request, std::string_view project,
+                                        auth::Scope required);
+
+}  // namespace perfgate::server::api

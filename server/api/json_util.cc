@@ -1,0 +1,252 @@
+#include "server/api/json_util.h"
+
+#include <charconv>
+#include <cmath>
+#include <set>
+#include <vector>
+
+#include "server/http/errors.h"
+
+namespace perfgate::server::api {
+namespace {
+
+using nlohmann::json;
+
+// Stops nlohmann's parser at the first container deeper than the limit, before the DOM grows.
+class DepthLimitedSax : public nlohmann::detail::json_sax_dom_parser<json> {
+ public:
+  DepthLimitedSax(json& out, int max_depth)
+      : json_sax_dom_parser(out, /*allow_exceptions=*/false), max_depth_(max_depth) {}
+
+  bool start_object(std::size_t n) {
+    if (++depth_ > max_depth_) return TooDeep();
+    return json_sax_dom_parser::start_object(n);
+  }
+  bool end_object() {
+    --depth_;
+    return json_sax_dom_parser::end_object();
+  }
+  bool start_array(std::size_t n) {
+    if (++depth_ > max_depth_) return TooDeep();
+    return json_sax_dom_parser::start_array(n);
+  }
+  bool end_array() {
+    --depth_;
+    return json_sax_dom_parser::end_array();
+  }
+  template <class Exception>
+  bool parse_error(std::size_t /*position*/, const std::string& /*token*/, const Exception& e) {
+    if (!error_) error_ = std::string("malformed JSON: ") + e.what();
+    return false;
+  }
+
+  const std::optional<std::string>& error() const { return error_; }
+
+ private:
+  bool TooDeep() {
+    error_ = "JSON nested deeper than " + std::to_string(max_depth_) + " levels";
+    return false;
+  }
+
+  int max_depth_;
+  int depth_ = 0;
+  std::optional<std::string> error_;
+};
+
+bool AllDigits(std::string_view text) {
+  if (text.empty()) return false;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+int ToInt(std::string_view digits) {
+  int value = 0;
+  std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  return value;
+}
+
+json NullIfEmpty(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
+
+}  // namespace
+
+http::Response JsonResponse(int status, const json& body) {
+  return http::Response::Json(status, body.dump());
+}
+
+std::optional<http::Response> CheckJsonContentType(const http::Request& request) {
+  auto type = request.headers.Get("Content-Type");
+  if (type) {
+    std::string_view media = type->substr(0, type->find(';'));
+    while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) media.remove_suffix(1);
+    if (http::EqualsIgnoreCase(media, "application/json")) return std::nullopt;
+  }
+  return http::ErrorResponse(415, "UNSUPPORTED_MEDIA_TYPE",
+                             "the body must be JSON (Content-Type: application/json)",
+                             "Content-Type");
+}
+
+Result<json> ParseJsonObject(std::string_view body, int max_depth) {
+  json root;
+  DepthLimitedSax sax(root, max_depth);
+  bool ok = false;
+  try {
+    ok = json::sax_parse(body.begin(), body.end(), &sax, json::input_format_t::json,
+                         /*strict=*/true);
+  } catch (const std::exception& e) {
+    return InvalidArgument(std::string("malformed JSON: ") + e.what());
+  }
+  if (!ok || sax.error()) return InvalidArgument(sax.error().value_or("malformed JSON"));
+  if (!root.is_object()) return InvalidArgument("the body must be a JSON object");
+  return root;
+}
+
+Result<void> CheckQueryParams(const http::Request& request,
+                              const std::vector<std::string>& allowed) {
+  std::set<std::string_view> seen;
+  for (const auto& [name, value] : request.query) {
+    bool known = false;
+    for (const std::string& a : allowed) known = known || a == name;
+    if (!known) return InvalidArgument("unknown query parameter \"" + name + "\"", name);
+    if (!seen.insert(name).second) {
+      return InvalidArgument("query parameter given more than once", name);
+    }
+  }
+  return {};
+}
+
+Result<int> IntParam(const http::Request& request, std::string_view name, int min, int max,
+                     int fallback) {
+  auto text = request.Query(name);
+  if (!text) return fallback;
+  int value = 0;
+  auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (text->empty() || ec != std::errc() || end != text->data() + text->size() || value < min ||
+      value > max) {
+    return InvalidArgument(
+        "must be an integer from " + std::to_string(min) + " to " + std::to_string(max),
+        std::string(name));
+  }
+  return value;
+}
+
+Result<std::string> TimeParam(const http::Request& request, std::string_view name) {
+  auto text = request.Query(name);
+  if (!text) return std::string();
+  if (!IsRfc3339(*text)) {
+    return InvalidArgument("not an RFC 3339 timestamp (YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM))",
+                           std::string(name));
+  }
+  return *text;
+}
+
+Result<std::string> StringParam(const http::Request& request, std::string_view name,
+                                bool required) {
+  auto text = request.Query(name);
+  if (!text || text->empty()) {
+    if (required) return InvalidArgument("missing required query parameter", std::string(name));
+    return std::string();
+  }
+  return *text;
+}
+
+bool IsRfc3339(std::string_view t) {
+  // 0123456789012345678
+  // YYYY-MM-DDTHH:MM:SS
+  if (t.size() < 20) return false;
+  auto digits = [&](size_t pos, size_t n) { return AllDigits(t.substr(pos, n)); };
+  if (!digits(0, 4) || t[4] != '-' || !digits(5, 2) || t[7] != '-' || !digits(8, 2) ||
+      t[10] != 'T' || !digits(11, 2) || t[13] != ':' || !digits(14, 2) || t[16] != ':' ||
+      !digits(17, 2)) {
+    return false;
+  }
+  int year = ToInt(t.substr(0, 4));
+  int month = ToInt(t.substr(5, 2));
+  int day = ToInt(t.substr(8, 2));
+  static constexpr int kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (month < 1 || month > 12 || day < 1 || day > kDays[month - 1]) return false;
+  bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  if (month == 2 && day == 29 && !leap) return false;
+  if (ToInt(t.substr(11, 2)) > 23 || ToInt(t.substr(14, 2)) > 59 || ToInt(t.substr(17, 2)) > 60) {
+    return false;
+  }
+  size_t pos = 19;
+  if (t[pos] == '.') {
+    size_t start = ++pos;
+    while (pos < t.size() && t[pos] >= '0' && t[pos] <= '9') ++pos;
+    if (pos == start) return false;
+  }
+  std::string_view zone = t.substr(pos);
+  if (zone == "Z") return true;
+  if (zone.size() != 6 || (zone[0] != '+' && zone[0] != '-') || !AllDigits(zone.substr(1, 2)) ||
+      zone[3] != ':' || !AllDigits(zone.substr(4, 2))) {
+    return false;
+  }
+  return ToInt(zone.substr(1, 2)) <= 23 && ToInt(zone.substr(4, 2)) <= 59;
+}
+
+bool IsSha(std::string_view text) {
+  if (text.size() != 40) return false;
+  for (char c : text) {
+    bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    if (!hex) return false;
+  }
+  return true;
+}
+
+bool IsProjectName(std::string_view text) {
+  if (text.empty() || text.size() > 200) return false;
+  for (char c : text) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+json ProjectJson(const store::Project& project) {
+  return {{"name", project.name},
+          {"public_read", project.public_read},
+          {"created_at", NullIfEmpty(project.created_at)}};
+}
+
+json RunJson(const store::RunSummary& run) {
+  return {{"id", run.id},
+          {"project", run.project},
+          {"branch", NullIfEmpty(run.branch)},
+          {"commit", NullIfEmpty(run.commit_sha)},
+          {"testbed", NullIfEmpty(run.testbed)},
+          {"pr", run.pr ? json(*run.pr) : json(nullptr)},
+          {"started_at", NullIfEmpty(run.started_at)},
+          {"finished_at", NullIfEmpty(run.finished_at)},
+          {"created_at", NullIfEmpty(run.created_at)},
+          {"sample_count", run.sample_count}};
+}
+
+json TokenJson(const store::TokenRecord& token) {
+  return {{"id", token.id},
+          {"name", token.name},
+          {"prefix", token.prefix},
+          {"scopes", token.scopes},
+          {"project", NullIfEmpty(token.project)},
+          {"created_at", NullIfEmpty(token.created_at)},
+          {"revoked", token.revoked}};
+}
+
+json Number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
+
+http::Handler Handle(std::initializer_list<std::string_view> allowed_query, ApiHandler handler) {
+  std::vector<std::string> allowed(allowed_query.begin(), allowed_query.end());
+  return [allowed = std::move(allowed), handler = std::move(handler)](
+             const http::Request& request, const http::PathParams& params) {
+    if (auto checked = CheckQueryParams(request, allowed); !checked) {
+      return http::ErrorResponse(checked.error());
+    }
+    Result<http::Response> response = handler(request, params);
+    if (!response) return http::ErrorResponse(response.error());
+    return std::move(*response);
+  };
+}
+
+}  // namespace perfgate::server::api

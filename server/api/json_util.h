@@ -1,0 +1,66 @@
+// Helpers shared by the API v1 handlers: JSON bodies in (Content-Type, depth, object shape),
+// JSON out (the P, R and T objects of docs/api.md), and strict query-parameter parsing, so that
+// every handler rejects bad input the same way and names the field at fault.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "server/http/router.h"
+#include "server/http/types.h"
+#include "server/store/store.h"
+
+namespace perfgate::server::api {
+
+// 200/201 with `body` dumped as JSON.
+http::Response JsonResponse(int status, const nlohmann::json& body);
+
+// 415 UNSUPPORTED_MEDIA_TYPE unless the request says Content-Type: application/json (parameters
+// such as charset=utf-8 allowed); nullopt when it does.
+std::optional<http::Response> CheckJsonContentType(const http::Request& request);
+
+// Parses a small JSON object body (projects, tokens): malformed JSON, invalid UTF-8, nesting
+// deeper than `max_depth` and a non-object root are kInvalidArgument.
+Result<nlohmann::json> ParseJsonObject(std::string_view body, int max_depth);
+
+// 400 naming the first query parameter that is not in `allowed`, or that is repeated (a typo
+// must not silently widen a query; two values for one name are ambiguous).
+Result<void> CheckQueryParams(const http::Request& request,
+                              const std::vector<std::string>& allowed);
+
+// An integer query parameter in [min, max]; `fallback` when absent.
+Result<int> IntParam(const http::Request& request, std::string_view name, int min, int max,
+                     int fallback);
+// An RFC 3339 timestamp parameter ("" when absent).
+Result<std::string> TimeParam(const http::Request& request, std::string_view name);
+// A plain string parameter ("" when absent); `required` makes absence a 400.
+Result<std::string> StringParam(const http::Request& request, std::string_view name, bool required);
+
+// Strict RFC 3339 date-time: YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM), ranges checked.
+bool IsRfc3339(std::string_view text);
+// 40 hex digits.
+bool IsSha(std::string_view text);
+// Project names as in the wire format, minus '/': 1..200 characters from [A-Za-z0-9._-].
+bool IsProjectName(std::string_view text);
+
+nlohmann::json ProjectJson(const store::Project& project);
+nlohmann::json RunJson(const store::RunSummary& run);
+nlohmann::json TokenJson(const store::TokenRecord& token);
+
+// A finite number, or null (JSON has no NaN).
+nlohmann::json Number(double value);
+
+// Adapts a handler that returns Result<Response> to http::Handler: checks the query parameters
+// against `allowed_query` first and turns any error into the one error body.
+using ApiHandler =
+    std::function<Result<http::Response>(const http::Request&, const http::PathParams&)>;
+http::Handler Handle(std::initializer_list<std::string_view> allowed_query, ApiHandler handler);
+
+}  // namespace perfgate::server::api

@@ -1,0 +1,206 @@
+// Projects and their tokens: POST/GET /api/v1/projects, GET /api/v1/projects/{project},
+// POST/GET /api/v1/projects/{project}/tokens, DELETE /api/v1/tokens/{id}.
+#include <charconv>
+
+#include "server/api/auth.h"
+#include "server/api/json_util.h"
+#include "server/api/routes.h"
+#include "server/http/errors.h"
+
+namespace perfgate::server::api {
+namespace {
+
+using nlohmann::json;
+
+// Characters of the token kept for recognition: "pgt_" and 8 random ones (48 bits: enough to
+// tell tokens apart in a list, far too few to guess the rest).
+constexpr size_t kShownPrefix = 12;
+
+Result<void> OnlyKeys(const json& body, std::initializer_list<std::string_view> allowed) {
+  for (const auto& [key, value] : body.items()) {
+    bool known = false;
+    for (std::string_view a : allowed) known = known || a == key;
+    if (!known) return InvalidArgument("unknown field \"" + key + "\"", key);
+  }
+  return {};
+}
+
+Result<store::Project> DecodeNewProject(const json& body, bool* public_read) {
+  if (auto keys = OnlyKeys(body, {"name", "public_read"}); !keys) {
+    return tl::unexpected(keys.error());
+  }
+  auto name = body.find("name");
+  if (name == body.end()) return InvalidArgument("missing required field", "name");
+  if (!name->is_string()) return InvalidArgument("expected a string", "name");
+  store::Project project;
+  project.name = name->get<std::string>();
+  if (!IsProjectName(project.name)) {
+    return InvalidArgument("must be 1..200 characters from [A-Za-z0-9._-]", "name");
+  }
+  *public_read = false;
+  if (auto flag = body.find("public_read"); flag != body.end() && !flag->is_null()) {
+    if (!flag->is_boolean()) return InvalidArgument("expected true or false", "public_read");
+    *public_read = flag->get<bool>();
+  }
+  return project;
+}
+
+struct TokenRequest {
+  std::string name;
+  std::vector<std::string> scopes;
+};
+
+Result<TokenRequest> DecodeNewToken(const json& body) {
+  if (auto keys = OnlyKeys(body, {"name", "scopes"}); !keys) return tl::unexpected(keys.error());
+  TokenRequest request;
+  auto name = body.find("name");
+  if (name == body.end()) return InvalidArgument("missing required field", "name");
+  if (!name->is_string()) return InvalidArgument("expected a string", "name");
+  request.name = name->get<std::string>();
+  if (request.name.empty() || request.name.size() > 200) {
+    return InvalidArgument("must be 1..200 characters", "name");
+  }
+  auto scopes = body.find("scopes");
+  if (scopes == body.end()) return InvalidArgument("missing required field", "scopes");
+  if (!scopes->is_array() || scopes->empty()) {
+    return InvalidArgument("expected a non-empty array of scope names", "scopes");
+  }
+  std::vector<std::string> names;
+  for (size_t i = 0; i < scopes->size(); ++i) {
+    const json& scope = (*scopes)[i];
+    std::string field = "scopes[" + std::to_string(i) + "]";
+    if (!scope.is_string()) return InvalidArgument("expected a string", field);
+    auto parsed = auth::ParseScope(scope.get<std::string>());
+    if (!parsed) return InvalidArgument("expected \"ingest\" or \"read\"", field);
+    // An admin token may do anything anywhere, so binding one to a project would be a lie.
+    if (*parsed == auth::Scope::kAdmin) {
+      return InvalidArgument("project tokens cannot have the admin scope", field);
+    }
+    names.push_back(scope.get<std::string>());
+  }
+  request.scopes = auth::ScopeSet::FromNames(names)->Names();
+  return request;
+}
+
+}  // namespace
+
+void RegisterProjectRoutes(http::Router& router, const ApiDeps& deps) {
+  router.Add(
+      "POST", "/api/v1/projects", "projects.create",
+      Handle(
+          {},
+          [deps](const http::Request& request, const http::PathParams&) -> Result<http::Response> {
+            auto caller = Authenticate(*deps.tokens, request);
+            if (!caller) return tl::unexpected(caller.error());
+            if (auto ok = CheckAccess(*caller, auth::Scope::kAdmin, nullptr, false); !ok) {
+              return tl::unexpected(ok.error());
+            }
+            if (auto bad_type = CheckJsonContentType(request)) return *bad_type;
+            auto body = ParseJsonObject(request.body, deps.json_max_depth);
+            if (!body) return tl::unexpected(body.error());
+            bool public_read = false;
+            auto wanted = DecodeNewProject(*body, &public_read);
+            if (!wanted) return tl::unexpected(wanted.error());
+            auto created = deps.projects->CreateProject(wanted->name, public_read);
+            if (!created) {
+              Error error = created.error();
+              if (error.code == ErrorCode::kConflict && error.field.empty()) error.field = "name";
+              return tl::unexpected(error);
+            }
+            return JsonResponse(201, {{"project", ProjectJson(*created)}});
+          }));
+
+  router.Add("GET", "/api/v1/projects", "projects.list",
+             Handle({},
+                    [deps](const http::Request& request,
+                           const http::PathParams&) -> Result<http::Response> {
+                      auto caller = Authenticate(*deps.tokens, request);
+                      if (!caller) return tl::unexpected(caller.error());
+                      auto all = deps.projects->ListProjects();
+                      if (!all) return tl::unexpected(all.error());
+                      json list = json::array();
+                      for (const auto& project : *all) {
+                        if (CanList(*caller, project)) list.push_back(ProjectJson(project));
+                      }
+                      return JsonResponse(200, {{"projects", std::move(list)}});
+                    }));
+
+  router.Add("GET", "/api/v1/projects/{project}", "projects.get",
+             Handle({},
+                    [deps](const http::Request& request,
+                           const http::PathParams& params) -> Result<http::Response> {
+                      auto project = AuthorizeProject(*deps.tokens, *deps.projects, request,
+                                                      params.at("project"), auth::Scope::kRead);
+                      if (!project) return tl::unexpected(project.error());
+                      return JsonResponse(200, {{"project", ProjectJson(*project)}});
+                    }));
+
+  router.Add("POST", "/api/v1/projects/{project}/tokens", "tokens.create",
+             Handle({},
+                    [deps](const http::Request& request,
+                           const http::PathParams& params) -> Result<http::Response> {
+                      auto project = AuthorizeProject(*deps.tokens, *deps.projects, request,
+                                                      params.at("project"), auth::Scope::kAdmin);
+                      if (!project) return tl::unexpected(project.error());
+                      if (auto bad_type = CheckJsonContentType(request)) return *bad_type;
+                      auto body = ParseJsonObject(request.body, deps.json_max_depth);
+                      if (!body) return tl::unexpected(body.error());
+                      auto wanted = DecodeNewToken(*body);
+                      if (!wanted) return tl::unexpected(wanted.error());
+                      auto token = auth::GenerateToken();
+                      if (!token) return tl::unexpected(token.error());
+                      auto hash = auth::HashToken(*token);
+                      if (!hash) return tl::unexpected(hash.error());
+                      store::NewToken record{project->id, wanted->name,
+                                             token->substr(0, kShownPrefix), *hash, wanted->scopes};
+                      auto stored = deps.tokens->CreateToken(record);
+                      if (!stored) return tl::unexpected(stored.error());
+                      return JsonResponse(201, {{"token", *token},
+                                                {"id", stored->id},
+                                                {"name", stored->name},
+                                                {"prefix", stored->prefix},
+                                                {"scopes", stored->scopes},
+                                                {"project", project->name},
+                                                {"created_at", stored->created_at}});
+                    }));
+
+  router.Add("GET", "/api/v1/projects/{project}/tokens", "tokens.list",
+             Handle({},
+                    [deps](const http::Request& request,
+                           const http::PathParams& params) -> Result<http::Response> {
+                      auto project = AuthorizeProject(*deps.tokens, *deps.projects, request,
+                                                      params.at("project"), auth::Scope::kAdmin);
+                      if (!project) return tl::unexpected(project.error());
+                      auto tokens = deps.tokens->ListTokens(project->id);
+                      if (!tokens) return tl::unexpected(tokens.error());
+                      json list = json::array();
+                      for (const auto& token : *tokens) list.push_back(TokenJson(token));
+                      return JsonResponse(200, {{"tokens", std::move(list)}});
+                    }));
+
+  router.Add("DELETE", "/api/v1/tokens/{id}", "tokens.revoke",
+             Handle({},
+                    [deps](const http::Request& request,
+                           const http::PathParams& params) -> Result<http::Response> {
+                      auto caller = Authenticate(*deps.tokens, request);
+                      if (!caller) return tl::unexpected(caller.error());
+                      if (auto ok = CheckAccess(*caller, auth::Scope::kAdmin, nullptr, false);
+                          !ok) {
+                        return tl::unexpected(ok.error());
+                      }
+                      const std::string& text = params.at("id");
+                      int64_t id = 0;
+                      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+                      if (ec != std::errc() || end != text.data() + text.size() || id <= 0) {
+                        return InvalidArgument("must be a positive integer token id", "id");
+                      }
+                      auto revoked = deps.tokens->RevokeToken(id);
+                      if (!revoked) return tl::unexpected(revoked.error());
+                      if (!*revoked) {
+                        return MakeError(ErrorCode::kNotFound, "no token with id " + text, "id");
+                      }
+                      return JsonResponse(200, {{"revoked", true}});
+                    }));
+}
+
+}  // namespace perfgate::server::api

@@ -1,0 +1,192 @@
+#include "server/app.h"
+
+#include <pqxx/pqxx>
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
+#include "server/api/api.h"
+#include "server/auth/tokens.h"
+#include "server/http/metrics.h"
+#include "server/http/router.h"
+#include "server/http/server.h"
+#include "server/store/embedded_pg.h"
+#include "server/store/migrator.h"
+#include "server/store/pg_stores.h"
+#include "server/store/pool.h"
+
+namespace perfgate::server {
+namespace {
+
+// Prefixes an error with the startup step that failed.
+Error InStep(std::string_view step, Error error) {
+  error.message = std::string(step) + ": " + error.message;
+  return error;
+}
+
+store::MigratorOptions MigrationOptions(const config::ServerConfig& config) {
+  store::MigratorOptions options;
+  if (!config.migrations_dir.empty()) options.dir = config.migrations_dir;
+  return options;
+}
+
+std::unique_ptr<store::EmbeddedPostgres> MakeEmbedded(const config::ServerConfig& config) {
+  store::EmbeddedPostgresOptions options;
+  options.data_dir = std::filesystem::path(config.data_dir) / "pg";
+  return std::make_unique<store::EmbeddedPostgres>(options);
+}
+
+}  // namespace
+
+struct App::Impl {
+  config::ServerConfig config;
+  std::unique_ptr<store::EmbeddedPostgres> embedded;
+  std::string dsn;
+  std::unique_ptr<store::ConnectionPool> pool;
+  std::unique_ptr<store::PgStore> stores;
+  http::Metrics metrics;
+  api::ApiDeps deps;
+  std::unique_ptr<http::Server> http;
+  std::string new_admin_token;
+  bool stopped = false;
+
+  Result<void> EnsureAdminToken();
+  void Stop();
+};
+
+// An admin token must exist: the configured one (PERFGATE_ADMIN_TOKEN / admin_token), or at
+// the very first start a generated one that main() prints once.
+Result<void> App::Impl::EnsureAdminToken() {
+  auto create = [&](const std::string& token) -> Result<void> {
+    auto hash = auth::HashToken(token);
+    if (!hash) return tl::unexpected(hash.error());
+    store::NewToken record;
+    record.name = "admin";
+    record.prefix = token.substr(0, 8);
+    record.token_hash = *hash;
+    record.scopes = {"admin"};
+    auto created = stores->CreateToken(record);
+    if (!created) return tl::unexpected(created.error());
+    return {};
+  };
+  if (!config.admin_token.empty()) {
+    auto hash = auth::HashToken(config.admin_token);
+    if (!hash) return tl::unexpected(hash.error());
+    auto found = stores->FindTokenByHash(*hash);
+    if (found) return {};
+    if (found.error().code != ErrorCode::kNotFound) return tl::unexpected(found.error());
+    return create(config.admin_token);
+  }
+  auto has_admin = stores->HasAdminToken();
+  if (!has_admin) return tl::unexpected(has_admin.error());
+  if (*has_admin) return {};
+  auto token = auth::GenerateToken();
+  if (!token) return tl::unexpected(token.error());
+  if (auto created = create(*token); !created) return created;
+  new_admin_token = *token;
+  return {};
+}
+
+void App::Impl::Stop() {
+  if (stopped) return;
+  stopped = true;
+  if (http) http->Stop();  // stop accepting, finish in-flight requests
+  if (pool) pool->Close();
+  if (embedded) {
+    if (auto s = embedded->Stop(); !s) spdlog::warn("stopping PostgreSQL: {}", s.error().message);
+  }
+}
+
+App::App(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+App::~App() { Stop(); }
+void App::Stop() { impl_->Stop(); }
+int App::port() const { return impl_->http ? impl_->http->port() : 0; }
+const std::string& App::database_url() const { return impl_->dsn; }
+const std::string& App::new_admin_token() const { return impl_->new_admin_token; }
+
+Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
+  auto impl = std::make_unique<Impl>();
+  impl->config = config;
+  if (config.database_url.empty()) {
+    impl->embedded = MakeEmbedded(config);
+    spdlog::info("starting the embedded PostgreSQL in {}/pg", config.data_dir);
+    auto dsn = impl->embedded->Start();
+    if (!dsn) return tl::unexpected(InStep("embedded PostgreSQL", dsn.error()));
+    impl->dsn = *dsn;
+  } else {
+    impl->dsn = config.database_url;
+  }
+  // From here on, a failure must stop the embedded cluster again: App's destructor does it.
+  std::unique_ptr<App> app(new App(std::move(impl)));
+  Impl& s = *app->impl_;
+
+  auto migrated = store::Migrate(s.dsn, MigrationOptions(config));
+  if (!migrated) return tl::unexpected(InStep("migrations", migrated.error()));
+  spdlog::info("database schema at version {} ({} migration(s) applied now)",
+               migrated->version, migrated->applied.size());
+
+  store::PoolOptions pool_options;
+  pool_options.dsn = s.dsn;
+  pool_options.max_size = config.pool_size;
+  s.pool = std::make_unique<store::ConnectionPool>(pool_options);
+  s.stores = std::make_unique<store::PgStore>(*s.pool);
+  if (auto admin = s.EnsureAdminToken(); !admin) {
+    return tl::unexpected(InStep("admin token", admin.error()));
+  }
+
+  store::ConnectionPool* pool = s.pool.get();
+  s.metrics.AddGauge("perfgate_db_pool_connections", "PostgreSQL connections by state",
+                     [pool]() {
+                       const store::PoolStats stats = pool->Stats();
+                       return std::vector<http::GaugeSample>{
+                           {{{"state", "in_use"}}, static_cast<double>(stats.in_use)},
+                           {{{"state", "idle"}}, static_cast<double>(stats.size - stats.in_use)},
+                           {{{"state", "max"}}, static_cast<double>(stats.max_size)}};
+                     });
+  s.deps.projects = s.stores.get();
+  s.deps.tokens = s.stores.get();
+  s.deps.runs = s.stores.get();
+  s.deps.series = s.stores.get();
+  s.deps.metrics = &s.metrics;
+  s.deps.json_max_depth = config.limits.json_depth;
+  s.deps.database_ready = [pool]() -> Result<bool> {
+    return pool->WithTransaction<bool>([](pqxx::work& work) -> Result<bool> {
+      work.exec("SELECT 1");
+      return true;
+    });
+  };
+  http::Router router;
+  api::RegisterRoutes(router, s.deps);
+
+  http::ServerOptions options;
+  options.host = config.listen.host;
+  options.port = config.listen.port;
+  options.threads = config.threads;
+  options.body_limit = config.limits.body_bytes;
+  options.header_limit = config.limits.header_bytes;
+  options.read_timeout = std::chrono::milliseconds(config.limits.read_timeout_ms);
+  options.idle_timeout = std::chrono::milliseconds(config.limits.idle_timeout_ms);
+  s.http = std::make_unique<http::Server>(options, std::move(router), &s.metrics);
+  if (auto started = s.http->Start(); !started) {
+    return tl::unexpected(InStep("listen on " + config.listen.ToString(), started.error()));
+  }
+  spdlog::info("perfgate-server listening on {}:{}", config.listen.host, s.http->port());
+  return app;
+}
+
+Result<int> MigrateOnly(const config::ServerConfig& config) {
+  std::unique_ptr<store::EmbeddedPostgres> embedded;
+  std::string dsn = config.database_url;
+  if (dsn.empty()) {
+    embedded = MakeEmbedded(config);
+    auto started = embedded->Start();
+    if (!started) return tl::unexpected(InStep("embedded PostgreSQL", started.error()));
+    dsn = *started;
+  }
+  auto migrated = store::Migrate(dsn, MigrationOptions(config));
+  if (embedded) (void)embedded->Stop();
+  if (!migrated) return tl::unexpected(InStep("migrations", migrated.error()));
+  return static_cast<int>(migrated->applied.size());
+}
+
+}  // namespace perfgate::server

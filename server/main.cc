@@ -1,0 +1,104 @@
+// perfgate-server: the composition root. Reads the configuration (defaults < server.yaml <
+// environment < flags), starts the App (embedded or external PostgreSQL, migrations, HTTP),
+// and shuts down gracefully on SIGTERM/SIGINT. `perfgate-server migrate` only migrates.
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "config/logging.h"
+#include "config/server_config.h"
+#include "server/app.h"
+
+namespace {
+
+constexpr int kExitUsage = 2;
+constexpr int kExitInfrastructure = 3;
+
+int Fail(const perfgate::Error& error, int code) {
+  std::cerr << "perfgate-server: error: " << perfgate::config::RedactSecrets(error.ToString())
+            << "\n";
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App cli{"perfgate-server: stores benchmark runs in PostgreSQL and serves the REST API.\n"
+               "Without --database-url it runs its own PostgreSQL under --data-dir."};
+  cli.set_version_flag("--version", "perfgate-server 0.1.0");
+  std::string config_file;
+  std::vector<perfgate::config::Override> flags;
+  auto flag = [&](const std::string& name, const std::string& key, const std::string& help) {
+    cli.add_option_function<std::string>(
+        name, [&flags, key, name](const std::string& v) { flags.push_back({key, v, name}); },
+        help);
+  };
+  cli.add_option("--config", config_file, "server.yaml (see docs/config.md)");
+  flag("--listen", "listen", "HOST:PORT to listen on (default 127.0.0.1:8080)");
+  flag("--data-dir", "data_dir", "Directory of the embedded PostgreSQL (default ./.perfgate)");
+  flag("--database-url", "database_url", "PostgreSQL DSN; empty: the embedded PostgreSQL");
+  flag("--threads", "threads", "HTTP worker threads");
+  flag("--log-format", "log.format", "plain or json");
+  flag("--log-level", "log.level", "trace, debug, info, warn, error");
+  CLI::App* migrate = cli.add_subcommand("migrate", "Apply pending migrations and exit");
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = cli.exit(e);
+    return code == 0 ? 0 : kExitUsage;
+  }
+
+  auto config = config_file.empty() ? perfgate::Result<perfgate::config::ServerConfig>(
+                                          perfgate::config::DefaultServerConfig())
+                                    : perfgate::config::LoadServerConfig(config_file);
+  if (!config) return Fail(config.error(), kExitUsage);
+  if (auto env = perfgate::config::ApplyEnvironment(*config, perfgate::config::ProcessEnvironment());
+      !env) {
+    return Fail(env.error(), kExitUsage);
+  }
+  if (auto applied = perfgate::config::ApplyOverrides(*config, flags); !applied) {
+    return Fail(applied.error(), kExitUsage);
+  }
+  if (auto logging = perfgate::config::SetupLogging(config->log); !logging) {
+    return Fail(logging.error(), kExitUsage);
+  }
+
+  if (migrate->parsed()) {
+    auto applied = perfgate::server::MigrateOnly(*config);
+    if (!applied) return Fail(applied.error(), kExitInfrastructure);
+    std::printf("perfgate-server: %d migration(s) applied\n", *applied);
+    return 0;
+  }
+
+  // Block the shutdown signals in every thread (the HTTP threads inherit this mask); this
+  // thread waits for them with sigwait and shuts down outside any handler.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto app = perfgate::server::App::Start(*config);
+  if (!app) return Fail(app.error(), kExitInfrastructure);
+  if (!(*app)->new_admin_token().empty()) {
+    std::printf(
+        "perfgate-server: created the admin token (shown only now; keep it secret):\n"
+        "  %s\n",
+        (*app)->new_admin_token().c_str());
+  }
+  std::printf("perfgate-server: listening on http://%s:%d (Ctrl-C to stop)\n",
+              config->listen.host.c_str(), (*app)->port());
+  std::fflush(stdout);
+
+  int received = 0;
+  sigwait(&signals, &received);
+  spdlog::info("received {}, shutting down", received == SIGINT ? "SIGINT" : "SIGTERM");
+  (*app)->Stop();
+  spdlog::info("stopped");
+  return 0;
+}

@@ -1,0 +1,155 @@
+// PgStore: benchmarks, metrics and series. GetSeries resolves names to ids with small lookups,
+// then reads a series with one query that walks the samples_series index and aggregates the
+// values of each commit with array_agg.
+#include "server/store/pg_stores.h"
+#include "server/store/pg_util.h"
+
+namespace perfgate::store {
+namespace {
+
+const char* OrNull(const std::string& s) { return s.empty() ? nullptr : s.c_str(); }
+
+std::string Text(const pqxx::field& f) { return f.is_null() ? std::string() : f.as<std::string>(); }
+
+Direction ReadDirection(const pqxx::field& f) {
+  return ParseDirection(f.as<std::string>()).value_or(Direction::kLowerIsBetter);
+}
+
+}  // namespace
+
+Result<std::vector<BenchmarkInfo>> PgStore::ListBenchmarks(const Project& project) {
+  return pool_.WithTransaction<std::vector<BenchmarkInfo>>(
+      [&](pqxx::work& tx) -> Result<std::vector<BenchmarkInfo>> {
+        std::vector<BenchmarkInfo> out;
+        for (const pqxx::row& row : tx.exec_params(
+                 "SELECT suite, name FROM benchmarks WHERE project_id = $1 ORDER BY suite, name",
+                 project.id)) {
+          out.push_back({row[0].as<std::string>(), row[1].as<std::string>()});
+        }
+        return out;
+      });
+}
+
+Result<std::vector<MetricInfo>> PgStore::ListMetrics(const Project& project) {
+  return pool_.WithTransaction<std::vector<MetricInfo>>([&](pqxx::work& tx)
+                                                            -> Result<std::vector<MetricInfo>> {
+    std::vector<MetricInfo> out;
+    for (const pqxx::row& row :
+         tx.exec_params("SELECT name, unit, direction FROM metrics WHERE project_id = $1 "
+                        "ORDER BY name, unit",
+                        project.id)) {
+      out.push_back({row[0].as<std::string>(), row[1].as<std::string>(), ReadDirection(row[2])});
+    }
+    return out;
+  });
+}
+
+Result<Series> PgStore::GetSeries(const Project& project, const SeriesQuery& query) {
+  if (query.benchmark.empty()) return InvalidArgument("required", "benchmark");
+  if (query.metric.empty()) return InvalidArgument("required", "metric");
+  if (query.branch.empty()) return InvalidArgument("required", "branch");
+  if (query.limit < 1 || query.limit > 10000) {
+    return InvalidArgument("must be between 1 and 10000", "limit");
+  }
+  if (!query.since.empty() && !pgutil::IsRfc3339(query.since)) {
+    return InvalidArgument("not an RFC 3339 timestamp", "since");
+  }
+  if (!query.until.empty() && !pgutil::IsRfc3339(query.until)) {
+    return InvalidArgument("not an RFC 3339 timestamp", "until");
+  }
+  return pool_.WithTransaction<Series>([&](pqxx::work& tx) -> Result<Series> {
+    Series series;
+    series.branch = query.branch;
+    series.testbed = query.testbed;
+
+    pqxx::result benchmarks = tx.exec_params(
+        "SELECT id, suite, name FROM benchmarks WHERE project_id = $1 AND name = $2 "
+        "AND ($3::text IS NULL OR suite = $3) ORDER BY suite LIMIT 2",
+        project.id, query.benchmark, OrNull(query.suite));
+    if (benchmarks.empty()) {
+      return MakeError(ErrorCode::kNotFound, "no benchmark " + query.benchmark, "benchmark");
+    }
+    if (benchmarks.size() > 1) {
+      return InvalidArgument("benchmark " + query.benchmark + " is in several suites (" +
+                                 benchmarks[0][1].as<std::string>() + ", " +
+                                 benchmarks[1][1].as<std::string>() + "): name one",
+                             "suite");
+    }
+    const int64_t benchmark_id = benchmarks[0][0].as<int64_t>();
+    series.benchmark = {benchmarks[0][1].as<std::string>(), benchmarks[0][2].as<std::string>()};
+
+    pqxx::result metrics = tx.exec_params(
+        "SELECT id, name, unit, direction FROM metrics WHERE project_id = $1 AND name = $2 "
+        "AND ($3::text IS NULL OR unit = $3) ORDER BY unit LIMIT 2",
+        project.id, query.metric, OrNull(query.unit));
+    if (metrics.empty()) {
+      return MakeError(ErrorCode::kNotFound, "no metric " + query.metric, "metric");
+    }
+    if (metrics.size() > 1) {
+      return InvalidArgument("metric " + query.metric + " has several units (" +
+                                 metrics[0][2].as<std::string>() + ", " +
+                                 metrics[1][2].as<std::string>() + "): name one",
+                             "unit");
+    }
+    const int64_t metric_id = metrics[0][0].as<int64_t>();
+    series.metric = {metrics[0][1].as<std::string>(), metrics[0][2].as<std::string>(),
+                     ReadDirection(metrics[0][3])};
+
+    pqxx::result branch = tx.exec_params(
+        "SELECT id FROM branches WHERE project_id = $1 AND name = $2", project.id, query.branch);
+    if (branch.empty())
+      return MakeError(ErrorCode::kNotFound, "no branch " + query.branch, "branch");
+    const int64_t branch_id = branch[0][0].as<int64_t>();
+
+    // A testbed name covers all its fingerprints.
+    std::string testbed_ids;
+    if (!query.testbed.empty()) {
+      pqxx::result testbeds = tx.exec_params(
+          "SELECT coalesce(array_agg(id), '{}') FROM testbeds WHERE project_id = $1 "
+          "AND name = $2",
+          project.id, query.testbed);
+      testbed_ids = testbeds[0][0].as<std::string>();
+      if (testbed_ids == "{}") {
+        return MakeError(ErrorCode::kNotFound, "no testbed " + query.testbed, "testbed");
+      }
+    }
+
+    // Sorting ~100k samples by commit spills to disk at the default 4 MB.
+    tx.exec("SET LOCAL work_mem = '64MB'");
+    // Values of a commit are pooled over its runs in run order, each run's in repetition
+    // order; run ids are taken from repetition 0 (every run with samples has one).
+    pqxx::result rows = tx.exec_params(
+        "WITH points AS ("
+        " SELECT r.commit_id, min(r.created_at) AS first_at,"
+        "  array_agg(r.id::text ORDER BY r.created_at, r.id) FILTER (WHERE s.repetition = 0)"
+        "   AS run_ids,"
+        "  array_agg(s.value ORDER BY r.created_at, r.id, s.repetition) AS vals"
+        " FROM samples s JOIN runs r ON r.id = s.run_id"
+        " WHERE s.benchmark_id = $1 AND s.metric_id = $2 AND r.branch_id = $3"
+        "  AND ($4::bigint[] IS NULL OR r.testbed_id = ANY ($4::bigint[]))"
+        "  AND ($5::timestamptz IS NULL OR r.created_at >= $5::timestamptz)"
+        "  AND ($6::timestamptz IS NULL OR r.created_at <= $6::timestamptz)"
+        " GROUP BY r.commit_id ORDER BY first_at DESC, r.commit_id DESC LIMIT $7) "
+        "SELECT c.sha, c.subject, c.author, " +
+            pgutil::Rfc3339Sql("c.author_time") + ", " + pgutil::Rfc3339Sql("p.first_at") +
+            ", p.run_ids, p.vals FROM points p JOIN commits c ON c.id = p.commit_id "
+            "ORDER BY p.first_at, p.commit_id",
+        benchmark_id, metric_id, branch_id, OrNull(testbed_ids), OrNull(query.since),
+        OrNull(query.until), query.limit);
+    series.points.reserve(rows.size());
+    for (const pqxx::row& row : rows) {
+      SeriesPoint point;
+      point.commit_sha = row[0].as<std::string>();
+      point.subject = row[1].as<std::string>();
+      point.author = row[2].as<std::string>();
+      point.author_time = Text(row[3]);
+      point.first_run_at = row[4].as<std::string>();
+      point.run_ids = pgutil::ParseArray(Text(row[5]));
+      point.values = pgutil::ParseFloat8Array(row[6].as<std::string>());
+      series.points.push_back(std::move(point));
+    }
+    return series;
+  });
+}
+
+}  // namespace perfgate::store

@@ -1,0 +1,46 @@
+// PgStore: the PostgreSQL implementation of the store interfaces (store.h) over a
+// ConnectionPool. Every value is a bound parameter; every call is one transaction, so a failed
+// ingest leaves nothing behind. libpqxx stays inside server/store.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "server/store/pool.h"
+#include "server/store/store.h"
+
+namespace perfgate::store {
+
+class PgStore final : public ProjectStore, public TokenStore, public RunStore, public SeriesStore {
+ public:
+  explicit PgStore(ConnectionPool& pool) : pool_(pool) {}
+
+  // ProjectStore
+  Result<Project> CreateProject(const std::string& name, bool public_read) override;
+  Result<std::vector<Project>> ListProjects() override;
+  Result<Project> GetProject(const std::string& name) override;
+
+  // TokenStore. FindTokenByHash refreshes last_used_at at most once a minute per token, so
+  // that a busy CI token does not turn every authenticated request into a row update.
+  Result<TokenRecord> CreateToken(const NewToken& token) override;
+  Result<TokenRecord> FindTokenByHash(const std::string& token_hash) override;
+  Result<std::vector<TokenRecord>> ListTokens(std::optional<int64_t> project_id) override;
+  Result<bool> RevokeToken(int64_t id) override;
+  Result<bool> HasAdminToken() override;
+
+  // RunStore
+  Result<IngestOutcome> IngestRun(const Project& project, const wire::RunUpload& run) override;
+  Result<RunPage> ListRuns(const Project& project, const RunFilter& filter) override;
+  Result<StoredRun> GetRun(const Project& project, const std::string& run_id) override;
+
+  // SeriesStore
+  Result<std::vector<BenchmarkInfo>> ListBenchmarks(const Project& project) override;
+  Result<std::vector<MetricInfo>> ListMetrics(const Project& project) override;
+  Result<Series> GetSeries(const Project& project, const SeriesQuery& query) override;
+
+ private:
+  ConnectionPool& pool_;
+};
+
+}  // namespace perfgate::store

@@ -1,0 +1,192 @@
+#include "server/store/pg_util.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+namespace perfgate::store::pgutil {
+namespace {
+
+bool Digits(std::string_view text, size_t pos, size_t count, int* value) {
+  if (pos + count > text.size()) return false;
+  int v = 0;
+  for (size_t i = pos; i < pos + count; ++i) {
+    if (text[i] < '0' || text[i] > '9') return false;
+    v = v * 10 + (text[i] - '0');
+  }
+  *value = v;
+  return true;
+}
+
+bool IsLeap(int year) { return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0; }
+
+}  // namespace
+
+std::string Rfc3339Sql(std::string_view column) {
+  return "to_char(" + std::string(column) +
+         " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')";
+}
+
+std::string TextArray(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ',';
+    out += '"';
+    for (char c : items[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  out += '}';
+  return out;
+}
+
+std::string Int64Array(const std::vector<int64_t>& items) {
+  std::string out = "{";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(items[i]);
+  }
+  out += '}';
+  return out;
+}
+
+std::string IntArray(const std::vector<int>& items) {
+  std::string out = "{";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(items[i]);
+  }
+  out += '}';
+  return out;
+}
+
+std::string Float8Array(const std::vector<double>& items) {
+  std::string out = "{";
+  out.reserve(items.size() * 12 + 2);
+  char buffer[64];
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ',';
+    const double v = items[i];
+    if (std::isnan(v)) {
+      out += "NaN";
+    } else if (std::isinf(v)) {
+      out += v > 0 ? "Infinity" : "-Infinity";
+    } else {
+      auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), v);
+      out.append(buffer, end);
+    }
+  }
+  out += '}';
+  return out;
+}
+
+std::vector<std::string> ParseArray(std::string_view text) {
+  std::vector<std::string> out;
+  if (text.size() < 2 || text.front() != '{' || text.back() != '}') return out;
+  text = text.substr(1, text.size() - 2);
+  size_t i = 0;
+  while (i < text.size()) {
+    std::string item;
+    if (text[i] == '"') {
+      ++i;
+      while (i < text.size() && text[i] != '"') {
+        if (text[i] == '\\' && i + 1 < text.size()) ++i;
+        item += text[i++];
+      }
+      ++i;  // closing quote
+    } else {
+      while (i < text.size() && text[i] != ',') item += text[i++];
+    }
+    out.push_back(std::move(item));
+    ++i;  // comma
+  }
+  return out;
+}
+
+std::vector<double> ParseFloat8Array(std::string_view text) {
+  std::vector<double> out;
+  if (text.size() < 2) return out;
+  const char* p = text.data() + 1;
+  const char* end = text.data() + text.size() - 1;
+  while (p < end) {
+    double v = 0;
+    auto [next, ec] = std::from_chars(p, end, v);
+    if (ec != std::errc()) {
+      // Only NaN/Infinity can get here (the schema keeps them out); strtod knows them.
+      v = std::strtod(std::string(p, static_cast<size_t>(std::find(p, end, ',') - p)).c_str(),
+                      nullptr);
+      next = std::find(p, end, ',');
+    }
+    out.push_back(v);
+    p = next + 1;
+  }
+  return out;
+}
+
+bool IsRfc3339(std::string_view t) {
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  if (!Digits(t, 0, 4, &year) || t.size() < 20 || t[4] != '-' || !Digits(t, 5, 2, &month) ||
+      t[7] != '-' || !Digits(t, 8, 2, &day) || t[10] != 'T' || !Digits(t, 11, 2, &hour) ||
+      t[13] != ':' || !Digits(t, 14, 2, &minute) || t[16] != ':' || !Digits(t, 17, 2, &second)) {
+    return false;
+  }
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (year < 1 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) {
+    return false;
+  }
+  if (day > kDays[month - 1] + (month == 2 && IsLeap(year) ? 1 : 0)) return false;
+  size_t pos = 19;
+  if (t[pos] == '.') {
+    const size_t start = ++pos;
+    while (pos < t.size() && t[pos] >= '0' && t[pos] <= '9') ++pos;
+    if (pos == start || pos - start > 9) return false;
+  }
+  if (pos < t.size() && t[pos] == 'Z') return pos + 1 == t.size();
+  int oh = 0, om = 0;
+  return pos + 6 == t.size() && (t[pos] == '+' || t[pos] == '-') && Digits(t, pos + 1, 2, &oh) &&
+         t[pos + 3] == ':' && Digits(t, pos + 4, 2, &om) && oh <= 23 && om <= 59;
+}
+
+bool IsUuid(std::string_view t) {
+  if (t.size() != 36) return false;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      if (t[i] != '-') return false;
+    } else if (!((t[i] >= '0' && t[i] <= '9') || (t[i] >= 'a' && t[i] <= 'f'))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string HexEncode(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  }
+  return out;
+}
+
+bool HexDecode(std::string_view hex, std::string* out) {
+  if (hex.size() % 2 != 0) return false;
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  out->clear();
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    const int hi = nibble(hex[i]), lo = nibble(hex[i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out->push_back(static_cast<char>(hi * 16 + lo));
+  }
+  return true;
+}
+
+}  // namespace perfgate::store::pgutil

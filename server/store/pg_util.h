@@ -1,0 +1,40 @@
+// Helpers shared by the PgStore source files (not part of the store's interface): SQL
+// fragments for fixed columns, PostgreSQL array literals passed as bound parameters, and
+// parsing of array results and of the RFC 3339 / UUID texts the stores accept.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace perfgate::store::pgutil {
+
+// A column (an SQL expression written in the source, never a value) as RFC 3339 UTC text with
+// milliseconds; NULL stays NULL.
+std::string Rfc3339Sql(std::string_view column);
+
+// Array literals ('{...}') to bind as one text parameter and cast in SQL ($1::text[]).
+std::string TextArray(const std::vector<std::string>& items);
+std::string Int64Array(const std::vector<int64_t>& items);
+std::string IntArray(const std::vector<int>& items);
+// Shortest round-trip decimal; non-finite values as PostgreSQL spells them.
+std::string Float8Array(const std::vector<double>& items);
+
+// Parses PostgreSQL's text output of a one-dimensional array whose elements are never quoted
+// (numbers, uuids, the scope words) or are quoted text; "{}" is empty.
+std::vector<std::string> ParseArray(std::string_view text);
+// Same, each element a double.
+std::vector<double> ParseFloat8Array(std::string_view text);
+
+// Strict RFC 3339 date-time shape (YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)) with field
+// ranges checked, so that PostgreSQL's cast cannot fail on it.
+bool IsRfc3339(std::string_view text);
+// Canonical lowercase 8-4-4-4-12 UUID.
+bool IsUuid(std::string_view text);
+
+std::string HexEncode(std::string_view bytes);
+// false on odd length or a non-hex digit.
+bool HexDecode(std::string_view hex, std::string* out);
+
+}  // namespace perfgate::store::pgutil

@@ -1,0 +1,170 @@
+// The store's narrow interfaces: what the use cases and HTTP handlers need from persistence,
+// with plain value types and Result<T>. PostgreSQL implementations live beside this file
+// (pg_*_store.{h,cc}, libpqxx only there); tests of the API layer may use in-memory fakes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/metric.h"
+#include "core/result.h"
+#include "core/wire.h"
+
+namespace perfgate::store {
+
+struct Project {
+  int64_t id = 0;
+  std::string name;
+  bool public_read = false;
+  std::string created_at;  // RFC 3339 (UTC)
+};
+
+struct TokenRecord {
+  int64_t id = 0;
+  std::optional<int64_t> project_id;  // nullopt: not bound to a project (admin tokens)
+  std::string project;                // project name, "" when unbound
+  std::string name;
+  std::string prefix;                 // first characters of the token, for recognition
+  std::vector<std::string> scopes;    // "ingest", "read", "admin"
+  std::string created_at;
+  bool revoked = false;
+};
+
+struct NewToken {
+  std::optional<int64_t> project_id;
+  std::string name;
+  std::string prefix;
+  std::string token_hash;  // lowercase hex SHA-256 of the token (never the token)
+  std::vector<std::string> scopes;
+};
+
+class ProjectStore {
+ public:
+  virtual ~ProjectStore() = default;
+  // kConflict when the name exists.
+  virtual Result<Project> CreateProject(const std::string& name, bool public_read) = 0;
+  virtual Result<std::vector<Project>> ListProjects() = 0;
+  // kNotFound when absent.
+  virtual Result<Project> GetProject(const std::string& name) = 0;
+};
+
+class TokenStore {
+ public:
+  virtual ~TokenStore() = default;
+  virtual Result<TokenRecord> CreateToken(const NewToken& token) = 0;
+  // The token whose hash matches (revoked ones included: the caller refuses them);
+  // kNotFound when none. Updates last_used_at.
+  virtual Result<TokenRecord> FindTokenByHash(const std::string& token_hash) = 0;
+  // All tokens, or those of one project.
+  virtual Result<std::vector<TokenRecord>> ListTokens(std::optional<int64_t> project_id) = 0;
+  virtual Result<bool> RevokeToken(int64_t id) = 0;  // false when no such token
+  // Whether any unrevoked token has the admin scope (first start creates one when not).
+  virtual Result<bool> HasAdminToken() = 0;
+};
+
+struct RunSummary {
+  std::string id;
+  std::string project;
+  std::string branch;
+  std::string commit_sha;
+  std::string testbed;
+  int64_t testbed_id = 0;
+  std::optional<int64_t> pr;
+  std::string started_at;   // "" when unknown
+  std::string finished_at;
+  std::string created_at;   // when the server stored it
+  int64_t sample_count = 0;
+};
+
+struct IngestOutcome {
+  bool created = false;  // false: the same run id was already stored (idempotent re-post)
+  RunSummary run;
+};
+
+struct RunFilter {
+  std::string branch;     // "" = any
+  std::string commit;     // full sha, "" = any
+  std::string testbed;    // "" = any
+  std::string since;      // RFC 3339 on created_at, "" = unbounded
+  std::string until;
+  int limit = 50;         // 1..1000
+  std::string cursor;     // opaque, from the previous page's next_cursor
+};
+
+struct RunPage {
+  std::vector<RunSummary> runs;  // newest first
+  std::string next_cursor;       // "" when this is the last page
+};
+
+struct StoredRun {
+  RunSummary summary;
+  wire::RunUpload upload;  // as stored (canonical), results include every sample
+};
+
+class RunStore {
+ public:
+  virtual ~RunStore() = default;
+  // Stores a whole run in one transaction: branch, commit (and parents), testbed (by name and
+  // fingerprint), benchmarks, metrics and every sample. The run id makes it idempotent: the
+  // same id posted again stores nothing and returns created = false with the stored run;
+  // the same id with a different body is kConflict. Concurrent posts of one id store it once.
+  virtual Result<IngestOutcome> IngestRun(const Project& project, const wire::RunUpload& run) = 0;
+  virtual Result<RunPage> ListRuns(const Project& project, const RunFilter& filter) = 0;
+  // kNotFound when the run is not in this project.
+  virtual Result<StoredRun> GetRun(const Project& project, const std::string& run_id) = 0;
+};
+
+struct BenchmarkInfo {
+  std::string suite;
+  std::string name;
+};
+
+struct MetricInfo {
+  std::string name;
+  std::string unit;
+  Direction direction = Direction::kLowerIsBetter;
+};
+
+struct SeriesQuery {
+  std::string suite;      // "" = the only suite with this benchmark name (kInvalidArgument if
+                          // ambiguous)
+  std::string benchmark;  // required
+  std::string metric;     // required
+  std::string unit;       // "" = the only unit of this metric
+  std::string branch;     // required
+  std::string testbed;    // "" = any testbed (all fingerprints)
+  std::string since;      // RFC 3339 on run created_at
+  std::string until;
+  int limit = 1000;       // most recent commits
+};
+
+// All repetitions of one series at one commit (pooled over the runs at that commit).
+struct SeriesPoint {
+  std::string commit_sha;
+  std::string subject;
+  std::string author;
+  std::string author_time;  // "" when unknown
+  std::string first_run_at; // created_at of the earliest run at this commit
+  std::vector<std::string> run_ids;
+  std::vector<double> values;
+};
+
+struct Series {
+  BenchmarkInfo benchmark;
+  MetricInfo metric;
+  std::string branch;
+  std::string testbed;          // "" when any
+  std::vector<SeriesPoint> points;  // oldest first, by first run time
+};
+
+class SeriesStore {
+ public:
+  virtual ~SeriesStore() = default;
+  virtual Result<std::vector<BenchmarkInfo>> ListBenchmarks(const Project& project) = 0;
+  virtual Result<std::vector<MetricInfo>> ListMetrics(const Project& project) = 0;
+  virtual Result<Series> GetSeries(const Project& project, const SeriesQuery& query) = 0;
+};
+
+}  // namespace perfgate::store
