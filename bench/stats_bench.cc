@@ -47,7 +47,8 @@ const Data& GetData() {
       double level = 100 * std::pow(10.0, 5.0 * b / kBenchmarks);
       double shift = b % 50 == 0 ? 1.08 : (b % 70 == 0 ? 0.94 : 1.0);
       std::vector<double> base, contender;
-      for (int r = 0; r < kRepetitions; ++r) base.push_back(level * std::exp(0.02 * StandardNormal(rng)));
+      for (int r = 0; r < kRepetitions; ++r)
+        base.push_back(level * std::exp(0.02 * StandardNormal(rng)));
       for (int r = 0; r < kRepetitions; ++r) {
         contender.push_back(level * shift * std::exp(0.02 * StandardNormal(rng)));
       }
@@ -55,8 +56,8 @@ const Data& GetData() {
       d.contender.push_back(std::move(contender));
     }
     for (int b = 0; b < kBenchmarks; ++b) {
-      d.inputs.push_back({"BM_" + std::to_string(b), perfgate::Direction::kLowerIsBetter,
-                          d.base[b], d.contender[b], 0});
+      d.inputs.push_back({"BM_" + std::to_string(b), perfgate::Direction::kLowerIsBetter, d.base[b],
+                          d.contender[b], 0});
     }
     return d;
   }();

@@ -1,8 +1,8 @@
 #include "server/app.h"
 
-#include <pqxx/pqxx>
 #include <spdlog/spdlog.h>
 
+#include <pqxx/pqxx>
 #include <utility>
 
 #include "server/api/api.h"
@@ -122,8 +122,8 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
 
   auto migrated = store::Migrate(s.dsn, MigrationOptions(config));
   if (!migrated) return tl::unexpected(InStep("migrations", migrated.error()));
-  spdlog::info("database schema at version {} ({} migration(s) applied now)",
-               migrated->version, migrated->applied.size());
+  spdlog::info("database schema at version {} ({} migration(s) applied now)", migrated->version,
+               migrated->applied.size());
 
   store::PoolOptions pool_options;
   pool_options.dsn = s.dsn;
@@ -135,14 +135,13 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
   }
 
   store::ConnectionPool* pool = s.pool.get();
-  s.metrics.AddGauge("perfgate_db_pool_connections", "PostgreSQL connections by state",
-                     [pool]() {
-                       const store::PoolStats stats = pool->Stats();
-                       return std::vector<http::GaugeSample>{
-                           {{{"state", "in_use"}}, static_cast<double>(stats.in_use)},
-                           {{{"state", "idle"}}, static_cast<double>(stats.size - stats.in_use)},
-                           {{{"state", "max"}}, static_cast<double>(stats.max_size)}};
-                     });
+  s.metrics.AddGauge("perfgate_db_pool_connections", "PostgreSQL connections by state", [pool]() {
+    const store::PoolStats stats = pool->Stats();
+    return std::vector<http::GaugeSample>{
+        {{{"state", "in_use"}}, static_cast<double>(stats.in_use)},
+        {{{"state", "idle"}}, static_cast<double>(stats.size - stats.in_use)},
+        {{{"state", "max"}}, static_cast<double>(stats.max_size)}};
+  });
   s.deps.projects = s.stores.get();
   s.deps.tokens = s.stores.get();
   s.deps.runs = s.stores.get();

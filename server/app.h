@@ -23,7 +23,7 @@ class App {
   App(const App&) = delete;
   App& operator=(const App&) = delete;
 
-  int port() const;                    // the bound port (useful with listen port 0)
+  int port() const;                         // the bound port (useful with listen port 0)
   const std::string& database_url() const;  // the DSN in use (embedded or given)
   // The admin token generated at this start ("" when one already existed or was configured).
   const std::string& new_admin_token() const;

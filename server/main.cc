@@ -1,14 +1,14 @@
 // perfgate-server: the composition root. Reads the configuration (defaults < server.yaml <
 // environment < flags), starts the App (embedded or external PostgreSQL, migrations, HTTP),
 // and shuts down gracefully on SIGTERM/SIGINT. `perfgate-server migrate` only migrates.
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <spdlog/spdlog.h>
 
 #include "config/logging.h"
 #include "config/server_config.h"
@@ -28,14 +28,18 @@ int Fail(const perfgate::Error& error, int code) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App cli{"perfgate-server: stores benchmark runs in PostgreSQL and serves the REST API.\n"
-               "Without --database-url it runs its own PostgreSQL under --data-dir."};
+  CLI::App cli{
+      "perfgate-server: stores benchmark runs in PostgreSQL and serves the REST API.\n"
+      "Without --database-url it runs its own PostgreSQL under --data-dir."};
   cli.set_version_flag("--version", "perfgate-server 0.1.0");
   std::string config_file;
   std::vector<perfgate::config::Override> flags;
   auto flag = [&](const std::string& name, const std::string& key, const std::string& help) {
     cli.add_option_function<std::string>(
-        name, [&flags, key, name](const std::string& v) { flags.push_back({key, v, name}); },
+        name,
+        [&flags, key, name](const std::string& v) {
+          flags.push_back({key, v, name});
+        },
         help);
   };
   cli.add_option("--config", config_file, "server.yaml (see docs/config.md)");
@@ -57,7 +61,8 @@ int main(int argc, char** argv) {
                                           perfgate::config::DefaultServerConfig())
                                     : perfgate::config::LoadServerConfig(config_file);
   if (!config) return Fail(config.error(), kExitUsage);
-  if (auto env = perfgate::config::ApplyEnvironment(*config, perfgate::config::ProcessEnvironment());
+  if (auto env =
+          perfgate::config::ApplyEnvironment(*config, perfgate::config::ProcessEnvironment());
       !env) {
     return Fail(env.error(), kExitUsage);
   }

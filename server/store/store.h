@@ -26,8 +26,8 @@ struct TokenRecord {
   std::optional<int64_t> project_id;  // nullopt: not bound to a project (admin tokens)
   std::string project;                // project name, "" when unbound
   std::string name;
-  std::string prefix;                 // first characters of the token, for recognition
-  std::vector<std::string> scopes;    // "ingest", "read", "admin"
+  std::string prefix;               // first characters of the token, for recognition
+  std::vector<std::string> scopes;  // "ingest", "read", "admin"
   std::string created_at;
   bool revoked = false;
 };
@@ -72,9 +72,9 @@ struct RunSummary {
   std::string testbed;
   int64_t testbed_id = 0;
   std::optional<int64_t> pr;
-  std::string started_at;   // "" when unknown
+  std::string started_at;  // "" when unknown
   std::string finished_at;
-  std::string created_at;   // when the server stored it
+  std::string created_at;  // when the server stored it
   int64_t sample_count = 0;
 };
 
@@ -84,13 +84,13 @@ struct IngestOutcome {
 };
 
 struct RunFilter {
-  std::string branch;     // "" = any
-  std::string commit;     // full sha, "" = any
-  std::string testbed;    // "" = any
-  std::string since;      // RFC 3339 on created_at, "" = unbounded
+  std::string branch;   // "" = any
+  std::string commit;   // full sha, "" = any
+  std::string testbed;  // "" = any
+  std::string since;    // RFC 3339 on created_at, "" = unbounded
   std::string until;
-  int limit = 50;         // 1..1000
-  std::string cursor;     // opaque, from the previous page's next_cursor
+  int limit = 50;      // 1..1000
+  std::string cursor;  // opaque, from the previous page's next_cursor
 };
 
 struct RunPage {
@@ -137,7 +137,7 @@ struct SeriesQuery {
   std::string testbed;    // "" = any testbed (all fingerprints)
   std::string since;      // RFC 3339 on run created_at
   std::string until;
-  int limit = 1000;       // most recent commits
+  int limit = 1000;  // most recent commits
 };
 
 // All repetitions of one series at one commit (pooled over the runs at that commit).
@@ -145,8 +145,8 @@ struct SeriesPoint {
   std::string commit_sha;
   std::string subject;
   std::string author;
-  std::string author_time;  // "" when unknown
-  std::string first_run_at; // created_at of the earliest run at this commit
+  std::string author_time;   // "" when unknown
+  std::string first_run_at;  // created_at of the earliest run at this commit
   std::vector<std::string> run_ids;
   std::vector<double> values;
 };
@@ -155,7 +155,7 @@ struct Series {
   BenchmarkInfo benchmark;
   MetricInfo metric;
   std::string branch;
-  std::string testbed;          // "" when any
+  std::string testbed;              // "" when any
   std::vector<SeriesPoint> points;  // oldest first, by first run time
 };
 
