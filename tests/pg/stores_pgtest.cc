@@ -133,6 +133,27 @@ TEST_F(StoresTest, Tokens) {
   EXPECT_FALSE(*store_->HasAdminToken());
 }
 
+// samples has no foreign keys (migration 0002: they cost one query per row); deleting runs,
+// directly or through a project's cascade, must still delete their samples.
+TEST_F(StoresTest, DeletingRunsDeletesTheirSamples) {
+  ASSERT_TRUE(store_->IngestRun(project_, MakeRun(1)));
+  ASSERT_TRUE(store_->IngestRun(project_, MakeRun(2)));
+  ASSERT_EQ(Count("samples"), 14);
+  auto exec = [&](const std::string& sql) {
+    auto done = pool_->WithTransaction<bool>([&](pqxx::work& tx) -> Result<bool> {
+      tx.exec(sql);
+      return true;
+    });
+    ASSERT_TRUE(done) << done.error().ToString();
+  };
+  exec("DELETE FROM runs WHERE id = '" + MakeRun(1).id + "'");
+  EXPECT_EQ(Count("runs"), 1);
+  EXPECT_EQ(Count("samples"), 7);
+  exec("DELETE FROM projects WHERE name = 'proj'");
+  EXPECT_EQ(Count("runs"), 0);
+  EXPECT_EQ(Count("samples"), 0);
+}
+
 TEST_F(StoresTest, IngestRoundTrip) {
   const wire::RunUpload run = MakeRun(1);
   Result<IngestOutcome> outcome = store_->IngestRun(project_, run);
