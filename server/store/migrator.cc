@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "server/store/pg_error.h"
+#include "server/store/pg_util.h"
 #include "server/store/pool.h"
 
 #ifndef PERFGATE_MIGRATIONS_DIR
@@ -18,19 +19,6 @@
 
 namespace perfgate::store {
 namespace {
-
-std::string Sha256Hex(const std::string& text) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 0xf];
-  }
-  return hex;
-}
 
 constexpr const char* kCreateTable = R"sql(
 CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -80,7 +68,7 @@ Result<std::vector<Migration>> LoadMigrations(const std::filesystem::path& dir) 
     m.version = version;
     m.name = file.substr(0, file.size() - 4);
     m.sql = text.str();
-    m.checksum = Sha256Hex(m.sql);
+    m.checksum = pgutil::Sha256Hex(m.sql);
     migrations.push_back(std::move(m));
   }
   if (ec) return InvalidArgument("cannot list " + dir.string() + ": " + ec.message());

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
 
@@ -54,16 +55,26 @@ RunSummary ReadSummary(const pqxx::row& row) {
   return s;
 }
 
-// The run as stored, when it exists: compared with the new canonical upload. Equal: the
-// idempotent re-post; different (or another project's run): kConflict.
+// The run as stored, when it exists: compared with the new canonical upload by its SHA-256
+// (rows stored before migration 0003 have no digest: their full upload is compared). Equal:
+// the idempotent re-post; different (or another project's run): kConflict.
 Result<std::optional<IngestOutcome>> ExistingRun(pqxx::work& tx, const Project& project,
-                                                 const std::string& id, const std::string& upload) {
+                                                 const std::string& id, const std::string& digest,
+                                                 const std::string& upload) {
   pqxx::result r =
-      tx.exec_params("SELECT " + SummaryColumns() + ", r.project_id = $2 AND r.upload = $3::jsonb" +
+      tx.exec_params("SELECT " + SummaryColumns() + ", r.project_id = $2, r.upload_sha256" +
                          SummaryJoins() + "WHERE r.id = $1::uuid",
-                     id, project.id, upload);
+                     id, project.id);
   if (r.empty()) return std::optional<IngestOutcome>();
-  if (!r[0][kSummaryColumnCount].as<bool>()) {
+  bool same = r[0][kSummaryColumnCount].as<bool>();
+  if (same && r[0][kSummaryColumnCount + 1].is_null()) {
+    same = tx.exec_params("SELECT upload = $2::jsonb FROM runs WHERE id = $1::uuid", id, upload)
+               .at(0)[0]
+               .as<bool>();
+  } else if (same) {
+    same = r[0][kSummaryColumnCount + 1].as<std::string>() == digest;
+  }
+  if (!same) {
     return MakeError(ErrorCode::kConflict, "run " + id + " already exists with different content",
                      "id");
   }
@@ -247,15 +258,53 @@ Result<void> InsertSamples(pqxx::work& tx, const wire::RunUpload& run, const Ids
   return {};
 }
 
+// Puts the values of every series back into an upload stored without them (migration 0003),
+// from samples, in repetition order.
+Result<std::string> FillValues(pqxx::work& tx, const std::string& run_id,
+                               const std::string& upload_text) {
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::vector<double>>
+      values;
+  for (const pqxx::row& row : tx.exec_params(
+           "SELECT b.suite, b.name, m.name, m.unit, "
+           "array_agg(s.value ORDER BY s.repetition)::text FROM samples s "
+           "JOIN benchmarks b ON b.id = s.benchmark_id JOIN metrics m ON m.id = s.metric_id "
+           "WHERE s.run_id = $1::uuid GROUP BY 1, 2, 3, 4",
+           run_id)) {
+    values[{row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<std::string>(),
+            row[3].as<std::string>()}] = pgutil::ParseFloat8Array(row[4].as<std::string>());
+  }
+  nlohmann::json upload = nlohmann::json::parse(upload_text, nullptr, false);
+  if (upload.is_discarded() || !upload.contains("results")) {
+    return MakeError(ErrorCode::kInternal, "stored upload of run " + run_id + " is not JSON");
+  }
+  for (auto& series : upload["results"]) {
+    auto key = std::make_tuple(series.value("suite", ""), series.value("benchmark", ""),
+                               series.value("metric", ""), series.value("unit", ""));
+    auto it = values.find(key);
+    if (it == values.end()) {
+      return MakeError(ErrorCode::kInternal, "run " + run_id + " has no samples for " +
+                                                 std::get<1>(key) + " " + std::get<2>(key));
+    }
+    series["values"] = it->second;
+  }
+  return upload.dump();
+}
+
 }  // namespace
 
 Result<IngestOutcome> PgStore::IngestRun(const Project& project, const wire::RunUpload& run) {
   if (!pgutil::IsUuid(run.id)) return InvalidArgument("not a lowercase UUID", "id");
   if (run.branch.empty()) return InvalidArgument("required", "branch");
   const std::string upload = wire::EncodeRunUpload(run);
+  const std::string digest = pgutil::Sha256Hex(upload);
+  // The stored upload leaves the values out: they are in samples (migration 0003).
+  wire::RunUpload shell = run;
+  for (auto& series : shell.results) series.values.clear();
+  const std::string stored_upload = wire::EncodeRunUpload(shell);
   return pool_.WithTransaction<IngestOutcome>([&](pqxx::work& tx) -> Result<IngestOutcome> {
     tx.exec_params("SELECT pg_advisory_xact_lock($1, hashtext($2))", kRunLockClass, run.id);
-    Result<std::optional<IngestOutcome>> existing = ExistingRun(tx, project, run.id, upload);
+    Result<std::optional<IngestOutcome>> existing =
+        ExistingRun(tx, project, run.id, digest, upload);
     if (!existing) return tl::unexpected(existing.error());
     if (*existing) return **existing;
 
@@ -266,16 +315,17 @@ Result<IngestOutcome> PgStore::IngestRun(const Project& project, const wire::Run
     const std::string pr = run.ci.pr ? std::to_string(*run.ci.pr) : std::string();
     pqxx::result inserted = tx.exec_params(
         "INSERT INTO runs (id, project_id, branch_id, commit_id, testbed_id, merge_base_sha, "
-        "target_branch, ci, pr, started_at, finished_at, upload, sample_count) VALUES "
-        "($1::uuid, $2, $3, $4, $5, $6, $7, ($8::jsonb) -> 'ci', $9::bigint, $10::timestamptz, "
-        "$11::timestamptz, $8::jsonb, $12) ON CONFLICT (id) DO NOTHING RETURNING id",
+        "target_branch, ci, pr, started_at, finished_at, upload, sample_count, upload_sha256) "
+        "VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, ($8::jsonb) -> 'ci', $9::bigint, "
+        "$10::timestamptz, $11::timestamptz, $8::jsonb, $12, $13) "
+        "ON CONFLICT (id) DO NOTHING RETURNING id",
         run.id, project.id, ids.branch, ids.commit, ids.testbed,
-        run.merge_base ? run.merge_base->c_str() : nullptr, run.target_branch, upload,
+        run.merge_base ? run.merge_base->c_str() : nullptr, run.target_branch, stored_upload,
         run.ci.pr ? pr.c_str() : nullptr, OrNull(run.started_at), OrNull(run.finished_at),
-        static_cast<int64_t>(run.SampleCount()));
+        static_cast<int64_t>(run.SampleCount()), digest);
     if (inserted.empty()) {
       // Only a writer that skipped the advisory lock can get here; answer as a re-post would.
-      existing = ExistingRun(tx, project, run.id, upload);
+      existing = ExistingRun(tx, project, run.id, digest, upload);
       if (!existing) return tl::unexpected(existing.error());
       if (*existing) return **existing;
       return MakeError(ErrorCode::kInternal, "run " + run.id + " vanished during ingest");
@@ -346,15 +396,21 @@ Result<StoredRun> PgStore::GetRun(const Project& project, const std::string& run
   Result<std::pair<RunSummary, std::string>> row =
       pool_.WithTransaction<std::pair<RunSummary, std::string>>(
           [&](pqxx::work& tx) -> Result<std::pair<RunSummary, std::string>> {
-            pqxx::result r =
-                tx.exec_params("SELECT " + SummaryColumns() + ", r.upload::text" + SummaryJoins() +
-                                   "WHERE r.id = $1::uuid AND r.project_id = $2",
-                               run_id, project.id);
+            pqxx::result r = tx.exec_params(
+                "SELECT " + SummaryColumns() + ", r.upload::text, r.upload_sha256 IS NOT NULL" +
+                    SummaryJoins() + "WHERE r.id = $1::uuid AND r.project_id = $2",
+                run_id, project.id);
             if (r.empty()) {
               return MakeError(ErrorCode::kNotFound,
                                "no run " + run_id + " in project " + project.name, "id");
             }
-            return std::pair(ReadSummary(r[0]), r[0][kSummaryColumnCount].as<std::string>());
+            std::string text = r[0][kSummaryColumnCount].as<std::string>();
+            if (r[0][kSummaryColumnCount + 1].as<bool>()) {
+              Result<std::string> filled = FillValues(tx, run_id, text);
+              if (!filled) return tl::unexpected(filled.error());
+              text = std::move(*filled);
+            }
+            return std::pair(ReadSummary(r[0]), std::move(text));
           });
   if (!row) return tl::unexpected(row.error());
   // What was stored passed the decoder with the server's limits, whatever they were then.

@@ -1,5 +1,7 @@
 #include "server/store/pg_util.h"
 
+#include <openssl/evp.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -187,6 +189,13 @@ bool HexDecode(std::string_view hex, std::string* out) {
     out->push_back(static_cast<char>(hi * 16 + lo));
   }
   return true;
+}
+
+std::string Sha256Hex(std::string_view text) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
+  return HexEncode(std::string_view(reinterpret_cast<const char*>(digest), length));
 }
 
 }  // namespace perfgate::store::pgutil

@@ -34,6 +34,8 @@ bool IsRfc3339(std::string_view text);
 bool IsUuid(std::string_view text);
 
 std::string HexEncode(std::string_view bytes);
+// Lowercase hex SHA-256 of `text`.
+std::string Sha256Hex(std::string_view text);
 // false on odd length or a non-hex digit.
 bool HexDecode(std::string_view hex, std::string* out);
 
