@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <pqxx/pqxx>
 #include <utility>
 
 #include "server/api/api.h"
@@ -148,12 +147,7 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
   s.deps.series = s.stores.get();
   s.deps.metrics = &s.metrics;
   s.deps.json_max_depth = config.limits.json_depth;
-  s.deps.database_ready = [pool]() -> Result<bool> {
-    return pool->WithTransaction<bool>([](pqxx::work& work) -> Result<bool> {
-      work.exec("SELECT 1");
-      return true;
-    });
-  };
+  s.deps.database_ready = [pool]() { return pool->Ping(); };
   http::Router router;
   api::RegisterRoutes(router, s.deps);
 

@@ -152,4 +152,11 @@ PoolStats ConnectionPool::Stats() const {
   return stats;
 }
 
+Result<bool> ConnectionPool::Ping() {
+  return WithTransaction<bool>([](pqxx::work& work) -> Result<bool> {
+    work.exec("SELECT 1");
+    return true;
+  });
+}
+
 }  // namespace perfgate::store

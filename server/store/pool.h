@@ -94,6 +94,9 @@ class ConnectionPool {
 
   // Stops handing out connections and closes the idle ones (graceful shutdown); leased
   // connections close when they come back.
+  // Whether PostgreSQL answers a trivial query (for /readyz); kUnavailable when it does not.
+  Result<bool> Ping();
+
   void Close();
 
   PoolStats Stats() const;
