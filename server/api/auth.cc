@@ -1,5 +1,7 @@
 #include "server/api/auth.h"
 
+#include "server/api/json_util.h"
+
 namespace perfgate::server::api {
 namespace {
 
@@ -88,6 +90,20 @@ Result<store::Project> AuthorizeProject(store::TokenStore& tokens, store::Projec
     return tl::unexpected(access.error());
   }
   return found;
+}
+
+http::Handler HandleProject(const ApiDeps& deps,
+                            std::initializer_list<std::string_view> allowed_query,
+                            auth::Scope required, ProjectHandler handler) {
+  return Handle(
+      allowed_query,
+      [deps, required, handler = std::move(handler)](
+          const http::Request& request, const http::PathParams& params) -> Result<http::Response> {
+        auto project =
+            AuthorizeProject(*deps.tokens, *deps.projects, request, params.at("project"), required);
+        if (!project) return tl::unexpected(project.error());
+        return handler(request, params, *project);
+      });
 }
 
 }  // namespace perfgate::server::api

@@ -4,11 +4,15 @@
 // matrix is testable without a socket.
 #pragma once
 
+#include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string_view>
 
 #include "core/result.h"
+#include "server/api/api.h"
 #include "server/auth/tokens.h"
+#include "server/http/router.h"
 #include "server/http/types.h"
 #include "server/store/store.h"
 
@@ -40,5 +44,16 @@ bool CanList(const std::optional<Caller>& caller, const store::Project& project)
 Result<store::Project> AuthorizeProject(store::TokenStore& tokens, store::ProjectStore& projects,
                                         const http::Request& request, std::string_view project,
                                         auth::Scope required);
+
+// The handler of a route under /api/v1/projects/{project}, called once the caller may act on
+// the project with `required`.
+using ProjectHandler = std::function<Result<http::Response>(
+    const http::Request&, const http::PathParams&, const store::Project&)>;
+
+// Handle() (query check, one error body) for a project route: authenticates, looks the project
+// up and checks `required` before calling `handler`.
+http::Handler HandleProject(const ApiDeps& deps,
+                            std::initializer_list<std::string_view> allowed_query,
+                            auth::Scope required, ProjectHandler handler);
 
 }  // namespace perfgate::server::api

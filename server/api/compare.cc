@@ -125,13 +125,11 @@ Result<compare::CompareReport> CompareRuns(const store::StoredRun& base,
 }
 
 void RegisterCompareRoutes(http::Router& router, const ApiDeps& deps) {
-  router.Add("GET", "/api/v1/projects/{project}/compare", "compare",
-             Handle({"base", "contender", "metric", "threshold", "alpha"},
-                    [deps](const http::Request& request,
-                           const http::PathParams& params) -> Result<http::Response> {
-                      auto project = AuthorizeProject(*deps.tokens, *deps.projects, request,
-                                                      params.at("project"), auth::Scope::kRead);
-                      if (!project) return tl::unexpected(project.error());
+  router.Add(
+      "GET", "/api/v1/projects/{project}/compare", "compare",
+      HandleProject(deps, {"base", "contender", "metric", "threshold", "alpha"}, auth::Scope::kRead,
+                    [deps](const http::Request& request, const http::PathParams& /*params*/,
+                           const store::Project& project) -> Result<http::Response> {
                       auto base_id = StringParam(request, "base", true);
                       if (!base_id) return tl::unexpected(base_id.error());
                       auto contender_id = StringParam(request, "contender", true);
@@ -148,13 +146,13 @@ void RegisterCompareRoutes(http::Router& router, const ApiDeps& deps) {
                       if (!alpha) return tl::unexpected(alpha.error());
                       policy.alpha = *alpha;
 
-                      auto base = deps.runs->GetRun(*project, *base_id);
+                      auto base = deps.runs->GetRun(project, *base_id);
                       if (!base) {
                         Error error = base.error();
                         if (error.code == ErrorCode::kNotFound) error.field = "base";
                         return tl::unexpected(error);
                       }
-                      auto contender = deps.runs->GetRun(*project, *contender_id);
+                      auto contender = deps.runs->GetRun(project, *contender_id);
                       if (!contender) {
                         Error error = contender.error();
                         if (error.code == ErrorCode::kNotFound) error.field = "contender";

@@ -125,53 +125,47 @@ void RegisterProjectRoutes(http::Router& router, const ApiDeps& deps) {
                       return JsonResponse(200, {{"projects", std::move(list)}});
                     }));
 
-  router.Add("GET", "/api/v1/projects/{project}", "projects.get",
-             Handle({},
-                    [deps](const http::Request& request,
-                           const http::PathParams& params) -> Result<http::Response> {
-                      auto project = AuthorizeProject(*deps.tokens, *deps.projects, request,
-                                                      params.at("project"), auth::Scope::kRead);
-                      if (!project) return tl::unexpected(project.error());
-                      return JsonResponse(200, {{"project", ProjectJson(*project)}});
+  router.Add(
+      "GET", "/api/v1/projects/{project}", "projects.get",
+      HandleProject(deps, {}, auth::Scope::kRead,
+                    [deps](const http::Request& /*request*/, const http::PathParams& /*params*/,
+                           const store::Project& project) -> Result<http::Response> {
+                      return JsonResponse(200, {{"project", ProjectJson(project)}});
                     }));
 
   router.Add("POST", "/api/v1/projects/{project}/tokens", "tokens.create",
-             Handle({},
-                    [deps](const http::Request& request,
-                           const http::PathParams& params) -> Result<http::Response> {
-                      auto project = AuthorizeProject(*deps.tokens, *deps.projects, request,
-                                                      params.at("project"), auth::Scope::kAdmin);
-                      if (!project) return tl::unexpected(project.error());
-                      if (auto bad_type = CheckJsonContentType(request)) return *bad_type;
-                      auto body = ParseJsonObject(request.body, deps.json_max_depth);
-                      if (!body) return tl::unexpected(body.error());
-                      auto wanted = DecodeNewToken(*body);
-                      if (!wanted) return tl::unexpected(wanted.error());
-                      auto token = auth::GenerateToken();
-                      if (!token) return tl::unexpected(token.error());
-                      auto hash = auth::HashToken(*token);
-                      if (!hash) return tl::unexpected(hash.error());
-                      store::NewToken record{project->id, wanted->name,
-                                             token->substr(0, kShownPrefix), *hash, wanted->scopes};
-                      auto stored = deps.tokens->CreateToken(record);
-                      if (!stored) return tl::unexpected(stored.error());
-                      return JsonResponse(201, {{"token", *token},
-                                                {"id", stored->id},
-                                                {"name", stored->name},
-                                                {"prefix", stored->prefix},
-                                                {"scopes", stored->scopes},
-                                                {"project", project->name},
-                                                {"created_at", stored->created_at}});
-                    }));
+             HandleProject(deps, {}, auth::Scope::kAdmin,
+                           [deps](const http::Request& request, const http::PathParams& /*params*/,
+                                  const store::Project& project) -> Result<http::Response> {
+                             if (auto bad_type = CheckJsonContentType(request)) return *bad_type;
+                             auto body = ParseJsonObject(request.body, deps.json_max_depth);
+                             if (!body) return tl::unexpected(body.error());
+                             auto wanted = DecodeNewToken(*body);
+                             if (!wanted) return tl::unexpected(wanted.error());
+                             auto token = auth::GenerateToken();
+                             if (!token) return tl::unexpected(token.error());
+                             auto hash = auth::HashToken(*token);
+                             if (!hash) return tl::unexpected(hash.error());
+                             store::NewToken record{project.id, wanted->name,
+                                                    token->substr(0, kShownPrefix), *hash,
+                                                    wanted->scopes};
+                             auto stored = deps.tokens->CreateToken(record);
+                             if (!stored) return tl::unexpected(stored.error());
+                             return JsonResponse(201, {{"token", *token},
+                                                       {"id", stored->id},
+                                                       {"name", stored->name},
+                                                       {"prefix", stored->prefix},
+                                                       {"scopes", stored->scopes},
+                                                       {"project", project.name},
+                                                       {"created_at", stored->created_at}});
+                           }));
 
-  router.Add("GET", "/api/v1/projects/{project}/tokens", "tokens.list",
-             Handle({},
-                    [deps](const http::Request& request,
-                           const http::PathParams& params) -> Result<http::Response> {
-                      auto project = AuthorizeProject(*deps.tokens, *deps.projects, request,
-                                                      params.at("project"), auth::Scope::kAdmin);
-                      if (!project) return tl::unexpected(project.error());
-                      auto tokens = deps.tokens->ListTokens(project->id);
+  router.Add(
+      "GET", "/api/v1/projects/{project}/tokens", "tokens.list",
+      HandleProject(deps, {}, auth::Scope::kAdmin,
+                    [deps](const http::Request& /*request*/, const http::PathParams& /*params*/,
+                           const store::Project& project) -> Result<http::Response> {
+                      auto tokens = deps.tokens->ListTokens(project.id);
                       if (!tokens) return tl::unexpected(tokens.error());
                       json list = json::array();
                       for (const auto& token : *tokens) list.push_back(TokenJson(token));

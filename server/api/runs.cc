@@ -45,75 +45,69 @@ void RegisterRunRoutes(http::Router& router, const ApiDeps& deps) {
                                      "Runs stored (not counting idempotent re-posts).");
 
   router.Add("POST", "/api/v1/projects/{project}/runs", "runs.create",
-             Handle({},
-                    [deps, ingested_samples, ingested_runs](
-                        const http::Request& request,
-                        const http::PathParams& params) -> Result<http::Response> {
-                      auto project = AuthorizeProject(*deps.tokens, *deps.projects, request,
-                                                      params.at("project"), auth::Scope::kIngest);
-                      if (!project) return tl::unexpected(project.error());
-                      if (auto bad_type = CheckJsonContentType(request)) return *bad_type;
-                      auto run = DecodeUpload(request, *project, deps.json_max_depth);
-                      if (!run) return tl::unexpected(run.error());
-                      auto outcome = deps.runs->IngestRun(*project, *run);
-                      if (!outcome) return tl::unexpected(outcome.error());
-                      if (outcome->created && ingested_samples != nullptr) {
-                        ingested_samples->Increment(run->SampleCount());
-                        ingested_runs->Increment();
-                      }
-                      return JsonResponse(
-                          outcome->created ? 201 : 200,
-                          {{"created", outcome->created}, {"run", RunJson(outcome->run)}});
-                    }));
+             HandleProject(deps, {}, auth::Scope::kIngest,
+                           [deps, ingested_samples, ingested_runs](
+                               const http::Request& request, const http::PathParams& /*params*/,
+                               const store::Project& project) -> Result<http::Response> {
+                             if (auto bad_type = CheckJsonContentType(request)) return *bad_type;
+                             auto run = DecodeUpload(request, project, deps.json_max_depth);
+                             if (!run) return tl::unexpected(run.error());
+                             auto outcome = deps.runs->IngestRun(project, *run);
+                             if (!outcome) return tl::unexpected(outcome.error());
+                             if (outcome->created && ingested_samples != nullptr) {
+                               ingested_samples->Increment(run->SampleCount());
+                               ingested_runs->Increment();
+                             }
+                             return JsonResponse(
+                                 outcome->created ? 201 : 200,
+                                 {{"created", outcome->created}, {"run", RunJson(outcome->run)}});
+                           }));
 
   router.Add("GET", "/api/v1/projects/{project}/runs", "runs.list",
-             Handle({"branch", "commit", "testbed", "since", "until", "limit", "cursor"},
-                    [deps](const http::Request& request,
-                           const http::PathParams& params) -> Result<http::Response> {
-                      auto project = AuthorizeProject(*deps.tokens, *deps.projects, request,
-                                                      params.at("project"), auth::Scope::kRead);
-                      if (!project) return tl::unexpected(project.error());
-                      store::RunFilter filter;
-                      filter.branch = request.Query("branch").value_or("");
-                      filter.testbed = request.Query("testbed").value_or("");
-                      filter.cursor = request.Query("cursor").value_or("");
-                      filter.commit = request.Query("commit").value_or("");
-                      if (!filter.commit.empty() && !IsSha(filter.commit)) {
-                        return InvalidArgument("not a full commit sha (40 hex digits)", "commit");
-                      }
-                      for (char& c : filter.commit) c = static_cast<char>(std::tolower(c));
-                      auto since = TimeParam(request, "since");
-                      if (!since) return tl::unexpected(since.error());
-                      auto until = TimeParam(request, "until");
-                      if (!until) return tl::unexpected(until.error());
-                      auto limit = IntParam(request, "limit", 1, 1000, 50);
-                      if (!limit) return tl::unexpected(limit.error());
-                      filter.since = *since;
-                      filter.until = *until;
-                      filter.limit = *limit;
-                      auto page = deps.runs->ListRuns(*project, filter);
-                      if (!page) return tl::unexpected(page.error());
-                      json runs = json::array();
-                      for (const auto& run : page->runs) runs.push_back(RunJson(run));
-                      return JsonResponse(200, {{"runs", std::move(runs)},
-                                                {"next_cursor", page->next_cursor.empty()
-                                                                    ? json(nullptr)
-                                                                    : json(page->next_cursor)}});
-                    }));
+             HandleProject(
+                 deps, {"branch", "commit", "testbed", "since", "until", "limit", "cursor"},
+                 auth::Scope::kRead,
+                 [deps](const http::Request& request, const http::PathParams& /*params*/,
+                        const store::Project& project) -> Result<http::Response> {
+                   store::RunFilter filter;
+                   filter.branch = request.Query("branch").value_or("");
+                   filter.testbed = request.Query("testbed").value_or("");
+                   filter.cursor = request.Query("cursor").value_or("");
+                   filter.commit = request.Query("commit").value_or("");
+                   if (!filter.commit.empty() && !IsSha(filter.commit)) {
+                     return InvalidArgument("not a full commit sha (40 hex digits)", "commit");
+                   }
+                   for (char& c : filter.commit) c = static_cast<char>(std::tolower(c));
+                   auto since = TimeParam(request, "since");
+                   if (!since) return tl::unexpected(since.error());
+                   auto until = TimeParam(request, "until");
+                   if (!until) return tl::unexpected(until.error());
+                   auto limit = IntParam(request, "limit", 1, 1000, 50);
+                   if (!limit) return tl::unexpected(limit.error());
+                   filter.since = *since;
+                   filter.until = *until;
+                   filter.limit = *limit;
+                   auto page = deps.runs->ListRuns(project, filter);
+                   if (!page) return tl::unexpected(page.error());
+                   json runs = json::array();
+                   for (const auto& run : page->runs) runs.push_back(RunJson(run));
+                   return JsonResponse(
+                       200, {{"runs", std::move(runs)},
+                             {"next_cursor", page->next_cursor.empty() ? json(nullptr)
+                                                                       : json(page->next_cursor)}});
+                 }));
 
   router.Add("GET", "/api/v1/projects/{project}/runs/{id}", "runs.get",
-             Handle({},
-                    [deps](const http::Request& request,
-                           const http::PathParams& params) -> Result<http::Response> {
-                      auto project = AuthorizeProject(*deps.tokens, *deps.projects, request,
-                                                      params.at("project"), auth::Scope::kRead);
-                      if (!project) return tl::unexpected(project.error());
-                      auto run = deps.runs->GetRun(*project, params.at("id"));
-                      if (!run) return tl::unexpected(run.error());
-                      return JsonResponse(
-                          200, {{"run", RunJson(run->summary)},
-                                {"upload", json::parse(wire::EncodeRunUpload(run->upload))}});
-                    }));
+             HandleProject(deps, {}, auth::Scope::kRead,
+                           [deps](const http::Request& /*request*/, const http::PathParams& params,
+                                  const store::Project& project) -> Result<http::Response> {
+                             auto run = deps.runs->GetRun(project, params.at("id"));
+                             if (!run) return tl::unexpected(run.error());
+                             return JsonResponse(
+                                 200,
+                                 {{"run", RunJson(run->summary)},
+                                  {"upload", json::parse(wire::EncodeRunUpload(run->upload))}});
+                           }));
 }
 
 }  // namespace perfgate::server::api

@@ -43,14 +43,12 @@ json SeriesPointJson(const store::SeriesPoint& point, bool raw) {
 }  // namespace
 
 void RegisterSeriesRoutes(http::Router& router, const ApiDeps& deps) {
-  router.Add("GET", "/api/v1/projects/{project}/benchmarks", "benchmarks.list",
-             Handle({},
-                    [deps](const http::Request& request,
-                           const http::PathParams& params) -> Result<http::Response> {
-                      auto project = AuthorizeProject(*deps.tokens, *deps.projects, request,
-                                                      params.at("project"), auth::Scope::kRead);
-                      if (!project) return tl::unexpected(project.error());
-                      auto list = deps.series->ListBenchmarks(*project);
+  router.Add(
+      "GET", "/api/v1/projects/{project}/benchmarks", "benchmarks.list",
+      HandleProject(deps, {}, auth::Scope::kRead,
+                    [deps](const http::Request& /*request*/, const http::PathParams& /*params*/,
+                           const store::Project& project) -> Result<http::Response> {
+                      auto list = deps.series->ListBenchmarks(project);
                       if (!list) return tl::unexpected(list.error());
                       json out = json::array();
                       for (const auto& b : *list)
@@ -58,14 +56,12 @@ void RegisterSeriesRoutes(http::Router& router, const ApiDeps& deps) {
                       return JsonResponse(200, {{"benchmarks", std::move(out)}});
                     }));
 
-  router.Add("GET", "/api/v1/projects/{project}/metrics", "metrics.list",
-             Handle({},
-                    [deps](const http::Request& request,
-                           const http::PathParams& params) -> Result<http::Response> {
-                      auto project = AuthorizeProject(*deps.tokens, *deps.projects, request,
-                                                      params.at("project"), auth::Scope::kRead);
-                      if (!project) return tl::unexpected(project.error());
-                      auto list = deps.series->ListMetrics(*project);
+  router.Add(
+      "GET", "/api/v1/projects/{project}/metrics", "metrics.list",
+      HandleProject(deps, {}, auth::Scope::kRead,
+                    [deps](const http::Request& /*request*/, const http::PathParams& /*params*/,
+                           const store::Project& project) -> Result<http::Response> {
+                      auto list = deps.series->ListMetrics(project);
                       if (!list) return tl::unexpected(list.error());
                       json out = json::array();
                       for (const auto& m : *list) {
@@ -76,53 +72,53 @@ void RegisterSeriesRoutes(http::Router& router, const ApiDeps& deps) {
                       return JsonResponse(200, {{"metrics", std::move(out)}});
                     }));
 
-  router.Add("GET", "/api/v1/projects/{project}/series", "series.get",
-             Handle({"benchmark", "metric", "branch", "suite", "unit", "testbed", "since", "until",
-                     "limit", "raw"},
-                    [deps](const http::Request& request,
-                           const http::PathParams& params) -> Result<http::Response> {
-                      auto project = AuthorizeProject(*deps.tokens, *deps.projects, request,
-                                                      params.at("project"), auth::Scope::kRead);
-                      if (!project) return tl::unexpected(project.error());
-                      store::SeriesQuery query;
-                      for (auto [name, out] : {std::pair{"benchmark", &query.benchmark},
-                                               std::pair{"metric", &query.metric},
-                                               std::pair{"branch", &query.branch}}) {
-                        auto value = StringParam(request, name, /*required=*/true);
-                        if (!value) return tl::unexpected(value.error());
-                        *out = *value;
-                      }
-                      query.suite = request.Query("suite").value_or("");
-                      query.unit = request.Query("unit").value_or("");
-                      query.testbed = request.Query("testbed").value_or("");
-                      auto since = TimeParam(request, "since");
-                      if (!since) return tl::unexpected(since.error());
-                      auto until = TimeParam(request, "until");
-                      if (!until) return tl::unexpected(until.error());
-                      auto limit = IntParam(request, "limit", 1, 10000, 1000);
-                      if (!limit) return tl::unexpected(limit.error());
-                      auto raw = IntParam(request, "raw", 0, 1, 0);
-                      if (!raw) return tl::unexpected(raw.error());
-                      query.since = *since;
-                      query.until = *until;
-                      query.limit = *limit;
-                      auto series = deps.series->GetSeries(*project, query);
-                      if (!series) return tl::unexpected(series.error());
-                      json points = json::array();
-                      for (const auto& point : series->points) {
-                        points.push_back(SeriesPointJson(point, *raw == 1));
-                      }
-                      return JsonResponse(
-                          200, {{"benchmark", series->benchmark.name},
-                                {"suite", series->benchmark.suite},
-                                {"metric", series->metric.name},
-                                {"unit", series->metric.unit},
-                                {"direction", std::string(DirectionName(series->metric.direction))},
-                                {"branch", series->branch},
-                                {"testbed",
-                                 series->testbed.empty() ? json(nullptr) : json(series->testbed)},
-                                {"points", std::move(points)}});
-                    }));
+  router.Add(
+      "GET", "/api/v1/projects/{project}/series", "series.get",
+      HandleProject(
+          deps,
+          {"benchmark", "metric", "branch", "suite", "unit", "testbed", "since", "until", "limit",
+           "raw"},
+          auth::Scope::kRead,
+          [deps](const http::Request& request, const http::PathParams& /*params*/,
+                 const store::Project& project) -> Result<http::Response> {
+            store::SeriesQuery query;
+            for (auto [name, out] :
+                 {std::pair{"benchmark", &query.benchmark}, std::pair{"metric", &query.metric},
+                  std::pair{"branch", &query.branch}}) {
+              auto value = StringParam(request, name, /*required=*/true);
+              if (!value) return tl::unexpected(value.error());
+              *out = *value;
+            }
+            query.suite = request.Query("suite").value_or("");
+            query.unit = request.Query("unit").value_or("");
+            query.testbed = request.Query("testbed").value_or("");
+            auto since = TimeParam(request, "since");
+            if (!since) return tl::unexpected(since.error());
+            auto until = TimeParam(request, "until");
+            if (!until) return tl::unexpected(until.error());
+            auto limit = IntParam(request, "limit", 1, 10000, 1000);
+            if (!limit) return tl::unexpected(limit.error());
+            auto raw = IntParam(request, "raw", 0, 1, 0);
+            if (!raw) return tl::unexpected(raw.error());
+            query.since = *since;
+            query.until = *until;
+            query.limit = *limit;
+            auto series = deps.series->GetSeries(project, query);
+            if (!series) return tl::unexpected(series.error());
+            json points = json::array();
+            for (const auto& point : series->points) {
+              points.push_back(SeriesPointJson(point, *raw == 1));
+            }
+            return JsonResponse(
+                200, {{"benchmark", series->benchmark.name},
+                      {"suite", series->benchmark.suite},
+                      {"metric", series->metric.name},
+                      {"unit", series->metric.unit},
+                      {"direction", std::string(DirectionName(series->metric.direction))},
+                      {"branch", series->branch},
+                      {"testbed", series->testbed.empty() ? json(nullptr) : json(series->testbed)},
+                      {"points", std::move(points)}});
+          }));
 }
 
 }  // namespace perfgate::server::api
