@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/json_type_name.h"
+
 namespace perfgate::wire {
 namespace {
 
@@ -40,30 +42,9 @@ std::string Index(const std::string& path, size_t index) {
   return path + "[" + std::to_string(index) + "]";
 }
 
-std::string_view TypeName(const json& value) {
-  switch (value.type()) {
-    case json::value_t::null:
-      return "null";
-    case json::value_t::boolean:
-      return "a boolean";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-    case json::value_t::number_float:
-      return "a number";
-    case json::value_t::string:
-      return "a string";
-    case json::value_t::array:
-      return "an array";
-    case json::value_t::object:
-      return "an object";
-    default:
-      return "an unsupported value";
-  }
-}
-
 Status WrongType(const std::string& field, std::string_view expected, const json& got) {
   return InvalidArgument(
-      "expected " + std::string(expected) + ", got " + std::string(TypeName(got)), field);
+      "expected " + std::string(expected) + ", got " + std::string(JsonTypeName(got)), field);
 }
 
 // 1-based line and byte column of `offset`.
@@ -386,8 +367,8 @@ class Decoder {
   Result<RunUpload> Decode(const json& root) {
     RunUpload run;
     if (!root.is_object()) {
-      return InvalidArgument("the body must be a JSON object, got " + std::string(TypeName(root)),
-                             "");
+      return InvalidArgument(
+          "the body must be a JSON object, got " + std::string(JsonTypeName(root)), "");
     }
     PERFGATE_WIRE_TRY(
         OnlyKeys(root, "",

@@ -323,28 +323,4 @@ std::string DumpJsonText(const nlohmann::json& value) {
   return out;
 }
 
-std::string_view JsonTypeName(const nlohmann::json& value) {
-  switch (value.type()) {
-    case json::value_t::null:
-      return "null";
-    case json::value_t::object:
-      return "an object";
-    case json::value_t::array:
-      return "an array";
-    case json::value_t::string:
-      return "a string";
-    case json::value_t::boolean:
-      return "a boolean";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-    case json::value_t::number_float:
-      return "a number";
-    case json::value_t::binary:
-      return "binary data";
-    case json::value_t::discarded:
-      return "nothing";
-  }
-  return "an unknown value";
-}
-
 }  // namespace perfgate::adapters

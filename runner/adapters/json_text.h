@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/json_type_name.h"
 #include "core/result.h"
 
 namespace perfgate::adapters {
@@ -20,9 +21,8 @@ Result<nlohmann::json> ParseJsonText(std::string_view text, std::string_view sou
 // ParseJsonText reads them back unchanged. Never throws.
 std::string DumpJsonText(const nlohmann::json& value);
 
-// "a string", "a number", "an object", ... for messages such as "expected a number, got a
-// string".
-std::string_view JsonTypeName(const nlohmann::json& value);
+// JsonTypeName (core/json_type_name.h) names a value's kind in messages.
+using ::perfgate::JsonTypeName;
 
 // 1-based line and column (in bytes) of byte `offset` of `text`; an offset past the end points
 // just after the last character.

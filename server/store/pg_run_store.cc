@@ -241,8 +241,8 @@ Result<void> InsertSamples(pqxx::work& tx, const wire::RunUpload& run, const Ids
         "INSERT INTO samples (run_id, benchmark_id, metric_id, repetition, value) "
         "SELECT $1::uuid, b, m, r, v FROM unnest($2::bigint[], $3::bigint[], $4::int[], "
         "$5::float8[]) AS k(b, m, r, v)",
-        run.id, pgutil::Int64Array(benchmark), pgutil::Int64Array(metric),
-        pgutil::IntArray(repetition), pgutil::Float8Array(value));
+        run.id, pgutil::IntegerArray(benchmark), pgutil::IntegerArray(metric),
+        pgutil::IntegerArray(repetition), pgutil::Float8Array(value));
   } catch (const pqxx::check_violation&) {
     // Name the first value the schema refuses (non-finite); the decoder normally stops these.
     for (size_t i = 0; i < run.results.size(); ++i) {

@@ -45,26 +45,6 @@ std::string TextArray(const std::vector<std::string>& items) {
   return out;
 }
 
-std::string Int64Array(const std::vector<int64_t>& items) {
-  std::string out = "{";
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += ',';
-    out += std::to_string(items[i]);
-  }
-  out += '}';
-  return out;
-}
-
-std::string IntArray(const std::vector<int>& items) {
-  std::string out = "{";
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += ',';
-    out += std::to_string(items[i]);
-  }
-  out += '}';
-  return out;
-}
-
 std::string Float8Array(const std::vector<double>& items) {
   std::string out = "{";
   out.reserve(items.size() * 12 + 2);

@@ -16,8 +16,16 @@ std::string Rfc3339Sql(std::string_view column);
 
 // Array literals ('{...}') to bind as one text parameter and cast in SQL ($1::text[]).
 std::string TextArray(const std::vector<std::string>& items);
-std::string Int64Array(const std::vector<int64_t>& items);
-std::string IntArray(const std::vector<int>& items);
+template <class Integer>
+std::string IntegerArray(const std::vector<Integer>& items) {
+  std::string out = "{";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(items[i]);
+  }
+  out += '}';
+  return out;
+}
 // Shortest round-trip decimal; non-finite values as PostgreSQL spells them.
 std::string Float8Array(const std::vector<double>& items);
 

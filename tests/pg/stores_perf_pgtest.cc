@@ -69,8 +69,8 @@ TEST_F(StoresPerfTest, SampleWritersUnnestVersusCopy) {
       tx.exec_params(
           "INSERT INTO s SELECT $1::uuid, b, m, r, v FROM unnest($2::bigint[], $3::bigint[], "
           "$4::int[], $5::float8[]) AS k(b, m, r, v)",
-          a, pgutil::Int64Array(benchmark), pgutil::Int64Array(metric),
-          pgutil::IntArray(repetition), pgutil::Float8Array(value));
+          a, pgutil::IntegerArray(benchmark), pgutil::IntegerArray(metric),
+          pgutil::IntegerArray(repetition), pgutil::Float8Array(value));
       return 0;
     }));
     Clock::time_point t1 = Clock::now();

@@ -1,0 +1,13 @@
+// The kind of a JSON value in words, for the error messages of every JSON reader
+// ("expected a number, got a string"): the wire format decoder and the runner's adapters.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+namespace perfgate {
+
+// "null", "a boolean", "a number", "a string", "an array", "an object", ...
+std::string_view JsonTypeName(const nlohmann::json& value);
+
+}  // namespace perfgate
