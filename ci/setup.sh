@@ -7,7 +7,7 @@ packages=(
   g++ cmake ninja-build ccache pkg-config git curl python3
   libgtest-dev libgmock-dev libbenchmark-dev
   libboost1.81-dev nlohmann-json3-dev libexpected-dev libcli11-dev
-  libpqxx-dev libssl-dev libyaml-cpp-dev libspdlog-dev
+  libpqxx-dev libssl-dev libyaml-cpp-dev libspdlog-dev libgit2-dev libcurl4-openssl-dev
   postgresql-15 postgresql-client-15
 )
 
