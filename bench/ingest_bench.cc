@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -140,6 +141,106 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 
 }  // namespace
 
+enum class CopyShape { kPerRow, kPacked };
+struct CopyFigures {
+  bool ok = false;
+  double seconds = 0;
+  long long samples = 0;  // samples found in the table afterwards
+};
+
+// COPY of the bench's samples (same count and shape of noise as the uploads) into a scratch
+// table, K connections, one transaction per run. kPerRow: one row per sample, in a table
+// shaped as perfgate's samples table was before migration 0004 (primary key, series index,
+// finite check; no foreign keys). kPacked: one row per series with its values as float8[],
+// shaped as sample_sets (primary key and series index; no foreign keys or checks), which is
+// the cheapest way PostgreSQL can take perfgate's own rows.
+CopyFigures CopyBaseline(const std::string& url, const Options& options, std::uint32_t session,
+                         CopyShape shape) {
+  CopyFigures figures;
+  const std::string scratch = std::string("bench_copy_") +
+                              (shape == CopyShape::kPerRow ? "rows_" : "sets_") +
+                              std::to_string(session);
+  try {
+    pqxx::connection admin_conn(url);
+    pqxx::nontransaction ddl(admin_conn);
+    const std::string table = ddl.quote_name(scratch);
+    if (shape == CopyShape::kPerRow) {
+      ddl.exec("CREATE TABLE " + table +
+               " (run_id uuid NOT NULL, benchmark_id bigint NOT NULL, metric_id bigint NOT NULL, "
+               "repetition integer NOT NULL CHECK (repetition >= 0), value double precision NOT "
+               "NULL CHECK (value > '-Infinity'::float8 AND value < 'Infinity'::float8), "
+               "PRIMARY KEY (run_id, benchmark_id, metric_id, repetition))");
+      ddl.exec("CREATE INDEX ON " + table + " (benchmark_id, metric_id, run_id) INCLUDE (value)");
+    } else {
+      ddl.exec("CREATE TABLE " + table +
+               " (run_id uuid NOT NULL, benchmark_id bigint NOT NULL, metric_id bigint NOT NULL, "
+               "vals float8[] NOT NULL, PRIMARY KEY (run_id, benchmark_id, metric_id))");
+      ddl.exec("CREATE INDEX ON " + table + " (benchmark_id, metric_id, run_id)");
+    }
+    std::atomic<int> next{0};
+    std::atomic<int> failures{0};
+    std::vector<std::thread> copiers;
+    const auto start = Clock::now();
+    for (int c = 0; c < options.clients; ++c) {
+      copiers.emplace_back([&, c]() {
+        try {
+          pqxx::connection conn(url);
+          std::mt19937_64 rng(static_cast<std::uint64_t>(c) + 7);
+          std::lognormal_distribution<double> noise(0.0, 0.02);
+          for (int n = next++; n < options.runs; n = next++) {
+            pqxx::work tx(conn);
+            const std::string run_id = Uuid(session ^ 0x5a5a5a5au, n);
+            if (shape == CopyShape::kPerRow) {
+              pqxx::stream_to stream(tx, scratch,
+                                     std::vector<std::string>{"run_id", "benchmark_id",
+                                                              "metric_id", "repetition", "value"});
+              for (int b = 0; b < options.benchmarks; ++b) {
+                for (int r = 0; r < options.repetitions; ++r) {
+                  stream << std::make_tuple(run_id, static_cast<long long>(b + 1), 1LL, r,
+                                            1000.0 * (1 + b % 97) * noise(rng));
+                }
+              }
+              stream.complete();
+            } else {
+              pqxx::stream_to stream(
+                  tx, scratch, std::vector<std::string>{"run_id", "benchmark_id", "metric_id", "vals"});
+              std::string vals;
+              char buffer[32];
+              for (int b = 0; b < options.benchmarks; ++b) {
+                vals = "{";
+                for (int r = 0; r < options.repetitions; ++r) {
+                  if (r > 0) vals += ',';
+                  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer),
+                                                 1000.0 * (1 + b % 97) * noise(rng));
+                  vals.append(buffer, end);
+                }
+                vals += '}';
+                stream << std::make_tuple(run_id, static_cast<long long>(b + 1), 1LL, vals);
+              }
+              stream.complete();
+            }
+            tx.commit();
+          }
+        } catch (const std::exception& e) {
+          if (failures++ == 0) std::fprintf(stderr, "COPY: %s\n", e.what());
+        }
+      });
+    }
+    for (std::thread& t : copiers) t.join();
+    figures.seconds = Seconds(Clock::now() - start);
+    const std::string count = shape == CopyShape::kPerRow
+                                  ? "SELECT count(*) FROM " + table
+                                  : "SELECT coalesce(sum(cardinality(vals)), 0) FROM " + table;
+    figures.samples = ddl.exec(count)[0][0].as<long long>();
+    ddl.exec("DROP TABLE " + table);
+    figures.ok = failures == 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ingest_bench: baseline: %s\n", e.what());
+  }
+  return figures;
+}
+
+
 int main(int argc, char** argv) {
   const Options options = ParseArgs(argc, argv);
   spdlog::set_level(spdlog::level::warn);
@@ -238,59 +339,18 @@ int main(int argc, char** argv) {
     std::vector<double> all;
     for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
 
-    // Baseline: COPY of the same rows into a table shaped like samples (same primary key,
-    // index and checks; no foreign keys), K connections, one transaction per run.
-    const std::string scratch = "bench_copy_samples_" + std::to_string(session);
-    double copy_seconds = 0;
-    try {
-      pqxx::connection admin_conn(app->database_url());
-      pqxx::nontransaction ddl(admin_conn);
-      ddl.exec("CREATE TABLE " + ddl.quote_name(scratch) + " (LIKE samples INCLUDING ALL)");
-      std::atomic<int> copy_next{0};
-      std::vector<std::thread> copiers;
-      std::atomic<int> copy_failures{0};
-      const auto copy_start = Clock::now();
-      for (int c = 0; c < options.clients; ++c) {
-        copiers.emplace_back([&, c]() {
-          try {
-            pqxx::connection conn(app->database_url());
-            std::mt19937_64 copy_rng(static_cast<std::uint64_t>(c) + 7);
-            std::lognormal_distribution<double> noise(0.0, 0.02);
-            for (int n = copy_next++; n < options.runs; n = copy_next++) {
-              pqxx::work tx(conn);
-              pqxx::stream_to stream(tx, scratch,
-                                     std::vector<std::string>{"run_id", "benchmark_id", "metric_id",
-                                                              "repetition", "value"});
-              const std::string run_id = Uuid(session ^ 0x5a5a5a5au, n);
-              for (int b = 0; b < options.benchmarks; ++b) {
-                for (int r = 0; r < options.repetitions; ++r) {
-                  stream << std::make_tuple(run_id, static_cast<long long>(b + 1), 1LL, r,
-                                            1000.0 * (1 + b % 97) * noise(copy_rng));
-                }
-              }
-              stream.complete();
-              tx.commit();
-            }
-          } catch (const std::exception& e) {
-            if (copy_failures++ == 0) std::fprintf(stderr, "COPY: %s\n", e.what());
-          }
-        });
-      }
-      for (std::thread& t : copiers) t.join();
-      copy_seconds = Seconds(Clock::now() - copy_start);
-      pqxx::result rows = ddl.exec("SELECT count(*) FROM " + ddl.quote_name(scratch));
-      const long long copied = rows[0][0].as<long long>();
-      ddl.exec("DROP TABLE " + ddl.quote_name(scratch));
-      if (copy_failures > 0 || copied != total_samples) {
-        std::fprintf(stderr, "ingest_bench: COPY stored %lld of %lld rows\n", copied,
-                     total_samples);
+    // Baselines: PostgreSQL's COPY of the same samples into the same database, K connections,
+    // one transaction per run; see CopyBaseline.
+    CopyFigures per_row = CopyBaseline(app->database_url(), options, session, CopyShape::kPerRow);
+    CopyFigures packed = CopyBaseline(app->database_url(), options, session, CopyShape::kPacked);
+    for (const CopyFigures* figures : {&per_row, &packed}) {
+      if (!figures->ok || figures->samples != total_samples) {
+        std::fprintf(stderr, "ingest_bench: COPY stored %lld of %lld samples\n",
+                     figures->samples, total_samples);
         status = 1;
       }
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "ingest_bench: baseline: %s\n", e.what());
-      status = 1;
     }
-
+    const double copy_seconds = per_row.seconds;
     const double http_rate = static_cast<double>(total_samples) / http_seconds;
     const double copy_rate =
         copy_seconds > 0 ? static_cast<double>(total_samples) / copy_seconds : 0;
@@ -302,9 +362,16 @@ int main(int argc, char** argv) {
         static_cast<double>(body_bytes) / 1e6, total_samples, http_seconds, http_rate,
         copy_rate > 0 ? http_rate / copy_rate : 0);
     std::printf(
-        "| PostgreSQL COPY (pqxx::stream_to), %d connections, same rows into a "
-        "samples-shaped table | %lld | %.2f s | %.0f | 1 |\n",
+        "| PostgreSQL COPY (pqxx::stream_to), %d connections, one row per sample (the "
+        "pre-0004 samples table) | %lld | %.2f s | %.0f | 1 |\n",
         options.clients, total_samples, copy_seconds, copy_rate);
+    const double packed_rate =
+        packed.seconds > 0 ? static_cast<double>(total_samples) / packed.seconds : 0;
+    std::printf(
+        "| PostgreSQL COPY (pqxx::stream_to), %d connections, one row per series (the "
+        "sample_sets table's shape) | %lld | %.2f s | %.0f | %.2f |\n",
+        options.clients, total_samples, packed.seconds, packed_rate,
+        copy_rate > 0 ? packed_rate / copy_rate : 0);
     std::printf(
         "\nrequest latency (POST of one %d-sample run): p50 %.1f ms, p99 %.1f ms, "
         "max %.1f ms\n",

@@ -215,34 +215,27 @@ Result<void> UpsertMetadata(pqxx::work& tx, const Project& project, const wire::
   return {};
 }
 
-// All samples in one statement: four bound arrays unnested server side (measured faster
-// than COPY through pqxx::stream_to for this shape; see tests/pg/stores_pgtest.cc).
+// All of a run's sample sets (migration 0004) in one statement: the values travel as one
+// flat array with each set's offset and length, sliced server side.
 Result<void> InsertSamples(pqxx::work& tx, const wire::RunUpload& run, const Ids& ids) {
-  std::vector<int64_t> benchmark, metric;
-  std::vector<int> repetition;
+  std::vector<int> offset, length;
   std::vector<double> value;
-  const size_t n = run.SampleCount();
-  benchmark.reserve(n);
-  metric.reserve(n);
-  repetition.reserve(n);
-  value.reserve(n);
-  for (size_t i = 0; i < run.results.size(); ++i) {
-    const std::vector<double>& values = run.results[i].values;
-    for (size_t j = 0; j < values.size(); ++j) {
-      benchmark.push_back(ids.benchmark[i]);
-      metric.push_back(ids.metric[i]);
-      repetition.push_back(static_cast<int>(j));
-      value.push_back(values[j]);
-    }
+  value.reserve(run.SampleCount());
+  offset.reserve(run.results.size());
+  length.reserve(run.results.size());
+  for (const wire::ResultSeries& series : run.results) {
+    offset.push_back(static_cast<int>(value.size()) + 1);
+    length.push_back(static_cast<int>(series.values.size()));
+    value.insert(value.end(), series.values.begin(), series.values.end());
   }
-  if (value.empty()) return {};
+  if (run.results.empty()) return {};
   try {
     tx.exec_params(
-        "INSERT INTO samples (run_id, benchmark_id, metric_id, repetition, value) "
-        "SELECT $1::uuid, b, m, r, v FROM unnest($2::bigint[], $3::bigint[], $4::int[], "
-        "$5::float8[]) AS k(b, m, r, v)",
-        run.id, pgutil::IntegerArray(benchmark), pgutil::IntegerArray(metric),
-        pgutil::IntegerArray(repetition), pgutil::Float8Array(value));
+        "INSERT INTO sample_sets (run_id, benchmark_id, metric_id, vals) "
+        "SELECT $1::uuid, k.b, k.m, ($5::float8[])[k.o : k.o + k.n - 1] "
+        "FROM unnest($2::bigint[], $3::bigint[], $4::int[], $6::int[]) AS k(b, m, o, n)",
+        run.id, pgutil::IntegerArray(ids.benchmark), pgutil::IntegerArray(ids.metric),
+        pgutil::IntegerArray(offset), pgutil::Float8Array(value), pgutil::IntegerArray(length));
   } catch (const pqxx::check_violation&) {
     // Name the first value the schema refuses (non-finite); the decoder normally stops these.
     for (size_t i = 0; i < run.results.size(); ++i) {
@@ -259,16 +252,15 @@ Result<void> InsertSamples(pqxx::work& tx, const wire::RunUpload& run, const Ids
 }
 
 // Puts the values of every series back into an upload stored without them (migration 0003),
-// from samples, in repetition order.
+// from its sample sets.
 Result<std::string> FillValues(pqxx::work& tx, const std::string& run_id,
                                const std::string& upload_text) {
   std::map<std::tuple<std::string, std::string, std::string, std::string>, std::vector<double>>
       values;
   for (const pqxx::row& row : tx.exec_params(
-           "SELECT b.suite, b.name, m.name, m.unit, "
-           "array_agg(s.value ORDER BY s.repetition)::text FROM samples s "
+           "SELECT b.suite, b.name, m.name, m.unit, s.vals::text FROM sample_sets s "
            "JOIN benchmarks b ON b.id = s.benchmark_id JOIN metrics m ON m.id = s.metric_id "
-           "WHERE s.run_id = $1::uuid GROUP BY 1, 2, 3, 4",
+           "WHERE s.run_id = $1::uuid",
            run_id)) {
     values[{row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<std::string>(),
             row[3].as<std::string>()}] = pgutil::ParseFloat8Array(row[4].as<std::string>());
@@ -297,7 +289,7 @@ Result<IngestOutcome> PgStore::IngestRun(const Project& project, const wire::Run
   if (run.branch.empty()) return InvalidArgument("required", "branch");
   const std::string upload = wire::EncodeRunUpload(run);
   const std::string digest = pgutil::Sha256Hex(upload);
-  // The stored upload leaves the values out: they are in samples (migration 0003).
+  // The stored upload leaves the values out: they are in sample_sets (migrations 0003, 0004).
   wire::RunUpload shell = run;
   for (auto& series : shell.results) series.values.clear();
   const std::string stored_upload = wire::EncodeRunUpload(shell);

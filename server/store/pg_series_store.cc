@@ -1,6 +1,6 @@
 // PgStore: benchmarks, metrics and series. GetSeries resolves names to ids with small lookups,
-// then reads a series with one query that walks the samples_series index and aggregates the
-// values of each commit with array_agg.
+// then reads a series with one query that walks the sample_sets_series index and pools the
+// sample sets of each commit's runs.
 #include "server/store/pg_stores.h"
 #include "server/store/pg_util.h"
 
@@ -114,25 +114,28 @@ Result<Series> PgStore::GetSeries(const Project& project, const SeriesQuery& que
       }
     }
 
-    // Sorting ~100k samples by commit spills to disk at the default 4 MB.
-    tx.exec("SET LOCAL work_mem = '64MB'");
     // Values of a commit are pooled over its runs in run order, each run's in repetition
-    // order; run ids are taken from repetition 0 (every run with samples has one).
+    // order. `sets` walks the sample_sets_series index; the commits are chosen first so that
+    // only their sets are unnested.
     pqxx::result rows = tx.exec_params(
-        "WITH points AS ("
-        " SELECT r.commit_id, min(r.created_at) AS first_at,"
-        "  array_agg(r.id::text ORDER BY r.created_at, r.id) FILTER (WHERE s.repetition = 0)"
-        "   AS run_ids,"
-        "  array_agg(s.value ORDER BY r.created_at, r.id, s.repetition) AS vals"
-        " FROM samples s JOIN runs r ON r.id = s.run_id"
+        "WITH sets AS ("
+        " SELECT r.commit_id, r.created_at, r.id, s.vals"
+        " FROM sample_sets s JOIN runs r ON r.id = s.run_id"
         " WHERE s.benchmark_id = $1 AND s.metric_id = $2 AND r.branch_id = $3"
         "  AND ($4::bigint[] IS NULL OR r.testbed_id = ANY ($4::bigint[]))"
         "  AND ($5::timestamptz IS NULL OR r.created_at >= $5::timestamptz)"
-        "  AND ($6::timestamptz IS NULL OR r.created_at <= $6::timestamptz)"
-        " GROUP BY r.commit_id ORDER BY first_at DESC, r.commit_id DESC LIMIT $7) "
+        "  AND ($6::timestamptz IS NULL OR r.created_at <= $6::timestamptz)), "
+        "points AS ("
+        " SELECT commit_id, min(created_at) AS first_at FROM sets GROUP BY commit_id"
+        " ORDER BY first_at DESC, commit_id DESC LIMIT $7), "
+        "pooled AS ("
+        " SELECT p.commit_id, p.first_at,"
+        "  array_agg(s.id::text ORDER BY s.created_at, s.id) AS run_ids,"
+        "  array_agg(s.vals::text ORDER BY s.created_at, s.id) AS vals"
+        " FROM points p JOIN sets s ON s.commit_id = p.commit_id GROUP BY 1, 2) "
         "SELECT c.sha, c.subject, c.author, " +
             pgutil::Rfc3339Sql("c.author_time") + ", " + pgutil::Rfc3339Sql("p.first_at") +
-            ", p.run_ids, p.vals FROM points p JOIN commits c ON c.id = p.commit_id "
+            ", p.run_ids, p.vals FROM pooled p JOIN commits c ON c.id = p.commit_id "
             "ORDER BY p.first_at, p.commit_id",
         benchmark_id, metric_id, branch_id, OrNull(testbed_ids), OrNull(query.since),
         OrNull(query.until), query.limit);
@@ -145,7 +148,11 @@ Result<Series> PgStore::GetSeries(const Project& project, const SeriesQuery& que
       point.author_time = Text(row[3]);
       point.first_run_at = row[4].as<std::string>();
       point.run_ids = pgutil::ParseArray(Text(row[5]));
-      point.values = pgutil::ParseFloat8Array(row[6].as<std::string>());
+      // One "{v,v,...}" text per run: parsed and appended in run order.
+      for (const std::string& set : pgutil::ParseArray(row[6].as<std::string>())) {
+        std::vector<double> values = pgutil::ParseFloat8Array(set);
+        point.values.insert(point.values.end(), values.begin(), values.end());
+      }
       series.points.push_back(std::move(point));
     }
     return series;

@@ -166,6 +166,97 @@ TEST_F(MigratorTest, AFailingMigrationIsRolledBackAndCanBeFixed) {
   EXPECT_EQ(report->applied, std::vector<std::string>{"9002_create_thing"});
 }
 
+TEST_F(MigratorTest, PackingSamplesKeepsEveryValueInRepetitionOrder) {
+  // A database at version 0003 with per-repetition samples, then migration 0004.
+  std::vector<fs::path> later;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir_)) {
+    if (entry.path().filename().string() >= "0004") later.push_back(entry.path());
+  }
+  ASSERT_FALSE(later.empty());
+  const fs::path held = dir_.parent_path() / (dir_.filename().string() + "-held");
+  fs::create_directories(held);
+  for (const fs::path& file : later) fs::rename(file, held / file.filename());
+  ASSERT_TRUE(Migrate(dsn_, Options()).has_value());
+  {
+    pqxx::connection conn(dsn_);
+    pqxx::work tx(conn);
+    tx.exec(
+        "INSERT INTO projects (name) VALUES ('p');"
+        "INSERT INTO branches (project_id, name) VALUES (1, 'main');"
+        "INSERT INTO testbeds (project_id, name) VALUES (1, 'tb');"
+        "INSERT INTO commits (project_id, sha) VALUES (1, repeat('a', 40));"
+        "INSERT INTO benchmarks (project_id, suite, name) VALUES (1, 's', 'A'), (1, 's', 'B');"
+        "INSERT INTO metrics (project_id, name, direction) VALUES (1, 'real_time', 'lower');"
+        "INSERT INTO runs (id, project_id, branch_id, commit_id, testbed_id, upload) VALUES "
+        " ('00000000-0000-4000-8000-000000000001', 1, 1, 1, 1, '{}');"
+        // Inserted out of order: the packed array must follow the repetition index.
+        "INSERT INTO samples VALUES "
+        " ('00000000-0000-4000-8000-000000000001', 1, 1, 2, 12.5),"
+        " ('00000000-0000-4000-8000-000000000001', 1, 1, 0, 10.5),"
+        " ('00000000-0000-4000-8000-000000000001', 1, 1, 1, 11.5),"
+        " ('00000000-0000-4000-8000-000000000001', 2, 1, 0, 7);");
+    tx.commit();
+  }
+  for (const fs::path& file : later) fs::rename(held / file.filename(), dir_ / file.filename());
+  Result<MigrationReport> report = Migrate(dsn_, Options());
+  ASSERT_TRUE(report.has_value()) << report.error().ToString();
+  EXPECT_EQ(report->applied.front(), "0004_pack_samples_into_sample_sets");
+
+  pqxx::connection conn(dsn_);
+  pqxx::nontransaction tx(conn);
+  EXPECT_EQ(tx.exec1("SELECT vals::text FROM sample_sets WHERE benchmark_id = 1")[0]
+                .as<std::string>(),
+            "{10.5,11.5,12.5}");
+  EXPECT_EQ(tx.exec1("SELECT vals::text FROM sample_sets WHERE benchmark_id = 2")[0]
+                .as<std::string>(),
+            "{7}");
+  // The samples view gives back the one-row-per-repetition shape.
+  EXPECT_EQ(tx.exec1("SELECT string_agg(repetition || ':' || value, ',' ORDER BY repetition) "
+                     "FROM samples WHERE benchmark_id = 1")[0]
+                .as<std::string>(),
+            "0:10.5,1:11.5,2:12.5");
+  // Deleting the run deletes its sets (the foreign key cascades).
+  tx.exec("DELETE FROM runs");
+  EXPECT_EQ(QueryInt(dsn_, "SELECT count(*) FROM sample_sets"), 0);
+}
+
+TEST_F(MigratorTest, SampleSetsRejectNonFiniteAndEmptyValues) {
+  ASSERT_TRUE(Migrate(dsn_, Options()).has_value());
+  pqxx::connection conn(dsn_);
+  {
+    pqxx::work tx(conn);
+    tx.exec(
+        "INSERT INTO projects (name) VALUES ('p');"
+        "INSERT INTO branches (project_id, name) VALUES (1, 'main');"
+        "INSERT INTO testbeds (project_id, name) VALUES (1, 'tb');"
+        "INSERT INTO commits (project_id, sha) VALUES (1, repeat('a', 40));"
+        "INSERT INTO benchmarks (project_id, suite, name) VALUES (1, 's', 'A');"
+        "INSERT INTO metrics (project_id, name, direction) VALUES (1, 'real_time', 'lower');"
+        "INSERT INTO runs (id, project_id, branch_id, commit_id, testbed_id, upload) VALUES "
+        " ('00000000-0000-4000-8000-000000000001', 1, 1, 1, 1, '{}');");
+    tx.commit();
+  }
+  auto fails = [&](const std::string& vals) {
+    try {
+      pqxx::work tx(conn);
+      tx.exec("INSERT INTO sample_sets VALUES ('00000000-0000-4000-8000-000000000001', 1, 1, '" +
+              vals + "')");
+      tx.abort();
+      return false;
+    } catch (const pqxx::sql_error&) {
+      return true;
+    }
+  };
+  EXPECT_FALSE(fails("{1.5,2}"));
+  EXPECT_TRUE(fails("{1.5,NaN}"));
+  EXPECT_TRUE(fails("{Infinity}"));
+  EXPECT_TRUE(fails("{-Infinity,1}"));
+  EXPECT_TRUE(fails("{1,NULL}"));
+  EXPECT_TRUE(fails("{}"));
+  EXPECT_TRUE(fails("{{1,2},{3,4}}"));
+  EXPECT_TRUE(fails("[0:1]={1,2}"));
+}
+
 TEST_F(MigratorTest, RejectsBadFileNames) {
   Write("2_create_thing.sql", "SELECT 1;\n");
   Result<std::vector<Migration>> files = LoadMigrations(dir_);

@@ -123,8 +123,9 @@ TEST_F(StoresPerfTest, SeriesOverTenThousandCommits) {
         "timestamptz '2024-01-01' + c.id * interval '1 minute' FROM commits c",
         project_.id);
     tx.exec(
-        "INSERT INTO samples SELECT r.id, b.id, m.id, g, 100 + g FROM runs r, benchmarks b, "
-        "metrics m, generate_series(0, 9) g");
+        "INSERT INTO sample_sets SELECT r.id, b.id, m.id, "
+        "ARRAY(SELECT 100 + g FROM generate_series(0, 9) g)::float8[] FROM runs r, "
+        "benchmarks b, metrics m");
     tx.exec("ANALYZE");
     return 0;
   }));
