@@ -146,6 +146,13 @@ Result<void> SetIdleTimeout(ServerConfig& config, std::string_view text) {
   return {};
 }
 
+Result<void> SetStatementTimeout(ServerConfig& config, std::string_view text) {
+  auto value = ParseInteger(text, 1, kMaxTimeoutMs, "an integer (milliseconds)");
+  if (!value) return tl::unexpected(value.error());
+  config.limits.statement_timeout_ms = static_cast<int>(*value);
+  return {};
+}
+
 Result<void> SetJsonDepth(ServerConfig& config, std::string_view text) {
   auto value = ParseInteger(text, 1, 1000, "an integer");
   if (!value) return tl::unexpected(value.error());
@@ -189,7 +196,7 @@ struct KeySetter {
   Setter set;
 };
 
-constexpr std::array<KeySetter, 14> kKeys = {{
+constexpr std::array<KeySetter, 15> kKeys = {{
     {"listen", SetListen},
     {"threads", SetThreads},
     {"database_url", SetDatabaseUrl},
@@ -200,6 +207,7 @@ constexpr std::array<KeySetter, 14> kKeys = {{
     {"limits.header_bytes", SetHeaderBytes},
     {"limits.read_timeout_ms", SetReadTimeout},
     {"limits.idle_timeout_ms", SetIdleTimeout},
+    {"limits.statement_timeout_ms", SetStatementTimeout},
     {"limits.json_depth", SetJsonDepth},
     {"log.level", SetLogLevel},
     {"log.format", SetLogFormat},
@@ -485,6 +493,7 @@ std::string DescribeForLog(const ServerConfig& config) {
       << " header_bytes=" << config.limits.header_bytes
       << " read_timeout_ms=" << config.limits.read_timeout_ms
       << " idle_timeout_ms=" << config.limits.idle_timeout_ms
+      << " statement_timeout_ms=" << config.limits.statement_timeout_ms
       << " json_depth=" << config.limits.json_depth << " log=" << LogLevelName(config.log.level)
       << "/" << LogFormatName(config.log.format)
       << " admin_token=" << (config.admin_token.empty() ? "unset" : "set");

@@ -127,6 +127,7 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
   store::PoolOptions pool_options;
   pool_options.dsn = s.dsn;
   pool_options.max_size = config.pool_size;
+  pool_options.statement_timeout_ms = config.limits.statement_timeout_ms;
   s.pool = std::make_unique<store::ConnectionPool>(pool_options);
   s.stores = std::make_unique<store::PgStore>(*s.pool);
   if (auto admin = s.EnsureAdminToken(); !admin) {

@@ -52,6 +52,8 @@ PgFailure MapPgException(const std::exception& e, const std::string& context) {
     if (StartsWith(state, "53") || state == "55P03" || StartsWith(state, "40")) {
       return failure(ErrorCode::kUnavailable);
     }
+    // 57014: cancelled, here by statement_timeout (PoolOptions): the request took too long.
+    if (state == "57014") return failure(ErrorCode::kUnavailable);
     if (state == "23505") return failure(ErrorCode::kConflict);
     // 22: data exception (bad number, too long, invalid text); 23: other integrity violations
     // (check, not null, foreign key): the input does not fit the schema.

@@ -86,6 +86,11 @@ Result<Lease> ConnectionPool::Acquire() {
   std::string failure;
   try {
     conn = std::make_unique<pqxx::connection>(dsn_);
+    if (options_.statement_timeout_ms > 0) {
+      const std::string ms = std::to_string(options_.statement_timeout_ms);
+      pqxx::nontransaction(*conn).exec("SET statement_timeout = " + ms +
+                                       "; SET idle_in_transaction_session_timeout = " + ms);
+    }
   } catch (const std::exception& e) {
     failure = MapPgException(e).error.message;
   }

@@ -28,6 +28,10 @@ struct PoolOptions {
   // Added to the DSN as connect_timeout unless it names one: bounds a connect to a host that
   // does not answer.
   int connect_timeout_s = 5;
+  // Set on every connection: a statement that runs longer is cancelled and its request
+  // answered 503, so a runaway query or a lock wait cannot hold a pool slot for ever.
+  // Transactions left idle are ended after the same time. 0: no limit.
+  int statement_timeout_ms = 30'000;
 };
 
 // A snapshot for /metrics.

@@ -65,6 +65,23 @@ TEST_F(PoolTest, MapsDatabaseErrorsToCodes) {
   EXPECT_EQ(*Exec(pool, "SELECT count(*) FROM t"), 1);
 }
 
+TEST_F(PoolTest, AStatementPastTheTimeoutIsCancelledAndTheConnectionKept) {
+  PoolOptions options = Options(1);
+  options.statement_timeout_ms = 200;
+  ConnectionPool pool(options);
+  Result<int64_t> slow = Exec(pool, "SELECT 1 FROM pg_sleep(30)");
+  ASSERT_FALSE(slow.has_value());
+  EXPECT_EQ(slow.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(slow.error().message.find("statement timeout"), std::string::npos)
+      << slow.error().message;
+  // The same (only) connection answers the next request.
+  EXPECT_EQ(*Exec(pool, "SELECT 7"), 7);
+  EXPECT_EQ(pool.Stats().discarded, 0u);
+  EXPECT_EQ(*Exec(pool, "SELECT setting::bigint FROM pg_settings WHERE name = "
+                        "'idle_in_transaction_session_timeout'"),
+            200);
+}
+
 TEST_F(PoolTest, UnavailableWhilePostgresIsDownThenRecovers) {
   ConnectionPool pool(Options());
   ASSERT_TRUE(Exec(pool, "SELECT 1"));

@@ -42,6 +42,7 @@ TEST(ServerConfig, Defaults) {
   EXPECT_EQ(config.limits.header_bytes, 16u << 10);
   EXPECT_EQ(config.limits.read_timeout_ms, 30000);
   EXPECT_EQ(config.limits.idle_timeout_ms, 60000);
+  EXPECT_EQ(config.limits.statement_timeout_ms, 30000);
   EXPECT_EQ(config.limits.json_depth, 64);
   EXPECT_EQ(config.pool_size, 8);
   EXPECT_EQ(config.log.level, LogLevel::kInfo);
@@ -62,6 +63,7 @@ limits:
   header_bytes: 32768
   read_timeout_ms: 5000
   idle_timeout_ms: 7000
+  statement_timeout_ms: 2500
   json_depth: 20
 log:
   level: debug
@@ -81,6 +83,7 @@ admin_token: )" + std::string(kToken) + "\n");
   EXPECT_EQ(config->limits.header_bytes, 32768u);
   EXPECT_EQ(config->limits.read_timeout_ms, 5000);
   EXPECT_EQ(config->limits.idle_timeout_ms, 7000);
+  EXPECT_EQ(config->limits.statement_timeout_ms, 2500);
   EXPECT_EQ(config->limits.json_depth, 20);
   EXPECT_EQ(config->log.level, LogLevel::kDebug);
   EXPECT_EQ(config->log.format, LogFormat::kJson);
@@ -142,6 +145,7 @@ TEST(ServerConfig, BadFilesNameFileLineAndKey) {
       {"limits:\n  header_bytes: 10\n", "server.yaml:2: limits.header_bytes: ", "must be in"},
       {"limits:\n  read_timeout_ms: 0\n", "server.yaml:2: limits.read_timeout_ms: ", "must be"},
       {"limits:\n  idle_timeout_ms: 1h\n", "server.yaml:2: limits.idle_timeout_ms: ", "integer"},
+      {"limits:\n  statement_timeout_ms: 0\n", "server.yaml:2: limits.statement_timeout_ms: ", "must be in"},
       {"limits:\n  json_depth: 100000\n", "server.yaml:2: limits.json_depth: ", "must be in"},
       {"limits: 5\n", "server.yaml:1: limits: ", "must be a mapping"},
       {"log:\n  format: xml\n", "server.yaml:2: log.format: ", "expected plain or json"},
