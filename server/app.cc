@@ -124,8 +124,16 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
   spdlog::info("database schema at version {} ({} migration(s) applied now)", migrated->version,
                migrated->applied.size());
 
+  // The embedded cluster serves through a role that can only read and write rows; with an
+  // external DSN, the operator picks the role (docs/operations.md, least privilege).
+  std::string serving_dsn = s.dsn;
+  if (s.embedded) {
+    auto app_dsn = s.embedded->EnsureAppRole();
+    if (!app_dsn) return tl::unexpected(InStep("database role", app_dsn.error()));
+    serving_dsn = *app_dsn;
+  }
   store::PoolOptions pool_options;
-  pool_options.dsn = s.dsn;
+  pool_options.dsn = serving_dsn;
   pool_options.max_size = config.pool_size;
   pool_options.statement_timeout_ms = config.limits.statement_timeout_ms;
   s.pool = std::make_unique<store::ConnectionPool>(pool_options);
@@ -178,8 +186,11 @@ Result<int> MigrateOnly(const config::ServerConfig& config) {
     dsn = *started;
   }
   auto migrated = store::Migrate(dsn, MigrationOptions(config));
+  Result<std::string> role = std::string();
+  if (embedded && migrated) role = embedded->EnsureAppRole();
   if (embedded) (void)embedded->Stop();
   if (!migrated) return tl::unexpected(InStep("migrations", migrated.error()));
+  if (!role) return tl::unexpected(InStep("database role", role.error()));
   return static_cast<int>(migrated->applied.size());
 }
 

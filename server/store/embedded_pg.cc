@@ -29,6 +29,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kSuperuser = "perfgate";
 constexpr const char* kPasswordFile = "perfgate.password";
+constexpr const char* kAppPasswordFile = "perfgate_app.password";
 constexpr const char* kLogFile = "postgres.log";
 constexpr size_t kTailBytes = 2000;
 
@@ -398,6 +399,53 @@ Result<std::string> EmbeddedPostgres::Start() {
   if (auto r = EnsureDatabase(); !r) return tl::unexpected(r.error());
   dsn_ = DsnFor(options_.database);
   return dsn_;
+}
+
+Result<std::string> EmbeddedPostgres::EnsureAppRole() {
+  if (!running_) return MakeError(ErrorCode::kUnavailable, "the embedded PostgreSQL is not running");
+  const fs::path file = data_dir_ / kAppPasswordFile;
+  std::string password;
+  {
+    std::ifstream in(file);
+    std::getline(in, password);
+  }
+  if (password.empty()) {
+    Result<std::string> made = RandomHex(16);
+    if (!made) return tl::unexpected(made.error());
+    password = *made;
+    const passwd* owner = geteuid() == 0 ? getpwnam(options_.system_user.c_str()) : nullptr;
+    if (auto written = WritePrivateFile(file, password + "\n", owner); !written) {
+      return tl::unexpected(written.error());
+    }
+  }
+  try {
+    pqxx::connection conn(dsn_ + " connect_timeout=10");
+    pqxx::work tx(conn);
+    const std::string role = tx.quote_name(kAppRole);
+    if (tx.exec_params("SELECT 1 FROM pg_roles WHERE rolname = $1", kAppRole).empty()) {
+      tx.exec("CREATE ROLE " + role);
+    }
+    // Utility statements take no bound parameters; the password is hex and quoted anyway.
+    tx.exec("ALTER ROLE " + role +
+            " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD " +
+            tx.quote(password));
+    tx.exec("GRANT CONNECT ON DATABASE " + tx.quote_name(options_.database) + " TO " + role);
+    tx.exec("REVOKE CREATE ON SCHEMA public FROM PUBLIC");
+    tx.exec("GRANT USAGE ON SCHEMA public TO " + role);
+    tx.exec("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO " + role);
+    tx.exec("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO " + role);
+    if (!tx.exec("SELECT to_regclass('schema_migrations')")[0][0].is_null()) {
+      tx.exec("REVOKE INSERT, UPDATE, DELETE ON schema_migrations FROM " + role);
+    }
+    tx.commit();
+  } catch (const std::exception& e) {
+    PgFailure failure = MapPgException(e, std::string("set up role ") + kAppRole);
+    failure.error.code = ErrorCode::kUnavailable;
+    return tl::unexpected(std::move(failure.error));
+  }
+  app_dsn_ = "host=127.0.0.1 port=" + std::to_string(port_) + " user=" + kAppRole +
+             " password=" + QuoteDsnValue(password) + " dbname=" + QuoteDsnValue(options_.database);
+  return app_dsn_;
 }
 
 Result<void> EmbeddedPostgres::Stop() {

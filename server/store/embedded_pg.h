@@ -40,6 +40,14 @@ class EmbeddedPostgres {
   // its DSN. Errors: kNotFound (no PostgreSQL binaries), kUnavailable (a command failed; the
   // message names it and ends with its output).
   Result<std::string> Start();
+  // The least-privileged role the server runs as (after migrations, which need the owner):
+  // creates role kAppRole if missing (password in <data_dir>/perfgate_app.password), lets it
+  // connect and read/write the rows of every table and view of the database, and nothing
+  // else (no DDL, no changes to schema_migrations). Call it after each Migrate: tables made
+  // by a migration get their grants here. Returns the role's DSN.
+  Result<std::string> EnsureAppRole();
+  static constexpr const char* kAppRole = "perfgate_app";
+
   // pg_ctl stop -m fast. A later Start reuses the cluster and the port.
   Result<void> Stop();
 
@@ -48,6 +56,8 @@ class EmbeddedPostgres {
   const std::string& dsn() const { return dsn_; }
   // The DSN of another database of the same cluster (tests create one per test).
   std::string DsnFor(const std::string& database) const;
+  // The application role's DSN (EnsureAppRole), "" before it.
+  const std::string& app_dsn() const { return app_dsn_; }
   const std::filesystem::path& data_dir() const { return data_dir_; }
 
  private:
@@ -63,6 +73,7 @@ class EmbeddedPostgres {
   int port_ = 0;
   bool running_ = false;
   std::string dsn_;
+  std::string app_dsn_;
 };
 
 // The PostgreSQL bin directory that EmbeddedPostgres would use (see bin_dir). kNotFound when

@@ -100,7 +100,11 @@ Result<MigrationReport> Migrate(const std::string& dsn, const MigratorOptions& o
     std::map<int, Applied> applied;
     {
       pqxx::work tx(conn);
-      tx.exec(kCreateTable);
+      // Only when missing: a server whose role may not create tables (docs/operations.md,
+      // least privilege) reads an up-to-date database without any DDL.
+      if (tx.exec("SELECT to_regclass('schema_migrations') IS NULL")[0][0].as<bool>()) {
+        tx.exec(kCreateTable);
+      }
       for (const auto& row : tx.exec("SELECT version, name, checksum FROM schema_migrations")) {
         applied[row[0].as<int>()] = Applied{row[1].as<std::string>(), row[2].as<std::string>()};
       }

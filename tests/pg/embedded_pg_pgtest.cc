@@ -7,6 +7,7 @@
 #include <pqxx/pqxx>
 
 #include "server/store/embedded_pg.h"
+#include "server/store/migrator.h"
 #include "tests/pg/pg_cluster.h"
 
 namespace perfgate::store {
@@ -64,6 +65,49 @@ TEST_F(EmbeddedPgTest, StartsStopsAndReusesTheCluster) {
   const std::string wrong =
       "host=127.0.0.1 port=" + std::to_string(again.port()) + " user=perfgate password=x";
   EXPECT_THROW(pqxx::connection{wrong}, pqxx::broken_connection);
+}
+
+TEST_F(EmbeddedPgTest, TheAppRoleReadsAndWritesRowsAndNothingElse) {
+  EmbeddedPostgres pg(options_);
+  Result<std::string> owner_dsn = pg.Start();
+  ASSERT_TRUE(owner_dsn.has_value()) << owner_dsn.error().ToString();
+  ASSERT_TRUE(Migrate(*owner_dsn).has_value());
+  Result<std::string> app_dsn = pg.EnsureAppRole();
+  ASSERT_TRUE(app_dsn.has_value()) << app_dsn.error().ToString();
+  EXPECT_NE(app_dsn->find("user=perfgate_app"), std::string::npos);
+
+  pqxx::connection conn(*app_dsn);
+  auto runs = [&](const std::string& sql) {
+    try {
+      pqxx::work tx(conn);
+      tx.exec(sql);
+      tx.commit();
+      return true;
+    } catch (const pqxx::sql_error&) {
+      return false;
+    }
+  };
+  EXPECT_TRUE(runs("INSERT INTO projects (name) VALUES ('p')"));  // identity sequence too
+  EXPECT_TRUE(runs("UPDATE projects SET public_read = true"));
+  EXPECT_TRUE(runs("SELECT count(*) FROM samples"));  // the view
+  EXPECT_TRUE(runs("SELECT count(*) FROM schema_migrations"));
+  EXPECT_TRUE(runs("DELETE FROM projects"));
+  EXPECT_FALSE(runs("CREATE TABLE mine (v integer)"));
+  EXPECT_FALSE(runs("DROP TABLE runs"));
+  EXPECT_FALSE(runs("ALTER TABLE runs ADD COLUMN x integer"));
+  EXPECT_FALSE(runs("TRUNCATE runs"));
+  EXPECT_FALSE(runs("DELETE FROM schema_migrations"));
+  EXPECT_FALSE(runs("CREATE ROLE other"));
+  EXPECT_FALSE(runs("CREATE DATABASE other"));
+  // An up-to-date database migrates with the app role: nothing to do, no DDL needed.
+  Result<MigrationReport> again = Migrate(*app_dsn);
+  ASSERT_TRUE(again.has_value()) << again.error().ToString();
+  EXPECT_TRUE(again->applied.empty());
+  // Idempotent: the second call keeps the password (existing DSNs keep working).
+  Result<std::string> second = pg.EnsureAppRole();
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(*second, *app_dsn);
+  pqxx::connection again_conn(*app_dsn);
 }
 
 TEST_F(EmbeddedPgTest, AdoptsAServerLeftRunning) {
