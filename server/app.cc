@@ -6,6 +6,7 @@
 
 #include "server/api/api.h"
 #include "server/auth/tokens.h"
+#include "server/gate/verdict.h"
 #include "server/http/metrics.h"
 #include "server/http/router.h"
 #include "server/http/server.h"
@@ -43,6 +44,7 @@ struct App::Impl {
   std::string dsn;
   std::unique_ptr<store::ConnectionPool> pool;
   std::unique_ptr<store::PgStore> stores;
+  std::unique_ptr<gate::VerdictService> verdicts;
   http::Metrics metrics;
   api::ApiDeps deps;
   std::unique_ptr<http::Server> http;
@@ -154,6 +156,8 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
   s.deps.tokens = s.stores.get();
   s.deps.runs = s.stores.get();
   s.deps.series = s.stores.get();
+  s.verdicts = std::make_unique<gate::VerdictService>(*s.stores);
+  s.deps.verdicts = s.verdicts.get();
   s.deps.metrics = &s.metrics;
   s.deps.json_max_depth = config.limits.json_depth;
   s.deps.database_ready = [pool]() { return pool->Ping(); };

@@ -141,6 +141,9 @@ Result<ComparisonVerdicts> JudgeMetrics(std::span<const MetricInput> metrics,
     if (metric.threshold < 0 || !std::isfinite(metric.threshold)) {
       return InvalidArgument("threshold must be a positive number", metric.name);
     }
+    if (!(metric.alpha >= 0 && metric.alpha < 1)) {
+      return InvalidArgument("alpha must be in (0, 1)", metric.name);
+    }
   }
 
   ComparisonVerdicts out;
@@ -220,14 +223,15 @@ Result<ComparisonVerdicts> JudgeMetrics(std::span<const MetricInput> metrics,
       ++out.inconclusive;
       continue;
     }
-    const bool significant = v.p_adjusted < policy.alpha;
+    const double alpha = metrics[i].alpha > 0 ? metrics[i].alpha : policy.alpha;
+    const bool significant = v.p_adjusted < alpha;
     const bool beyond = std::fabs(v.change) > tau;
     if (significant && beyond) {
       const bool worse = IsWorse(v.change, v.direction);
       v.verdict = worse ? Verdict::kRegression : Verdict::kImprovement;
       v.reason = Percent(v.change) + (worse ? " is worse" : " is better") + " than the " +
                  tau_text + " threshold and significant (adjusted p " + PValueText(v.p_adjusted) +
-                 " < " + PValueText(policy.alpha) + ")";
+                 " < " + PValueText(alpha) + ")";
       ++(worse ? out.regressions : out.improvements);
       continue;
     }

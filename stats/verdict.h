@@ -55,6 +55,9 @@ struct MetricInput {
   std::span<const double> base;
   std::span<const double> contender;
   double threshold = 0;  // per-metric override of policy.threshold when > 0
+  // Per-metric override of policy.alpha when > 0: the adjusted p-value (the correction still
+  // spans every metric judged together) is compared with it.
+  double alpha = 0;
 };
 
 struct SampleSummary {

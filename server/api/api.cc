@@ -10,6 +10,7 @@ void RegisterRoutes(http::Router& router, const ApiDeps& deps) {
   RegisterRunRoutes(router, deps);
   RegisterSeriesRoutes(router, deps);
   RegisterCompareRoutes(router, deps);
+  RegisterVerdictRoutes(router, deps);
 }
 
 }  // namespace perfgate::server::api

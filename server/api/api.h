@@ -9,6 +9,10 @@
 #include "server/http/router.h"
 #include "server/store/store.h"
 
+namespace perfgate::server::gate {
+class VerdictService;
+}
+
 namespace perfgate::server::api {
 
 struct ApiDeps {
@@ -16,6 +20,7 @@ struct ApiDeps {
   store::TokenStore* tokens = nullptr;
   store::RunStore* runs = nullptr;
   store::SeriesStore* series = nullptr;
+  gate::VerdictService* verdicts = nullptr;  // null: the verdict routes are not registered
   http::Metrics* metrics = nullptr;  // may be null
   // For /readyz: OK when the database answers; kUnavailable otherwise.
   std::function<Result<bool>()> database_ready;

@@ -15,6 +15,7 @@ void RegisterProjectRoutes(http::Router& router, const ApiDeps& deps);  // proje
 void RegisterRunRoutes(http::Router& router, const ApiDeps& deps);      // runs.cc
 void RegisterSeriesRoutes(http::Router& router, const ApiDeps& deps);   // series.cc
 void RegisterCompareRoutes(http::Router& router, const ApiDeps& deps);  // compare.cc
+void RegisterVerdictRoutes(http::Router& router, const ApiDeps& deps);  // verdicts.cc
 
 // compare.cc: pairs the series of `metric` in two stored runs by benchmark name ("suite/name"
 // when the runs' series of that metric span several suites) and judges them.

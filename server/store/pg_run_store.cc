@@ -10,50 +10,24 @@
 #include <tuple>
 
 #include "server/store/pg_stores.h"
+#include "server/store/pg_run_rows.h"
 #include "server/store/pg_util.h"
 
 namespace perfgate::store {
 namespace {
 
+using pgutil::kSummaryColumnCount;
+using pgutil::ReadSummary;
 using pgutil::Rfc3339Sql;
+using pgutil::SummaryColumns;
+using pgutil::SummaryJoins;
+using pgutil::Text;
 
 // The first key of pg_advisory_xact_lock(int, int) for run ids ("pgrn"); the two-key space
 // is apart from the migrator's single bigint key.
 constexpr int kRunLockClass = 0x7067726e;
 
 const char* OrNull(const std::string& s) { return s.empty() ? nullptr : s.c_str(); }
-
-std::string Text(const pqxx::field& f) { return f.is_null() ? std::string() : f.as<std::string>(); }
-
-// Columns of a run `r` with its project p, branch b, commit c and testbed t (SummaryJoins).
-std::string SummaryColumns() {
-  return "r.id::text, p.name, b.name, c.sha, t.name, t.id, r.pr, " + Rfc3339Sql("r.started_at") +
-         ", " + Rfc3339Sql("r.finished_at") + ", " + Rfc3339Sql("r.created_at") +
-         ", r.sample_count";
-}
-constexpr int kSummaryColumnCount = 11;
-
-const char* SummaryJoins() {
-  return " FROM runs r JOIN projects p ON p.id = r.project_id JOIN branches b ON b.id = "
-         "r.branch_id JOIN commits c ON c.id = r.commit_id JOIN testbeds t ON t.id = "
-         "r.testbed_id ";
-}
-
-RunSummary ReadSummary(const pqxx::row& row) {
-  RunSummary s;
-  s.id = row[0].as<std::string>();
-  s.project = row[1].as<std::string>();
-  s.branch = row[2].as<std::string>();
-  s.commit_sha = row[3].as<std::string>();
-  s.testbed = row[4].as<std::string>();
-  s.testbed_id = row[5].as<int64_t>();
-  if (!row[6].is_null()) s.pr = row[6].as<int64_t>();
-  s.started_at = Text(row[7]);
-  s.finished_at = Text(row[8]);
-  s.created_at = row[9].as<std::string>();
-  s.sample_count = row[10].as<int64_t>();
-  return s;
-}
 
 // The run as stored, when it exists: compared with the new canonical upload by its SHA-256
 // (rows stored before migration 0003 have no digest: their full upload is compared). Equal:

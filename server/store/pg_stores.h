@@ -12,7 +12,11 @@
 
 namespace perfgate::store {
 
-class PgStore final : public ProjectStore, public TokenStore, public RunStore, public SeriesStore {
+class PgStore final : public ProjectStore,
+                      public TokenStore,
+                      public RunStore,
+                      public SeriesStore,
+                      public VerdictStore {
  public:
   explicit PgStore(ConnectionPool& pool) : pool_(pool) {}
 
@@ -38,6 +42,16 @@ class PgStore final : public ProjectStore, public TokenStore, public RunStore, p
   Result<std::vector<BenchmarkInfo>> ListBenchmarks(const Project& project) override;
   Result<std::vector<MetricInfo>> ListMetrics(const Project& project) override;
   Result<Series> GetSeries(const Project& project, const SeriesQuery& query) override;
+
+  // VerdictStore (pg_verdict_store.cc)
+  Result<RunContext> GetRunContext(const Project& project, const std::string& run_id) override;
+  Result<std::optional<BaselineChoice>> FindBaseline(const Project& project, const RunContext& run,
+                                                     std::string* why_none) override;
+  Result<std::vector<SampleSet>> GetSampleSets(const Project& project,
+                                               const std::vector<std::string>& run_ids) override;
+  Result<StoredVerdict> SaveVerdict(const Project& project, const NewVerdict& verdict) override;
+  Result<std::optional<StoredVerdict>> LatestVerdict(const Project& project,
+                                                     const std::string& run_id) override;
 
  private:
   ConnectionPool& pool_;

@@ -167,4 +167,73 @@ class SeriesStore {
   virtual Result<Series> GetSeries(const Project& project, const SeriesQuery& query) = 0;
 };
 
+// One series' repetitions, pooled over one or more runs in the order the runs were named.
+struct SampleSet {
+  std::string suite;
+  std::string benchmark;
+  std::string metric;
+  std::string unit;
+  Direction direction = Direction::kLowerIsBetter;
+  std::vector<double> values;
+};
+
+// Where a run sits in history: what baseline selection needs (from its upload).
+struct RunContext {
+  RunSummary summary;
+  std::string target_branch;          // "" when the upload named none
+  std::string merge_base;             // "" when none
+  std::vector<std::string> ancestry;  // as uploaded (docs/wire-format.md)
+  std::vector<std::string> parents;   // the commit's parents
+};
+
+struct BaselineChoice {
+  std::string commit_sha;
+  std::string branch;
+  std::string testbed;
+  // "merge_base", "ancestor" (nearest first-parent ancestor of the merge-base with results),
+  // "previous_commit" (a tracked-branch run: nearest first-parent ancestor with results),
+  // "latest_before" (no ancestry uploaded: the branch's latest earlier commit with results).
+  std::string selection;
+  int distance = 0;  // first-parent steps from the merge-base (or from the commit's parent)
+  std::vector<std::string> run_ids;  // oldest first
+};
+
+struct NewVerdict {
+  std::string run_id;
+  std::vector<std::string> contender_run_ids;
+  std::vector<std::string> baseline_run_ids;
+  std::string outcome;  // pass, regression, improvement, inconclusive, no_baseline
+  std::string algorithm_version;
+  std::string parameters_json = "{}";
+  std::string baseline_json;  // "" for none
+  std::string summary_json = "{}";
+  std::string results_json = "[]";
+};
+
+struct StoredVerdict {
+  int64_t id = 0;
+  std::string created_at;
+  NewVerdict verdict;
+};
+
+class VerdictStore {
+ public:
+  virtual ~VerdictStore() = default;
+  // kNotFound when the run is not in this project.
+  virtual Result<RunContext> GetRunContext(const Project& project, const std::string& run_id) = 0;
+  // The baseline of a run (docs/api.md, "Verdicts"), on the same testbed (name and
+  // fingerprint); nullopt when there is none, with `why_none` saying what was looked for.
+  virtual Result<std::optional<BaselineChoice>> FindBaseline(const Project& project,
+                                                             const RunContext& run,
+                                                             std::string* why_none) = 0;
+  // The sample sets of these runs (all in `project`, else kNotFound), pooled per series in the
+  // order of `run_ids`.
+  virtual Result<std::vector<SampleSet>> GetSampleSets(const Project& project,
+                                                       const std::vector<std::string>& run_ids) = 0;
+  virtual Result<StoredVerdict> SaveVerdict(const Project& project, const NewVerdict& verdict) = 0;
+  // The newest verdict of a run; nullopt when it has none.
+  virtual Result<std::optional<StoredVerdict>> LatestVerdict(const Project& project,
+                                                             const std::string& run_id) = 0;
+};
+
 }  // namespace perfgate::store

@@ -227,6 +227,25 @@ TEST(VerdictRules, SignificantButSmallChangeIsNotARegression) {
   EXPECT_DOUBLE_EQ(result->metrics[0].threshold, 0.02);
 }
 
+TEST(VerdictRules, APerMetricAlphaDecidesSignificance) {
+  // 10 vs 10 with a clear +20% shift: the U test's adjusted p is about 1.8e-4, significant at
+  // 0.05 and not at a per-metric alpha of 1e-4.
+  std::vector<double> base{100, 101, 99, 100.5, 99.5, 100.2, 99.8, 100.1, 99.9, 100.3};
+  std::vector<double> contender;
+  for (double v : base) contender.push_back(v * 1.2);
+  std::vector<MetricInput> inputs{{"strict", Direction::kLowerIsBetter, base, contender, 0}};
+  auto result = JudgeMetrics(inputs, VerdictPolicy{});
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->metrics[0].verdict, Verdict::kRegression);
+  EXPECT_GT(result->metrics[0].p_adjusted, 1e-4);
+  inputs[0].alpha = 1e-4;
+  result = JudgeMetrics(inputs, VerdictPolicy{});
+  ASSERT_TRUE(result);
+  EXPECT_NE(result->metrics[0].verdict, Verdict::kRegression) << result->metrics[0].reason;
+  inputs[0].alpha = 1.5;
+  EXPECT_FALSE(JudgeMetrics(inputs, VerdictPolicy{}).has_value());
+}
+
 TEST(VerdictRules, TooFewRepetitionsIsInconclusiveWithAdvice) {
   // 3 vs 3: the U test cannot go below p = 0.1, so even a 20% change is undecided, and the
   // advice names how many repetitions would decide.

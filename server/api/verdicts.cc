@@ -1,0 +1,47 @@
+// Verdicts: POST /api/v1/projects/{project}/runs/{id}/verdict computes (and stores) a run's
+// verdict with the body's thresholds; GET returns the newest one (computed with the defaults
+// when there is none), and GET ...?replay=1 recomputes the stored one from its parameters and
+// sample sets. The use case is server/gate/verdict.h.
+#include "server/api/auth.h"
+#include "server/api/json_util.h"
+#include "server/api/routes.h"
+#include "server/gate/verdict.h"
+
+namespace perfgate::server::api {
+
+void RegisterVerdictRoutes(http::Router& router, const ApiDeps& deps) {
+  if (deps.verdicts == nullptr) return;
+  router.Add("POST", "/api/v1/projects/{project}/runs/{id}/verdict", "verdicts.create",
+             HandleProject(deps, {}, auth::Scope::kIngest,
+                           [deps](const http::Request& request, const http::PathParams& params,
+                                  const store::Project& project) -> Result<http::Response> {
+                             if (!request.body.empty()) {
+                               if (auto bad_type = CheckJsonContentType(request)) return *bad_type;
+                             }
+                             auto verdict_request = gate::DecodeVerdictRequest(request.body);
+                             if (!verdict_request) return tl::unexpected(verdict_request.error());
+                             auto verdict =
+                                 deps.verdicts->Compute(project, params.at("id"), *verdict_request);
+                             if (!verdict) return tl::unexpected(verdict.error());
+                             return JsonResponse(201, {{"verdict", std::move(*verdict)}});
+                           }));
+  router.Add("GET", "/api/v1/projects/{project}/runs/{id}/verdict", "verdicts.get",
+             HandleProject(deps, {"replay"}, auth::Scope::kRead,
+                           [deps](const http::Request& request, const http::PathParams& params,
+                                  const store::Project& project) -> Result<http::Response> {
+                             const std::string replay = request.Query("replay").value_or("0");
+                             if (replay != "0" && replay != "1") {
+                               return InvalidArgument("must be 0 or 1", "replay");
+                             }
+                             if (replay == "1") {
+                               auto replayed = deps.verdicts->Replay(project, params.at("id"));
+                               if (!replayed) return tl::unexpected(replayed.error());
+                               return JsonResponse(200, *replayed);
+                             }
+                             auto verdict = deps.verdicts->Latest(project, params.at("id"));
+                             if (!verdict) return tl::unexpected(verdict.error());
+                             return JsonResponse(200, {{"verdict", std::move(*verdict)}});
+                           }));
+}
+
+}  // namespace perfgate::server::api

@@ -1,0 +1,80 @@
+// The pull-request verdict use case: choose a run's baseline, judge every benchmark metric of
+// the run against it with the stats engine's three-way verdict (Holm across the run), store
+// the verdict with everything needed to replay it, and replay it. The JSON it produces is the
+// API's verdict object (docs/api.md, "Verdicts"); the gate prints it.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "server/store/store.h"
+#include "stats/verdict.h"
+
+namespace perfgate::server::gate {
+
+// A threshold rule (perfgate.yaml's `thresholds`): the first rule whose globs (fnmatch, `*`
+// crosses `/`) match a series decides its threshold and alpha, or leaves it out.
+struct ThresholdRule {
+  std::string suite = "*";
+  std::string benchmark = "*";
+  std::string metric = "*";
+  double percent = 0;  // 0: the request's default threshold
+  double alpha = 0;    // 0: the request's default alpha
+  bool ignore = false;
+
+  bool Matches(std::string_view suite_name, std::string_view benchmark_name,
+               std::string_view metric_name) const;
+};
+
+struct VerdictRequest {
+  stats::VerdictPolicy policy;  // threshold, alpha, test; Holm; fixed seed
+  std::vector<ThresholdRule> rules;
+  // More runs of the same commit and testbed pooled with the run (a gate that reran its
+  // inconclusive benchmarks with more repetitions).
+  std::vector<std::string> contender_runs;
+};
+
+// The body of POST .../verdict: {"threshold", "alpha", "test", "rules": [...],
+// "contender_runs": [...]}, every key optional; "" is all defaults. Unknown keys and bad values
+// are kInvalidArgument naming the field.
+Result<VerdictRequest> DecodeVerdictRequest(std::string_view body);
+// The request as stored in a verdict's "parameters" (and read back by replay).
+nlohmann::json EncodeParameters(const VerdictRequest& request);
+Result<VerdictRequest> DecodeParameters(const nlohmann::json& parameters);
+
+// The judgement of a contender against a baseline (nullptr: none), without I/O.
+struct Judgement {
+  std::string outcome;  // "regression", "pass", "no_baseline"
+  nlohmann::json results = nlohmann::json::array();
+  nlohmann::json counts = nlohmann::json::object();
+  std::vector<std::string> warnings;
+};
+Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
+                        const std::vector<store::SampleSet>* baseline,
+                        const VerdictRequest& request);
+
+class VerdictService {
+ public:
+  explicit VerdictService(store::VerdictStore& store) : store_(store) {}
+
+  // Computes the run's verdict now (baseline chosen now), stores it and returns it.
+  Result<nlohmann::json> Compute(const store::Project& project, const std::string& run_id,
+                                 const VerdictRequest& request);
+  // The newest stored verdict; computed with the defaults (and stored) when there is none.
+  Result<nlohmann::json> Latest(const store::Project& project, const std::string& run_id);
+  // The newest stored verdict, recomputed from its parameters and sample sets:
+  // {"verdict": stored, "replay": {"matches", "algorithm_version", "differences": [...]}}.
+  Result<nlohmann::json> Replay(const store::Project& project, const std::string& run_id);
+
+ private:
+  store::VerdictStore& store_;
+};
+
+// The stored verdict as the API's verdict object.
+nlohmann::json VerdictJson(const store::StoredVerdict& stored);
+
+}  // namespace perfgate::server::gate

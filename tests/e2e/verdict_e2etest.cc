@@ -1,0 +1,301 @@
+// Verdicts end to end: a real server and PostgreSQL, runs posted over HTTP, then
+// POST/GET .../verdict. Baseline selection (merge-base, first-parent ancestor, a main branch
+// that moved on, another host fingerprint, none), the three-way verdict with thresholds and
+// rules, pooling reruns, replay, and the auth rules of the two routes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "config/server_config.h"
+#include "server/app.h"
+#include "server/auth/tokens.h"
+#include "tests/e2e/http_client.h"
+#include "tests/pg/pg_cluster.h"
+
+// The RunSpec designated initializers below name only what differs from the defaults.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+namespace perfgate {
+namespace {
+
+using nlohmann::json;
+using testing::HttpClient;
+using testing::HttpResponse;
+
+std::string RunId(int n) {
+  char text[40];
+  std::snprintf(text, sizeof(text), "00000000-0000-4000-8000-%012d", n);
+  return text;
+}
+
+std::string Sha(int n) {
+  char text[48];
+  std::snprintf(text, sizeof(text), "%040x", n + 0xbee);
+  return text;
+}
+
+// `reps` repetitions around `center`, about 0.6% spread, deterministic per salt.
+std::vector<double> Noisy(double center, int salt, int reps = 20) {
+  std::vector<double> values;
+  for (int i = 0; i < reps; ++i) {
+    values.push_back(center * (1.0 + 0.0012 * static_cast<double>((i * 7 + salt * 3) % 11 - 5)));
+  }
+  return values;
+}
+
+struct RunSpec {
+  int id = 0;
+  std::string branch = "main";
+  int commit = 0;
+  std::string target_branch;  // "" for a main-branch run
+  int merge_base = -1;        // -1: none
+  std::vector<int> ancestry;
+  std::string fingerprint_cpu = "cpu-a";
+  // Factor applied to each benchmark's center (A, B, C).
+  double a = 1, b = 1, c = 1;
+  int salt = 0;
+  int reps = 20;
+};
+
+json Upload(const RunSpec& s) {
+  json results = json::array();
+  const std::vector<std::pair<std::string, double>> centers = {
+      {"BM_A", 1000 * s.a}, {"BM_B", 2000 * s.b}, {"BM_C", 3000 * s.c}};
+  int k = 0;
+  for (const auto& [name, center] : centers) {
+    results.push_back({{"suite", "s"},
+                       {"benchmark", name},
+                       {"metric", "real_time"},
+                       {"unit", "ns"},
+                       {"direction", "lower"},
+                       {"values", Noisy(center, s.salt + k++, s.reps)}});
+  }
+  json upload = {{"id", RunId(s.id)},
+                 {"project", "proj"},
+                 {"branch", s.branch},
+                 {"commit", {{"sha", Sha(s.commit)}, {"subject", "c" + std::to_string(s.commit)}}},
+                 {"testbed", {{"name", "bed"}, {"fingerprint", {{"cpu_model", s.fingerprint_cpu}}}}},
+                 {"results", results}};
+  if (!s.target_branch.empty()) upload["target_branch"] = s.target_branch;
+  if (s.merge_base >= 0) upload["merge_base"] = Sha(s.merge_base);
+  json ancestry = json::array();
+  for (int a : s.ancestry) ancestry.push_back(Sha(a));
+  if (!ancestry.empty()) upload["ancestry"] = ancestry;
+  return upload;
+}
+
+class VerdictE2eTest : public testing::PgTest {
+ protected:
+  void SetUp() override {
+    PgTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    auto admin = auth::GenerateToken();
+    ASSERT_TRUE(admin.has_value());
+    admin_ = *admin;
+    config::ServerConfig config;
+    config.listen.host = "127.0.0.1";
+    config.listen.port = 0;
+    config.threads = 2;
+    config.database_url = dsn_;
+    config.admin_token = admin_;
+    config.pool_size = 4;
+    auto app = server::App::Start(config);
+    ASSERT_TRUE(app.has_value()) << app.error().ToString();
+    app_ = std::move(*app);
+    http_ = std::make_unique<HttpClient>(static_cast<std::uint16_t>(app_->port()));
+    ASSERT_EQ(http_->Post("/api/v1/projects", json{{"name", "proj"}}.dump(), admin_).status, 201);
+    ci_ = Token({"ingest", "read"});
+    reader_ = Token({"read"});
+  }
+  void TearDown() override {
+    http_.reset();
+    if (app_) app_->Stop();
+  }
+
+  std::string Token(const std::vector<std::string>& scopes) {
+    HttpResponse r = http_->Post("/api/v1/projects/proj/tokens",
+                                 json{{"name", "t"}, {"scopes", scopes}}.dump(), admin_);
+    EXPECT_EQ(r.status, 201) << r.body;
+    return r.Json().value("token", "");
+  }
+  void Post(const RunSpec& spec) {
+    HttpResponse r = http_->Post("/api/v1/projects/proj/runs", Upload(spec).dump(), ci_);
+    ASSERT_EQ(r.status, 201) << r.body;
+  }
+  // POST .../verdict; the verdict object (null on failure, with a test failure).
+  json Verdict(int run, const json& body = json::object(), int expected_status = 201) {
+    HttpResponse r = http_->Post("/api/v1/projects/proj/runs/" + RunId(run) + "/verdict",
+                                 body.dump(), ci_);
+    EXPECT_EQ(r.status, expected_status) << r.body;
+    json parsed = r.Json();
+    return parsed.is_object() && parsed.contains("verdict") ? parsed["verdict"] : parsed;
+  }
+  static const json& Result(const json& verdict, const std::string& benchmark) {
+    static const json none;
+    for (const json& r : verdict["results"]) {
+      if (r["benchmark"] == benchmark) return r;
+    }
+    ADD_FAILURE() << "no result for " << benchmark;
+    return none;
+  }
+
+  std::string admin_, ci_, reader_;
+  std::unique_ptr<server::App> app_;
+  std::unique_ptr<HttpClient> http_;
+};
+
+TEST_F(VerdictE2eTest, APlantedRegressionFailsOnlyThatBenchmark) {
+  Post({.id = 1, .commit = 1});
+  Post({.id = 2, .commit = 1, .salt = 5});  // two baseline runs at the merge-base: pooled
+  // The PR: A 10% slower, B unchanged, C 2% slower (under the 5% threshold).
+  Post({.id = 10, .branch = "feature", .commit = 100, .target_branch = "main", .merge_base = 1,
+        .a = 1.10, .c = 1.02, .salt = 2});
+  json v = Verdict(10);
+  EXPECT_EQ(v["outcome"], "regression");
+  EXPECT_EQ(v["baseline"]["commit"], Sha(1));
+  EXPECT_EQ(v["baseline"]["selection"], "merge_base");
+  EXPECT_EQ(v["baseline"]["run_ids"], (json{RunId(1), RunId(2)}));
+  EXPECT_EQ(Result(v, "BM_A")["verdict"], "REGRESSION");
+  EXPECT_NEAR(Result(v, "BM_A")["change"].get<double>(), 0.10, 0.01);
+  EXPECT_EQ(Result(v, "BM_A")["base"]["n"], 40);
+  EXPECT_EQ(Result(v, "BM_A")["current"]["n"], 20);
+  EXPECT_NE(Result(v, "BM_B")["verdict"], "REGRESSION");
+  EXPECT_NE(Result(v, "BM_C")["verdict"], "REGRESSION");
+  EXPECT_EQ(v["counts"]["regression"], 1);
+  EXPECT_EQ(v["parameters"]["test"], "utest");
+  EXPECT_EQ(v["algorithm_version"], "perfgate-verdict/1");
+
+  // GET returns the stored verdict; replay recomputes it to the same numbers.
+  HttpResponse got = http_->Get("/api/v1/projects/proj/runs/" + RunId(10) + "/verdict", reader_);
+  ASSERT_EQ(got.status, 200) << got.body;
+  EXPECT_EQ(got.Json()["verdict"]["id"], v["id"]);
+  HttpResponse replay =
+      http_->Get("/api/v1/projects/proj/runs/" + RunId(10) + "/verdict?replay=1", reader_);
+  ASSERT_EQ(replay.status, 200) << replay.body;
+  EXPECT_TRUE(replay.Json()["replay"]["matches"].get<bool>()) << replay.body;
+}
+
+TEST_F(VerdictE2eTest, AnAaRunPassesAndATwoPercentSlowdownPasses) {
+  Post({.id = 1, .commit = 1});
+  Post({.id = 10, .branch = "aa", .commit = 100, .target_branch = "main", .merge_base = 1,
+        .salt = 3});
+  json aa = Verdict(10);
+  EXPECT_EQ(aa["outcome"], "pass");
+  EXPECT_EQ(aa["counts"]["regression"], 0);
+  Post({.id = 11, .branch = "small", .commit = 101, .target_branch = "main", .merge_base = 1,
+        .a = 1.02, .b = 1.02, .c = 1.02, .salt = 4});
+  EXPECT_EQ(Verdict(11)["outcome"], "pass");
+}
+
+TEST_F(VerdictE2eTest, TheMergeBaseWinsOverANewerMain) {
+  Post({.id = 1, .commit = 1});
+  // main moved on after the PR branched: commit 2 is 20% slower everywhere.
+  Post({.id = 2, .commit = 2, .ancestry = {1}, .a = 1.2, .b = 1.2, .c = 1.2});
+  Post({.id = 10, .branch = "feature", .commit = 100, .target_branch = "main", .merge_base = 1,
+        .ancestry = {1}, .salt = 1});
+  json v = Verdict(10);
+  EXPECT_EQ(v["baseline"]["commit"], Sha(1));
+  EXPECT_EQ(v["outcome"], "pass");
+  // The main-branch run at commit 2 is judged against its first parent: a regression there.
+  json main_verdict = Verdict(2);
+  EXPECT_EQ(main_verdict["baseline"]["selection"], "previous_commit");
+  EXPECT_EQ(main_verdict["outcome"], "regression");
+  EXPECT_EQ(main_verdict["counts"]["regression"], 3);
+}
+
+TEST_F(VerdictE2eTest, AnUnmeasuredMergeBaseFallsBackToItsNearestMeasuredAncestor) {
+  Post({.id = 1, .commit = 1});
+  // Merge-base 3 has no results; its first-parent ancestry is 3, 2, 1.
+  Post({.id = 10, .branch = "feature", .commit = 100, .target_branch = "main", .merge_base = 3,
+        .ancestry = {3, 2, 1}, .a = 1.1});
+  json v = Verdict(10);
+  EXPECT_EQ(v["baseline"]["commit"], Sha(1));
+  EXPECT_EQ(v["baseline"]["selection"], "ancestor");
+  EXPECT_EQ(v["baseline"]["distance"], 2);
+  EXPECT_EQ(v["outcome"], "regression");
+  ASSERT_FALSE(v["warnings"].empty());
+  EXPECT_NE(v["warnings"][0].get<std::string>().find("2 commit(s) older"), std::string::npos);
+}
+
+TEST_F(VerdictE2eTest, NoBaselineIsSaidAndAnotherFingerprintIsNamed) {
+  Post({.id = 10, .branch = "feature", .commit = 100, .target_branch = "main", .merge_base = 1,
+        .a = 1.5});
+  json v = Verdict(10);
+  EXPECT_EQ(v["outcome"], "no_baseline");
+  EXPECT_TRUE(v["baseline"].is_null());
+  EXPECT_EQ(Result(v, "BM_A")["verdict"], "NEW");
+  // Results at the merge-base exist, but from a host with another CPU: not compared.
+  Post({.id = 1, .commit = 1, .fingerprint_cpu = "cpu-b"});
+  v = Verdict(10);
+  EXPECT_EQ(v["outcome"], "no_baseline");
+  ASSERT_FALSE(v["warnings"].empty());
+  EXPECT_NE(v["warnings"][0].get<std::string>().find("different host fingerprint"),
+            std::string::npos)
+      << v["warnings"][0];
+}
+
+TEST_F(VerdictE2eTest, RulesSetThresholdsAndIgnoreBenchmarks) {
+  Post({.id = 1, .commit = 1});
+  Post({.id = 10, .branch = "feature", .commit = 100, .target_branch = "main", .merge_base = 1,
+        .a = 1.10, .b = 1.10, .c = 1.03, .salt = 2});
+  json v = Verdict(10, {{"rules",
+                         {{{"benchmark", "BM_A"}, {"percent", 15}},
+                          {{"benchmark", "BM_B*"}, {"ignore", true}},
+                          {{"benchmark", "*"}, {"percent", 2}}}}});
+  EXPECT_EQ(Result(v, "BM_A")["verdict"], "EQUIVALENT");  // 10% inside a 15% threshold
+  EXPECT_DOUBLE_EQ(Result(v, "BM_A")["threshold"].get<double>(), 0.15);
+  EXPECT_EQ(Result(v, "BM_B")["verdict"], "IGNORED");
+  EXPECT_EQ(Result(v, "BM_C")["verdict"], "REGRESSION");  // 3% over a 2% threshold
+  EXPECT_EQ(v["outcome"], "regression");
+  EXPECT_EQ(v["counts"]["ignored"], 1);
+  EXPECT_EQ(v["parameters"]["rules"].size(), 3u);
+
+  // Bad requests name the field and store nothing.
+  json bad = Verdict(10, {{"rules", {{{"percent", -1}}}}}, 400);
+  EXPECT_EQ(bad["error"]["field"], "rules[0].percent");
+  bad = Verdict(10, {{"threshhold", 0.05}}, 400);
+  EXPECT_EQ(bad["error"]["field"], "threshhold");
+  bad = Verdict(10, {{"test", "ztest"}}, 400);
+  EXPECT_EQ(bad["error"]["field"], "test");
+  HttpResponse latest = http_->Get("/api/v1/projects/proj/runs/" + RunId(10) + "/verdict", ci_);
+  EXPECT_EQ(latest.Json()["verdict"]["id"], v["id"]);
+}
+
+TEST_F(VerdictE2eTest, RerunsOfTheSameCommitArePooled) {
+  Post({.id = 1, .commit = 1});
+  Post({.id = 10, .branch = "feature", .commit = 100, .target_branch = "main", .merge_base = 1,
+        .a = 1.06, .salt = 2, .reps = 3});
+  Post({.id = 11, .branch = "feature", .commit = 100, .target_branch = "main", .merge_base = 1,
+        .a = 1.06, .salt = 3, .reps = 17});
+  json v = Verdict(10, {{"contender_runs", {RunId(11)}}});
+  EXPECT_EQ(Result(v, "BM_A")["current"]["n"], 20);
+  EXPECT_EQ(v["contender_run_ids"], (json{RunId(10), RunId(11)}));
+  // Only runs of the same commit and testbed pool.
+  Post({.id = 12, .branch = "feature", .commit = 101, .target_branch = "main", .merge_base = 1});
+  json bad = Verdict(10, {{"contender_runs", {RunId(12)}}}, 400);
+  EXPECT_EQ(bad["error"]["field"], "contender_runs[0]");
+}
+
+TEST_F(VerdictE2eTest, ReadTokensGetButDoNotCompute) {
+  Post({.id = 1, .commit = 1});
+  HttpResponse post = http_->Post("/api/v1/projects/proj/runs/" + RunId(1) + "/verdict", "{}",
+                                  reader_);
+  EXPECT_EQ(post.status, 403) << post.body;
+  EXPECT_EQ(http_->Post("/api/v1/projects/proj/runs/" + RunId(1) + "/verdict", "{}", "").status,
+            401);
+  HttpResponse get = http_->Get("/api/v1/projects/proj/runs/" + RunId(1) + "/verdict", reader_);
+  ASSERT_EQ(get.status, 200) << get.body;  // computed with the defaults
+  EXPECT_EQ(get.Json()["verdict"]["outcome"], "no_baseline");
+  EXPECT_EQ(http_->Get("/api/v1/projects/proj/runs/" + RunId(99) + "/verdict", reader_).status,
+            404);
+  EXPECT_EQ(
+      http_->Get("/api/v1/projects/proj/runs/" + RunId(99) + "/verdict?replay=1", reader_).status,
+      404);
+}
+
+}  // namespace
+}  // namespace perfgate
