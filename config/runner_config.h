@@ -1,0 +1,111 @@
+// perfgate.yaml: what `perfgate run` executes (suites), where results go (server, spool) and how
+// `perfgate gate` judges them (thresholds, first matching rule wins). Loading validates every key
+// and reports "FILE:LINE:COL: key: problem"; relative paths are resolved against the directory
+// of the file, so the runner behaves the same whatever directory CI starts it from.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/server_config.h"
+#include "core/metric.h"
+#include "core/result.h"
+
+namespace perfgate::config {
+
+inline constexpr double kDefaultThresholdPercent = 5.0;
+inline constexpr double kDefaultAlpha = 0.05;
+
+struct RunnerServer {
+  std::string url;      // "http://..." or "https://..."; empty when perfgate.yaml has no server
+  std::string project;  // [A-Za-z0-9_.-]+
+  std::string token;    // from PERFGATE_TOKEN only: secrets stay out of the repository
+};
+
+enum class SuiteType { kGbench, kCommand };
+
+// "gbench" / "command".
+std::string_view SuiteTypeName(SuiteType type);
+
+struct Suite {
+  std::string name;  // unique, [A-Za-z0-9_.-]+
+  SuiteType type = SuiteType::kGbench;
+  std::filesystem::path binary;  // gbench: absolute (resolved against the config's directory)
+  // command: argv, executed without a shell; a YAML string becomes {"/bin/sh", "-c", text}.
+  std::vector<std::string> command;
+  bool command_uses_shell = false;
+  std::string build;                       // shell command run first (sh -c), "" for none
+  std::string filter;                      // gbench --benchmark_filter, "" for all
+  int repetitions = 10;                    // the suite's value, else defaults.repetitions
+  std::optional<double> min_time;          // seconds; the suite's, else defaults.min_time
+  std::vector<std::string> args;           // gbench: extra arguments
+  std::map<std::string, std::string> env;  // added to the runner's environment
+  std::int64_t timeout_s = 3600;           // per suite, build excluded
+  int warmup = 1;                          // command: runs discarded before the timed ones
+  int line = 0;                            // where the suite was declared, for messages
+};
+
+// One entry of `thresholds`. Patterns are fnmatch(3) globs without FNM_PATHNAME, so "*" also
+// matches '/' ("BM_Sort/*" matches "BM_Sort/1024/8").
+struct ThresholdRule {
+  std::string suite;  // "" matches every suite
+  std::string benchmark = "*";
+  std::string metric = "*";
+  std::optional<double> percent;  // (0, 100]
+  std::optional<double> alpha;    // (0, 0.5]
+  std::optional<Direction> direction;
+  bool ignore = false;
+  int line = 0;
+
+  bool Matches(std::string_view suite_name, std::string_view benchmark_name,
+               std::string_view metric_name) const;
+};
+
+// What the gate applies to one (suite, benchmark, metric). Fields the matching rule leaves out
+// take the defaults (5%, alpha 0.05), not the values of later rules.
+struct ResolvedThreshold {
+  double percent = kDefaultThresholdPercent;
+  double alpha = kDefaultAlpha;
+  std::optional<Direction> direction;  // overrides the direction the adapter reported
+  bool ignore = false;
+  int rule = -1;  // index into RunnerConfig::thresholds, -1 when no rule matched
+
+  bool operator==(const ResolvedThreshold&) const = default;
+};
+
+struct RunnerConfig {
+  int version = 1;
+  RunnerServer server;
+  std::string target_branch = "main";
+  std::string testbed;              // PERFGATE_TESTBED, else the file, else the host name
+  std::filesystem::path spool_dir;  // absolute; default <config dir>/.perfgate/spool
+  int default_repetitions = 10;
+  std::optional<double> default_min_time;  // unset: Google Benchmark's own default
+  std::vector<Suite> suites;
+  std::vector<ThresholdRule> thresholds;
+  std::filesystem::path base_dir;  // the config file's directory; builds and commands run here
+
+  const Suite* FindSuite(std::string_view name) const;
+  // The first rule that matches, in file order; the defaults when none does.
+  ResolvedThreshold Resolve(std::string_view suite, std::string_view benchmark,
+                            std::string_view metric) const;
+};
+
+// Parses perfgate.yaml text. source_name prefixes messages ("perfgate.yaml:12:5: suites[1].
+// repetitions: must be in [2, 10000], got 1"); relative paths resolve against base_dir (the
+// current directory when empty). `env` supplies PERFGATE_TOKEN and PERFGATE_TESTBED; nullptr
+// reads no environment. Every error is kInvalidArgument with field = the key's path.
+Result<RunnerConfig> ParseRunnerConfig(std::string_view yaml, std::string_view source_name,
+                                       const std::filesystem::path& base_dir = {},
+                                       const EnvLookup& env = nullptr);
+
+// Reads the file at `path` (base_dir = its directory) with the process environment.
+Result<RunnerConfig> LoadRunnerConfig(const std::string& path);
+Result<RunnerConfig> LoadRunnerConfig(const std::string& path, const EnvLookup& env);
+
+}  // namespace perfgate::config
