@@ -1,132 +1,31 @@
-// perfgate: the command-line runner. Verbs so far: `compare` (offline comparison of two
-// Google Benchmark JSON outputs). Exit codes: 0 pass, 1 regression, 2 usage or input error,
-// 3 infrastructure failure.
+// perfgate: the command-line runner. Verbs: compare, run, push, gate (runner/cli/). Exit codes:
+// 0 pass, 1 regression, 2 usage or input error, 3 infrastructure failure.
 #include <CLI/CLI.hpp>
-#include <cstdio>
 #include <iostream>
+#include <set>
 #include <string>
 
-#include "core/result.h"
-#include "runner/adapters/gbench_reader.h"
-#include "runner/compare/compare.h"
-#include "runner/compare/report_format.h"
-#include "stats/multiple_testing.h"
-
-namespace {
-
-constexpr int kExitUsage = 2;
-
-int Fail(const perfgate::Error& error) {
-  std::cerr << "perfgate: error: " << error.ToString() << "\n";
-  return kExitUsage;
-}
-
-struct CompareArgs {
-  std::string base;
-  std::string contender;
-  std::string threshold = "5%";
-  double alpha = 0.05;
-  std::string metric = "real_time";
-  std::string direction;
-  std::string format = "text";
-  std::string test = "utest";
-  std::string correction = "holm";
-  std::string filter;
-  double confidence = 0.95;
-  int resamples = 2000;
-  uint64_t seed = 0x5eed;
-};
-
-int RunCompare(const CompareArgs& args) {
-  perfgate::compare::CompareOptions options;
-  auto threshold = perfgate::compare::ParseThreshold(args.threshold);
-  if (!threshold) return Fail(threshold.error());
-  options.policy.threshold = *threshold;
-  options.policy.alpha = args.alpha;
-  options.policy.confidence = args.confidence;
-  options.policy.bootstrap_resamples = args.resamples;
-  options.policy.seed = args.seed;
-  options.policy.test = *perfgate::stats::ParseVerdictTest(args.test);
-  options.policy.correction = *perfgate::stats::ParseCorrection(args.correction);
-  options.metric = args.metric;
-  options.filter = args.filter;
-  if (!args.direction.empty()) options.direction = perfgate::ParseDirection(args.direction);
-
-  auto base = perfgate::adapters::ReadGbenchFile(args.base);
-  if (!base) return Fail(base.error());
-  auto contender = perfgate::adapters::ReadGbenchFile(args.contender);
-  if (!contender) return Fail(contender.error());
-  auto report = perfgate::compare::Compare(*base, *contender, options);
-  if (!report) return Fail(report.error());
-
-  std::string text;
-  if (args.format == "json") {
-    text = perfgate::compare::FormatJson(*report);
-  } else if (args.format == "markdown") {
-    text = perfgate::compare::FormatMarkdown(*report);
-  } else {
-    text = perfgate::compare::FormatText(*report);
-  }
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
-  return perfgate::compare::ExitCode(*report);
-}
-
-}  // namespace
+#include "runner/cli/commands.h"
 
 int main(int argc, char** argv) {
+  namespace cli = perfgate::cli;
   CLI::App app{
       "perfgate: a CI performance-regression gate.\n"
       "Exit codes: 0 pass, 1 regression, 2 usage or input error, 3 infrastructure "
       "failure."};
   app.set_version_flag("--version", "perfgate 0.1.0");
   app.require_subcommand(1);
+  int exit_code = cli::kExitUsage;
+  cli::AddCompareCommand(app, &exit_code);
+  cli::AddRunCommands(app, &exit_code);
+  cli::AddGateCommand(app, &exit_code);
 
-  CompareArgs args;
-  CLI::App* compare = app.add_subcommand(
-      "compare",
-      "Compare two Google Benchmark JSON outputs (like Google Benchmark's compare.py, with "
-      "confidence intervals, multiple-comparison correction and a three-way verdict)");
-  compare->add_option("base", args.base, "Base results (--benchmark_format=json output; - = stdin)")
-      ->required();
-  compare->add_option("contender", args.contender, "Contender results")->required();
-  compare->add_option("--threshold", args.threshold, "Relative change that matters: 5% or 0.05")
-      ->capture_default_str();
-  compare->add_option("--alpha", args.alpha, "Family-wise significance level")
-      ->check(CLI::Range(1e-12, 0.5))
-      ->capture_default_str();
-  compare->add_option("--metric", args.metric, "real_time, cpu_time or a user counter name")
-      ->capture_default_str();
-  compare
-      ->add_option("--direction", args.direction,
-                   "lower or higher is better (default: by metric name; *_per_second is "
-                   "higher)")
-      ->check(CLI::IsMember({"lower", "higher"}));
-  compare->add_option("--format", args.format, "Output format")
-      ->check(CLI::IsMember({"text", "markdown", "json"}))
-      ->capture_default_str();
-  compare->add_option("--test", args.test, "Significance test of the verdict")
-      ->check(CLI::IsMember({"utest", "welch", "welch-log"}))
-      ->capture_default_str();
-  compare->add_option("--correction", args.correction, "Multiple-comparison correction")
-      ->check(
-          CLI::IsMember({"holm", "bonferroni", "fdr_bh", "holm-sidak", "sidak", "fdr_by", "none"}))
-      ->capture_default_str();
-  compare->add_option("--filter", args.filter, "Only benchmarks whose name matches this regex");
-  compare->add_option("--confidence", args.confidence, "Confidence level of the intervals")
-      ->check(CLI::Range(0.5, 0.9999))
-      ->capture_default_str();
-  compare->add_option("--resamples", args.resamples, "Bootstrap resamples")
-      ->check(CLI::Range(100, 1000000))
-      ->capture_default_str();
-  compare->add_option("--seed", args.seed, "Bootstrap seed (results are reproducible)")
-      ->capture_default_str();
-
+  const std::set<std::string> verbs = {"compare", "run", "push", "gate"};
   const std::string verb = argc > 1 ? argv[1] : "";
-  if (!verb.empty() && verb[0] != '-' && verb != "compare") {
+  if (!verb.empty() && verb[0] != '-' && verbs.count(verb) == 0) {
     std::cerr << "perfgate: error: unknown verb '" << verb
-              << "' (available: compare; run perfgate --help)\n";
-    return kExitUsage;
+              << "' (available: compare, run, push, gate; run perfgate --help)\n";
+    return cli::kExitUsage;
   }
   try {
     app.parse(argc, argv);
@@ -138,8 +37,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
-    return kExitUsage;
+    return cli::kExitUsage;
   }
-  if (compare->parsed()) return RunCompare(args);
-  return kExitUsage;
+  return exit_code;
 }

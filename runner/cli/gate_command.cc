@@ -1,0 +1,244 @@
+// `perfgate gate`: asks the server for the verdict of the last run (or --run), with the
+// thresholds of perfgate.yaml; optionally reruns the inconclusive benchmarks with the
+// repetitions power analysis asked for and asks again; prints the table and writes the
+// step summary, the PR/MR comment body, JUnit and GitLab's metrics report.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+
+#include "runner/cli/commands.h"
+#include "runner/cli/session.h"
+#include "runner/client/http_client.h"
+#include "runner/client/retry.h"
+#include "runner/client/uploader.h"
+#include "runner/gate/report.h"
+
+namespace perfgate::cli {
+namespace {
+
+using nlohmann::json;
+
+struct GateArgs {
+  std::string config;
+  std::string run_id;
+  bool require_baseline = false;
+  bool rerun_inconclusive = false;
+  int max_repetitions = 60;
+  std::string comment_file;
+  std::string junit_file;
+  std::string gitlab_metrics_file;
+  std::string summary_file;  // default $GITHUB_STEP_SUMMARY
+  std::string format = "text";
+  std::string color = "auto";
+};
+
+json RequestBody(const config::RunnerConfig& config, const std::vector<std::string>& extra_runs) {
+  json rules = json::array();
+  for (const config::ThresholdRule& r : config.thresholds) {
+    json rule = {{"suite", r.suite.empty() ? "*" : r.suite},
+                 {"benchmark", r.benchmark},
+                 {"metric", r.metric}};
+    if (r.percent) rule["percent"] = *r.percent;
+    if (r.alpha) rule["alpha"] = *r.alpha;
+    if (r.ignore) rule["ignore"] = true;
+    rules.push_back(std::move(rule));
+  }
+  json body = {{"threshold", config::kDefaultThresholdPercent / 100},
+               {"alpha", config::kDefaultAlpha},
+               {"rules", std::move(rules)}};
+  if (!extra_runs.empty()) body["contender_runs"] = extra_runs;
+  return body;
+}
+
+// POST .../verdict with retries; the decoded verdict.
+Result<gate::Verdict> AskVerdict(const config::RunnerConfig& config, const std::string& run_id,
+                                 const std::vector<std::string>& extra_runs) {
+  client::HttpClientOptions options;
+  options.bearer_token = config.server.token;
+  auto http = client::HttpClient::Create(options);
+  if (!http) return tl::unexpected(http.error());
+  client::HttpRequest request;
+  request.method = "POST";
+  std::string base = config.server.url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  request.url = base + "/api/v1/projects/" + client::EscapePathSegment(config.server.project) +
+                "/runs/" + run_id + "/verdict";
+  request.body = RequestBody(config, extra_runs).dump();
+  request.content_type = "application/json";
+  client::RetryContext context;
+  context.seed = std::random_device{}();
+  context.on_retry = [](const client::RetryNotice& notice) {
+    std::cerr << "perfgate: verdict request failed (" << notice.reason << "); retrying\n";
+  };
+  auto response = client::CallWithRetry(client::RetryPolicy{}, [&] { return http->Send(request); },
+                                        context);
+  if (!response) return tl::unexpected(response.error());
+  if (response->status != 201 && response->status != 200) {
+    json body = json::parse(response->body, nullptr, false);
+    std::string message = "the server answered HTTP " + std::to_string(response->status);
+    if (body.is_object() && body.contains("error") && body["error"].is_object()) {
+      message += ": " + body["error"].value("message", "");
+      const std::string field = body["error"].value("field", "");
+      if (!field.empty()) message += " (" + field + ")";
+    }
+    const ErrorCode code = response->status >= 500 ? ErrorCode::kUnavailable
+                           : response->status == 404 ? ErrorCode::kNotFound
+                                                     : ErrorCode::kInvalidArgument;
+    return MakeError(code, message);
+  }
+  return gate::DecodeVerdict(response->body);
+}
+
+// Inconclusive benchmarks per suite, and the repetitions that the largest ask needs.
+std::map<std::string, std::set<std::string>> Inconclusive(const gate::Verdict& verdict,
+                                                          int max_repetitions, int* repetitions) {
+  std::map<std::string, std::set<std::string>> out;
+  *repetitions = 0;
+  for (const gate::MetricResult& r : verdict.results) {
+    if (r.kind != gate::ResultKind::kInconclusive || r.repetitions_needed <= 0) continue;
+    const int64_t have = r.current ? r.current->n : 0;
+    const int64_t more = std::max<int64_t>(r.repetitions_needed - have, 2);
+    *repetitions = static_cast<int>(std::min<int64_t>(
+        std::max<int64_t>(*repetitions, more), std::max<int64_t>(max_repetitions - have, 0)));
+    out[r.suite].insert(r.benchmark);
+  }
+  if (*repetitions < 2) out.clear();
+  return out;
+}
+
+void WriteFile(const std::string& path, const std::string& text, bool append = false) {
+  if (path.empty()) return;
+  std::ofstream out(path, append ? std::ios::app : std::ios::trunc);
+  out << text;
+  if (!out) std::cerr << "perfgate: warning: cannot write " << path << "\n";
+}
+
+int Gate(const GateArgs& args) {
+  auto config = LoadConfig(args.config);
+  if (!config) return ReportError(config.error());
+  if (auto ok = RequireServer(*config); !ok) return ReportError(ok.error());
+  std::string run_id = args.run_id;
+  if (run_id.empty()) {
+    auto last = ReadLastRun(*config);
+    if (!last) return ReportError(last.error());
+    run_id = last->run_id;
+  }
+  // The run may still be in the spool (the server was down during `perfgate run`).
+  auto pushed = PushSpool(*config);
+  if (!pushed) return ReportError(pushed.error());
+
+  std::vector<std::string> extra_runs;
+  auto verdict = AskVerdict(*config, run_id, extra_runs);
+  if (!verdict) return ReportError(verdict.error());
+
+  if (args.rerun_inconclusive && verdict->outcome != gate::Outcome::kNoBaseline) {
+    int repetitions = 0;
+    auto only = Inconclusive(*verdict, args.max_repetitions, &repetitions);
+    if (!only.empty()) {
+      size_t count = 0;
+      for (const auto& [suite, names] : only) count += names.size();
+      std::cerr << "perfgate: rerunning " << count << " inconclusive benchmark(s) with "
+                << repetitions << " more repetitions (--max-repetitions " << args.max_repetitions
+                << ")\n";
+      MeasureRequest request;
+      request.only = only;
+      request.repetitions = repetitions;
+      request.branch = verdict->branch;
+      request.skip_build = true;
+      auto measured = MeasureAndSpool(*config, request);
+      if (!measured) return ReportError(measured.error());
+      auto again = PushSpool(*config);
+      if (!again) return ReportError(again.error());
+      extra_runs.push_back(measured->upload.id);
+      verdict = AskVerdict(*config, run_id, extra_runs);
+      if (!verdict) return ReportError(verdict.error());
+    } else {
+      std::cerr << "perfgate: nothing to rerun (no inconclusive benchmark within "
+                << "--max-repetitions " << args.max_repetitions << ")\n";
+    }
+  }
+
+  const bool color = args.color == "always" || (args.color == "auto" && isatty(STDOUT_FILENO) &&
+                                                std::getenv("NO_COLOR") == nullptr);
+  if (args.format == "json") {
+    json out = {{"outcome", std::string(gate::OutcomeName(verdict->outcome))},
+                {"run_id", verdict->run_id},
+                {"verdict_id", verdict->id},
+                {"regressions", verdict->counts.regression}};
+    std::cout << out.dump(2) << "\n";
+  } else if (args.format == "markdown") {
+    std::cout << gate::RenderMarkdown(*verdict);
+  } else {
+    gate::TextOptions options;
+    options.color = color;
+    std::cout << gate::RenderText(*verdict, options);
+  }
+  std::string summary = args.summary_file;
+  if (summary.empty()) {
+    const char* env = std::getenv("GITHUB_STEP_SUMMARY");
+    if (env != nullptr) summary = env;
+  }
+  gate::MarkdownOptions markdown;
+  markdown.project = config->server.project;
+  WriteFile(summary, gate::RenderMarkdown(*verdict, markdown), /*append=*/true);
+  markdown.comment = true;
+  WriteFile(args.comment_file, gate::RenderMarkdown(*verdict, markdown));
+  WriteFile(args.junit_file, gate::RenderJUnit(*verdict));
+  WriteFile(args.gitlab_metrics_file, gate::RenderGitLabMetrics(*verdict));
+
+  if (gate::HasRegression(*verdict)) return kExitRegression;
+  if (verdict->outcome == gate::Outcome::kNoBaseline) {
+    if (args.require_baseline) {
+      std::cerr << "perfgate: no baseline, and --require-baseline was given: failing\n";
+      return kExitRegression;
+    }
+    std::cerr << "perfgate: warning: no baseline to compare with; passing (use "
+                 "--require-baseline to fail instead)\n";
+  }
+  return kExitPass;
+}
+
+}  // namespace
+
+void AddGateCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<GateArgs>();
+  CLI::App* gate = app.add_subcommand(
+      "gate",
+      "Ask the server for the verdict of the last `perfgate run` (or --run ID) and fail on a "
+      "regression. Exit codes: 0 pass, 1 regression, 2 usage/config error, 3 server "
+      "unreachable");
+  gate->add_option("--config", args->config, "perfgate.yaml to use");
+  gate->add_option("--run", args->run_id, "Run id (default: the last one `perfgate run` made)");
+  gate->add_flag("--require-baseline", args->require_baseline,
+                 "Fail when there is no baseline to compare with (default: pass with a warning)");
+  gate->add_flag("--rerun-inconclusive", args->rerun_inconclusive,
+                 "Rerun inconclusive benchmarks with the repetitions power analysis asks for, "
+                 "then ask again");
+  gate->add_option("--max-repetitions", args->max_repetitions,
+                   "Upper bound of a benchmark's repetitions when rerunning")
+      ->check(CLI::Range(2, 10000))
+      ->capture_default_str();
+  gate->add_option("--comment-file", args->comment_file,
+                   "Write a PR/MR comment body (Markdown) here");
+  gate->add_option("--junit", args->junit_file, "Write JUnit XML here");
+  gate->add_option("--gitlab-metrics", args->gitlab_metrics_file,
+                   "Write GitLab's metrics report here");
+  gate->add_option("--summary-file", args->summary_file,
+                   "Append the Markdown summary here (default: $GITHUB_STEP_SUMMARY when set)");
+  gate->add_option("--format", args->format, "Output format on stdout")
+      ->check(CLI::IsMember({"text", "markdown", "json"}))
+      ->capture_default_str();
+  gate->add_option("--color", args->color, "Colour the text table")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+  gate->callback([args, exit_code]() { *exit_code = Gate(*args); });
+}
+
+}  // namespace perfgate::cli

@@ -1,0 +1,134 @@
+// `perfgate run`: measure the suites of perfgate.yaml, spool the run, post it (with everything
+// an earlier run left in the spool). `perfgate push`: post what is spooled.
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "runner/cli/commands.h"
+#include "runner/cli/session.h"
+
+namespace perfgate::cli {
+namespace {
+
+struct RunArgs {
+  std::string config;
+  std::vector<std::string> suites;
+  int repetitions = 0;
+  std::string branch;
+  std::string target_branch;
+  bool no_push = false;
+  bool skip_build = false;
+  std::string format = "text";
+};
+
+int PushOutcome(const Result<client::PushReport>& pushed, nlohmann::json* out) {
+  if (!pushed) {
+    (*out)["push_error"] = pushed.error().ToString();
+    std::cerr << "perfgate: error: " << pushed.error().ToString() << "\n";
+    if (pushed.error().code == ErrorCode::kUnavailable) {
+      std::cerr << "perfgate: the results stay in the spool; `perfgate push` (or the next "
+                   "`perfgate run`) sends them\n";
+      return kExitInfrastructure;
+    }
+    return kExitUsage;
+  }
+  (*out)["sent"] = pushed->sent;
+  (*out)["already_present"] = pushed->already_present;
+  (*out)["rejected"] = pushed->rejected;
+  for (const std::string& m : pushed->messages) std::cerr << "perfgate: " << m << "\n";
+  return pushed->rejected > 0 ? kExitUsage : kExitPass;
+}
+
+int Run(const RunArgs& args) {
+  auto config = LoadConfig(args.config);
+  if (!config) return ReportError(config.error());
+  if (!args.no_push) {
+    if (auto ok = RequireServer(*config); !ok) return ReportError(ok.error());
+  }
+  MeasureRequest request;
+  request.suites = args.suites;
+  request.repetitions = args.repetitions;
+  request.branch = args.branch;
+  request.target_branch = args.target_branch;
+  request.skip_build = args.skip_build;
+  auto measured = MeasureAndSpool(*config, request);
+  if (!measured) return ReportError(measured.error());
+  for (const std::string& w : measured->warnings) std::cerr << "perfgate: warning: " << w << "\n";
+
+  nlohmann::json out = {{"run_id", measured->upload.id},
+                        {"project", measured->upload.project},
+                        {"branch", measured->upload.branch},
+                        {"commit", measured->upload.commit.sha},
+                        {"series", measured->upload.results.size()},
+                        {"samples", measured->upload.SampleCount()},
+                        {"spool", config->spool_dir.string()}};
+  int code = kExitPass;
+  if (!args.no_push) code = PushOutcome(PushSpool(*config), &out);
+  if (args.format == "json") {
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::cout << "run " << measured->upload.id << ": " << measured->upload.SampleCount()
+              << " samples of " << measured->upload.results.size() << " series"
+              << (args.no_push ? ", spooled (not posted: --no-push)"
+                               : code == kExitPass ? ", posted to " + config->server.url
+                                                   : ", spooled")
+              << "\n";
+  }
+  return code;
+}
+
+}  // namespace
+
+void AddRunCommands(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* run = app.add_subcommand(
+      "run",
+      "Run the suites of perfgate.yaml, write the results to the spool, then post them (and "
+      "anything an earlier run left in the spool)");
+  run->add_option("--config", args->config,
+                  "perfgate.yaml to use (default: $PERFGATE_CONFIG, else ./perfgate.yaml)");
+  run->add_option("--suite", args->suites, "Only this suite (repeatable)");
+  run->add_option("--repetitions", args->repetitions, "Override every suite's repetitions")
+      ->check(CLI::Range(2, 10000));
+  run->add_option("--branch", args->branch,
+                  "Branch of the run (default: from CI variables, else git's current branch)");
+  run->add_option("--target-branch", args->target_branch,
+                  "Branch a pull request merges into (default: from CI, else perfgate.yaml)");
+  run->add_flag("--no-push", args->no_push, "Only spool the results");
+  run->add_flag("--skip-build", args->skip_build, "Do not run the suites' build commands");
+  run->add_option("--format", args->format, "Output format on stdout")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  run->callback([args, exit_code]() { *exit_code = Run(*args); });
+
+  auto push_config = std::make_shared<std::string>();
+  auto push_format = std::make_shared<std::string>("text");
+  CLI::App* push = app.add_subcommand(
+      "push", "Post the results waiting in the spool (left by runs that could not reach the server)");
+  push->add_option("--config", *push_config, "perfgate.yaml to use");
+  push->add_option("--format", *push_format, "Output format on stdout")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  push->callback([push_config, push_format, exit_code]() {
+    auto config = LoadConfig(*push_config);
+    if (!config) {
+      *exit_code = ReportError(config.error());
+      return;
+    }
+    nlohmann::json out = nlohmann::json::object();
+    *exit_code = PushOutcome(PushSpool(*config), &out);
+    if (*push_format == "json") {
+      std::cout << out.dump(2) << "\n";
+    } else if (out.contains("sent")) {
+      std::cout << "sent " << out["sent"] << ", already stored " << out["already_present"]
+                << ", rejected " << out["rejected"] << "\n";
+    }
+  });
+}
+
+int ReportError(const Error& error) {
+  std::cerr << "perfgate: error: " << error.ToString() << "\n";
+  return error.code == ErrorCode::kUnavailable ? kExitInfrastructure : kExitUsage;
+}
+
+}  // namespace perfgate::cli

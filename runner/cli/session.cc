@@ -1,0 +1,176 @@
+#include "runner/cli/session.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "runner/client/spool.h"
+#include "runner/run/suites.h"
+#include "runner/run/upload.h"
+#include "runner/telemetry/ci_env.h"
+#include "runner/telemetry/host.h"
+
+namespace perfgate::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+void Progress(const std::string& line) { std::fprintf(stderr, "perfgate: %s\n", line.c_str()); }
+
+fs::path LastRunPath(const config::RunnerConfig& config) {
+  return config.spool_dir.parent_path() / "last-run.json";
+}
+
+}  // namespace
+
+Result<config::RunnerConfig> LoadConfig(const std::string& path) {
+  std::string chosen = path;
+  if (chosen.empty()) {
+    const char* env = std::getenv("PERFGATE_CONFIG");
+    chosen = env != nullptr && *env != '\0' ? env : "perfgate.yaml";
+  }
+  std::error_code ec;
+  if (!fs::exists(chosen, ec)) {
+    return InvalidArgument("no " + chosen +
+                               " (write one: docs/config.md, \"perfgate.yaml\"; or pass --config)",
+                           "config");
+  }
+  return config::LoadRunnerConfig(chosen);
+}
+
+Result<void> RequireServer(const config::RunnerConfig& config) {
+  if (config.server.url.empty() || config.server.project.empty()) {
+    return InvalidArgument("perfgate.yaml has no server.url and server.project", "server");
+  }
+  if (config.server.token.empty()) {
+    return InvalidArgument("PERFGATE_TOKEN is not set (a project token with the ingest and "
+                           "read scopes)",
+                           "PERFGATE_TOKEN");
+  }
+  return {};
+}
+
+Result<Measured> MeasureAndSpool(const config::RunnerConfig& config,
+                                 const MeasureRequest& request) {
+  std::vector<const config::Suite*> suites;
+  for (const std::string& name : request.suites) {
+    const config::Suite* suite = config.FindSuite(name);
+    if (suite == nullptr) return InvalidArgument("perfgate.yaml has no suite " + name, "suite");
+    suites.push_back(suite);
+  }
+  if (request.suites.empty()) {
+    for (const config::Suite& suite : config.suites) {
+      if (request.only.empty() || request.only.count(suite.name) != 0) suites.push_back(&suite);
+    }
+  }
+  if (suites.empty()) return InvalidArgument("no suite to run", "suite");
+
+  std::error_code ec;
+  fs::path work = config.spool_dir.parent_path() / "work";
+  fs::create_directories(work, ec);
+  if (ec) {
+    return MakeError(ErrorCode::kUnavailable,
+                     "cannot create " + work.string() + ": " + ec.message());
+  }
+
+  Measured measured;
+  run::UploadInputs inputs;
+  inputs.started_at = run::NowRfc3339();
+  inputs.branch = request.branch;
+  inputs.target_branch = request.target_branch;
+  inputs.ci = telemetry::DetectCi();
+  inputs.host = telemetry::CaptureHost();
+  for (size_t i = 0; i < suites.size(); ++i) {
+    const config::Suite& suite = *suites[i];
+    Progress("[" + std::to_string(i + 1) + "/" + std::to_string(suites.size()) + "] suite " +
+             suite.name + " (" + std::string(config::SuiteTypeName(suite.type)) + ")");
+    run::SuiteOptions options;
+    options.repetitions = request.repetitions;
+    options.work_dir = work;
+    options.skip_build = request.skip_build;
+    if (auto it = request.only.find(suite.name); it != request.only.end()) {
+      options.benchmarks = it->second;
+    }
+    auto outcome = run::RunSuite(config, suite, options, Progress);
+    if (!outcome) return tl::unexpected(outcome.error());
+    if (!outcome->library_build_type.empty()) {
+      inputs.host.library_build_type = outcome->library_build_type;
+    }
+    for (const std::string& w : outcome->warnings) measured.warnings.push_back(w);
+    for (auto& s : outcome->series) inputs.results.push_back(std::move(s));
+  }
+  inputs.finished_at = run::NowRfc3339();
+
+  auto upload = run::BuildUpload(config, inputs, &measured.warnings);
+  if (!upload) return tl::unexpected(upload.error());
+  // The server applies the same rules; checking here keeps a bad upload out of the spool.
+  const std::string text = wire::EncodeRunUpload(*upload);
+  if (auto valid = wire::DecodeRunUpload(text); !valid) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "the upload would be rejected: " + valid.error().ToString());
+  }
+  auto spool = client::Spool::Open(config.spool_dir.string());
+  if (!spool) return tl::unexpected(spool.error());
+  auto put = spool->Put(upload->id, text);
+  if (!put) return tl::unexpected(put.error());
+  const nlohmann::json last = {{"run_id", upload->id},
+                               {"project", upload->project},
+                               {"commit", upload->commit.sha},
+                               {"branch", upload->branch}};
+  std::ofstream(LastRunPath(config)) << last.dump() << "\n";
+  Progress("run " + upload->id + " spooled (" + std::to_string(upload->SampleCount()) +
+           " samples of " + std::to_string(upload->results.size()) + " series, commit " +
+           upload->commit.sha.substr(0, 12) + " on " + upload->branch + ")");
+  measured.upload = std::move(*upload);
+  return measured;
+}
+
+Result<LastRun> ReadLastRun(const config::RunnerConfig& config) {
+  std::ifstream in(LastRunPath(config));
+  nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
+  if (!in || json.is_discarded() || !json.is_object() || !json.contains("run_id")) {
+    return InvalidArgument("no run recorded in " + LastRunPath(config).string() +
+                               ": run `perfgate run` first, or pass --run ID",
+                           "run");
+  }
+  LastRun last;
+  last.run_id = json.value("run_id", "");
+  last.project = json.value("project", "");
+  last.commit = json.value("commit", "");
+  last.branch = json.value("branch", "");
+  return last;
+}
+
+Result<client::PushReport> PushSpool(const config::RunnerConfig& config) {
+  if (auto ok = RequireServer(config); !ok) return tl::unexpected(ok.error());
+  auto spool = client::Spool::Open(config.spool_dir.string());
+  if (!spool) return tl::unexpected(spool.error());
+  client::HttpClientOptions options;
+  options.bearer_token = config.server.token;
+  auto http = client::HttpClient::Create(options);
+  if (!http) return tl::unexpected(http.error());
+  client::RetryPolicy policy;
+  client::PushOptions push_options;
+  push_options.seed = std::random_device{}();
+  return client::PushAll(
+      *spool, *http, config.server.url, config.server.token, policy,
+      [](const client::PushEvent& e) {
+        switch (e.kind) {
+          case client::PushEvent::Kind::kSent:
+            Progress("posted run " + e.run_id);
+            break;
+          case client::PushEvent::Kind::kAlreadyPresent:
+            Progress("run " + e.run_id + " was already stored");
+            break;
+          default:
+            Progress("run " + e.run_id + ": " + e.message);
+        }
+      },
+      push_options);
+}
+
+}  // namespace perfgate::cli

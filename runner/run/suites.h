@@ -1,0 +1,41 @@
+// Running the suites of perfgate.yaml: a Google Benchmark binary with JSON output and
+// repetitions (read back with the lossless reader: every repetition of real_time, cpu_time and
+// each counter becomes a series), or a command timed over N repetitions (metric wall_time, in
+// seconds). Threshold rules may override a metric's direction.
+#pragma once
+
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config/runner_config.h"
+#include "core/result.h"
+#include "core/wire.h"
+
+namespace perfgate::run {
+
+struct SuiteOptions {
+  int repetitions = 0;                // > 0: overrides the suite's
+  std::set<std::string> benchmarks;   // non-empty: only these (gbench: an exact-name filter)
+  std::filesystem::path work_dir;     // where JSON outputs and logs go (must exist)
+  bool skip_build = false;
+};
+
+struct SuiteOutcome {
+  std::vector<wire::ResultSeries> series;
+  std::string library_build_type;  // from Google Benchmark's context, "" for commands
+  std::vector<std::string> warnings;
+};
+
+using ProgressLine = std::function<void(const std::string&)>;
+
+// Builds (when the suite has a build command) and runs one suite. Errors name the suite, the
+// command and end with the tail of its output; kUnavailable for a failed build or run.
+Result<SuiteOutcome> RunSuite(const config::RunnerConfig& config, const config::Suite& suite,
+                              const SuiteOptions& options, const ProgressLine& progress);
+
+// --benchmark_filter that selects exactly these benchmark names (regex-escaped).
+std::string ExactNameFilter(const std::set<std::string>& names);
+
+}  // namespace perfgate::run

@@ -1,0 +1,268 @@
+// `perfgate run` + `perfgate gate` end to end, as a CI job runs them: the perfgate binary as a
+// subprocess with a clean environment, a real server and PostgreSQL, and a real git
+// repository made by the test whose perfgate.yaml (committed with the code) decides how slow
+// each commit is. Suites are commands that sleep, so that the planted changes are exact and the
+// noise is the machine's scheduling, not its CPU speed: A/A passes, +10% fails on that suite
+// only, +2% passes, the merge-base is the baseline after main moved on, NO_BASELINE passes
+// unless --require-baseline, and the spool keeps a run while the server is down.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "config/server_config.h"
+#include "server/app.h"
+#include "server/auth/tokens.h"
+#include "tests/e2e/http_client.h"
+#include "tests/pg/pg_cluster.h"
+
+namespace perfgate {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+Outcome Shell(const std::string& command) {
+  Outcome out;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return out;
+  char buffer[4096];
+  size_t n = 0;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.output.append(buffer, n);
+  const int status = pclose(pipe);
+  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof addr;
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+class GateE2eTest : public testing::PgTest {
+ protected:
+  void SetUp() override {
+    PgTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    auto admin = auth::GenerateToken();
+    ASSERT_TRUE(admin.has_value());
+    admin_ = *admin;
+    port_ = FreePort();
+    StartServer();
+    testing::HttpClient http(static_cast<std::uint16_t>(port_));
+    ASSERT_EQ(http.Post("/api/v1/projects", json{{"name", "demo"}}.dump(), admin_).status, 201);
+    auto token = http.Post("/api/v1/projects/demo/tokens",
+                           json{{"name", "ci"}, {"scopes", {"ingest", "read"}}}.dump(), admin_);
+    ASSERT_EQ(token.status, 201) << token.body;
+    token_ = token.Json()["token"].get<std::string>();
+
+    char pattern[] = "/tmp/perfgate-gate-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    repo_ = pattern;
+    ASSERT_EQ(Git("init -q -b main .").exit_code, 0);
+  }
+  void TearDown() override {
+    if (app_) app_->Stop();
+    std::error_code ec;
+    if (!repo_.empty()) fs::remove_all(repo_, ec);
+  }
+
+  void StartServer() {
+    config::ServerConfig config;
+    config.listen.host = "127.0.0.1";
+    config.listen.port = static_cast<std::uint16_t>(port_);
+    config.threads = 2;
+    config.database_url = dsn_;
+    config.admin_token = admin_;
+    auto app = server::App::Start(config);
+    ASSERT_TRUE(app.has_value()) << app.error().ToString();
+    app_ = std::move(*app);
+  }
+
+  Outcome Git(const std::string& args) {
+    return Shell("cd " + repo_.string() +
+                 " && GIT_CONFIG_NOSYSTEM=1 HOME=" + repo_.string() +
+                 " git -c user.name=Test -c user.email=test@example.com -c "
+                 "init.defaultBranch=main " + args);
+  }
+
+  // perfgate.yaml with one command suite per name, each sleeping the given seconds.
+  void WriteConfig(const std::vector<std::pair<std::string, double>>& suites) {
+    std::ofstream out(repo_ / "perfgate.yaml");
+    out << "version: 1\nserver: {url: \"http://127.0.0.1:" << port_
+        << "\", project: demo}\ntarget_branch: main\ntestbed: e2e\nsuites:\n";
+    for (const auto& [name, seconds] : suites) {
+      out << "  - {name: " << name << ", type: command, command: [\"sleep\", \"" << seconds
+          << "\"], repetitions: 10, warmup: 1}\n";
+    }
+    out << "thresholds:\n  - {benchmark: \"*\", percent: 5}\n";
+  }
+  void Commit(const std::string& message) {
+    std::ofstream(repo_ / ".gitignore") << ".perfgate/\n";
+    ASSERT_EQ(Git("add -A").exit_code, 0);
+    ASSERT_EQ(Git("commit -q -m '" + message + "'").exit_code, 0);
+  }
+
+  // The perfgate binary in the repository, with a CI-free environment.
+  Outcome Perfgate(const std::string& args) {
+    std::string asan;
+    if (const char* a = std::getenv("ASAN_OPTIONS")) asan = std::string(" ASAN_OPTIONS=") + a;
+    return Shell("cd " + repo_.string() + " && env -i PATH=/usr/bin:/bin HOME=" +
+                 repo_.string() + asan + " PERFGATE_TOKEN=" + token_ + " " +
+                 PERFGATE_BIN_DIR + "/perfgate " + args);
+  }
+
+  // The three suites at their base speeds, times the factors. Sleeps of 0.2 s and more: a busy
+  // machine delays a wake-up by a few milliseconds, which must stay well under 5%.
+  void Suites(double a, double b, double c) {
+    WriteConfig({{"alpha", 0.20 * a}, {"beta", 0.25 * b}, {"gamma", 0.30 * c}});
+  }
+
+  std::string admin_, token_;
+  int port_ = 0;
+  std::unique_ptr<server::App> app_;
+  fs::path repo_;
+};
+
+TEST_F(GateE2eTest, APlantedTenPercentFailsThatSuiteOnlyAndAnAaRunPasses) {
+  Suites(1, 1, 1);
+  Commit("base");
+  Outcome base = Perfgate("run");
+  ASSERT_EQ(base.exit_code, 0) << base.output;
+
+  // A/A: a PR that changes nothing.
+  ASSERT_EQ(Git("checkout -q -b aa").exit_code, 0);
+  std::ofstream(repo_ / "README") << "docs only\n";
+  Commit("docs");
+  ASSERT_EQ(Perfgate("run").exit_code, 0);
+  Outcome aa = Perfgate("gate --color never");
+  EXPECT_EQ(aa.exit_code, 0) << aa.output;
+
+  // +10% in alpha only.
+  ASSERT_EQ(Git("checkout -q main").exit_code, 0);
+  ASSERT_EQ(Git("checkout -q -b slow").exit_code, 0);
+  Suites(1.10, 1, 1);
+  Commit("slower alpha");
+  ASSERT_EQ(Perfgate("run").exit_code, 0);
+  const std::string junit = (repo_ / "junit.xml").string();
+  const std::string comment = (repo_ / "comment.md").string();
+  Outcome slow = Perfgate("gate --color never --junit " + junit + " --comment-file " + comment);
+  EXPECT_EQ(slow.exit_code, 1) << slow.output;
+  EXPECT_NE(slow.output.find("REGRESSION"), std::string::npos) << slow.output;
+  std::stringstream xml;
+  xml << std::ifstream(junit).rdbuf();
+  // One failing testcase: alpha's.
+  size_t failures = 0;
+  for (size_t at = xml.str().find("<failure"); at != std::string::npos;
+       at = xml.str().find("<failure", at + 1)) {
+    ++failures;
+  }
+  EXPECT_EQ(failures, 1u) << xml.str();
+  EXPECT_NE(xml.str().find("classname=\"alpha\""), std::string::npos);
+  std::stringstream md;
+  md << std::ifstream(comment).rdbuf();
+  EXPECT_NE(md.str().find("<!-- perfgate:gate"), std::string::npos) << md.str();
+
+  // +2% everywhere: under the threshold, passes.
+  ASSERT_EQ(Git("checkout -q main").exit_code, 0);
+  ASSERT_EQ(Git("checkout -q -b small").exit_code, 0);
+  Suites(1.02, 1.02, 1.02);
+  Commit("a little slower");
+  ASSERT_EQ(Perfgate("run").exit_code, 0);
+  Outcome small = Perfgate("gate --format json");
+  EXPECT_EQ(small.exit_code, 0) << small.output;
+}
+
+TEST_F(GateE2eTest, TheMergeBaseIsTheBaselineWhenMainMovedOn) {
+  Suites(1, 1, 1);
+  Commit("base");
+  ASSERT_EQ(Perfgate("run").exit_code, 0);
+  ASSERT_EQ(Git("checkout -q -b feature").exit_code, 0);
+  std::ofstream(repo_ / "feature.txt") << "feature\n";
+  Commit("feature work");
+  // main moves on and gets 30% slower everywhere after the branch point.
+  ASSERT_EQ(Git("checkout -q main").exit_code, 0);
+  Suites(1.3, 1.3, 1.3);
+  Commit("main got slower");
+  ASSERT_EQ(Perfgate("run").exit_code, 0);
+  // The feature branch is compared with the merge-base (the fast base), so it passes; against
+  // main's tip it would look 23% faster, and against nothing it would pass anyway, so check
+  // the baseline commit too.
+  ASSERT_EQ(Git("checkout -q feature").exit_code, 0);
+  ASSERT_EQ(Perfgate("run").exit_code, 0);
+  Outcome gate = Perfgate("gate --color never");
+  EXPECT_EQ(gate.exit_code, 0) << gate.output;
+  const std::string merge_base = Git("merge-base feature main").output.substr(0, 7);
+  EXPECT_NE(gate.output.find(merge_base), std::string::npos) << merge_base << "\n" << gate.output;
+}
+
+TEST_F(GateE2eTest, NoBaselinePassesWithAWarningUnlessRequired) {
+  Suites(1, 1, 1);
+  Commit("base");
+  ASSERT_EQ(Git("checkout -q -b lonely").exit_code, 0);
+  std::ofstream(repo_ / "x") << "x\n";
+  Commit("x");
+  ASSERT_EQ(Perfgate("run --repetitions 3").exit_code, 0);
+  Outcome gate = Perfgate("gate --color never");
+  EXPECT_EQ(gate.exit_code, 0) << gate.output;
+  EXPECT_NE(gate.output.find("--require-baseline"), std::string::npos) << gate.output;
+  EXPECT_EQ(Perfgate("gate --require-baseline").exit_code, 1);
+}
+
+TEST_F(GateE2eTest, TheSpoolKeepsARunWhileTheServerIsDown) {
+  Suites(1, 1, 1);
+  Commit("base");
+  app_->Stop();
+  app_.reset();
+  Outcome run = Perfgate("run --repetitions 3");
+  EXPECT_EQ(run.exit_code, 3) << run.output;
+  EXPECT_EQ(Perfgate("gate").exit_code, 3);
+  size_t spooled = 0;
+  for (const auto& entry : fs::directory_iterator(repo_ / ".perfgate" / "spool")) {
+    if (entry.path().extension() == ".json") ++spooled;
+  }
+  EXPECT_EQ(spooled, 1u);
+
+  StartServer();
+  Outcome push = Perfgate("push --format json");
+  ASSERT_EQ(push.exit_code, 0) << push.output;
+  EXPECT_NE(push.output.find("\"sent\": 1"), std::string::npos) << push.output;
+  EXPECT_EQ(Perfgate("push --format json").output.find("\"sent\": 1"), std::string::npos);
+  testing::HttpClient http(static_cast<std::uint16_t>(port_));
+  auto runs = http.Get("/api/v1/projects/demo/runs", admin_);
+  ASSERT_EQ(runs.status, 200);
+  EXPECT_EQ(runs.Json()["runs"].size(), 1u);
+}
+
+TEST_F(GateE2eTest, UsageErrorsExitTwo) {
+  std::ofstream(repo_ / "perfgate.yaml") << "version: 1\nsuites: []\nbogus: 1\n";
+  Commit("bad config");
+  Outcome bad = Perfgate("run");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("perfgate.yaml:"), std::string::npos) << bad.output;
+  EXPECT_EQ(Perfgate("gate --run not-a-run").exit_code, 2);
+  EXPECT_EQ(Perfgate("frobnicate").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace perfgate
