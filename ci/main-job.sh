@@ -5,15 +5,20 @@
 #     the contender carries a planted 10% slowdown of one benchmark: perfgate must report it and
 #     exit 1;
 #  3. starts perfgate-server on its embedded PostgreSQL (a cluster it creates under a temporary
-#     data directory), creates a project and a CI token, posts a run in the wire format, reads it
-#     back, and stops the server gracefully.
+#     data directory), creates a project and a CI token, posts a run in the wire format and reads
+#     it back;
+#  4. the gate end to end, as a CI job runs it: a throwaway git repository whose perfgate.yaml
+#     runs the sample workload; a baseline commit on main (`perfgate run`), then a pull-request
+#     commit that plants a 10% slowdown in BM_Sort/16384 (the rest only has the machine's
+#     noise); `perfgate run` + `perfgate gate` must fail (exit 1) on exactly that benchmark;
+#  5. stops the server gracefully.
 # Exits 0 when all of that behaved as expected.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash ci/setup.sh
 cmake --preset release >/dev/null
-cmake --build --preset release --target perfgate perfgate-server
+cmake --build --preset release --target perfgate perfgate-server gbench_sample
 
 echo "== perfgate compare (the contender has a planted regression)"
 results=bench/workloads/gbench_sample/results
@@ -53,8 +58,68 @@ json.dump(run, open(sys.argv[1], "w"))
 PY
 echo "POST run:"; curl -sf -X POST "$api/projects/demo/runs" -H "Authorization: Bearer $token" \
   "${json[@]}" --data @"$data/run.json"; echo
-echo "GET runs:"; curl -sf "$api/projects/demo/runs" -H "Authorization: Bearer $token"; echo
+echo "GET runs:"; curl -sf "$api/projects/demo/runs?limit=1" -H "Authorization: Bearer $token"; echo
+
+echo "== the gate: perfgate run + perfgate gate on a pull request with a planted 10% slowdown"
+perfgate="$PWD/build/release/bin/perfgate"
+sample="$PWD/build/release/bin/gbench_sample"
+repo="$data/repo"
+mkdir -p "$repo"
+git_() { git -C "$repo" -c user.name=perfgate-demo -c user.email=demo@example.com \
+  -c init.defaultBranch=main "$@"; }
+write_config() {  # $1: PERFGATE_SAMPLE_SLOWDOWN for the suite ("" for none)
+  {
+    echo "version: 1"
+    echo "server: {url: \"http://127.0.0.1:$port\", project: demo}"
+    echo "target_branch: main"
+    echo "testbed: demo-host"
+    echo "suites:"
+    echo "  - name: sample"
+    echo "    type: gbench"
+    echo "    binary: $sample"
+    echo "    repetitions: 12"
+    echo "    min_time: 0.05"
+    if [ -n "$1" ]; then echo "    env: {PERFGATE_SAMPLE_SLOWDOWN: \"$1\"}"; fi
+    echo "thresholds:"
+    echo "  - {benchmark: \"*\", percent: 5}"
+  } >"$repo/perfgate.yaml"
+  printf '.perfgate/\n' >"$repo/.gitignore"
+}
+git_ init -q
+write_config ""
+git_ add -A && git_ commit -q -m "baseline"
+( cd "$repo" && PERFGATE_TOKEN="$token" "$perfgate" run --branch main )
+git_ checkout -q -b slow-sort
+write_config "BM_Sort/16384=10"
+git_ add -A && git_ commit -q -m "make BM_Sort/16384 10% slower"
+( cd "$repo" && PERFGATE_TOKEN="$token" "$perfgate" run --branch slow-sort --target-branch main )
+status=0
+( cd "$repo" && PERFGATE_TOKEN="$token" "$perfgate" gate --rerun-inconclusive --color never \
+    --junit "$data/junit.xml" --comment-file "$data/comment.md" ) || status=$?
+if [ "$status" -ne 1 ]; then
+  echo "main-job: perfgate gate exited $status; expected 1 (the planted regression)" >&2
+  exit 1
+fi
+failed=$(python3 - "$data/junit.xml" <<'PY'
+import sys, xml.etree.ElementTree as ET
+names = set()
+for case in ET.parse(sys.argv[1]).iter("testcase"):
+    if case.find("failure") is not None:
+        names.add(case.get("name").split(" [")[0])
+print(" ".join(sorted(names)))
+PY
+)
+if [ "$failed" != "BM_Sort/16384" ]; then
+  echo "main-job: the gate failed on [$failed]; expected exactly BM_Sort/16384" >&2
+  exit 1
+fi
+run_id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' \
+  "$repo/.perfgate/last-run.json")
+echo "main-job: perfgate gate exited 1, failing on exactly BM_Sort/16384, as expected"
+echo "  the verdict as JSON:  curl -H \"Authorization: Bearer \$TOKEN\" $api/projects/demo/runs/$run_id/verdict"
+echo "  the PR comment body:  (first lines)"; head -5 "$data/comment.md" | sed 's/^/    /'
+
 kill -TERM "$server"; wait "$server"
 trap - EXIT
 rm -rf "$data"
-echo "main-job: the server stored and served the run, and stopped cleanly"
+echo "main-job: the server stored and served the runs and the verdict, and stopped cleanly"

@@ -23,7 +23,7 @@ void RegisterVerdictRoutes(http::Router& router, const ApiDeps& deps) {
                              auto verdict =
                                  deps.verdicts->Compute(project, params.at("id"), *verdict_request);
                              if (!verdict) return tl::unexpected(verdict.error());
-                             return JsonResponse(201, {{"verdict", std::move(*verdict)}});
+                             return http::Response::Json(201, std::move(*verdict));
                            }));
   router.Add("GET", "/api/v1/projects/{project}/runs/{id}/verdict", "verdicts.get",
              HandleProject(deps, {"replay"}, auth::Scope::kRead,
@@ -40,7 +40,7 @@ void RegisterVerdictRoutes(http::Router& router, const ApiDeps& deps) {
                              }
                              auto verdict = deps.verdicts->Latest(project, params.at("id"));
                              if (!verdict) return tl::unexpected(verdict.error());
-                             return JsonResponse(200, {{"verdict", std::move(*verdict)}});
+                             return http::Response::Json(200, std::move(*verdict));
                            }));
 }
 

@@ -163,7 +163,30 @@ json VerdictJson(const store::StoredVerdict& stored) {
   return out;
 }
 
-Result<json> VerdictService::Compute(const store::Project& project, const std::string& run_id,
+std::string VerdictBody(const store::StoredVerdict& stored) {
+  const store::NewVerdict& v = stored.verdict;
+  std::string out;
+  out.reserve(v.results_json.size() + v.parameters_json.size() + v.summary_json.size() + 1024);
+  out += "{\"verdict\":{\"id\":" + std::to_string(stored.id);
+  out += ",\"run_id\":" + json(v.run_id).dump();
+  out += ",\"created_at\":" + json(stored.created_at).dump();
+  out += ",\"outcome\":" + json(v.outcome).dump();
+  out += ",\"algorithm_version\":" + json(v.algorithm_version).dump();
+  out += ",\"parameters\":" + v.parameters_json;
+  out += ",\"baseline\":" + (v.baseline_json.empty() ? std::string("null") : v.baseline_json);
+  out += ",\"contender_run_ids\":" + json(v.contender_run_ids).dump();
+  // The summary object's members (commit, branch, testbed, pr, counts, warnings), spliced in.
+  const size_t open = v.summary_json.find('{');
+  const size_t close = v.summary_json.rfind('}');
+  if (open != std::string::npos && close != std::string::npos && close > open + 1) {
+    const std::string members = v.summary_json.substr(open + 1, close - open - 1);
+    if (members.find_first_not_of(" \t\n") != std::string::npos) out += "," + members;
+  }
+  out += ",\"results\":" + v.results_json + "}}";
+  return out;
+}
+
+Result<std::string> VerdictService::Compute(const store::Project& project, const std::string& run_id,
                                      const VerdictRequest& request) {
   auto run = store_.GetRunContext(project, run_id);
   if (!run) return tl::unexpected(run.error());
@@ -225,13 +248,14 @@ Result<json> VerdictService::Compute(const store::Project& project, const std::s
   verdict.results_json = judged->results.dump();
   auto stored = store_.SaveVerdict(project, verdict);
   if (!stored) return tl::unexpected(stored.error());
-  return VerdictJson(*stored);
+  return VerdictBody(*stored);
 }
 
-Result<json> VerdictService::Latest(const store::Project& project, const std::string& run_id) {
+Result<std::string> VerdictService::Latest(const store::Project& project,
+                                           const std::string& run_id) {
   auto latest = store_.LatestVerdict(project, run_id);
   if (!latest) return tl::unexpected(latest.error());
-  if (*latest) return VerdictJson(**latest);
+  if (*latest) return VerdictBody(**latest);
   return Compute(project, run_id, VerdictRequest{});
 }
 

@@ -61,11 +61,13 @@ class VerdictService {
  public:
   explicit VerdictService(store::VerdictStore& store) : store_(store) {}
 
-  // Computes the run's verdict now (baseline chosen now), stores it and returns it.
-  Result<nlohmann::json> Compute(const store::Project& project, const std::string& run_id,
+  // Computes the run's verdict now (baseline chosen now), stores it and returns the response
+  // body {"verdict": {...}} as text (VerdictBody).
+  Result<std::string> Compute(const store::Project& project, const std::string& run_id,
                                  const VerdictRequest& request);
-  // The newest stored verdict; computed with the defaults (and stored) when there is none.
-  Result<nlohmann::json> Latest(const store::Project& project, const std::string& run_id);
+  // The newest stored verdict as a response body; computed with the defaults (and stored) when
+  // there is none.
+  Result<std::string> Latest(const store::Project& project, const std::string& run_id);
   // The newest stored verdict, recomputed from its parameters and sample sets:
   // {"verdict": stored, "replay": {"matches", "algorithm_version", "differences": [...]}}.
   Result<nlohmann::json> Replay(const store::Project& project, const std::string& run_id);
@@ -76,5 +78,8 @@ class VerdictService {
 
 // The stored verdict as the API's verdict object.
 nlohmann::json VerdictJson(const store::StoredVerdict& stored);
+// {"verdict": VerdictJson(stored)} as text, spliced from the stored JSON texts without parsing
+// them (a verdict of 500 metrics is ~200 KB; reading one back must stay cheap).
+std::string VerdictBody(const store::StoredVerdict& stored);
 
 }  // namespace perfgate::server::gate
