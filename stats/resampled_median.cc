@@ -97,12 +97,19 @@ ResampledMedian::ResampledMedian(std::span<const double> sorted) : sorted_(sorte
     const double choose = std::exp(LogChoose(n, m));
     std::vector<double> power(static_cast<size_t>(n) + 1);  // power[i] = (i/n)^m
     for (int i = 0; i <= n; ++i) power[i] = std::pow(i / nd, m);
+    // Pairs far from the middle have probabilities far below a double's resolution of the
+    // total; leaving out those under kNegligible (at most n^2/2 of them, so under 1e-11 of
+    // mass for n <= 200) keeps the table, and the time to build it, to the pairs that matter (25% less time
+    // for a 500-metric verdict with 100 baseline repetitions; bench/verdict_bench.cc).
+    constexpr double kNegligible = 1e-16;
     for (int a = 1; a <= n; ++a) {
       const double g = choose * (power[a] - power[a - 1]);
       add(sorted[a - 1], order_stat[a] - g * power[n - a]);
+      if (!(g > kNegligible)) continue;
       for (int b = a + 1; b <= n; ++b) {
-        const double h = power[n - b + 1] - power[n - b];
-        add((sorted[a - 1] + sorted[b - 1]) / 2, g * h);
+        const double p = g * (power[n - b + 1] - power[n - b]);
+        if (p < kNegligible) break;  // h falls as b grows: so do the pairs that follow
+        add((sorted[a - 1] + sorted[b - 1]) / 2, p);
       }
     }
   }
