@@ -99,17 +99,20 @@ Result<gate::Verdict> AskVerdict(const config::RunnerConfig& config, const std::
 // Inconclusive benchmarks per suite, and the repetitions that the largest ask needs.
 std::map<std::string, std::set<std::string>> Inconclusive(const gate::Verdict& verdict,
                                                           int max_repetitions, int* repetitions) {
+  // One rerun serves them all: the most any of them needs, each capped so that its total
+  // stays within max_repetitions; those already at the cap are left out.
   std::map<std::string, std::set<std::string>> out;
-  *repetitions = 0;
+  int64_t most = 0;
   for (const gate::MetricResult& r : verdict.results) {
     if (r.kind != gate::ResultKind::kInconclusive || r.repetitions_needed <= 0) continue;
     const int64_t have = r.current ? r.current->n : 0;
-    const int64_t more = std::max<int64_t>(r.repetitions_needed - have, 2);
-    *repetitions = static_cast<int>(std::min<int64_t>(
-        std::max<int64_t>(*repetitions, more), std::max<int64_t>(max_repetitions - have, 0)));
+    const int64_t more =
+        std::min(std::max<int64_t>(r.repetitions_needed - have, 2), max_repetitions - have);
+    if (more < 2) continue;
+    most = std::max(most, more);
     out[r.suite].insert(r.benchmark);
   }
-  if (*repetitions < 2) out.clear();
+  *repetitions = static_cast<int>(most);
   return out;
 }
 
@@ -152,6 +155,7 @@ int Gate(const GateArgs& args) {
       request.repetitions = repetitions;
       request.branch = verdict->branch;
       request.skip_build = true;
+      request.record_last_run = false;
       auto measured = MeasureAndSpool(*config, request);
       if (!measured) return ReportError(measured.error());
       auto again = PushSpool(*config);

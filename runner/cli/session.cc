@@ -121,7 +121,7 @@ Result<Measured> MeasureAndSpool(const config::RunnerConfig& config,
                                {"project", upload->project},
                                {"commit", upload->commit.sha},
                                {"branch", upload->branch}};
-  std::ofstream(LastRunPath(config)) << last.dump() << "\n";
+  if (request.record_last_run) std::ofstream(LastRunPath(config)) << last.dump() << "\n";
   Progress("run " + upload->id + " spooled (" + std::to_string(upload->SampleCount()) +
            " samples of " + std::to_string(upload->results.size()) + " series, commit " +
            upload->commit.sha.substr(0, 12) + " on " + upload->branch + ")");

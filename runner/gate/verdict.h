@@ -52,8 +52,8 @@ struct Baseline {
   std::string branch;
   std::string testbed;
   std::vector<std::string> run_ids;
-  // "merge_base", "ancestor" or "previous_commit"; kept as text so that a newer server's way of
-  // choosing still renders (as the raw word).
+  // "merge_base", "ancestor", "previous_commit" or "latest_before"; kept as text so that a newer
+  // server's way of choosing still renders (as the raw word).
   std::string selection;
   // First-parent steps from the merge-base (or, for previous_commit, from the run's commit).
   int64_t distance = 0;

@@ -1,6 +1,6 @@
 // Verdicts: POST /api/v1/projects/{project}/runs/{id}/verdict computes (and stores) a run's
-// verdict with the body's thresholds; GET returns the newest one (computed with the defaults
-// when there is none), and GET ...?replay=1 recomputes the stored one from its parameters and
+// verdict with the body's thresholds; GET returns the newest one (404 when there is none), and
+// GET ...?replay=1 recomputes the stored one from its parameters and
 // sample sets. The use case is server/gate/verdict.h.
 #include "server/api/auth.h"
 #include "server/api/json_util.h"
@@ -18,7 +18,12 @@ void RegisterVerdictRoutes(http::Router& router, const ApiDeps& deps) {
                              if (!request.body.empty()) {
                                if (auto bad_type = CheckJsonContentType(request)) return *bad_type;
                              }
-                             auto verdict_request = gate::DecodeVerdictRequest(request.body);
+                             Result<gate::VerdictRequest> verdict_request = gate::VerdictRequest{};
+                             if (request.body.find_first_not_of(" \t\r\n") != std::string::npos) {
+                               auto body = ParseJsonObject(request.body, deps.json_max_depth);
+                               if (!body) return tl::unexpected(body.error());
+                               verdict_request = gate::DecodeParameters(*body);
+                             }
                              if (!verdict_request) return tl::unexpected(verdict_request.error());
                              auto verdict =
                                  deps.verdicts->Compute(project, params.at("id"), *verdict_request);

@@ -256,7 +256,11 @@ Result<std::string> VerdictService::Latest(const store::Project& project,
   auto latest = store_.LatestVerdict(project, run_id);
   if (!latest) return tl::unexpected(latest.error());
   if (*latest) return VerdictBody(**latest);
-  return Compute(project, run_id, VerdictRequest{});
+  if (auto run = store_.GetRunContext(project, run_id); !run) return tl::unexpected(run.error());
+  return MakeError(ErrorCode::kNotFound,
+                   "run " + run_id + " has no verdict yet: POST .../verdict (ingest scope) "
+                   "computes one",
+                   "id");
 }
 
 Result<json> VerdictService::Replay(const store::Project& project, const std::string& run_id) {

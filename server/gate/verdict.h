@@ -65,8 +65,8 @@ class VerdictService {
   // body {"verdict": {...}} as text (VerdictBody).
   Result<std::string> Compute(const store::Project& project, const std::string& run_id,
                                  const VerdictRequest& request);
-  // The newest stored verdict as a response body; computed with the defaults (and stored) when
-  // there is none.
+  // The newest stored verdict as a response body; kNotFound when the run has none yet (reading
+  // never computes: a verdict costs ~100 ms of CPU and a read token must not write).
   Result<std::string> Latest(const store::Project& project, const std::string& run_id);
   // The newest stored verdict, recomputed from its parameters and sample sets:
   // {"verdict": stored, "replay": {"matches", "algorithm_version", "differences": [...]}}.

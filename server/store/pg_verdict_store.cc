@@ -121,7 +121,8 @@ Result<std::optional<BaselineChoice>> PgStore::FindBaseline(const Project& proje
               " AND r2.created_at < (SELECT created_at FROM runs WHERE id = $5::uuid)"
               " ORDER BY r2.created_at DESC LIMIT 1) "
               "AND r.testbed_id = $3 AND r.branch_id = (SELECT id FROM branches "
-              " WHERE project_id = $1 AND name = $2) AND r.sample_count > 0 GROUP BY c.sha",
+              " WHERE project_id = $1 AND name = $2) AND r.sample_count > 0 "
+              "AND r.created_at < (SELECT created_at FROM runs WHERE id = $5::uuid) GROUP BY c.sha",
               project.id, branch, run.summary.testbed_id, run.summary.commit_sha, run.summary.id);
           if (!latest.empty()) {
             return std::optional<BaselineChoice>(BaselineChoice{

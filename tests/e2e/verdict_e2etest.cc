@@ -287,9 +287,19 @@ TEST_F(VerdictE2eTest, ReadTokensGetButDoNotCompute) {
   EXPECT_EQ(post.status, 403) << post.body;
   EXPECT_EQ(http_->Post("/api/v1/projects/proj/runs/" + RunId(1) + "/verdict", "{}", "").status,
             401);
+  // Reading never computes: no verdict yet is 404 naming the POST.
   HttpResponse get = http_->Get("/api/v1/projects/proj/runs/" + RunId(1) + "/verdict", reader_);
-  ASSERT_EQ(get.status, 200) << get.body;  // computed with the defaults
-  EXPECT_EQ(get.Json()["verdict"]["outcome"], "no_baseline");
+  EXPECT_EQ(get.status, 404) << get.body;
+  EXPECT_NE(get.body.find("POST"), std::string::npos) << get.body;
+  json computed = Verdict(1);  // the CI token computes it
+  EXPECT_EQ(computed["outcome"], "no_baseline");
+  get = http_->Get("/api/v1/projects/proj/runs/" + RunId(1) + "/verdict", reader_);
+  ASSERT_EQ(get.status, 200) << get.body;
+  EXPECT_EQ(get.Json()["verdict"]["id"], computed["id"]);
+  // The body's nesting depth is limited like every other body's.
+  std::string deep = "{\"rules\":" + std::string(200, '[') + std::string(200, ']') + "}";
+  EXPECT_EQ(http_->Post("/api/v1/projects/proj/runs/" + RunId(1) + "/verdict", deep, ci_).status,
+            400);
   EXPECT_EQ(http_->Get("/api/v1/projects/proj/runs/" + RunId(99) + "/verdict", reader_).status,
             404);
   EXPECT_EQ(

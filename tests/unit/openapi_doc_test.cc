@@ -1,0 +1,374 @@
+// docs/openapi.yaml against the code it describes: the served copy is the file and valid
+// OpenAPI 3.0 whose $refs resolve, every path parameter is declared, the documented operations
+// are exactly the ones the router serves on those paths, and the verdict schemas name every key
+// the verdict endpoints write and accept (so a new field fails here until it is documented).
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "server/api/api.h"
+#include "server/api/routes.h"
+#include "server/auth/tokens.h"
+#include "server/gate/verdict.h"
+
+namespace perfgate::server::api {
+namespace {
+
+using nlohmann::json;
+using Keys = std::set<std::string>;
+
+constexpr char kRun[] = "00000000-0000-4000-8000-000000000010";
+constexpr char kBaseRun[] = "00000000-0000-4000-8000-000000000001";
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The node at a local reference ("#/components/schemas/Verdict"); undefined when missing.
+YAML::Node At(const YAML::Node& node, const std::vector<std::string>& parts, size_t i = 0) {
+  if (i == parts.size()) return node;
+  if (!node.IsDefined() || !node.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  const YAML::Node child = node[parts[i]];
+  if (!child.IsDefined()) return YAML::Node(YAML::NodeType::Undefined);
+  return At(child, parts, i + 1);
+}
+
+YAML::Node Resolve(const YAML::Node& root, const std::string& ref) {
+  if (ref.rfind("#/", 0) != 0) return YAML::Node(YAML::NodeType::Undefined);
+  std::vector<std::string> parts;
+  std::stringstream rest(ref.substr(2));
+  for (std::string part; std::getline(rest, part, '/');) parts.push_back(part);
+  return At(root, parts);
+}
+
+void CollectRefs(const YAML::Node& node, std::vector<std::string>* refs) {
+  if (node.IsMap()) {
+    for (const auto& entry : node) {
+      if (entry.first.as<std::string>() == "$ref") {
+        refs->push_back(entry.second.as<std::string>());
+      } else {
+        CollectRefs(entry.second, refs);
+      }
+    }
+  } else if (node.IsSequence()) {
+    for (const auto& item : node) CollectRefs(item, refs);
+  }
+}
+
+Keys KeysOf(const YAML::Node& map) {
+  Keys out;
+  if (map.IsDefined() && map.IsMap()) {
+    for (const auto& entry : map) out.insert(entry.first.as<std::string>());
+  }
+  return out;
+}
+
+Keys KeysOf(const json& object) {
+  Keys out;
+  for (const auto& [key, value] : object.items()) out.insert(key);
+  return out;
+}
+
+// The served document, parsed; undefined (and the reason in *error) when it is not YAML.
+YAML::Node LoadServedDocument(std::string* error) {
+  try {
+    return YAML::Load(std::string(OpenApiYaml()));
+  } catch (const YAML::Exception& e) {
+    *error = e.what();
+    return YAML::Node(YAML::NodeType::Undefined);
+  }
+}
+
+// Every YAML node is reached through const references: yaml-cpp's non-const operator[] may add
+// the key it looks up.
+class OpenApiDocTest : public testing::Test {
+ protected:
+  OpenApiDocTest() : root_(LoadServedDocument(&parse_error_)) {}
+
+  const YAML::Node Schema(const std::string& name) const {
+    return Resolve(root_, "#/components/schemas/" + name);
+  }
+  // A schema's property names, and its required ones.
+  Keys Properties(const std::string& name) const { return KeysOf(Schema(name)["properties"]); }
+  Keys Required(const std::string& name) const {
+    Keys out;
+    const YAML::Node required = Schema(name)["required"];
+    if (!required.IsDefined()) return out;
+    for (const auto& item : required) out.insert(item.as<std::string>());
+    return out;
+  }
+
+  std::string parse_error_;
+  const YAML::Node root_;
+};
+
+TEST_F(OpenApiDocTest, TheServedDocumentIsTheFileAndValidOpenApi30) {
+  const std::string file = ReadFile(PERFGATE_FIXTURES_DIR "/../../docs/openapi.yaml");
+  ASSERT_FALSE(file.empty());
+  EXPECT_EQ(std::string(OpenApiYaml()), file) << "the embedded copy is stale";
+  ASSERT_TRUE(parse_error_.empty()) << parse_error_;
+  ASSERT_TRUE(root_.IsMap());
+  EXPECT_EQ(root_["openapi"].as<std::string>().rfind("3.0.", 0), 0u);
+  ASSERT_TRUE(root_["paths"].IsMap());
+  std::vector<std::string> refs;
+  CollectRefs(root_, &refs);
+  EXPECT_GT(refs.size(), 50u);
+  for (const std::string& ref : refs) {
+    EXPECT_TRUE(Resolve(root_, ref).IsDefined()) << "unresolved $ref " << ref;
+  }
+}
+
+TEST_F(OpenApiDocTest, EveryPathParameterIsDeclaredAndRequired) {
+  for (const auto& path : root_["paths"]) {
+    const std::string pattern = path.first.as<std::string>();
+    Keys in_pattern;
+    for (size_t open = pattern.find('{'); open != std::string::npos;
+         open = pattern.find('{', open + 1)) {
+      in_pattern.insert(pattern.substr(open + 1, pattern.find('}', open) - open - 1));
+    }
+    ASSERT_TRUE(path.second.IsMap()) << pattern;
+    for (const auto& operation : path.second) {
+      const std::string method = operation.first.as<std::string>();
+      if (method == "parameters") continue;
+      Keys declared;
+      for (const YAML::Node& list : {path.second["parameters"], operation.second["parameters"]}) {
+        if (!list.IsDefined() || !list.IsSequence()) continue;
+        for (const auto& item : list) {
+          const YAML::Node parameter = item["$ref"].IsDefined()
+                                           ? Resolve(root_, item["$ref"].as<std::string>())
+                                           : static_cast<const YAML::Node&>(item);
+          if (parameter["in"].as<std::string>() != "path") continue;
+          declared.insert(parameter["name"].as<std::string>());
+          EXPECT_TRUE(parameter["required"].as<bool>(false)) << method << " " << pattern;
+        }
+      }
+      EXPECT_EQ(declared, in_pattern) << method << " " << pattern;
+      EXPECT_TRUE(operation.second["responses"].IsMap()) << method << " " << pattern;
+    }
+  }
+}
+
+// --- fakes: enough of the stores for the router and the verdict use case ---------------------
+
+class OneProject : public store::ProjectStore {
+ public:
+  Result<store::Project> CreateProject(const std::string&, bool) override {
+    return MakeError(ErrorCode::kConflict, "not in this fake");
+  }
+  Result<std::vector<store::Project>> ListProjects() override { return std::vector{project}; }
+  Result<store::Project> GetProject(const std::string& name) override {
+    if (name == project.name) return project;
+    return MakeError(ErrorCode::kNotFound, "no such project");
+  }
+  store::Project project{1, "proj", false, "2024-05-01T10:00:00Z"};
+};
+
+class OneToken : public store::TokenStore {
+ public:
+  OneToken() : token(*auth::GenerateToken()) {}
+  Result<store::TokenRecord> CreateToken(const store::NewToken&) override {
+    return MakeError(ErrorCode::kInternal, "not in this fake");
+  }
+  Result<store::TokenRecord> FindTokenByHash(const std::string& hash) override {
+    if (hash != *auth::HashToken(token)) return MakeError(ErrorCode::kNotFound, "no token");
+    return store::TokenRecord{
+        1, 1, "proj", "ci", token.substr(0, 12), {"ingest", "read"}, "2024-05-01T10:00:00Z", false};
+  }
+  Result<std::vector<store::TokenRecord>> ListTokens(std::optional<int64_t>) override {
+    return std::vector<store::TokenRecord>{};
+  }
+  Result<bool> RevokeToken(int64_t) override { return false; }
+  Result<bool> HasAdminToken() override { return true; }
+  std::string token;
+};
+
+store::SampleSet Set(const std::string& benchmark, double center) {
+  store::SampleSet set{"s", benchmark, "real_time", "ns", Direction::kLowerIsBetter, {}};
+  for (int i = 0; i < 12; ++i) set.values.push_back(center * (1 + 0.001 * ((i * 5) % 7 - 3)));
+  return set;
+}
+
+// Run kRun (BM_A 10% slower, BM_B unchanged, BM_C new, BM_D ignored by the request's rule)
+// against kBaseRun at its merge-base.
+class TwoRuns : public store::VerdictStore {
+ public:
+  Result<store::RunContext> GetRunContext(const store::Project&, const std::string& id) override {
+    if (id != kRun) return MakeError(ErrorCode::kNotFound, "no run " + id, "id");
+    store::RunContext context;
+    context.summary = {kRun, "proj", "feature", std::string(40, 'b'), "bed", 1, 7, "", "", "", 48};
+    context.target_branch = "main";
+    context.merge_base = std::string(40, 'a');
+    context.ancestry = {context.merge_base};
+    return context;
+  }
+  Result<std::optional<store::BaselineChoice>> FindBaseline(const store::Project&,
+                                                            const store::RunContext& run,
+                                                            std::string*) override {
+    return std::optional<store::BaselineChoice>(
+        store::BaselineChoice{run.merge_base, "main", "bed", "merge_base", 0, {kBaseRun}});
+  }
+  Result<std::vector<store::SampleSet>> GetSampleSets(
+      const store::Project&, const std::vector<std::string>& ids) override {
+    if (ids == std::vector<std::string>{kBaseRun}) {
+      return std::vector{Set("BM_A", 1000), Set("BM_B", 2000), Set("BM_D", 4000)};
+    }
+    return std::vector{Set("BM_A", 1100), Set("BM_B", 2000), Set("BM_C", 3000), Set("BM_D", 9000)};
+  }
+  Result<store::StoredVerdict> SaveVerdict(const store::Project&,
+                                           const store::NewVerdict& verdict) override {
+    saved.push_back({static_cast<int64_t>(saved.size()) + 1, "2024-05-01T10:00:00Z", verdict});
+    return saved.back();
+  }
+  Result<std::optional<store::StoredVerdict>> LatestVerdict(const store::Project&,
+                                                            const std::string&) override {
+    if (saved.empty()) return std::optional<store::StoredVerdict>();
+    return std::optional<store::StoredVerdict>(saved.back());
+  }
+  std::vector<store::StoredVerdict> saved;
+};
+
+class OpenApiRoutesTest : public OpenApiDocTest {
+ protected:
+  void SetUp() override {
+    OpenApiDocTest::SetUp();
+    deps_.projects = &projects_;
+    deps_.tokens = &tokens_;
+    deps_.verdicts = &verdicts_;
+    deps_.database_ready = [] { return Result<bool>(true); };
+    RegisterRoutes(router_, deps_);
+  }
+  http::Router::Routed Call(const std::string& method, const std::string& target,
+                            const std::string& body = "", bool with_token = false) {
+    http::Request request;
+    request.method = method;
+    EXPECT_TRUE(http::ParseTarget(target, request).has_value()) << target;
+    if (with_token) request.headers.Set("Authorization", "Bearer " + tokens_.token);
+    if (!body.empty()) request.headers.Set("Content-Type", "application/json");
+    request.body = body;
+    return router_.Route(request);
+  }
+
+  OneProject projects_;
+  OneToken tokens_;
+  TwoRuns store_;
+  gate::VerdictService verdicts_{store_};
+  ApiDeps deps_;
+  http::Router router_;
+};
+
+TEST_F(OpenApiRoutesTest, DocumentedOperationsAreExactlyTheRoutedOnes) {
+  for (const auto& path : root_["paths"]) {
+    std::string target = path.first.as<std::string>();
+    for (size_t open = target.find('{'); open != std::string::npos; open = target.find('{')) {
+      const size_t close = target.find('}', open);
+      const bool project = target.substr(open, close - open + 1) == "{project}";
+      target.replace(open, close - open + 1, project ? "proj" : kRun);
+    }
+    const Keys documented = KeysOf(path.second);
+    const std::map<std::string, std::string> methods = {
+        {"get", "GET"}, {"post", "POST"}, {"put", "PUT"}, {"patch", "PATCH"}, {"delete", "DELETE"}};
+    for (const auto& [method, upper] : methods) {
+      const http::Router::Routed routed = Call(upper, target);
+      if (documented.count(method) != 0) {
+        EXPECT_NE(routed.route, http::Router::kUnmatchedRoute) << upper << " " << target;
+        EXPECT_NE(routed.response.status, 405) << upper << " " << target;
+      } else {
+        EXPECT_EQ(routed.response.status, 405) << upper << " " << target << " is routed but "
+                                               << "not in docs/openapi.yaml";
+      }
+    }
+  }
+}
+
+TEST_F(OpenApiRoutesTest, TheVerdictSchemasNameEveryKeyTheServerWrites) {
+  const std::string url = std::string("/api/v1/projects/proj/runs/") + kRun + "/verdict";
+  const json request = {{"rules", {{{"benchmark", "BM_D"}, {"ignore", true}}}}};
+  const http::Router::Routed posted = Call("POST", url, request.dump(), true);
+  ASSERT_EQ(posted.response.status, 201) << posted.response.body;
+  const json answer = json::parse(posted.response.body);
+  EXPECT_EQ(KeysOf(answer), Keys{"verdict"});
+  const json& verdict = answer["verdict"];
+  EXPECT_EQ(KeysOf(verdict), Properties("Verdict"));
+  EXPECT_EQ(KeysOf(verdict), Required("Verdict"));
+  EXPECT_EQ(KeysOf(verdict["parameters"]), Properties("VerdictParameters"));
+  EXPECT_EQ(KeysOf(verdict["parameters"]), Required("VerdictParameters"));
+  for (const json& rule : verdict["parameters"]["rules"]) {
+    for (const std::string& key : KeysOf(rule)) {
+      EXPECT_EQ(Properties("ThresholdRule").count(key), 1u) << key;
+    }
+  }
+  EXPECT_EQ(KeysOf(verdict["baseline"]), Properties("VerdictBaseline"));
+  EXPECT_EQ(KeysOf(verdict["counts"]), Properties("VerdictCounts"));
+  EXPECT_EQ(verdict["outcome"], "regression");
+
+  // Judged, NEW and IGNORED results all carry the documented keys, and only those.
+  std::map<std::string, std::string> kinds;
+  for (const json& result : verdict["results"]) {
+    kinds[result["benchmark"]] = result["verdict"];
+    EXPECT_EQ(KeysOf(result), Properties("VerdictResult")) << result.dump();
+    EXPECT_EQ(KeysOf(result), Required("VerdictResult")) << result.dump();
+    EXPECT_EQ(KeysOf(result["current"]), Properties("VerdictSide"));
+    if (!result["base"].is_null()) {
+      EXPECT_EQ(KeysOf(result["base"]), Properties("VerdictSide"));
+    }
+  }
+  EXPECT_EQ(
+      kinds,
+      (std::map<std::string, std::string>{
+          {"BM_A", "REGRESSION"}, {"BM_B", "EQUIVALENT"}, {"BM_C", "NEW"}, {"BM_D", "IGNORED"}}));
+
+  const http::Router::Routed replayed = Call("GET", url + "?replay=1", "", true);
+  ASSERT_EQ(replayed.response.status, 200) << replayed.response.body;
+  const json replay = json::parse(replayed.response.body);
+  EXPECT_EQ(KeysOf(replay), (Keys{"verdict", "replay"}));
+  EXPECT_EQ(KeysOf(replay["replay"]), Properties("VerdictReplay"));
+  EXPECT_TRUE(replay["replay"]["matches"].get<bool>()) << replay.dump();
+}
+
+TEST_F(OpenApiDocTest, TheVerdictRequestSchemaNamesExactlyTheKeysTheServerAccepts) {
+  const Keys documented = Properties("VerdictRequest");
+  for (const std::string& key : documented) {
+    const YAML::Node property = Schema("VerdictRequest")["properties"][key];
+    ASSERT_TRUE(property.IsMap()) << key;
+    json value = nullptr;  // the keys that are only for the record take any value
+    if (property["default"].IsDefined()) {
+      value = property["type"].as<std::string>() == "string"
+                  ? json(property["default"].as<std::string>())
+                  : json(property["default"].as<double>());
+    } else if (property["type"].IsDefined() && property["type"].as<std::string>() == "array") {
+      value = json::array();
+    }
+    auto decoded = gate::DecodeVerdictRequest(json{{key, value}}.dump());
+    EXPECT_TRUE(decoded.has_value()) << key << ": " << decoded.error().ToString();
+  }
+  // The decoder's own list of the keys it acts on.
+  auto refused = gate::DecodeVerdictRequest(R"({"threshhold": 0.05})");
+  ASSERT_FALSE(refused.has_value());
+  const std::string message = refused.error().message;
+  const size_t open = message.find("(known: ");
+  ASSERT_NE(open, std::string::npos) << message;
+  std::stringstream known(message.substr(open + 8, message.find(')', open) - open - 8));
+  for (std::string key; std::getline(known, key, ',');) {
+    key.erase(0, key.find_first_not_of(' '));
+    EXPECT_EQ(documented.count(key), 1u) << key << " is accepted but not documented";
+  }
+  // A stored verdict's parameters can be posted back as they are.
+  const json parameters = gate::EncodeParameters(gate::VerdictRequest{});
+  for (const std::string& key : KeysOf(parameters)) {
+    EXPECT_EQ(documented.count(key), 1u) << key;
+  }
+  EXPECT_TRUE(gate::DecodeVerdictRequest(parameters.dump()).has_value());
+}
+
+}  // namespace
+}  // namespace perfgate::server::api
