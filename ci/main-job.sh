@@ -94,7 +94,7 @@ write_config "BM_Sort/16384=10"
 git_ add -A && git_ commit -q -m "make BM_Sort/16384 10% slower"
 ( cd "$repo" && PERFGATE_TOKEN="$token" "$perfgate" run --branch slow-sort --target-branch main )
 status=0
-( cd "$repo" && PERFGATE_TOKEN="$token" "$perfgate" gate --rerun-inconclusive --color never \
+( cd "$repo" && PERFGATE_TOKEN="$token" "$perfgate" gate --rerun-inconclusive --confirm --color never \
     --junit "$data/junit.xml" --comment-file "$data/comment.md" ) || status=$?
 if [ "$status" -ne 1 ]; then
   echo "main-job: perfgate gate exited $status; expected 1 (the planted regression)" >&2

@@ -537,7 +537,9 @@ Result<RunnerConfig> LoadRunnerConfig(const std::string& path, const EnvLookup& 
   text << in.rdbuf();
   std::error_code ec;
   const fs::path absolute = fs::absolute(path, ec);
-  return ParseRunnerConfig(text.str(), path, absolute.parent_path(), env);
+  auto config = ParseRunnerConfig(text.str(), path, absolute.parent_path(), env);
+  if (config) config->config_file = absolute.lexically_normal();
+  return config;
 }
 
 Result<RunnerConfig> LoadRunnerConfig(const std::string& path) {

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "runner/cli/commands.h"
+#include "runner/cli/confirm.h"
 #include "runner/cli/session.h"
 #include "runner/client/http_client.h"
 #include "runner/client/retry.h"
@@ -30,6 +31,8 @@ struct GateArgs {
   std::string run_id;
   bool require_baseline = false;
   bool rerun_inconclusive = false;
+  bool confirm = false;
+  int confirm_rounds = 6;
   int max_repetitions = 60;
   std::string comment_file;
   std::string junit_file;
@@ -169,6 +172,18 @@ int Gate(const GateArgs& args) {
     }
   }
 
+  if (args.confirm && gate::HasRegression(*verdict)) {
+    ConfirmOptions options;
+    options.rounds = args.confirm_rounds;
+    auto confirmed = ConfirmRegressions(*config, options, &*verdict);
+    if (!confirmed) {
+      std::cerr << "perfgate: warning: could not confirm the regressions ("
+                << confirmed.error().ToString() << "); they stand as the server judged them\n";
+    } else {
+      for (const std::string& line : confirmed->lines) std::cerr << "perfgate: " << line << "\n";
+    }
+  }
+
   const bool color = args.color == "always" || (args.color == "auto" && isatty(STDOUT_FILENO) &&
                                                 std::getenv("NO_COLOR") == nullptr);
   if (args.format == "json") {
@@ -228,6 +243,13 @@ void AddGateCommand(CLI::App& app, int* exit_code) {
   gate->add_option("--max-repetitions", args->max_repetitions,
                    "Upper bound of a benchmark's repetitions when rerunning")
       ->check(CLI::Range(2, 10000))
+      ->capture_default_str();
+  gate->add_flag("--confirm", args->confirm,
+                 "Re-measure every regression against the baseline commit, alternating baseline "
+                 "and this build on this machine (A/B), and keep only those that reproduce");
+  gate->add_option("--confirm-rounds", args->confirm_rounds,
+                   "A/B alternations of --confirm (4 repetitions of each side per round)")
+      ->check(CLI::Range(2, 100))
       ->capture_default_str();
   gate->add_option("--comment-file", args->comment_file,
                    "Write a PR/MR comment body (Markdown) here");

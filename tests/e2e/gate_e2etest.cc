@@ -216,6 +216,36 @@ TEST_F(GateE2eTest, TheMergeBaseIsTheBaselineWhenMainMovedOn) {
   EXPECT_NE(gate.output.find(merge_base), std::string::npos) << merge_base << "\n" << gate.output;
 }
 
+TEST_F(GateE2eTest, ConfirmWithdrawsARegressionThatDoesNotReproduceSideBySide) {
+  Suites(1, 1, 1);
+  Commit("base");
+  // The baseline run of main measures alpha 20% faster than the committed code is (as when the
+  // machine was faster at that time): the working tree differs from the commit it records.
+  Suites(0.8, 1, 1);
+  ASSERT_EQ(Perfgate("run").exit_code, 0);
+  ASSERT_EQ(Git("checkout -q -- perfgate.yaml").exit_code, 0);
+  ASSERT_EQ(Git("checkout -q -b unchanged").exit_code, 0);
+  std::ofstream(repo_ / "notes.txt") << "no code change\n";
+  Commit("notes");
+  ASSERT_EQ(Perfgate("run").exit_code, 0);
+  // Against the stored baseline alpha looks 25% slower...
+  Outcome plain = Perfgate("gate --color never");
+  EXPECT_EQ(plain.exit_code, 1) << plain.output;
+  // ...but side by side with the baseline commit it is not: withdrawn, the gate passes.
+  Outcome confirmed = Perfgate("gate --confirm --confirm-rounds 3 --color never");
+  EXPECT_EQ(confirmed.exit_code, 0) << confirmed.output;
+  EXPECT_NE(confirmed.output.find("did not reproduce"), std::string::npos) << confirmed.output;
+
+  // A real +15% in beta on top is confirmed and still fails the gate.
+  Suites(1, 1.15, 1);
+  Commit("slower beta");
+  ASSERT_EQ(Perfgate("run").exit_code, 0);
+  Outcome real = Perfgate("gate --confirm --confirm-rounds 3 --color never");
+  EXPECT_EQ(real.exit_code, 1) << real.output;
+  EXPECT_NE(real.output.find("confirmed by an interleaved A/B rerun"), std::string::npos)
+      << real.output;
+}
+
 TEST_F(GateE2eTest, NoBaselinePassesWithAWarningUnlessRequired) {
   Suites(1, 1, 1);
   Commit("base");

@@ -1,0 +1,183 @@
+#include "runner/cli/confirm.h"
+
+#include <stdlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "runner/git/git_repo.h"
+#include "runner/run/suites.h"
+#include "stats/verdict.h"
+
+namespace perfgate::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Key = std::tuple<std::string, std::string, std::string>;  // suite, benchmark, metric
+
+void Progress(const std::string& line) { std::fprintf(stderr, "perfgate: %s\n", line.c_str()); }
+
+std::string Percent(double x) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%+.1f%%", 100 * x);
+  return text;
+}
+
+struct TempDir {
+  fs::path path;
+  ~TempDir() {
+    std::error_code ec;
+    if (!path.empty()) fs::remove_all(path, ec);
+  }
+};
+
+void Append(std::map<Key, std::vector<double>>& into, const run::SuiteOutcome& outcome) {
+  for (const wire::ResultSeries& s : outcome.series) {
+    auto& values = into[{s.suite, s.benchmark, s.metric}];
+    values.insert(values.end(), s.values.begin(), s.values.end());
+  }
+}
+
+}  // namespace
+
+Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
+                                         const ConfirmOptions& options, gate::Verdict* verdict) {
+  ConfirmReport report;
+  std::map<std::string, std::set<std::string>> regressed;
+  for (const gate::MetricResult& r : verdict->results) {
+    if (r.kind == gate::ResultKind::kRegression) regressed[r.suite].insert(r.benchmark);
+  }
+  if (regressed.empty()) return report;
+  if (!verdict->baseline || verdict->baseline->commit.empty()) {
+    return InvalidArgument("the verdict names no baseline commit to confirm against");
+  }
+  const std::string base_commit = verdict->baseline->commit;
+
+  auto repo = git::Repository::Open(config.base_dir.string());
+  if (!repo) return tl::unexpected(repo.error());
+  const fs::path root = repo->WorkDir();
+  const fs::path relative = fs::relative(config.base_dir, root);
+  const fs::path config_name = config.config_file.filename();
+
+  TempDir tree;
+  {
+    const fs::path parent = config.spool_dir.parent_path();
+    std::error_code ec;
+    fs::create_directories(parent, ec);
+    std::string pattern = (parent / "confirm-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) {
+      return MakeError(ErrorCode::kUnavailable, "cannot make a directory under " + parent.string());
+    }
+    tree.path = pattern;
+  }
+  const fs::path checkout = tree.path / "tree";
+  Progress("confirming " + std::to_string(regressed.size()) + " suite(s) with regressions: " +
+           "baseline " + base_commit.substr(0, 12) + " checked out in " + checkout.string());
+  if (auto exported = repo->ExportTree(base_commit, checkout.string()); !exported) {
+    return tl::unexpected(exported.error());
+  }
+  auto base_config = config::LoadRunnerConfig((checkout / relative / config_name).string());
+  if (!base_config) {
+    return MakeError(base_config.error().code,
+                     "the baseline's perfgate.yaml: " + base_config.error().ToString());
+  }
+
+  std::map<Key, std::vector<double>> base_values, head_values;
+  for (const auto& [suite_name, benchmarks] : regressed) {
+    const config::Suite* base_suite = base_config->FindSuite(suite_name);
+    const config::Suite* head_suite = config.FindSuite(suite_name);
+    if (base_suite == nullptr || head_suite == nullptr) {
+      return InvalidArgument("suite " + suite_name + " is not in both commits' perfgate.yaml");
+    }
+    const fs::path base_work = tree.path / "work-base";
+    const fs::path head_work = tree.path / "work-head";
+    fs::create_directories(base_work);
+    fs::create_directories(head_work);
+    for (int round = 0; round < options.rounds; ++round) {
+      Progress("confirm " + suite_name + ": A/B round " + std::to_string(round + 1) + "/" +
+               std::to_string(options.rounds));
+      run::SuiteOptions base_options;
+      base_options.repetitions = options.repetitions_per_round;
+      base_options.benchmarks = benchmarks;
+      base_options.work_dir = base_work;
+      base_options.skip_build = round > 0;  // the baseline tree is built once
+      const auto quiet = [](const std::string&) {};
+      auto base = run::RunSuite(*base_config, *base_suite, base_options,
+                                round == 0 ? run::ProgressLine(Progress) : quiet);
+      if (!base) return MakeError(base.error().code, "baseline: " + base.error().message);
+      run::SuiteOptions head_options = base_options;
+      head_options.work_dir = head_work;
+      head_options.skip_build = true;  // the pull request was built for `perfgate run`
+      auto head = run::RunSuite(config, *head_suite, head_options, quiet);
+      if (!head) return tl::unexpected(head.error());
+      Append(base_values, *base);
+      Append(head_values, *head);
+    }
+  }
+
+  // Judge the regressed metrics again, side by side, with their thresholds; Holm across them.
+  std::vector<stats::MetricInput> inputs;
+  std::vector<gate::MetricResult*> targets;
+  for (gate::MetricResult& r : verdict->results) {
+    if (r.kind != gate::ResultKind::kRegression) continue;
+    const Key key{r.suite, r.benchmark, r.metric};
+    auto b = base_values.find(key);
+    auto h = head_values.find(key);
+    if (b == base_values.end() || h == head_values.end()) {
+      report.lines.push_back(r.benchmark + " " + r.metric + ": not measured again; kept");
+      continue;
+    }
+    stats::MetricInput input;
+    input.name = r.suite + "/" + r.benchmark + " " + r.metric;
+    input.direction = r.direction;
+    input.base = b->second;
+    input.contender = h->second;
+    input.threshold = r.threshold.value_or(verdict->parameters.threshold);
+    input.alpha = config.Resolve(r.suite, r.benchmark, r.metric).alpha;
+    inputs.push_back(input);
+    targets.push_back(&r);
+  }
+  stats::VerdictPolicy policy;
+  policy.threshold = verdict->parameters.threshold;
+  auto judged = stats::JudgeMetrics(inputs, policy);
+  if (!judged) return tl::unexpected(judged.error());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const stats::MetricVerdict& v = judged->metrics[i];
+    gate::MetricResult& r = *targets[i];
+    ++report.checked;
+    const std::string measured = Percent(v.change) + " [" + Percent(v.change_ci.lower) + ", " +
+                                 Percent(v.change_ci.upper) + "]";
+    if (v.verdict == stats::Verdict::kRegression) {
+      ++report.confirmed;
+      report.lines.push_back(r.benchmark + " " + r.metric + ": confirmed, " + measured +
+                             " side by side");
+      r.reason += "; confirmed by an interleaved A/B rerun against " + base_commit.substr(0, 12) +
+                  ": " + measured;
+      continue;
+    }
+    ++report.withdrawn;
+    report.lines.push_back(r.benchmark + " " + r.metric + ": not confirmed (" + measured + ", " +
+                           std::string(stats::VerdictName(v.verdict)) + ")");
+    r.kind = gate::ResultKind::kInconclusive;
+    r.reason = "first measured " + (r.change ? Percent(*r.change) : std::string("?")) +
+               ", but an interleaved A/B rerun against " + base_commit.substr(0, 12) +
+               " measured " + measured + " (" + std::string(stats::VerdictName(v.verdict)) +
+               "): the machine's speed drifted between the runs, not the code";
+    --verdict->counts.regression;
+    ++verdict->counts.inconclusive;
+  }
+  if (verdict->outcome == gate::Outcome::kRegression && verdict->counts.regression == 0) {
+    verdict->outcome = gate::Outcome::kPass;
+  }
+  if (report.withdrawn > 0) {
+    verdict->warnings.push_back(std::to_string(report.withdrawn) +
+                                " regression(s) of the server's verdict did not reproduce in an "
+                                "interleaved A/B rerun on this machine and were withdrawn");
+  }
+  return report;
+}
+
+}  // namespace perfgate::cli

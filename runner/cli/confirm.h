@@ -1,0 +1,39 @@
+// Confirmation of regressions by an interleaved A/B rerun, as Chromium's Pinpoint does: the
+// baseline and the pull request were measured at different times, so a machine whose speed
+// drifts (a shared CI VM, a noisy neighbour) can make an unchanged benchmark look slower. For
+// each benchmark the server called a REGRESSION, the runner checks the baseline commit out
+// into a temporary tree (libgit2; the working tree is not touched), builds its suites as its
+// perfgate.yaml says, and runs baseline and pull request alternately, a few repetitions at a
+// time, so that both sides see the same machine. A regression stands only when this paired
+// measurement judges it a REGRESSION too; otherwise it becomes INCONCLUSIVE with the reason.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/runner_config.h"
+#include "core/result.h"
+#include "runner/gate/verdict.h"
+
+namespace perfgate::cli {
+
+struct ConfirmOptions {
+  int rounds = 6;                // A/B alternations
+  int repetitions_per_round = 4;  // repetitions of each side per round
+};
+
+struct ConfirmReport {
+  int checked = 0;      // regressed benchmark metrics measured again
+  int confirmed = 0;    // still a REGRESSION
+  int withdrawn = 0;    // turned INCONCLUSIVE (not reproduced side by side)
+  std::vector<std::string> lines;  // one per checked metric, for the log
+};
+
+// Re-measures the regressed benchmarks of `verdict` against its baseline commit and rewrites
+// the verdict: unconfirmed REGRESSION results become INCONCLUSIVE (reason says why), counts and
+// outcome follow. Errors (no baseline commit, a build that fails, a suite missing at the
+// baseline) leave the verdict as it was; the caller reports them and keeps the regression.
+Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
+                                         const ConfirmOptions& options, gate::Verdict* verdict);
+
+}  // namespace perfgate::cli
