@@ -28,6 +28,7 @@
 #include "server/app.h"
 #include "server/auth/tokens.h"
 #include "tests/e2e/http_client.h"
+#include "tests/e2e/test_server.h"
 #include "tests/pg/pg_cluster.h"
 
 namespace perfgate::client {
@@ -93,12 +94,7 @@ class ClientE2eTest : public perfgate::testing::PgTest {
     ASSERT_NE(::mkdtemp(pattern), nullptr);
     temp_ = pattern;
     admin_ = auth::GenerateToken().value();
-    config::ServerConfig config;
-    config.listen.host = "127.0.0.1";
-    config.listen.port = 0;
-    config.threads = 2;
-    config.database_url = dsn_;
-    config.admin_token = admin_;
+    config::ServerConfig config = perfgate::testing::TestServerConfig(dsn_, admin_);
     config.pool_size = 2;
     auto app = server::App::Start(config);
     ASSERT_TRUE(app.has_value()) << app.error().ToString();

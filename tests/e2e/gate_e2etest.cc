@@ -22,6 +22,8 @@
 #include "server/app.h"
 #include "server/auth/tokens.h"
 #include "tests/e2e/http_client.h"
+#include "tests/e2e/test_server.h"
+#include "tests/testing/shell.h"
 #include "tests/pg/pg_cluster.h"
 
 namespace perfgate {
@@ -30,22 +32,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-Outcome Shell(const std::string& command) {
-  Outcome out;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return out;
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.output.append(buffer, n);
-  const int status = pclose(pipe);
-  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+using Outcome = testing::ShellOutcome;
+using testing::RunShell;
 
 int FreePort() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -88,19 +76,14 @@ class GateE2eTest : public testing::PgTest {
   }
 
   void StartServer() {
-    config::ServerConfig config;
-    config.listen.host = "127.0.0.1";
-    config.listen.port = static_cast<std::uint16_t>(port_);
-    config.threads = 2;
-    config.database_url = dsn_;
-    config.admin_token = admin_;
-    auto app = server::App::Start(config);
+    auto app = server::App::Start(
+        testing::TestServerConfig(dsn_, admin_, static_cast<std::uint16_t>(port_)));
     ASSERT_TRUE(app.has_value()) << app.error().ToString();
     app_ = std::move(*app);
   }
 
   Outcome Git(const std::string& args) {
-    return Shell("cd " + repo_.string() +
+    return RunShell("cd " + repo_.string() +
                  " && GIT_CONFIG_NOSYSTEM=1 HOME=" + repo_.string() +
                  " git -c user.name=Test -c user.email=test@example.com -c "
                  "init.defaultBranch=main " + args);
@@ -127,7 +110,7 @@ class GateE2eTest : public testing::PgTest {
   Outcome Perfgate(const std::string& args) {
     std::string asan;
     if (const char* a = std::getenv("ASAN_OPTIONS")) asan = std::string(" ASAN_OPTIONS=") + a;
-    return Shell("cd " + repo_.string() + " && env -i PATH=/usr/bin:/bin HOME=" +
+    return RunShell("cd " + repo_.string() + " && env -i PATH=/usr/bin:/bin HOME=" +
                  repo_.string() + asan + " PERFGATE_TOKEN=" + token_ + " " +
                  PERFGATE_BIN_DIR + "/perfgate " + args);
   }

@@ -14,6 +14,7 @@
 #include "server/app.h"
 #include "server/auth/tokens.h"
 #include "tests/e2e/http_client.h"
+#include "tests/e2e/test_server.h"
 #include "tests/pg/pg_cluster.h"
 
 // The RunSpec designated initializers below name only what differs from the defaults.
@@ -96,14 +97,7 @@ class VerdictE2eTest : public testing::PgTest {
     auto admin = auth::GenerateToken();
     ASSERT_TRUE(admin.has_value());
     admin_ = *admin;
-    config::ServerConfig config;
-    config.listen.host = "127.0.0.1";
-    config.listen.port = 0;
-    config.threads = 2;
-    config.database_url = dsn_;
-    config.admin_token = admin_;
-    config.pool_size = 4;
-    auto app = server::App::Start(config);
+    auto app = server::App::Start(testing::TestServerConfig(dsn_, admin_));
     ASSERT_TRUE(app.has_value()) << app.error().ToString();
     app_ = std::move(*app);
     http_ = std::make_unique<HttpClient>(static_cast<std::uint16_t>(app_->port()));

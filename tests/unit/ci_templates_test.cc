@@ -18,6 +18,8 @@
 #include <string>
 #include <utility>
 
+#include "tests/testing/shell.h"
+
 namespace perfgate {
 namespace {
 
@@ -30,22 +32,9 @@ fs::path Src(const std::string& relative) {
 }
 const char kMarker[] = "<!-- perfgate:gate project=demo testbed=ci-x86 -->";
 
-struct Outcome {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
+using Outcome = perfgate::testing::ShellOutcome;
 
-Outcome Shell(const std::string& command) {
-  Outcome out;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return out;
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.output.append(buffer, n);
-  const int status = pclose(pipe);
-  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+Outcome Shell(const std::string& command) { return perfgate::testing::RunShell(command); }
 
 std::string Read(const fs::path& path) {
   std::stringstream text;
@@ -62,9 +51,9 @@ std::string Quote(const std::string& text) {
 bool HaveJq() { return Shell("command -v jq").exit_code == 0; }
 
 // Whether `part` is in `text`; either way the message shows the text.
-testing::AssertionResult Contains(const std::string& text, const std::string& part) {
-  return (text.find(part) != std::string::npos ? testing::AssertionSuccess()
-                                               : testing::AssertionFailure())
+::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
+  return (text.find(part) != std::string::npos ? ::testing::AssertionSuccess()
+                                               : ::testing::AssertionFailure())
          << "\"" << part << "\" in:\n"
          << text;
 }
@@ -236,7 +225,7 @@ else
 fi
 )";
 
-class CiShellTest : public testing::Test {
+class CiShellTest : public ::testing::Test {
  protected:
   void SetUp() override {
     char pattern[] = "/tmp/perfgate-ci-XXXXXX";
