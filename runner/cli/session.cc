@@ -100,6 +100,7 @@ Result<Measured> MeasureAndSpool(const config::RunnerConfig& config,
     if (!outcome->library_build_type.empty()) {
       inputs.host.library_build_type = outcome->library_build_type;
     }
+    if (!outcome->compiler.empty()) inputs.host.compiler = outcome->compiler;
     for (const std::string& w : outcome->warnings) measured.warnings.push_back(w);
     for (auto& s : outcome->series) inputs.results.push_back(std::move(s));
   }

@@ -25,6 +25,7 @@ struct SuiteOptions {
 struct SuiteOutcome {
   std::vector<wire::ResultSeries> series;
   std::string library_build_type;  // from Google Benchmark's context, "" for commands
+  std::string compiler;            // what built the benchmark binary (BinaryCompiler), or ""
   std::vector<std::string> warnings;
 };
 
@@ -34,6 +35,10 @@ using ProgressLine = std::function<void(const std::string&)>;
 // command and end with the tail of its output; kUnavailable for a failed build or run.
 Result<SuiteOutcome> RunSuite(const config::RunnerConfig& config, const config::Suite& suite,
                               const SuiteOptions& options, const ProgressLine& progress);
+
+// The compiler that built an ELF binary, from the identification strings compilers leave in its
+// .comment section ("GCC: (Debian 12.2.0-14) 12.2.0", "clang version 15.0.6"); "" when none.
+std::string BinaryCompiler(const std::filesystem::path& binary);
 
 // --benchmark_filter that selects exactly these benchmark names (regex-escaped).
 std::string ExactNameFilter(const std::set<std::string>& names);
