@@ -192,8 +192,8 @@ CopyFigures CopyBaseline(const std::string& url, const Options& options, std::ui
             const std::string run_id = Uuid(session ^ 0x5a5a5a5au, n);
             if (shape == CopyShape::kPerRow) {
               pqxx::stream_to stream(tx, scratch,
-                                     std::vector<std::string>{"run_id", "benchmark_id",
-                                                              "metric_id", "repetition", "value"});
+                                     std::vector<std::string>{"run_id", "benchmark_id", "metric_id",
+                                                              "repetition", "value"});
               for (int b = 0; b < options.benchmarks; ++b) {
                 for (int r = 0; r < options.repetitions; ++r) {
                   stream << std::make_tuple(run_id, static_cast<long long>(b + 1), 1LL, r,
@@ -203,7 +203,8 @@ CopyFigures CopyBaseline(const std::string& url, const Options& options, std::ui
               stream.complete();
             } else {
               pqxx::stream_to stream(
-                  tx, scratch, std::vector<std::string>{"run_id", "benchmark_id", "metric_id", "vals"});
+                  tx, scratch,
+                  std::vector<std::string>{"run_id", "benchmark_id", "metric_id", "vals"});
               std::string vals;
               char buffer[32];
               for (int b = 0; b < options.benchmarks; ++b) {
@@ -239,7 +240,6 @@ CopyFigures CopyBaseline(const std::string& url, const Options& options, std::ui
   }
   return figures;
 }
-
 
 int main(int argc, char** argv) {
   const Options options = ParseArgs(argc, argv);
@@ -345,8 +345,8 @@ int main(int argc, char** argv) {
     CopyFigures packed = CopyBaseline(app->database_url(), options, session, CopyShape::kPacked);
     for (const CopyFigures* figures : {&per_row, &packed}) {
       if (!figures->ok || figures->samples != total_samples) {
-        std::fprintf(stderr, "ingest_bench: COPY stored %lld of %lld samples\n",
-                     figures->samples, total_samples);
+        std::fprintf(stderr, "ingest_bench: COPY stored %lld of %lld samples\n", figures->samples,
+                     total_samples);
         status = 1;
       }
     }

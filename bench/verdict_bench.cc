@@ -160,8 +160,9 @@ int main(int argc, char** argv) {
   perfgate::config::ServerConfig config;
   config.listen.host = "127.0.0.1";
   config.listen.port = 0;
-  config.threads = o.threads > 0 ? o.threads
-                                 : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  config.threads = o.threads > 0
+                       ? o.threads
+                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   config.pool_size = std::max(config.pool_size, config.threads + 2);
   config.data_dir = data_dir.string();
   auto admin = perfgate::auth::GenerateToken();
@@ -174,13 +175,13 @@ int main(int argc, char** argv) {
   int status = 0;
   {
     perfgate::testing::HttpClient setup(port);
-    if (setup.Post("/api/v1/projects", json{{"name", "bench"}}.dump(), config.admin_token)
-            .status != 201) {
+    if (setup.Post("/api/v1/projects", json{{"name", "bench"}}.dump(), config.admin_token).status !=
+        201) {
       Usage("create project failed");
     }
-    auto t = setup.Post("/api/v1/projects/bench/tokens",
-                        json{{"name", "ci"}, {"scopes", {"ingest", "read"}}}.dump(),
-                        config.admin_token);
+    auto t =
+        setup.Post("/api/v1/projects/bench/tokens",
+                   json{{"name", "ci"}, {"scopes", {"ingest", "read"}}}.dump(), config.admin_token);
     const std::string token = t.Json()["token"].get<std::string>();
     std::mt19937_64 rng(20261122);
     auto post = [&](const json& upload) {
@@ -207,10 +208,10 @@ int main(int argc, char** argv) {
             {"testbed", {{"name", "tb"}}},
             {"results", Results(o, rng, 10)}});
     }
-    std::printf("verdict_bench: %d benchmark metrics, baseline %d runs x %d repetitions, "
-                "%d concurrent clients x %d requests, %d server threads\n",
-                o.benchmarks, o.baseline_runs, o.repetitions, o.clients, o.rounds,
-                config.threads);
+    std::printf(
+        "verdict_bench: %d benchmark metrics, baseline %d runs x %d repetitions, "
+        "%d concurrent clients x %d requests, %d server threads\n",
+        o.benchmarks, o.baseline_runs, o.repetitions, o.clients, o.rounds, config.threads);
 
     std::vector<std::vector<double>> latencies(static_cast<size_t>(o.clients));
     std::atomic<int> failures{0};
@@ -223,8 +224,7 @@ int main(int argc, char** argv) {
         for (int r = 0; r < o.rounds; ++r) {
           const std::string run = Uuid(1, c * o.rounds + r);
           const auto t0 = Clock::now();
-          auto response =
-              http.Post("/api/v1/projects/bench/runs/" + run + "/verdict", "{}", token);
+          auto response = http.Post("/api/v1/projects/bench/runs/" + run + "/verdict", "{}", token);
           latencies[static_cast<size_t>(c)].push_back(
               std::chrono::duration<double>(Clock::now() - t0).count());
           if (response.status != 201) {
@@ -269,13 +269,15 @@ int main(int argc, char** argv) {
     std::printf("| GET .../verdict (stored), %d concurrent | %.1f ms | %.1f ms | %.1f ms | |\n",
                 o.clients, 1e3 * Percentile(gets, 0.5), 1e3 * Percentile(gets, 0.99),
                 1e3 * Percentile(gets, 1.0));
-    std::printf("| stats engine alone (in-process Judge, one thread, best of 5) | %.1f ms | | | "
-                "|\n",
-                1e3 * in_process);
-    std::printf("\nserver time per verdict / in-process judge: %.2f; requests failed: %d; "
-                "regressions found per verdict: %.1f (10 planted)\n",
-                wall / static_cast<double>(all.size()) / in_process, failures.load(),
-                static_cast<double>(regressions_seen) / static_cast<double>(all.size()));
+    std::printf(
+        "| stats engine alone (in-process Judge, one thread, best of 5) | %.1f ms | | | "
+        "|\n",
+        1e3 * in_process);
+    std::printf(
+        "\nserver time per verdict / in-process judge: %.2f; requests failed: %d; "
+        "regressions found per verdict: %.1f (10 planted)\n",
+        wall / static_cast<double>(all.size()) / in_process, failures.load(),
+        static_cast<double>(regressions_seen) / static_cast<double>(all.size()));
   }
   app->Stop();
   app.reset();

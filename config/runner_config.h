@@ -88,7 +88,7 @@ struct RunnerConfig {
   std::optional<double> default_min_time;  // unset: Google Benchmark's own default
   std::vector<Suite> suites;
   std::vector<ThresholdRule> thresholds;
-  std::filesystem::path base_dir;  // the config file's directory; builds and commands run here
+  std::filesystem::path base_dir;     // the config file's directory; builds and commands run here
   std::filesystem::path config_file;  // absolute, when loaded from a file; "" when parsed
 
   const Suite* FindSuite(std::string_view name) const;

@@ -99,8 +99,8 @@ ResampledMedian::ResampledMedian(std::span<const double> sorted) : sorted_(sorte
     for (int i = 0; i <= n; ++i) power[i] = std::pow(i / nd, m);
     // Pairs far from the middle have probabilities far below a double's resolution of the
     // total; leaving out those under kNegligible (at most n^2/2 of them, so under 1e-11 of
-    // mass for n <= 200) keeps the table, and the time to build it, to the pairs that matter (25% less time
-    // for a 500-metric verdict with 100 baseline repetitions; bench/verdict_bench.cc).
+    // mass for n <= 200) keeps the table, and the time to build it, to the pairs that matter (25%
+    // less time for a 500-metric verdict with 100 baseline repetitions; bench/verdict_bench.cc).
     constexpr double kNegligible = 1e-16;
     for (int a = 1; a <= n; ++a) {
       const double g = choose * (power[a] - power[a - 1]);

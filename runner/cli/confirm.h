@@ -18,14 +18,14 @@
 namespace perfgate::cli {
 
 struct ConfirmOptions {
-  int rounds = 6;                // A/B alternations
+  int rounds = 6;                 // A/B alternations
   int repetitions_per_round = 4;  // repetitions of each side per round
 };
 
 struct ConfirmReport {
-  int checked = 0;      // regressed benchmark metrics measured again
-  int confirmed = 0;    // still a REGRESSION
-  int withdrawn = 0;    // turned INCONCLUSIVE (not reproduced side by side)
+  int checked = 0;                 // regressed benchmark metrics measured again
+  int confirmed = 0;               // still a REGRESSION
+  int withdrawn = 0;               // turned INCONCLUSIVE (not reproduced side by side)
   std::vector<std::string> lines;  // one per checked metric, for the log
 };
 

@@ -80,8 +80,8 @@ Result<gate::Verdict> AskVerdict(const config::RunnerConfig& config, const std::
   context.on_retry = [](const client::RetryNotice& notice) {
     std::cerr << "perfgate: verdict request failed (" << notice.reason << "); retrying\n";
   };
-  auto response = client::CallWithRetry(client::RetryPolicy{}, [&] { return http->Send(request); },
-                                        context);
+  auto response = client::CallWithRetry(
+      client::RetryPolicy{}, [&] { return http->Send(request); }, context);
   if (!response) return tl::unexpected(response.error());
   if (response->status != 201 && response->status != 200) {
     json body = json::parse(response->body, nullptr, false);
@@ -91,7 +91,7 @@ Result<gate::Verdict> AskVerdict(const config::RunnerConfig& config, const std::
       const std::string field = body["error"].value("field", "");
       if (!field.empty()) message += " (" + field + ")";
     }
-    const ErrorCode code = response->status >= 500 ? ErrorCode::kUnavailable
+    const ErrorCode code = response->status >= 500   ? ErrorCode::kUnavailable
                            : response->status == 404 ? ErrorCode::kNotFound
                                                      : ErrorCode::kInvalidArgument;
     return MakeError(code, message);

@@ -69,9 +69,9 @@ int Run(const RunArgs& args) {
   } else {
     std::cout << "run " << measured->upload.id << ": " << measured->upload.SampleCount()
               << " samples of " << measured->upload.results.size() << " series"
-              << (args.no_push ? ", spooled (not posted: --no-push)"
-                               : code == kExitPass ? ", posted to " + config->server.url
-                                                   : ", spooled")
+              << (args.no_push        ? ", spooled (not posted: --no-push)"
+                  : code == kExitPass ? ", posted to " + config->server.url
+                                      : ", spooled")
               << "\n";
   }
   return code;
@@ -104,7 +104,8 @@ void AddRunCommands(CLI::App& app, int* exit_code) {
   auto push_config = std::make_shared<std::string>();
   auto push_format = std::make_shared<std::string>("text");
   CLI::App* push = app.add_subcommand(
-      "push", "Post the results waiting in the spool (left by runs that could not reach the server)");
+      "push",
+      "Post the results waiting in the spool (left by runs that could not reach the server)");
   push->add_option("--config", *push_config, "perfgate.yaml to use");
   push->add_option("--format", *push_format, "Output format on stdout")
       ->check(CLI::IsMember({"text", "json"}))

@@ -35,9 +35,9 @@ Result<config::RunnerConfig> LoadConfig(const std::string& path) {
   }
   std::error_code ec;
   if (!fs::exists(chosen, ec)) {
-    return InvalidArgument("no " + chosen +
-                               " (write one: docs/config.md, \"perfgate.yaml\"; or pass --config)",
-                           "config");
+    return InvalidArgument(
+        "no " + chosen + " (write one: docs/config.md, \"perfgate.yaml\"; or pass --config)",
+        "config");
   }
   return config::LoadRunnerConfig(chosen);
 }
@@ -47,9 +47,10 @@ Result<void> RequireServer(const config::RunnerConfig& config) {
     return InvalidArgument("perfgate.yaml has no server.url and server.project", "server");
   }
   if (config.server.token.empty()) {
-    return InvalidArgument("PERFGATE_TOKEN is not set (a project token with the ingest and "
-                           "read scopes)",
-                           "PERFGATE_TOKEN");
+    return InvalidArgument(
+        "PERFGATE_TOKEN is not set (a project token with the ingest and "
+        "read scopes)",
+        "PERFGATE_TOKEN");
   }
   return {};
 }

@@ -181,7 +181,8 @@ Result<PushReport> PushAll(Spool& spool, HttpClient& http, const std::string& se
       // would hit, so stop and keep them all rather than reject them one by one.
       return stop(ErrorCode::kNotFound,
                   "the server has no such project or path (check server.url and "
-                  "server.project): " + DescribeAnswer(*answer),
+                  "server.project): " +
+                      DescribeAnswer(*answer),
                   left, "server_url");
     } else if (status >= 400 && status < 500 && !IsRetryableStatus(status)) {
       const std::string why = DescribeAnswer(*answer);

@@ -67,16 +67,15 @@ Result<ProcessResult> RunProcess(const ProcessOptions& options) {
 
   const Clock::time_point start = Clock::now();
   pid_t pid = -1;
-  const int spawned = posix_spawnp(&pid, argv[0].c_str(), &actions, &attr, argv_ptrs.data(),
-                                   envp_ptrs.data());
+  const int spawned =
+      posix_spawnp(&pid, argv[0].c_str(), &actions, &attr, argv_ptrs.data(), envp_ptrs.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (spawned != 0) {
-    return MakeError(ErrorCode::kNotFound, "cannot run " + argv[0] + ": " +
-                                               std::strerror(spawned) +
-                                               (options.cwd.empty() ? std::string()
-                                                                    : " (in " + options.cwd.string() +
-                                                                          ")"));
+    return MakeError(
+        ErrorCode::kNotFound,
+        "cannot run " + argv[0] + ": " + std::strerror(spawned) +
+            (options.cwd.empty() ? std::string() : " (in " + options.cwd.string() + ")"));
   }
 
   ProcessResult result;

@@ -15,8 +15,8 @@
 namespace perfgate::run {
 
 struct ProcessOptions {
-  std::vector<std::string> argv;  // argv[0] is looked up in PATH when it has no '/'
-  std::filesystem::path cwd;      // empty: the runner's
+  std::vector<std::string> argv;           // argv[0] is looked up in PATH when it has no '/'
+  std::filesystem::path cwd;               // empty: the runner's
   std::map<std::string, std::string> env;  // added to (or replacing in) the runner's environment
   std::chrono::milliseconds timeout{0};    // 0: none
   // Where stdout and stderr go: empty passes them through to the runner's stderr.
@@ -24,7 +24,7 @@ struct ProcessOptions {
 };
 
 struct ProcessResult {
-  int exit_code = 0;    // the exit status; 128 + N when killed by signal N
+  int exit_code = 0;  // the exit status; 128 + N when killed by signal N
   bool timed_out = false;
   std::chrono::nanoseconds wall{0};  // from just before the spawn to the exit
 };

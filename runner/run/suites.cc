@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <cmath>
+#include <fstream>
 #include <set>
 
 #include "runner/adapters/gbench_reader.h"
@@ -50,8 +50,7 @@ Result<SuiteOutcome> RunGbench(const config::RunnerConfig& config, const config:
   std::error_code ec;
   std::filesystem::remove(out, ec);
   ProcessOptions p;
-  p.argv = {suite.binary.string(), "--benchmark_out=" + out.string(),
-            "--benchmark_out_format=json",
+  p.argv = {suite.binary.string(), "--benchmark_out=" + out.string(), "--benchmark_out_format=json",
             "--benchmark_repetitions=" + std::to_string(repetitions)};
   if (suite.min_time) {
     char text[32];
@@ -72,16 +71,16 @@ Result<SuiteOutcome> RunGbench(const config::RunnerConfig& config, const config:
   }
   if (result->timed_out) {
     return MakeError(ErrorCode::kUnavailable, "suite " + suite.name + ": killed after its " +
-                                                  std::to_string(suite.timeout_s) +
-                                                  " s timeout");
+                                                  std::to_string(suite.timeout_s) + " s timeout");
   }
   if (result->exit_code != 0) {
-    return MakeError(ErrorCode::kUnavailable, "suite " + suite.name + ": " +
-                                                  suite.binary.string() + " exited with status " +
+    return MakeError(ErrorCode::kUnavailable, "suite " + suite.name + ": " + suite.binary.string() +
+                                                  " exited with status " +
                                                   std::to_string(result->exit_code));
   }
   auto file = adapters::ReadGbenchFile(out);
-  if (!file) return MakeError(file.error().code, "suite " + suite.name + ": " + file.error().ToString());
+  if (!file)
+    return MakeError(file.error().code, "suite " + suite.name + ": " + file.error().ToString());
   progress("suite " + suite.name + ": done in " + Seconds(result->wall));
 
   SuiteOutcome outcome;
@@ -150,8 +149,8 @@ Result<SuiteOutcome> RunCommand(const config::RunnerConfig& config, const config
   series.benchmark = suite.name;
   series.metric = "wall_time";
   series.unit = "s";
-  series.direction = DirectionFor(config, suite.name, suite.name, "wall_time",
-                                  Direction::kLowerIsBetter);
+  series.direction =
+      DirectionFor(config, suite.name, suite.name, "wall_time", Direction::kLowerIsBetter);
   const int total = suite.warmup + repetitions;
   const auto started = std::chrono::steady_clock::now();
   for (int i = 0; i < total; ++i) {
@@ -160,22 +159,20 @@ Result<SuiteOutcome> RunCommand(const config::RunnerConfig& config, const config
       return MakeError(result.error().code, "suite " + suite.name + ": " + result.error().message);
     }
     if (result->timed_out || result->exit_code != 0) {
-      return MakeError(ErrorCode::kUnavailable,
-                       "suite " + suite.name + ": `" + ShellQuote(suite.command) + "` " +
-                           (result->timed_out ? "timed out"
-                                              : "exited with status " +
-                                                    std::to_string(result->exit_code)) +
-                           " in repetition " + std::to_string(i + 1) + "; its output ends:\n" +
-                           FileTail(log));
+      return MakeError(
+          ErrorCode::kUnavailable,
+          "suite " + suite.name + ": `" + ShellQuote(suite.command) + "` " +
+              (result->timed_out ? "timed out"
+                                 : "exited with status " + std::to_string(result->exit_code)) +
+              " in repetition " + std::to_string(i + 1) + "; its output ends:\n" + FileTail(log));
     }
     if (i >= suite.warmup) {
       series.values.push_back(std::chrono::duration<double>(result->wall).count());
     }
     // A line every 10% (and the last), not one per repetition.
     if ((i + 1) * 10 / total != i * 10 / total || i + 1 == total) {
-      progress("suite " + suite.name + ": " + std::to_string(i + 1) + "/" +
-               std::to_string(total) + " runs (" +
-               std::to_string(suite.warmup) + " warm-up), " +
+      progress("suite " + suite.name + ": " + std::to_string(i + 1) + "/" + std::to_string(total) +
+               " runs (" + std::to_string(suite.warmup) + " warm-up), " +
                Seconds(std::chrono::steady_clock::now() - started));
     }
   }

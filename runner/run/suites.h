@@ -16,9 +16,9 @@
 namespace perfgate::run {
 
 struct SuiteOptions {
-  int repetitions = 0;                // > 0: overrides the suite's
-  std::set<std::string> benchmarks;   // non-empty: only these (gbench: an exact-name filter)
-  std::filesystem::path work_dir;     // where JSON outputs and logs go (must exist)
+  int repetitions = 0;               // > 0: overrides the suite's
+  std::set<std::string> benchmarks;  // non-empty: only these (gbench: an exact-name filter)
+  std::filesystem::path work_dir;    // where JSON outputs and logs go (must exist)
   bool skip_build = false;
 };
 

@@ -52,8 +52,8 @@ Result<wire::RunUpload> BuildUpload(const config::RunnerConfig& config, const Up
                                     std::vector<std::string>* warnings) {
   auto repo = git::Repository::Open(config.base_dir.string());
   if (!repo) {
-    return MakeError(repo.error().code, "perfgate run measures a git commit: " +
-                                            repo.error().message);
+    return MakeError(repo.error().code,
+                     "perfgate run measures a git commit: " + repo.error().message);
   }
   auto head = repo->Describe("HEAD");
   if (!head) return tl::unexpected(head.error());
@@ -74,7 +74,7 @@ Result<wire::RunUpload> BuildUpload(const config::RunnerConfig& config, const Up
         "HEAD is detached and no CI branch variable is set: name the branch with --branch",
         "branch");
   }
-  upload.target_branch = !in.target_branch.empty()   ? in.target_branch
+  upload.target_branch = !in.target_branch.empty()      ? in.target_branch
                          : !in.ci.target_branch.empty() ? in.ci.target_branch
                                                         : config.target_branch;
   upload.commit.sha = head->sha;

@@ -21,7 +21,7 @@ struct ApiDeps {
   store::RunStore* runs = nullptr;
   store::SeriesStore* series = nullptr;
   gate::VerdictService* verdicts = nullptr;  // null: the verdict routes are not registered
-  http::Metrics* metrics = nullptr;  // may be null
+  http::Metrics* metrics = nullptr;          // may be null
   // For /readyz: OK when the database answers; kUnavailable otherwise.
   std::function<Result<bool>()> database_ready;
   int json_max_depth = 64;

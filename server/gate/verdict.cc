@@ -3,10 +3,10 @@
 #include "server/gate/verdict.h"
 
 #include <cmath>
-
-#include "stats/descriptive.h"
 #include <map>
 #include <tuple>
+
+#include "stats/descriptive.h"
 
 namespace perfgate::server::gate {
 namespace {
@@ -14,9 +14,7 @@ namespace {
 using nlohmann::json;
 using Key = std::tuple<std::string, std::string, std::string, std::string>;
 
-Key KeyOf(const store::SampleSet& set) {
-  return {set.suite, set.benchmark, set.metric, set.unit};
-}
+Key KeyOf(const store::SampleSet& set) { return {set.suite, set.benchmark, set.metric, set.unit}; }
 
 json Num(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
@@ -132,9 +130,12 @@ Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
                            {"cv", Num(values.size() >= 2 ? stats::Cv(values) : NAN)}};
     }
   }
-  out.counts = {{"regression", judged->regressions}, {"improvement", judged->improvements},
-                {"equivalent", judged->equivalent},  {"inconclusive", judged->inconclusive},
-                {"ignored", ignored},                {"new", added}};
+  out.counts = {{"regression", judged->regressions},
+                {"improvement", judged->improvements},
+                {"equivalent", judged->equivalent},
+                {"inconclusive", judged->inconclusive},
+                {"ignored", ignored},
+                {"new", added}};
   if (baseline == nullptr) {
     out.outcome = "no_baseline";
   } else {
@@ -186,8 +187,9 @@ std::string VerdictBody(const store::StoredVerdict& stored) {
   return out;
 }
 
-Result<std::string> VerdictService::Compute(const store::Project& project, const std::string& run_id,
-                                     const VerdictRequest& request) {
+Result<std::string> VerdictService::Compute(const store::Project& project,
+                                            const std::string& run_id,
+                                            const VerdictRequest& request) {
   auto run = store_.GetRunContext(project, run_id);
   if (!run) return tl::unexpected(run.error());
   std::vector<std::string> contender_ids = {run_id};
@@ -223,10 +225,11 @@ Result<std::string> VerdictService::Compute(const store::Project& project, const
   if (!*baseline) {
     warnings.push_back("no baseline: " + why_none);
   } else if ((*baseline)->selection == "ancestor" && (*baseline)->distance > 0) {
-    warnings.push_back("the merge-base has no results on this testbed; the baseline is its "
-                       "first-parent ancestor " +
-                       (*baseline)->commit_sha.substr(0, 12) + ", " +
-                       std::to_string((*baseline)->distance) + " commit(s) older");
+    warnings.push_back(
+        "the merge-base has no results on this testbed; the baseline is its "
+        "first-parent ancestor " +
+        (*baseline)->commit_sha.substr(0, 12) + ", " + std::to_string((*baseline)->distance) +
+        " commit(s) older");
   }
   warnings.insert(warnings.end(), judged->warnings.begin(), judged->warnings.end());
 
@@ -258,8 +261,9 @@ Result<std::string> VerdictService::Latest(const store::Project& project,
   if (*latest) return VerdictBody(**latest);
   if (auto run = store_.GetRunContext(project, run_id); !run) return tl::unexpected(run.error());
   return MakeError(ErrorCode::kNotFound,
-                   "run " + run_id + " has no verdict yet: POST .../verdict (ingest scope) "
-                   "computes one",
+                   "run " + run_id +
+                       " has no verdict yet: POST .../verdict (ingest scope) "
+                       "computes one",
                    "id");
 }
 
@@ -288,8 +292,8 @@ Result<json> VerdictService::Replay(const store::Project& project, const std::st
   const json original = json::parse(stored.results_json, nullptr, false);
   json differences = json::array();
   if (judged->outcome != stored.outcome) {
-    differences.push_back({{"field", "outcome"}, {"stored", stored.outcome},
-                           {"replayed", judged->outcome}});
+    differences.push_back(
+        {{"field", "outcome"}, {"stored", stored.outcome}, {"replayed", judged->outcome}});
   }
   if (!original.is_array() || original.size() != judged->results.size()) {
     differences.push_back({{"field", "results"},

@@ -64,7 +64,7 @@ class VerdictService {
   // Computes the run's verdict now (baseline chosen now), stores it and returns the response
   // body {"verdict": {...}} as text (VerdictBody).
   Result<std::string> Compute(const store::Project& project, const std::string& run_id,
-                                 const VerdictRequest& request);
+                              const VerdictRequest& request);
   // The newest stored verdict as a response body; kNotFound when the run has none yet (reading
   // never computes: a verdict costs ~100 ms of CPU and a read token must not write).
   Result<std::string> Latest(const store::Project& project, const std::string& run_id);

@@ -63,8 +63,8 @@ Result<ThresholdRule> DecodeRule(const json& item, const std::string& field) {
       if (!value.is_boolean()) return InvalidArgument("expected true or false", f);
       rule.ignore = value.get<bool>();
     } else {
-      return InvalidArgument("unknown key (known: suite, benchmark, metric, percent, alpha, ignore)",
-                             f);
+      return InvalidArgument(
+          "unknown key (known: suite, benchmark, metric, percent, alpha, ignore)", f);
     }
   }
   return rule;
@@ -117,8 +117,8 @@ Result<VerdictRequest> DecodeParameters(const json& body) {
       // Stored with every verdict for the record; fixed by the algorithm version, not chosen
       // by the client.
     } else {
-      return InvalidArgument(
-          "unknown key (known: threshold, alpha, test, rules, contender_runs)", key);
+      return InvalidArgument("unknown key (known: threshold, alpha, test, rules, contender_runs)",
+                             key);
     }
   }
   return request;

@@ -402,7 +402,8 @@ Result<std::string> EmbeddedPostgres::Start() {
 }
 
 Result<std::string> EmbeddedPostgres::EnsureAppRole() {
-  if (!running_) return MakeError(ErrorCode::kUnavailable, "the embedded PostgreSQL is not running");
+  if (!running_)
+    return MakeError(ErrorCode::kUnavailable, "the embedded PostgreSQL is not running");
   const fs::path file = data_dir_ / kAppPasswordFile;
   std::string password;
   {

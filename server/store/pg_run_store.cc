@@ -9,8 +9,8 @@
 #include <set>
 #include <tuple>
 
-#include "server/store/pg_stores.h"
 #include "server/store/pg_run_rows.h"
+#include "server/store/pg_stores.h"
 #include "server/store/pg_util.h"
 
 namespace perfgate::store {

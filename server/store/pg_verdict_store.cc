@@ -106,8 +106,8 @@ Result<std::optional<BaselineChoice>> PgStore::FindBaseline(const Project& proje
         for (const Candidate& c : candidates) {
           auto it = runs_at.find(c.sha);
           if (it == runs_at.end()) continue;
-          return std::optional<BaselineChoice>(BaselineChoice{
-              c.sha, branch, run.summary.testbed, c.selection, c.distance, it->second});
+          return std::optional<BaselineChoice>(BaselineChoice{c.sha, branch, run.summary.testbed,
+                                                              c.selection, c.distance, it->second});
         }
         if (!pull_request && run.ancestry.empty()) {
           // No ancestry uploaded: the branch's latest commit measured before this run.
@@ -131,8 +131,7 @@ Result<std::optional<BaselineChoice>> PgStore::FindBaseline(const Project& proje
           }
         }
         if (why_none != nullptr) {
-          *why_none = "no run of branch " + branch + " on testbed " + run.summary.testbed +
-                      " at " +
+          *why_none = "no run of branch " + branch + " on testbed " + run.summary.testbed + " at " +
                       (candidates.empty()
                            ? std::string("any ancestor (the upload named no merge-base or "
                                          "ancestry)")
@@ -149,8 +148,8 @@ Result<std::optional<BaselineChoice>> PgStore::FindBaseline(const Project& proje
                 project.id, branch, run.summary.testbed, run.summary.testbed_id,
                 pgutil::TextArray(shas));
             if (other[0][0].as<int64_t>() > 0) {
-              *why_none += "; " + other[0][0].as<std::string>() +
-                           " run(s) there are on testbed " + run.summary.testbed +
+              *why_none += "; " + other[0][0].as<std::string>() + " run(s) there are on testbed " +
+                           run.summary.testbed +
                            " with a different host fingerprint, which are not compared";
             }
           }
@@ -168,8 +167,8 @@ Result<std::vector<SampleSet>> PgStore::GetSampleSets(const Project& project,
       [&](pqxx::work& tx) -> Result<std::vector<SampleSet>> {
         const std::string ids = pgutil::TextArray(run_ids);
         pqxx::result found = tx.exec_params(
-            "SELECT count(*) FROM runs WHERE project_id = $1 AND id = ANY ($2::uuid[])",
-            project.id, ids);
+            "SELECT count(*) FROM runs WHERE project_id = $1 AND id = ANY ($2::uuid[])", project.id,
+            ids);
         const std::set<std::string> distinct(run_ids.begin(), run_ids.end());
         if (found[0][0].as<size_t>() != distinct.size()) {
           return MakeError(ErrorCode::kNotFound,

@@ -23,8 +23,8 @@
 #include "server/auth/tokens.h"
 #include "tests/e2e/http_client.h"
 #include "tests/e2e/test_server.h"
-#include "tests/testing/shell.h"
 #include "tests/pg/pg_cluster.h"
+#include "tests/testing/shell.h"
 
 namespace perfgate {
 namespace {
@@ -83,10 +83,10 @@ class GateE2eTest : public testing::PgTest {
   }
 
   Outcome Git(const std::string& args) {
-    return RunShell("cd " + repo_.string() +
-                 " && GIT_CONFIG_NOSYSTEM=1 HOME=" + repo_.string() +
-                 " git -c user.name=Test -c user.email=test@example.com -c "
-                 "init.defaultBranch=main " + args);
+    return RunShell("cd " + repo_.string() + " && GIT_CONFIG_NOSYSTEM=1 HOME=" + repo_.string() +
+                    " git -c user.name=Test -c user.email=test@example.com -c "
+                    "init.defaultBranch=main " +
+                    args);
   }
 
   // perfgate.yaml with one command suite per name, each sleeping the given seconds.
@@ -110,9 +110,9 @@ class GateE2eTest : public testing::PgTest {
   Outcome Perfgate(const std::string& args) {
     std::string asan;
     if (const char* a = std::getenv("ASAN_OPTIONS")) asan = std::string(" ASAN_OPTIONS=") + a;
-    return RunShell("cd " + repo_.string() + " && env -i PATH=/usr/bin:/bin HOME=" +
-                 repo_.string() + asan + " PERFGATE_TOKEN=" + token_ + " " +
-                 PERFGATE_BIN_DIR + "/perfgate " + args);
+    return RunShell("cd " + repo_.string() +
+                    " && env -i PATH=/usr/bin:/bin HOME=" + repo_.string() + asan +
+                    " PERFGATE_TOKEN=" + token_ + " " + PERFGATE_BIN_DIR + "/perfgate " + args);
   }
 
   // The three suites at their base speeds, times the factors. Sleeps of 0.2 s and more: a busy

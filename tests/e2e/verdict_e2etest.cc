@@ -75,12 +75,13 @@ json Upload(const RunSpec& s) {
                        {"direction", "lower"},
                        {"values", Noisy(center, s.salt + k++, s.reps)}});
   }
-  json upload = {{"id", RunId(s.id)},
-                 {"project", "proj"},
-                 {"branch", s.branch},
-                 {"commit", {{"sha", Sha(s.commit)}, {"subject", "c" + std::to_string(s.commit)}}},
-                 {"testbed", {{"name", "bed"}, {"fingerprint", {{"cpu_model", s.fingerprint_cpu}}}}},
-                 {"results", results}};
+  json upload = {
+      {"id", RunId(s.id)},
+      {"project", "proj"},
+      {"branch", s.branch},
+      {"commit", {{"sha", Sha(s.commit)}, {"subject", "c" + std::to_string(s.commit)}}},
+      {"testbed", {{"name", "bed"}, {"fingerprint", {{"cpu_model", s.fingerprint_cpu}}}}},
+      {"results", results}};
   if (!s.target_branch.empty()) upload["target_branch"] = s.target_branch;
   if (s.merge_base >= 0) upload["merge_base"] = Sha(s.merge_base);
   json ancestry = json::array();
@@ -122,8 +123,8 @@ class VerdictE2eTest : public testing::PgTest {
   }
   // POST .../verdict; the verdict object (null on failure, with a test failure).
   json Verdict(int run, const json& body = json::object(), int expected_status = 201) {
-    HttpResponse r = http_->Post("/api/v1/projects/proj/runs/" + RunId(run) + "/verdict",
-                                 body.dump(), ci_);
+    HttpResponse r =
+        http_->Post("/api/v1/projects/proj/runs/" + RunId(run) + "/verdict", body.dump(), ci_);
     EXPECT_EQ(r.status, expected_status) << r.body;
     json parsed = r.Json();
     return parsed.is_object() && parsed.contains("verdict") ? parsed["verdict"] : parsed;
@@ -146,8 +147,14 @@ TEST_F(VerdictE2eTest, APlantedRegressionFailsOnlyThatBenchmark) {
   Post({.id = 1, .commit = 1});
   Post({.id = 2, .commit = 1, .salt = 5});  // two baseline runs at the merge-base: pooled
   // The PR: A 10% slower, B unchanged, C 2% slower (under the 5% threshold).
-  Post({.id = 10, .branch = "feature", .commit = 100, .target_branch = "main", .merge_base = 1,
-        .a = 1.10, .c = 1.02, .salt = 2});
+  Post({.id = 10,
+        .branch = "feature",
+        .commit = 100,
+        .target_branch = "main",
+        .merge_base = 1,
+        .a = 1.10,
+        .c = 1.02,
+        .salt = 2});
   json v = Verdict(10);
   EXPECT_EQ(v["outcome"], "regression");
   EXPECT_EQ(v["baseline"]["commit"], Sha(1));
@@ -175,13 +182,24 @@ TEST_F(VerdictE2eTest, APlantedRegressionFailsOnlyThatBenchmark) {
 
 TEST_F(VerdictE2eTest, AnAaRunPassesAndATwoPercentSlowdownPasses) {
   Post({.id = 1, .commit = 1});
-  Post({.id = 10, .branch = "aa", .commit = 100, .target_branch = "main", .merge_base = 1,
+  Post({.id = 10,
+        .branch = "aa",
+        .commit = 100,
+        .target_branch = "main",
+        .merge_base = 1,
         .salt = 3});
   json aa = Verdict(10);
   EXPECT_EQ(aa["outcome"], "pass");
   EXPECT_EQ(aa["counts"]["regression"], 0);
-  Post({.id = 11, .branch = "small", .commit = 101, .target_branch = "main", .merge_base = 1,
-        .a = 1.02, .b = 1.02, .c = 1.02, .salt = 4});
+  Post({.id = 11,
+        .branch = "small",
+        .commit = 101,
+        .target_branch = "main",
+        .merge_base = 1,
+        .a = 1.02,
+        .b = 1.02,
+        .c = 1.02,
+        .salt = 4});
   EXPECT_EQ(Verdict(11)["outcome"], "pass");
 }
 
@@ -189,8 +207,13 @@ TEST_F(VerdictE2eTest, TheMergeBaseWinsOverANewerMain) {
   Post({.id = 1, .commit = 1});
   // main moved on after the PR branched: commit 2 is 20% slower everywhere.
   Post({.id = 2, .commit = 2, .ancestry = {1}, .a = 1.2, .b = 1.2, .c = 1.2});
-  Post({.id = 10, .branch = "feature", .commit = 100, .target_branch = "main", .merge_base = 1,
-        .ancestry = {1}, .salt = 1});
+  Post({.id = 10,
+        .branch = "feature",
+        .commit = 100,
+        .target_branch = "main",
+        .merge_base = 1,
+        .ancestry = {1},
+        .salt = 1});
   json v = Verdict(10);
   EXPECT_EQ(v["baseline"]["commit"], Sha(1));
   EXPECT_EQ(v["outcome"], "pass");
@@ -204,8 +227,13 @@ TEST_F(VerdictE2eTest, TheMergeBaseWinsOverANewerMain) {
 TEST_F(VerdictE2eTest, AnUnmeasuredMergeBaseFallsBackToItsNearestMeasuredAncestor) {
   Post({.id = 1, .commit = 1});
   // Merge-base 3 has no results; its first-parent ancestry is 3, 2, 1.
-  Post({.id = 10, .branch = "feature", .commit = 100, .target_branch = "main", .merge_base = 3,
-        .ancestry = {3, 2, 1}, .a = 1.1});
+  Post({.id = 10,
+        .branch = "feature",
+        .commit = 100,
+        .target_branch = "main",
+        .merge_base = 3,
+        .ancestry = {3, 2, 1},
+        .a = 1.1});
   json v = Verdict(10);
   EXPECT_EQ(v["baseline"]["commit"], Sha(1));
   EXPECT_EQ(v["baseline"]["selection"], "ancestor");
@@ -216,7 +244,11 @@ TEST_F(VerdictE2eTest, AnUnmeasuredMergeBaseFallsBackToItsNearestMeasuredAncesto
 }
 
 TEST_F(VerdictE2eTest, NoBaselineIsSaidAndAnotherFingerprintIsNamed) {
-  Post({.id = 10, .branch = "feature", .commit = 100, .target_branch = "main", .merge_base = 1,
+  Post({.id = 10,
+        .branch = "feature",
+        .commit = 100,
+        .target_branch = "main",
+        .merge_base = 1,
         .a = 1.5});
   json v = Verdict(10);
   EXPECT_EQ(v["outcome"], "no_baseline");
@@ -234,8 +266,15 @@ TEST_F(VerdictE2eTest, NoBaselineIsSaidAndAnotherFingerprintIsNamed) {
 
 TEST_F(VerdictE2eTest, RulesSetThresholdsAndIgnoreBenchmarks) {
   Post({.id = 1, .commit = 1});
-  Post({.id = 10, .branch = "feature", .commit = 100, .target_branch = "main", .merge_base = 1,
-        .a = 1.10, .b = 1.10, .c = 1.03, .salt = 2});
+  Post({.id = 10,
+        .branch = "feature",
+        .commit = 100,
+        .target_branch = "main",
+        .merge_base = 1,
+        .a = 1.10,
+        .b = 1.10,
+        .c = 1.03,
+        .salt = 2});
   json v = Verdict(10, {{"rules",
                          {{{"benchmark", "BM_A"}, {"percent", 15}},
                           {{"benchmark", "BM_B*"}, {"ignore", true}},
@@ -261,10 +300,22 @@ TEST_F(VerdictE2eTest, RulesSetThresholdsAndIgnoreBenchmarks) {
 
 TEST_F(VerdictE2eTest, RerunsOfTheSameCommitArePooled) {
   Post({.id = 1, .commit = 1});
-  Post({.id = 10, .branch = "feature", .commit = 100, .target_branch = "main", .merge_base = 1,
-        .a = 1.06, .salt = 2, .reps = 3});
-  Post({.id = 11, .branch = "feature", .commit = 100, .target_branch = "main", .merge_base = 1,
-        .a = 1.06, .salt = 3, .reps = 17});
+  Post({.id = 10,
+        .branch = "feature",
+        .commit = 100,
+        .target_branch = "main",
+        .merge_base = 1,
+        .a = 1.06,
+        .salt = 2,
+        .reps = 3});
+  Post({.id = 11,
+        .branch = "feature",
+        .commit = 100,
+        .target_branch = "main",
+        .merge_base = 1,
+        .a = 1.06,
+        .salt = 3,
+        .reps = 17});
   json v = Verdict(10, {{"contender_runs", {RunId(11)}}});
   EXPECT_EQ(Result(v, "BM_A")["current"]["n"], 20);
   EXPECT_EQ(v["contender_run_ids"], (json{RunId(10), RunId(11)}));
@@ -276,8 +327,8 @@ TEST_F(VerdictE2eTest, RerunsOfTheSameCommitArePooled) {
 
 TEST_F(VerdictE2eTest, ReadTokensGetButDoNotCompute) {
   Post({.id = 1, .commit = 1});
-  HttpResponse post = http_->Post("/api/v1/projects/proj/runs/" + RunId(1) + "/verdict", "{}",
-                                  reader_);
+  HttpResponse post =
+      http_->Post("/api/v1/projects/proj/runs/" + RunId(1) + "/verdict", "{}", reader_);
   EXPECT_EQ(post.status, 403) << post.body;
   EXPECT_EQ(http_->Post("/api/v1/projects/proj/runs/" + RunId(1) + "/verdict", "{}", "").status,
             401);

@@ -204,12 +204,12 @@ TEST_F(MigratorTest, PackingSamplesKeepsEveryValueInRepetitionOrder) {
 
   pqxx::connection conn(dsn_);
   pqxx::nontransaction tx(conn);
-  EXPECT_EQ(tx.exec1("SELECT vals::text FROM sample_sets WHERE benchmark_id = 1")[0]
-                .as<std::string>(),
-            "{10.5,11.5,12.5}");
-  EXPECT_EQ(tx.exec1("SELECT vals::text FROM sample_sets WHERE benchmark_id = 2")[0]
-                .as<std::string>(),
-            "{7}");
+  EXPECT_EQ(
+      tx.exec1("SELECT vals::text FROM sample_sets WHERE benchmark_id = 1")[0].as<std::string>(),
+      "{10.5,11.5,12.5}");
+  EXPECT_EQ(
+      tx.exec1("SELECT vals::text FROM sample_sets WHERE benchmark_id = 2")[0].as<std::string>(),
+      "{7}");
   // The samples view gives back the one-row-per-repetition shape.
   EXPECT_EQ(tx.exec1("SELECT string_agg(repetition || ':' || value, ',' ORDER BY repetition) "
                      "FROM samples WHERE benchmark_id = 1")[0]

@@ -77,8 +77,9 @@ TEST_F(PoolTest, AStatementPastTheTimeoutIsCancelledAndTheConnectionKept) {
   // The same (only) connection answers the next request.
   EXPECT_EQ(*Exec(pool, "SELECT 7"), 7);
   EXPECT_EQ(pool.Stats().discarded, 0u);
-  EXPECT_EQ(*Exec(pool, "SELECT setting::bigint FROM pg_settings WHERE name = "
-                        "'idle_in_transaction_session_timeout'"),
+  EXPECT_EQ(*Exec(pool,
+                  "SELECT setting::bigint FROM pg_settings WHERE name = "
+                  "'idle_in_transaction_session_timeout'"),
             200);
 }
 

@@ -57,8 +57,8 @@ TEST(RunSuite, TimesACommandOverItsRepetitionsAfterTheWarmUp) {
   SuiteOptions options;
   options.work_dir = dir;
   std::vector<std::string> progress;
-  auto outcome = RunSuite(config, suite, options,
-                          [&](const std::string& line) { progress.push_back(line); });
+  auto outcome =
+      RunSuite(config, suite, options, [&](const std::string& line) { progress.push_back(line); });
   ASSERT_TRUE(outcome.has_value()) << outcome.error().ToString();
   ASSERT_EQ(outcome->series.size(), 1u);
   const wire::ResultSeries& s = outcome->series[0];
