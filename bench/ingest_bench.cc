@@ -23,9 +23,11 @@
 #include <tuple>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "config/server_config.h"
 #include "server/app.h"
 #include "server/auth/tokens.h"
+#include "stats/descriptive.h"
 #include "tests/e2e/http_client.h"
 
 namespace {
@@ -82,19 +84,6 @@ Options ParseArgs(int argc, char** argv) {
   return options;
 }
 
-// A temp directory the PostgreSQL system user can write to when we run as root.
-std::filesystem::path MakeDataDir() {
-  std::string pattern =
-      (std::filesystem::temp_directory_path() / "perfgate-ingest-bench-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) Usage("mkdtemp failed");
-  if (geteuid() == 0) {
-    if (const passwd* pg = getpwnam("postgres"); pg != nullptr) {
-      if (chown(pattern.c_str(), pg->pw_uid, pg->pw_gid) != 0) Usage("chown failed");
-    }
-  }
-  return pattern;
-}
-
 std::string Uuid(std::uint32_t session, int n) {
   char text[40];
   std::snprintf(text, sizeof(text), "%08x-0000-4000-8000-%012x", session, static_cast<unsigned>(n));
@@ -126,15 +115,6 @@ std::string Body(const Options& options, const std::string& project, const std::
                         {"testbed", {{"name", "bench-host"}}},
                         {"results", std::move(results)}}
       .dump();
-}
-
-double Percentile(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const double rank = q * static_cast<double>(values.size() - 1);
-  const auto lo = static_cast<std::size_t>(rank);
-  const std::size_t hi = std::min(lo + 1, values.size() - 1);
-  return values[lo] + (values[hi] - values[lo]) * (rank - static_cast<double>(lo));
 }
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
@@ -261,7 +241,8 @@ int main(int argc, char** argv) {
   config.pool_size = std::max(config.pool_size, options.clients);
   config.database_url = options.database_url;
   if (config.database_url.empty()) {
-    data_dir = MakeDataDir();
+    data_dir = perfgate::bench::MakeServerDataDir("perfgate-ingest-bench");
+    if (data_dir.empty()) Usage("cannot make a data directory for PostgreSQL");
     config.data_dir = data_dir.string();
   }
   auto admin = perfgate::auth::GenerateToken();
@@ -375,8 +356,8 @@ int main(int argc, char** argv) {
     std::printf(
         "\nrequest latency (POST of one %d-sample run): p50 %.1f ms, p99 %.1f ms, "
         "max %.1f ms\n",
-        static_cast<int>(samples_per_run), 1e3 * Percentile(all, 0.50), 1e3 * Percentile(all, 0.99),
-        1e3 * Percentile(all, 1.0));
+        static_cast<int>(samples_per_run), 1e3 * perfgate::stats::Quantile(all, 0.50),
+        1e3 * perfgate::stats::Quantile(all, 0.99), 1e3 * perfgate::stats::Quantile(all, 1.0));
     std::printf("server/COPY throughput ratio: %.2f\n", copy_rate > 0 ? http_rate / copy_rate : 0);
   }
   app->Stop();

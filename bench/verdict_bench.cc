@@ -20,10 +20,12 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "config/server_config.h"
 #include "server/app.h"
 #include "server/auth/tokens.h"
 #include "server/gate/verdict.h"
+#include "stats/descriptive.h"
 #include "tests/e2e/http_client.h"
 
 namespace {
@@ -102,25 +104,6 @@ json Results(const Options& o, std::mt19937_64& rng, int slower) {
   return results;
 }
 
-double Percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t i = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
-
-std::filesystem::path MakeDataDir() {
-  std::string pattern =
-      (std::filesystem::temp_directory_path() / "perfgate-verdict-bench-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) Usage("mkdtemp failed");
-  if (geteuid() == 0) {
-    if (const passwd* pg = getpwnam("postgres"); pg != nullptr) {
-      if (chown(pattern.c_str(), pg->pw_uid, pg->pw_gid) != 0) Usage("chown failed");
-    }
-  }
-  return pattern;
-}
-
 // The stats engine alone on the same shapes: one judgement, in this thread.
 double InProcessSeconds(const Options& o, std::mt19937_64& rng) {
   std::lognormal_distribution<double> noise(0.0, 0.02);
@@ -156,7 +139,9 @@ double InProcessSeconds(const Options& o, std::mt19937_64& rng) {
 int main(int argc, char** argv) {
   const Options o = ParseArgs(argc, argv);
   spdlog::set_level(spdlog::level::warn);
-  const std::filesystem::path data_dir = MakeDataDir();
+  const std::filesystem::path data_dir =
+      perfgate::bench::MakeServerDataDir("perfgate-verdict-bench");
+  if (data_dir.empty()) Usage("cannot make a data directory for PostgreSQL");
   perfgate::config::ServerConfig config;
   config.listen.host = "127.0.0.1";
   config.listen.port = 0;
@@ -263,12 +248,14 @@ int main(int argc, char** argv) {
     if (failures > 0) status = 1;
     std::printf(
         "\n| what | p50 | p99 | max | per verdict (throughput) |\n|---|---:|---:|---:|---:|\n");
-    std::printf("| POST .../verdict, %d concurrent | %.1f ms | %.1f ms | %.1f ms | %.1f ms |\n",
-                o.clients, 1e3 * Percentile(all, 0.5), 1e3 * Percentile(all, 0.99),
-                1e3 * Percentile(all, 1.0), 1e3 * wall / static_cast<double>(all.size()));
+    std::printf(
+        "| POST .../verdict, %d concurrent | %.1f ms | %.1f ms | %.1f ms | %.1f ms |\n", o.clients,
+        1e3 * perfgate::stats::Quantile(all, 0.5), 1e3 * perfgate::stats::Quantile(all, 0.99),
+        1e3 * perfgate::stats::Quantile(all, 1.0), 1e3 * wall / static_cast<double>(all.size()));
     std::printf("| GET .../verdict (stored), %d concurrent | %.1f ms | %.1f ms | %.1f ms | |\n",
-                o.clients, 1e3 * Percentile(gets, 0.5), 1e3 * Percentile(gets, 0.99),
-                1e3 * Percentile(gets, 1.0));
+                o.clients, 1e3 * perfgate::stats::Quantile(gets, 0.5),
+                1e3 * perfgate::stats::Quantile(gets, 0.99),
+                1e3 * perfgate::stats::Quantile(gets, 1.0));
     std::printf(
         "| stats engine alone (in-process Judge, one thread, best of 5) | %.1f ms | | | "
         "|\n",
