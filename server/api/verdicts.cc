@@ -25,10 +25,11 @@ void RegisterVerdictRoutes(http::Router& router, const ApiDeps& deps) {
                                verdict_request = gate::DecodeParameters(*body);
                              }
                              if (!verdict_request) return tl::unexpected(verdict_request.error());
-                             auto verdict =
-                                 deps.verdicts->Compute(project, params.at("id"), *verdict_request);
+                             bool reused = false;
+                             auto verdict = deps.verdicts->Compute(project, params.at("id"),
+                                                                   *verdict_request, &reused);
                              if (!verdict) return tl::unexpected(verdict.error());
-                             return http::Response::Json(201, std::move(*verdict));
+                             return http::Response::Json(reused ? 200 : 201, std::move(*verdict));
                            }));
   router.Add("GET", "/api/v1/projects/{project}/runs/{id}/verdict", "verdicts.get",
              HandleProject(deps, {"replay"}, auth::Scope::kRead,

@@ -31,6 +31,16 @@ json ResultHead(const store::SampleSet& set, double threshold) {
           {"threshold", threshold}};
 }
 
+// Whether a stored verdict answers this request: same algorithm, parameters, contender and
+// baseline runs.
+bool SameQuestion(const store::NewVerdict& stored, const VerdictRequest& request,
+                  const std::vector<std::string>& contender_ids,
+                  const std::vector<std::string>& baseline_ids) {
+  return stored.algorithm_version == stats::kVerdictAlgorithmVersion &&
+         stored.contender_run_ids == contender_ids && stored.baseline_run_ids == baseline_ids &&
+         json::parse(stored.parameters_json, nullptr, false) == EncodeParameters(request);
+}
+
 json BaselineJson(const store::BaselineChoice& b) {
   return {{"commit", b.commit_sha}, {"branch", b.branch},       {"testbed", b.testbed},
           {"run_ids", b.run_ids},   {"selection", b.selection}, {"distance", b.distance}};
@@ -189,7 +199,8 @@ std::string VerdictBody(const store::StoredVerdict& stored) {
 
 Result<std::string> VerdictService::Compute(const store::Project& project,
                                             const std::string& run_id,
-                                            const VerdictRequest& request) {
+                                            const VerdictRequest& request, bool* reused) {
+  if (reused != nullptr) *reused = false;
   auto run = store_.GetRunContext(project, run_id);
   if (!run) return tl::unexpected(run.error());
   std::vector<std::string> contender_ids = {run_id};
@@ -210,6 +221,16 @@ Result<std::string> VerdictService::Compute(const store::Project& project,
   std::string why_none;
   auto baseline = store_.FindBaseline(project, *run, &why_none);
   if (!baseline) return tl::unexpected(baseline.error());
+  // The same question asked again (a retried CI job, a second gate on one run): when nothing
+  // it depends on changed, the stored answer is the answer; judging is deterministic.
+  auto latest = store_.LatestVerdict(project, run_id);
+  if (!latest) return tl::unexpected(latest.error());
+  // (Without a baseline there is little to save, and why there is none may have changed.)
+  if (*latest && *baseline &&
+      SameQuestion((*latest)->verdict, request, contender_ids, (*baseline)->run_ids)) {
+    if (reused != nullptr) *reused = true;
+    return VerdictBody(**latest);
+  }
   auto contender = store_.GetSampleSets(project, contender_ids);
   if (!contender) return tl::unexpected(contender.error());
   std::optional<std::vector<store::SampleSet>> base_sets;

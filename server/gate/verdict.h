@@ -61,10 +61,12 @@ class VerdictService {
  public:
   explicit VerdictService(store::VerdictStore& store) : store_(store) {}
 
-  // Computes the run's verdict now (baseline chosen now), stores it and returns the response
-  // body {"verdict": {...}} as text (VerdictBody).
+  // The run's verdict for this request (baseline chosen now) as the response body
+  // {"verdict": {...}} (VerdictBody): computed and stored, or, when the newest stored verdict
+  // was computed with the same algorithm version, parameters, contender and baseline runs, that
+  // one (*reused = true).
   Result<std::string> Compute(const store::Project& project, const std::string& run_id,
-                              const VerdictRequest& request);
+                              const VerdictRequest& request, bool* reused = nullptr);
   // The newest stored verdict as a response body; kNotFound when the run has none yet (reading
   // never computes: a verdict costs ~100 ms of CPU and a read token must not write).
   Result<std::string> Latest(const store::Project& project, const std::string& run_id);

@@ -178,6 +178,18 @@ TEST_F(VerdictE2eTest, APlantedRegressionFailsOnlyThatBenchmark) {
       http_->Get("/api/v1/projects/proj/runs/" + RunId(10) + "/verdict?replay=1", reader_);
   ASSERT_EQ(replay.status, 200) << replay.body;
   EXPECT_TRUE(replay.Json()["replay"]["matches"].get<bool>()) << replay.body;
+
+  // The same question again (a retried CI job) gets the stored answer: 200, same verdict.
+  json again = Verdict(10, json::object(), 200);
+  EXPECT_EQ(again["id"], v["id"]);
+  // Other parameters, or a changed baseline, make a new verdict.
+  json other = Verdict(10, {{"threshold", 0.2}});
+  EXPECT_NE(other["id"], v["id"]);
+  EXPECT_EQ(other["outcome"], "pass");
+  Post({.id = 3, .commit = 1, .salt = 7});  // a third baseline run at the merge-base
+  json rebased = Verdict(10);
+  EXPECT_NE(rebased["id"], v["id"]);
+  EXPECT_EQ(rebased["baseline"]["run_ids"].size(), 3u);
 }
 
 TEST_F(VerdictE2eTest, AnAaRunPassesAndATwoPercentSlowdownPasses) {
