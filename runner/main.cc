@@ -1,4 +1,4 @@
-// perfgate: the command-line runner. Verbs: compare, run, push, gate (runner/cli/). Exit codes:
+// perfgate: the command-line runner. Verbs: compare, run, push, gate, analyze (runner/cli/). Exit codes:
 // 0 pass, 1 regression, 2 usage or input error, 3 infrastructure failure.
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -19,12 +19,13 @@ int main(int argc, char** argv) {
   cli::AddCompareCommand(app, &exit_code);
   cli::AddRunCommands(app, &exit_code);
   cli::AddGateCommand(app, &exit_code);
+  cli::AddAnalyzeCommand(app, &exit_code);
 
-  const std::set<std::string> verbs = {"compare", "run", "push", "gate"};
+  const std::set<std::string> verbs = {"compare", "run", "push", "gate", "analyze"};
   const std::string verb = argc > 1 ? argv[1] : "";
   if (!verb.empty() && verb[0] != '-' && verbs.count(verb) == 0) {
     std::cerr << "perfgate: error: unknown verb '" << verb
-              << "' (available: compare, run, push, gate; run perfgate --help)\n";
+              << "' (available: compare, run, push, gate, analyze; run perfgate --help)\n";
     return cli::kExitUsage;
   }
   try {
