@@ -1,5 +1,5 @@
-// perfgate: the command-line runner. Verbs: compare, run, push, gate, analyze (runner/cli/). Exit codes:
-// 0 pass, 1 regression, 2 usage or input error, 3 infrastructure failure.
+// perfgate: the command-line runner. Verbs: compare, run, push, gate, analyze (runner/cli/). Exit
+// codes: 0 pass, 1 regression, 2 usage or input error, 3 infrastructure failure.
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <set>

@@ -18,6 +18,7 @@
 #include <system_error>
 #include <utility>
 
+#include "core/text.h"
 #include "runner/adapters/json_text.h"
 
 namespace perfgate::adapters {
@@ -290,18 +291,8 @@ bool ReadRun(Converter& in, const json& value, const std::string& path, GbenchRu
   return true;
 }
 
-std::string Lowercase(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool EndsWith(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
-
 bool IsRateName(std::string_view lower) {
-  return EndsWith(lower, "_per_second") || EndsWith(lower, "per_sec") || EndsWith(lower, "/s");
+  return lower.ends_with("_per_second") || lower.ends_with("per_sec") || lower.ends_with("/s");
 }
 
 bool IsTimeMetric(std::string_view metric) { return metric == "real_time" || metric == "cpu_time"; }
@@ -401,7 +392,7 @@ Result<GbenchFile> ReadGbenchFile(const std::filesystem::path& path) {
 }
 
 Direction DefaultDirection(std::string_view metric) {
-  const std::string lower = Lowercase(metric);
+  const std::string lower = AsciiLower(metric);
   if (IsRateName(lower) || lower.find("throughput") != std::string::npos) {
     return Direction::kHigherIsBetter;
   }
@@ -419,7 +410,7 @@ Result<std::vector<MetricSeries>> CollectMetric(const GbenchFile& file, std::str
     std::string unit;
     if (is_time) {
       unit = "ns";
-    } else if (IsRateName(Lowercase(metric))) {
+    } else if (IsRateName(AsciiLower(metric))) {
       unit = "1/s";
     }
     std::vector<MetricSeries> series;

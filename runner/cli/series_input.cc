@@ -13,27 +13,12 @@
 #include <optional>
 #include <sstream>
 
+#include "core/text.h"
 #include "runner/adapters/json_text.h"
 #include "stats/descriptive.h"
 
 namespace perfgate::cli {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
 
 // The whole cell as a double (a leading '+' allowed); nullopt when it is not a number. Non-finite
 // spellings (nan, inf, infinity) parse, so that the caller can refuse them by name.
@@ -74,9 +59,9 @@ std::string Index(size_t i) { return "[" + std::to_string(i) + "]"; }
 }  // namespace
 
 SeriesFormat DetectSeriesFormat(std::string_view path, std::string_view text) {
-  const std::string lower = Lower(path);
-  if (EndsWith(lower, ".json")) return SeriesFormat::kJson;
-  if (EndsWith(lower, ".csv")) return SeriesFormat::kCsv;
+  const std::string lower = AsciiLower(path);
+  if (lower.ends_with(".json")) return SeriesFormat::kJson;
+  if (lower.ends_with(".csv")) return SeriesFormat::kCsv;
   std::string_view content = Trim(text);
   if (content.starts_with("\xEF\xBB\xBF")) content = Trim(content.substr(3));
   if (!content.empty() && (content.front() == '[' || content.front() == '{')) {

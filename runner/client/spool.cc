@@ -86,11 +86,6 @@ Result<fs::path> WriteAtomically(const fs::path& dir, const std::string& name,
   return target;
 }
 
-bool EndsWith(const std::string& text, std::string_view suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // The <run_id>.json files of `dir`, oldest first; an absent directory is an empty list.
 Result<std::vector<SpooledRun>> ListJson(const fs::path& dir) {
   std::vector<SpooledRun> runs;
@@ -101,7 +96,7 @@ Result<std::vector<SpooledRun>> ListJson(const fs::path& dir) {
   for (; it != fs::directory_iterator(); it.increment(error)) {
     if (error) return IoError("cannot list", dir, error);
     const std::string name = it->path().filename().string();
-    if (!EndsWith(name, kSuffix)) continue;
+    if (!name.ends_with(kSuffix)) continue;
     const std::string run_id = name.substr(0, name.size() - std::strlen(kSuffix));
     if (!IsValidSpoolRunId(run_id)) continue;  // temp files start with '.', which is not valid
     std::error_code stat_error;

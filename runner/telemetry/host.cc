@@ -17,17 +17,12 @@
 #include <utility>
 #include <vector>
 
+#include "core/text.h"
+
 namespace perfgate::telemetry {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string_view Trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return text.substr(first, last - first + 1);
-}
 
 std::optional<std::string> ReadFile(const fs::path& root, std::string_view relative) {
   std::ifstream in(root / relative, std::ios::binary);
