@@ -3,7 +3,6 @@
 // concurrent keep-alive clients over loopback HTTP. The baseline, in the same process and the
 // same database, is PostgreSQL's own COPY of the same number of rows into a samples-shaped
 // scratch table; the ratio is what docs/performance.md records.
-#include <pwd.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -23,10 +22,10 @@
 #include <tuple>
 #include <vector>
 
-#include "bench/bench_util.h"
 #include "config/server_config.h"
 #include "server/app.h"
 #include "server/auth/tokens.h"
+#include "server/store/embedded_pg.h"
 #include "stats/descriptive.h"
 #include "tests/e2e/http_client.h"
 
@@ -241,7 +240,8 @@ int main(int argc, char** argv) {
   config.pool_size = std::max(config.pool_size, options.clients);
   config.database_url = options.database_url;
   if (config.database_url.empty()) {
-    data_dir = perfgate::bench::MakeServerDataDir("perfgate-ingest-bench");
+    data_dir = perfgate::store::MakeClusterTempDir("perfgate-ingest-bench-")
+                   .value_or(std::filesystem::path());
     if (data_dir.empty()) Usage("cannot make a data directory for PostgreSQL");
     config.data_dir = data_dir.string();
   }

@@ -5,7 +5,6 @@
 // measured in the same run: the ratio is the server's whole overhead (HTTP, PostgreSQL reads of
 // the sample sets, storing the verdict) and its queueing on this machine's cores.
 // Usage: verdict_bench [--clients K] [--rounds R] [--benchmarks B] [--threads T]
-#include <pwd.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -20,11 +19,11 @@
 #include <thread>
 #include <vector>
 
-#include "bench/bench_util.h"
 #include "config/server_config.h"
 #include "server/app.h"
 #include "server/auth/tokens.h"
 #include "server/gate/verdict.h"
+#include "server/store/embedded_pg.h"
 #include "stats/descriptive.h"
 #include "tests/e2e/http_client.h"
 
@@ -140,7 +139,8 @@ int main(int argc, char** argv) {
   const Options o = ParseArgs(argc, argv);
   spdlog::set_level(spdlog::level::warn);
   const std::filesystem::path data_dir =
-      perfgate::bench::MakeServerDataDir("perfgate-verdict-bench");
+      perfgate::store::MakeClusterTempDir("perfgate-verdict-bench-")
+          .value_or(std::filesystem::path());
   if (data_dir.empty()) Usage("cannot make a data directory for PostgreSQL");
   perfgate::config::ServerConfig config;
   config.listen.host = "127.0.0.1";

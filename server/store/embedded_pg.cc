@@ -401,6 +401,21 @@ Result<std::string> EmbeddedPostgres::Start() {
   return dsn_;
 }
 
+Result<fs::path> MakeClusterTempDir(const std::string& prefix, const std::string& system_user) {
+  std::string pattern = (fs::temp_directory_path() / (prefix + "XXXXXX")).string();
+  if (mkdtemp(pattern.data()) == nullptr) {
+    return MakeError(ErrorCode::kInternal, "mkdtemp " + pattern + " failed");
+  }
+  if (geteuid() == 0) {
+    if (const passwd* user = getpwnam(system_user.c_str()); user != nullptr) {
+      if (chown(pattern.c_str(), user->pw_uid, user->pw_gid) != 0) {
+        return MakeError(ErrorCode::kInternal, "chown " + pattern + " failed");
+      }
+    }
+  }
+  return fs::path(pattern);
+}
+
 Result<std::string> EmbeddedPostgres::EnsureAppRole() {
   if (!running_)
     return MakeError(ErrorCode::kUnavailable, "the embedded PostgreSQL is not running");

@@ -76,6 +76,12 @@ class EmbeddedPostgres {
   std::string app_dsn_;
 };
 
+// A new directory under the temp directory (named prefix + random), usable by the cluster's
+// system user when this process is root (chowned to it), for a cluster's data or scratch
+// files: what tests and benchmarks put an EmbeddedPostgres in. kInternal when it cannot be made.
+Result<std::filesystem::path> MakeClusterTempDir(const std::string& prefix,
+                                                 const std::string& system_user = "postgres");
+
 // The PostgreSQL bin directory that EmbeddedPostgres would use (see bin_dir). kNotFound when
 // none is installed.
 Result<std::filesystem::path> FindPostgresBinDir(const std::filesystem::path& configured = {});

@@ -1,6 +1,5 @@
 #include "tests/pg/pg_cluster.h"
 
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -14,18 +13,7 @@ extern "C" const char* __lsan_default_suppressions() { return "leak:libpq.so\n";
 namespace perfgate::testing {
 
 Result<std::filesystem::path> MakePgTempDir(const std::string& prefix) {
-  std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "XXXXXX")).string();
-  if (mkdtemp(pattern.data()) == nullptr) {
-    return MakeError(ErrorCode::kInternal, "mkdtemp " + pattern + " failed");
-  }
-  if (geteuid() == 0) {
-    if (const passwd* pg = getpwnam("postgres"); pg != nullptr) {
-      if (chown(pattern.c_str(), pg->pw_uid, pg->pw_gid) != 0) {
-        return MakeError(ErrorCode::kInternal, "chown " + pattern + " failed");
-      }
-    }
-  }
-  return std::filesystem::path(pattern);
+  return store::MakeClusterTempDir(prefix);
 }
 
 Result<PgCluster*> PgCluster::Get() {
