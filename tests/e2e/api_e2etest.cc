@@ -19,6 +19,7 @@
 #include "server/app.h"
 #include "server/auth/tokens.h"
 #include "tests/e2e/http_client.h"
+#include "tests/e2e/test_server.h"
 #include "tests/pg/pg_cluster.h"
 
 namespace perfgate {
@@ -100,13 +101,8 @@ class ApiE2eTest : public testing::PgTest {
     auto admin = auth::GenerateToken();
     ASSERT_TRUE(admin.has_value());
     admin_ = *admin;
-    config::ServerConfig config;
-    config.listen.host = "127.0.0.1";
-    config.listen.port = 0;
+    config::ServerConfig config = testing::TestServerConfig(dsn_, admin_);
     config.threads = 4;
-    config.database_url = dsn_;
-    config.admin_token = admin_;
-    config.pool_size = 4;
     config.limits.body_bytes = kBodyLimit;
     config.limits.json_depth = kJsonDepth;
     auto app = server::App::Start(config);
