@@ -12,15 +12,6 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 
-double RelativeChange(double base, double contender) {
-  if (std::isnan(base) || std::isnan(contender)) return kNaN;
-  if (base == 0) {
-    if (contender == 0) return 0;
-    return (contender - base) / ((std::fabs(base) + std::fabs(contender)) / 2);
-  }
-  return contender / base - 1;
-}
-
 double MedianRelativeChange(std::span<const double> base, std::span<const double> contender) {
   if (base.empty() || contender.empty()) return kNaN;
   return RelativeChange(Median(base), Median(contender));

@@ -1,13 +1,23 @@
 // Effect sizes: how big a change is, next to whether it is significant.
 #pragma once
 
+#include <cmath>
+#include <limits>
 #include <span>
 
 namespace perfgate::stats {
 
 // Relative change of a location: contender / base - 1. When base is 0: 0 if contender is 0
 // too, otherwise (contender - base) / ((|base| + |contender|) / 2) (compare.py's rule).
-double RelativeChange(double base, double contender);
+// Inline: the bootstrap calls it once per replicate.
+inline double RelativeChange(double base, double contender) {
+  if (std::isnan(base) || std::isnan(contender)) return std::numeric_limits<double>::quiet_NaN();
+  if (base == 0) {
+    if (contender == 0) return 0;
+    return (contender - base) / ((std::fabs(base) + std::fabs(contender)) / 2);
+  }
+  return contender / base - 1;
+}
 
 // Relative change of the medians. NaN when a side is empty.
 double MedianRelativeChange(std::span<const double> base, std::span<const double> contender);

@@ -15,6 +15,10 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+bool HasNaN(std::span<const double> v) {
+  return std::any_of(v.begin(), v.end(), [](double d) { return std::isnan(d); });
+}
+
 // Counts of the exact null distribution are integers up to C(n1 + n2, n1); 128 bits hold them
 // exactly whenever the auto rule picks the exact method (8 vs up to ~2.4e5 values); beyond
 // that a scaled long double recurrence takes over.
@@ -33,34 +37,30 @@ struct Ranking {
   double tie_term = 0;  // sum over tie groups of t^3 - t
 };
 
-// Midranks of the pooled sample (scipy.stats.rankdata "average"). Twice the midrank of a group
-// at sorted positions [i, j) is i + 1 + j, an integer, so R1 and U1 are computed exactly.
-Ranking Rank(std::span<const double> x, std::span<const double> y) {
-  std::vector<std::pair<double, bool>> pooled;  // (value, comes from x)
-  pooled.reserve(x.size() + y.size());
-  for (double v : x) pooled.emplace_back(v, true);
-  for (double v : y) pooled.emplace_back(v, false);
-  std::sort(pooled.begin(), pooled.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-
+// Midranks of the pooled sample (scipy.stats.rankdata "average"), merging the two sorted sides.
+// Twice the midrank of a group at pooled positions [i, j) is i + 1 + j, an integer, so R1 and
+// U1 are computed exactly.
+Ranking RankSorted(std::span<const double> x, std::span<const double> y) {
   Ranking ranking;
-  const size_t n = pooled.size();
+  const size_t n = x.size() + y.size();
   Uint128 r1_twice = 0;
   Uint128 tie_term = 0;
-  size_t i = 0;
-  while (i < n) {
-    size_t j = i + 1;
-    while (j < n && pooled[j].first == pooled[i].first) ++j;
+  size_t i = 0, j = 0, start = 0;
+  while (start < n) {
+    const double value = (j == y.size() || (i < x.size() && x[i] <= y[j])) ? x[i] : y[j];
     uint64_t from_x = 0;
-    for (size_t k = i; k < j; ++k) from_x += pooled[k].second ? 1 : 0;
-    r1_twice += Uint128{from_x} * (i + 1 + j);
-    const Uint128 t = j - i;
+    while (i < x.size() && x[i] == value) ++i, ++from_x;
+    uint64_t from_y = 0;
+    while (j < y.size() && y[j] == value) ++j, ++from_y;
+    const size_t end = start + from_x + from_y;
+    r1_twice += Uint128{from_x} * (start + 1 + end);
+    const Uint128 t = end - start;
     if (t > 1) {
       ranking.has_ties = true;
       tie_term += t * t * t - t;
     }
-    ranking.all_equal = (i == 0 && j == n);
-    i = j;
+    ranking.all_equal = (start == 0 && end == n);
+    start = end;
   }
   const Uint128 n1 = x.size();
   ranking.u1 = static_cast<double>(r1_twice - n1 * (n1 + 1)) / 2.0;
@@ -177,11 +177,18 @@ double MannWhitneyResult::PValue(Alternative alternative) const {
 
 MannWhitneyResult MannWhitneyU(std::span<const double> x, std::span<const double> y,
                                MwuMethod method, bool continuity) {
+  if (HasNaN(x) || HasNaN(y)) return MannWhitneyUSorted(x, y, method, continuity);  // all NaN
+  std::vector<double> sorted_x(x.begin(), x.end());
+  std::vector<double> sorted_y(y.begin(), y.end());
+  std::sort(sorted_x.begin(), sorted_x.end());
+  std::sort(sorted_y.begin(), sorted_y.end());
+  return MannWhitneyUSorted(sorted_x, sorted_y, method, continuity);
+}
+
+MannWhitneyResult MannWhitneyUSorted(std::span<const double> x, std::span<const double> y,
+                                     MwuMethod method, bool continuity) {
   MannWhitneyResult result;
-  const auto has_nan = [](std::span<const double> v) {
-    return std::any_of(v.begin(), v.end(), [](double d) { return std::isnan(d); });
-  };
-  if (x.empty() || y.empty() || has_nan(x) || has_nan(y)) {
+  if (x.empty() || y.empty() || HasNaN(x) || HasNaN(y)) {
     result.u1 = result.u2 = kNaN;
     result.p_two_sided = result.p_less = result.p_greater = kNaN;
     return result;
@@ -189,7 +196,7 @@ MannWhitneyResult MannWhitneyU(std::span<const double> x, std::span<const double
 
   const uint64_t n1 = x.size();
   const uint64_t n2 = y.size();
-  const Ranking ranking = Rank(x, y);
+  const Ranking ranking = RankSorted(x, y);
   const double mn = static_cast<double>(n1) * static_cast<double>(n2);
   result.u1 = ranking.u1;
   result.u2 = mn - ranking.u1;

@@ -32,6 +32,11 @@ struct MannWhitneyResult {
 MannWhitneyResult MannWhitneyU(std::span<const double> x, std::span<const double> y,
                                MwuMethod method = MwuMethod::kAuto, bool continuity = true);
 
+// The same on sides already sorted ascending (a baseline sorted once for many comparisons).
+MannWhitneyResult MannWhitneyUSorted(std::span<const double> sorted_x,
+                                     std::span<const double> sorted_y,
+                                     MwuMethod method = MwuMethod::kAuto, bool continuity = true);
+
 // The smallest two-sided p-value the exact test can give for sizes n1, n2 (no ties):
 // 2 / C(n1 + n2, n1), capped at 1. Tells whether a U test can ever reach a given alpha.
 double MannWhitneyMinTwoSidedP(int n1, int n2);

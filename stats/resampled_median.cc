@@ -38,9 +38,10 @@ double LogChoose(int n, int k) {
 }
 
 // Median of n counted draws of indices (the fallback for large n).
-double CountedMedian(std::span<const double> sorted, Rng& rng, std::vector<uint32_t>& counts) {
+double CountedMedian(std::span<const double> sorted, Rng& rng) {
   const auto n = static_cast<uint32_t>(sorted.size());
-  std::fill(counts.begin(), counts.end(), 0u);
+  thread_local std::vector<uint32_t> counts;  // per thread: Draw is const and shared
+  counts.assign(n, 0u);
   for (uint32_t i = 0; i < n; ++i) ++counts[rng.Below(n)];
   const uint32_t lo_rank = (n - 1) / 2;  // 0-based ranks of the middle element(s)
   const uint32_t hi_rank = n / 2;
@@ -71,10 +72,7 @@ double CountedMedian(std::span<const double> sorted, Rng& rng, std::vector<uint3
 //   C(n, m) [(a/n)^m - ((a-1)/n)^m] ((n-a)/n)^m.
 ResampledMedian::ResampledMedian(std::span<const double> sorted) : sorted_(sorted) {
   const int n = static_cast<int>(sorted.size());
-  if (sorted.size() > kExactMaxSize) {
-    counts_.resize(sorted.size());
-    return;
-  }
+  if (sorted.size() > kExactMaxSize) return;
   const double nd = n;
   const int m = n % 2 == 1 ? (n + 1) / 2 : n / 2;
   std::vector<double> order_stat(static_cast<size_t>(n) + 1, 0.0);  // P(pos_(m) = j), 1-based
@@ -85,10 +83,11 @@ ResampledMedian::ResampledMedian(std::span<const double> sorted) : sorted_(sorte
     previous = cdf;
   }
   double total = 0;
+  std::vector<double> values;  // of each cell, beside probability_
   auto add = [&](double value, double probability) {
     if (!(probability > 0)) return;
     total += probability;
-    values_.push_back(value);
+    values.push_back(value);
     probability_.push_back(probability);
   };
   if (n % 2 == 1) {
@@ -114,19 +113,19 @@ ResampledMedian::ResampledMedian(std::span<const double> sorted) : sorted_(sorte
     }
   }
   for (double& p : probability_) p /= total;  // normalise away rounding
-  BuildAliasTable();
+  BuildAliasTable(values);
 }
 
 // Vose's construction of Walker's alias table: every cell holds its own probability mass
 // (scaled by the cell count) topped up from one larger cell.
-void ResampledMedian::BuildAliasTable() {
+void ResampledMedian::BuildAliasTable(const std::vector<double>& values) {
   const size_t k = probability_.size();
-  keep_.assign(k, 1.0);
-  alias_.resize(k);
+  std::vector<double> keep(k, 1.0);
+  std::vector<uint32_t> alias(k);
   std::vector<double> scaled(k);
   std::vector<uint32_t> small, large;
   for (size_t i = 0; i < k; ++i) {
-    alias_[i] = static_cast<uint32_t>(i);
+    alias[i] = static_cast<uint32_t>(i);
     scaled[i] = probability_[i] * static_cast<double>(k);
     (scaled[i] < 1 ? small : large).push_back(static_cast<uint32_t>(i));
   }
@@ -134,26 +133,30 @@ void ResampledMedian::BuildAliasTable() {
     const uint32_t s = small.back();
     small.pop_back();
     const uint32_t l = large.back();
-    keep_[s] = scaled[s];
-    alias_[s] = l;
+    keep[s] = scaled[s];
+    alias[s] = l;
     scaled[l] = (scaled[l] + scaled[s]) - 1;
     if (scaled[l] < 1) {
       large.pop_back();
       small.push_back(l);
     }
   }
-  // Whatever is left holds (up to rounding) exactly its share: keep_ stays 1.
+  // Whatever is left holds (up to rounding) exactly its share: its keep stays 1.
+  cells_.resize(k);
+  for (size_t i = 0; i < k; ++i) cells_[i] = {keep[i], {values[i], values[alias[i]]}};
 }
 
-double ResampledMedian::Draw(Rng& rng) {
-  if (values_.empty()) return CountedMedian(sorted_, rng, counts_);
-  const uint32_t cell = rng.Below(static_cast<uint32_t>(values_.size()));
-  return values_[rng.Uniform() < keep_[cell] ? cell : alias_[cell]];
+double ResampledMedian::CountedDraw(Rng& rng) const { return CountedMedian(sorted_, rng); }
+
+size_t ResampledMedian::MemoryBytes() const {
+  return sizeof(*this) + probability_.capacity() * sizeof(double) +
+         cells_.capacity() * sizeof(Cell);
 }
 
 std::vector<std::pair<double, double>> ResampledMedian::Distribution() const {
   std::vector<std::pair<double, double>> cells;
-  for (size_t i = 0; i < values_.size(); ++i) cells.emplace_back(values_[i], probability_[i]);
+  for (size_t i = 0; i < cells_.size(); ++i)
+    cells.emplace_back(cells_[i].values[0], probability_[i]);
   return cells;
 }
 

@@ -4,6 +4,7 @@
 // draw is O(1) (Walker's alias method); larger samples draw n indices and count them.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <utility>
 #include <vector>
@@ -19,22 +20,50 @@ class ResampledMedian {
   // `sorted`: ascending, finite, non-empty; must outlive this object.
   explicit ResampledMedian(std::span<const double> sorted);
 
-  // One bootstrap replicate of the median.
-  double Draw(Rng& rng);
+  // One bootstrap replicate of the median. Const and thread-safe: one table (a baseline's) may
+  // serve many threads' bootstraps at once.
+  double Draw(Rng& rng) const {
+    if (cells_.empty()) return CountedDraw(rng);
+    return Read(RandomPick(rng));
+  }
+
+  // Draw in two steps, for callers that take many random numbers before reading the table:
+  // Draw(rng) == Read(RandomPick(rng)). Only when tabulated().
+  struct Pick {
+    uint32_t cell;
+    double uniform;
+  };
+  bool tabulated() const { return !cells_.empty(); }
+  size_t cells() const { return cells_.size(); }
+  Pick RandomPick(Rng& rng) const {
+    const uint32_t cell = rng.Below(static_cast<uint32_t>(cells_.size()));
+    return {cell, rng.Uniform()};
+  }
+  double Read(Pick pick) const {
+    // An index instead of a branch: which side is taken is a coin flip the CPU cannot predict.
+    const Cell& cell = cells_[pick.cell];
+    return cell.values[pick.uniform < cell.keep ? 0 : 1];
+  }
+
+  // Bytes held (for caches that budget memory).
+  size_t MemoryBytes() const;
 
   // The exact distribution as (median value, probability) cells, in the order Draw uses;
   // empty when the size is above kExactMaxSize. For tests and for exact intervals.
   std::vector<std::pair<double, double>> Distribution() const;
 
  private:
-  void BuildAliasTable();
+  void BuildAliasTable(const std::vector<double>& values);
+  double CountedDraw(Rng& rng) const;  // the fallback above kExactMaxSize
 
   std::span<const double> sorted_;
-  std::vector<double> values_;       // median value of each cell
+  // Walker's alias table, one record a cell so that a draw reads one cache line.
+  struct Cell {
+    double keep;       // keep this cell's median value, values[0], with this probability,
+    double values[2];  // else take its alias cell's, values[1]
+  };
   std::vector<double> probability_;  // of each cell
-  std::vector<double> keep_;         // alias table: keep cell i with this probability...
-  std::vector<uint32_t> alias_;      // ...else take cell alias_[i]
-  std::vector<uint32_t> counts_;     // for the counting fallback
+  std::vector<Cell> cells_;
 };
 
 }  // namespace perfgate::stats

@@ -35,9 +35,7 @@ std::string PValueText(double p) {
   return buffer;
 }
 
-SampleSummary Summarize(std::span<const double> x) {
-  return {x.size(), x.empty() ? kNaN : Median(x), Cv(x)};
-}
+SampleSummary Summarize(const PreparedSample& x) { return {x.size(), x.median(), x.cv()}; }
 
 // The smallest two-sided p-value `test` can produce with n1 and n2 repetitions.
 double MinimumAchievableP(VerdictTest test, size_t n1, size_t n2) {
@@ -132,10 +130,13 @@ Result<VerdictPolicy> ValidatePolicy(const VerdictPolicy& policy) {
 }
 
 Result<ComparisonVerdicts> JudgeMetrics(std::span<const MetricInput> metrics,
-                                        const VerdictPolicy& policy) {
+                                        const VerdictPolicy& policy, JudgeOutputs outputs) {
   if (auto valid = ValidatePolicy(policy); !valid) return tl::unexpected(valid.error());
+  const bool all = outputs == JudgeOutputs::kAll;
   for (const auto& metric : metrics) {
-    if (!AllFinite(metric.base) || !AllFinite(metric.contender)) {
+    const bool base_finite =
+        metric.prepared_base ? metric.prepared_base->all_finite() : AllFinite(metric.base);
+    if (!base_finite || !AllFinite(metric.contender)) {
       return InvalidArgument("a repetition is NaN or infinite", metric.name);
     }
     if (metric.threshold < 0 || !std::isfinite(metric.threshold)) {
@@ -154,39 +155,53 @@ Result<ComparisonVerdicts> JudgeMetrics(std::span<const MetricInput> metrics,
 
   for (size_t i = 0; i < metrics.size(); ++i) {
     const MetricInput& in = metrics[i];
+    std::optional<PreparedSample> own_base;
+    if (!in.prepared_base) own_base.emplace(in.base);
+    const PreparedSample& base = in.prepared_base ? *in.prepared_base : *own_base;
+    const PreparedSample contender(in.contender);
     MetricVerdict v;
     v.name = in.name;
     v.direction = in.direction;
     v.threshold = in.threshold > 0 ? in.threshold : policy.threshold;
-    v.base = Summarize(in.base);
-    v.contender = Summarize(in.contender);
+    v.base = Summarize(base);
+    v.contender = Summarize(contender);
     v.change = RelativeChange(v.base.median, v.contender.median);
     v.change_ci = {kNaN, kNaN};
     v.p_welch = v.p_welch_log = v.p_utest = v.p_test = v.p_adjusted = kNaN;
     v.hodges_lehmann = kNaN;
-    v.cohens_d = CohensD(in.base, in.contender);
+    v.cohens_d = all ? CohensD(base.values(), contender.values()) : kNaN;
 
-    if (!in.base.empty() && !in.contender.empty()) {
-      auto replicates = BootstrapMedianChanges(in.base, in.contender, policy.bootstrap_resamples,
-                                               DeriveSeed(policy.seed, in.name));
+    if (base.size() > 0 && contender.size() > 0) {
+      const uint64_t seed = DeriveSeed(policy.seed, in.name);
+      const PreparedBootstrap* prepared = base.bootstrap();
+      auto replicates =
+          prepared != nullptr && prepared->seed() == seed &&
+                  prepared->resamples() == policy.bootstrap_resamples
+              ? prepared->Changes(base.resampled_median(), contender.resampled_median())
+              : BootstrapMedianChanges(base.resampled_median(), contender.resampled_median(),
+                                       policy.bootstrap_resamples, seed);
       v.change_ci = PercentileInterval(replicates, policy.confidence);
-      auto positive = [](std::span<const double> x) {
-        return std::all_of(x.begin(), x.end(), [](double value) { return value > 0; });
-      };
-      if (positive(in.base) && positive(in.contender)) {
+      if (all && base.all_positive() && contender.all_positive()) {
         ++out.suite.count;
         suite_log_sum += std::log(v.contender.median / v.base.median);
         for (size_t b = 0; b < replicates.size(); ++b)
           suite_log_sums[b] += std::log1p(replicates[b]);
       }
-      if (v.base.median != 0) {
-        v.hodges_lehmann = HodgesLehmannShift(in.base, in.contender) / std::fabs(v.base.median);
+      if (all && v.base.median != 0) {
+        v.hodges_lehmann =
+            HodgesLehmannShift(base.values(), contender.values()) / std::fabs(v.base.median);
       }
     }
-    if (in.base.size() >= 2 && in.contender.size() >= 2) {
-      v.p_welch = WelchTTest(in.base, in.contender).p_two_sided;
-      v.p_welch_log = WelchTTestLog(in.base, in.contender).p_two_sided;
-      v.p_utest = MannWhitneyU(in.base, in.contender).p_two_sided;
+    if (base.size() >= 2 && contender.size() >= 2) {
+      if (all || policy.test == VerdictTest::kWelch) {
+        v.p_welch = WelchTTest(base.values(), contender.values()).p_two_sided;
+      }
+      if (all || policy.test == VerdictTest::kWelchLog) {
+        v.p_welch_log = WelchTTestLog(base.values(), contender.values()).p_two_sided;
+      }
+      if (all || policy.test == VerdictTest::kMannWhitney) {
+        v.p_utest = MannWhitneyUSorted(base.sorted(), contender.sorted()).p_two_sided;
+      }
       switch (policy.test) {
         case VerdictTest::kMannWhitney:
           v.p_test = v.p_utest;
@@ -243,7 +258,9 @@ Result<ComparisonVerdicts> JudgeMetrics(std::span<const MetricInput> metrics,
     }
     v.verdict = Verdict::kInconclusive;
     ++out.inconclusive;
-    const double cv = PooledCv(metrics[i].base, metrics[i].contender);
+    const MetricInput& in = metrics[i];
+    const double cv =
+        PooledCv(in.prepared_base ? in.prepared_base->values() : in.base, in.contender);
     v.repetitions_needed = RecommendedRepetitions(policy, tau, cv, tested);
     v.reason = ci_text + " crosses +/-" + tau_text;
     if (beyond) {

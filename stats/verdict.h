@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -15,6 +16,7 @@
 #include "core/result.h"
 #include "stats/descriptive.h"
 #include "stats/multiple_testing.h"
+#include "stats/prepared_sample.h"
 
 namespace perfgate::stats {
 
@@ -54,6 +56,9 @@ struct MetricInput {
   Direction direction = Direction::kLowerIsBetter;
   std::span<const double> base;
   std::span<const double> contender;
+  // The base side prepared in advance (a baseline shared by many comparisons): when set, it
+  // is used in place of `base`, with identical results.
+  std::shared_ptr<const PreparedSample> prepared_base;
   double threshold = 0;  // per-metric override of policy.threshold when > 0
   // Per-metric override of policy.alpha when > 0: the adjusted p-value (the correction still
   // spans every metric judged together) is compared with it.
@@ -116,10 +121,19 @@ double PooledCv(std::span<const double> base, std::span<const double> contender)
 // relative efficiency. -1 when an argument is invalid.
 int RecommendedRepetitions(const VerdictPolicy& policy, double threshold, double cv, size_t tested);
 
+// What JudgeMetrics computes besides the verdicts.
+enum class JudgeOutputs {
+  kAll,          // every field, and the suite summary (perfgate compare's report)
+  kVerdictOnly,  // what the verdict and its report need: medians, CVs, change and its CI, the
+                 // policy's test and its adjusted p-value. The other tests, Hodges-Lehmann,
+                 // Cohen's d and the suite summary stay NaN (the server's gate: half the time)
+};
+
 // Judges every metric. Errors (kInvalidArgument, naming the metric) for an invalid policy
 // and for non-finite values. A side with fewer than 2 repetitions makes that metric
 // INCONCLUSIVE and keeps it out of the correction.
 Result<ComparisonVerdicts> JudgeMetrics(std::span<const MetricInput> metrics,
-                                        const VerdictPolicy& policy);
+                                        const VerdictPolicy& policy,
+                                        JudgeOutputs outputs = JudgeOutputs::kAll);
 
 }  // namespace perfgate::stats
