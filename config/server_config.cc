@@ -123,6 +123,13 @@ Result<void> SetBodyBytes(ServerConfig& config, std::string_view text) {
   return {};
 }
 
+Result<void> SetBaselineCacheBytes(ServerConfig& config, std::string_view text) {
+  auto value = ParseByteSize(text, 0, std::int64_t{64} << 30);
+  if (!value) return tl::unexpected(value.error());
+  config.limits.baseline_cache_bytes = static_cast<std::size_t>(*value);
+  return {};
+}
+
 Result<void> SetHeaderBytes(ServerConfig& config, std::string_view text) {
   auto value = ParseByteSize(text, 1024, std::int64_t{1} << 20);
   if (!value) return tl::unexpected(value.error());
@@ -196,7 +203,7 @@ struct KeySetter {
   Setter set;
 };
 
-constexpr std::array<KeySetter, 15> kKeys = {{
+constexpr std::array<KeySetter, 16> kKeys = {{
     {"listen", SetListen},
     {"threads", SetThreads},
     {"database_url", SetDatabaseUrl},
@@ -209,6 +216,7 @@ constexpr std::array<KeySetter, 15> kKeys = {{
     {"limits.idle_timeout_ms", SetIdleTimeout},
     {"limits.statement_timeout_ms", SetStatementTimeout},
     {"limits.json_depth", SetJsonDepth},
+    {"limits.baseline_cache_bytes", SetBaselineCacheBytes},
     {"log.level", SetLogLevel},
     {"log.format", SetLogFormat},
     {"admin_token", SetAdminToken},
@@ -494,8 +502,9 @@ std::string DescribeForLog(const ServerConfig& config) {
       << " read_timeout_ms=" << config.limits.read_timeout_ms
       << " idle_timeout_ms=" << config.limits.idle_timeout_ms
       << " statement_timeout_ms=" << config.limits.statement_timeout_ms
-      << " json_depth=" << config.limits.json_depth << " log=" << LogLevelName(config.log.level)
-      << "/" << LogFormatName(config.log.format)
+      << " json_depth=" << config.limits.json_depth
+      << " baseline_cache_bytes=" << config.limits.baseline_cache_bytes
+      << " log=" << LogLevelName(config.log.level) << "/" << LogFormatName(config.log.format)
       << " admin_token=" << (config.admin_token.empty() ? "unset" : "set");
   return out.str();
 }

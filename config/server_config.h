@@ -38,6 +38,9 @@ struct ServerLimits {
   // A database statement running longer is cancelled and its request answered 503.
   int statement_timeout_ms = 30'000;
   int json_depth = 64;
+  // Memory for baselines prepared for verdicts (sample sets with their bootstrap tables), kept
+  // for the next pull request judged against the same baseline runs; 0 keeps none.
+  std::size_t baseline_cache_bytes = 256u << 20;
 };
 
 enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError, kCritical, kOff };

@@ -156,7 +156,18 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
   s.deps.tokens = s.stores.get();
   s.deps.runs = s.stores.get();
   s.deps.series = s.stores.get();
-  s.verdicts = std::make_unique<gate::VerdictService>(*s.stores);
+  s.verdicts =
+      std::make_unique<gate::VerdictService>(*s.stores, config.limits.baseline_cache_bytes);
+  gate::VerdictService* verdicts = s.verdicts.get();
+  s.metrics.AddGauge("perfgate_baseline_cache", "Prepared baselines kept for verdicts",
+                     [verdicts]() {
+                       const gate::BaselineCache::Stats stats = verdicts->CacheStats();
+                       return std::vector<http::GaugeSample>{
+                           {{{"stat", "hits"}}, static_cast<double>(stats.hits)},
+                           {{{"stat", "misses"}}, static_cast<double>(stats.misses)},
+                           {{{"stat", "entries"}}, static_cast<double>(stats.entries)},
+                           {{{"stat", "bytes"}}, static_cast<double>(stats.bytes)}};
+                     });
   s.deps.verdicts = s.verdicts.get();
   s.deps.metrics = &s.metrics;
   s.deps.json_max_depth = config.limits.json_depth;

@@ -49,13 +49,10 @@ json BaselineJson(const store::BaselineChoice& b) {
 }  // namespace
 
 Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
-                        const std::vector<store::SampleSet>* baseline,
-                        const VerdictRequest& request) {
+                        const PreparedBaseline* baseline, const VerdictRequest& request) {
   Judgement out;
-  std::map<Key, const store::SampleSet*> base_by_key;
-  if (baseline != nullptr) {
-    for (const store::SampleSet& set : *baseline) base_by_key[KeyOf(set)] = &set;
-  }
+  // Baseline series this run measured; what is left unmarked at the end gets a warning.
+  std::vector<bool> matched(baseline != nullptr ? baseline->sets.size() : 0, false);
   int ignored = 0, added = 0;
   std::vector<stats::MetricInput> inputs;
   std::vector<size_t> input_result;  // results index of each input
@@ -70,12 +67,15 @@ Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
     const double threshold =
         rule != nullptr && rule->percent > 0 ? rule->percent / 100 : request.policy.threshold;
     json result = ResultHead(set, threshold);
-    const store::SampleSet* base_set = nullptr;
-    if (auto it = base_by_key.find(KeyOf(set)); it != base_by_key.end()) {
-      base_set = it->second;
-      base_by_key.erase(it);  // what is left at the end: series this run did not measure
+    size_t base_index = 0;
+    bool has_base = false;
+    if (baseline != nullptr) {
+      if (auto it = baseline->index.find(KeyOf(set)); it != baseline->index.end()) {
+        base_index = it->second;
+        has_base = !matched[base_index];  // a series measured twice by one run: the first
+        matched[base_index] = true;
+      }
     }
-    const bool has_base = base_set != nullptr;
     if ((rule != nullptr && rule->ignore) || !has_base) {
       for (const char* key : {"base", "change", "change_ci", "p_value", "p_adjusted"}) {
         result[key] = nullptr;
@@ -92,9 +92,10 @@ Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
       ++added;
     } else {
       stats::MetricInput input;
-      input.name = set.suite + "/" + set.benchmark + " " + set.metric;
+      input.name = SeriesName(set);
       input.direction = set.direction;
-      input.base = base_set->values;
+      input.base = baseline->sets[base_index].values;
+      input.prepared_base = baseline->prepared[base_index];
       input.contender = set.values;
       input.threshold = threshold;
       input.alpha = rule != nullptr ? rule->alpha : 0;
@@ -104,18 +105,23 @@ Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
     out.results.push_back(std::move(result));
   }
   // The baseline's series that this run did not measure: worth a line, not a verdict.
-  if (baseline != nullptr && !base_by_key.empty()) {
+  if (baseline != nullptr) {
     std::string names;
-    int listed = 0;
-    for (const auto& [key, set] : base_by_key) {
-      if (listed++ < 5) names += (names.empty() ? "" : ", ") + set->benchmark + " " + set->metric;
+    size_t unmatched = 0;
+    for (const auto& [key, index] : baseline->index) {  // in key order
+      if (matched[index]) continue;
+      const store::SampleSet& set = baseline->sets[index];
+      if (unmatched++ < 5) names += (names.empty() ? "" : ", ") + set.benchmark + " " + set.metric;
     }
-    out.warnings.push_back(std::to_string(base_by_key.size()) +
-                           " benchmark metric(s) of the baseline are not in this run: " + names +
-                           (base_by_key.size() > 5 ? ", ..." : ""));
+    if (unmatched > 0) {
+      out.warnings.push_back(std::to_string(unmatched) +
+                             " benchmark metric(s) of the baseline are not in this run: " + names +
+                             (unmatched > 5 ? ", ..." : ""));
+    }
   }
 
-  auto judged = stats::JudgeMetrics(inputs, request.policy);
+  // Only what the verdict object reports (no Hodges-Lehmann, Cohen's d, other tests).
+  auto judged = stats::JudgeMetrics(inputs, request.policy, stats::JudgeOutputs::kVerdictOnly);
   if (!judged) return tl::unexpected(judged.error());
   for (size_t i = 0; i < judged->metrics.size(); ++i) {
     const stats::MetricVerdict& v = judged->metrics[i];
@@ -233,13 +239,13 @@ Result<std::string> VerdictService::Compute(const store::Project& project,
   }
   auto contender = store_.GetSampleSets(project, contender_ids);
   if (!contender) return tl::unexpected(contender.error());
-  std::optional<std::vector<store::SampleSet>> base_sets;
+  std::shared_ptr<const PreparedBaseline> base_sets;
   if (*baseline) {
-    auto sets = store_.GetSampleSets(project, (*baseline)->run_ids);
+    auto sets = LoadBaseline(project, (*baseline)->run_ids);
     if (!sets) return tl::unexpected(sets.error());
     base_sets = std::move(*sets);
   }
-  auto judged = Judge(*contender, base_sets ? &*base_sets : nullptr, request);
+  auto judged = Judge(*contender, base_sets.get(), request);
   if (!judged) return tl::unexpected(judged.error());
 
   std::vector<std::string> warnings;
@@ -275,6 +281,12 @@ Result<std::string> VerdictService::Compute(const store::Project& project,
   return VerdictBody(*stored);
 }
 
+Result<std::shared_ptr<const PreparedBaseline>> VerdictService::LoadBaseline(
+    const store::Project& project, const std::vector<std::string>& run_ids) {
+  return baselines_.Get(project.id, run_ids,
+                        [&]() { return store_.GetSampleSets(project, run_ids); });
+}
+
 Result<std::string> VerdictService::Latest(const store::Project& project,
                                            const std::string& run_id) {
   auto latest = store_.LatestVerdict(project, run_id);
@@ -301,13 +313,13 @@ Result<json> VerdictService::Replay(const store::Project& project, const std::st
   if (!request) return tl::unexpected(request.error());
   auto contender = store_.GetSampleSets(project, stored.contender_run_ids);
   if (!contender) return tl::unexpected(contender.error());
-  std::optional<std::vector<store::SampleSet>> base_sets;
+  std::shared_ptr<const PreparedBaseline> base_sets;
   if (!stored.baseline_run_ids.empty()) {
-    auto sets = store_.GetSampleSets(project, stored.baseline_run_ids);
+    auto sets = LoadBaseline(project, stored.baseline_run_ids);
     if (!sets) return tl::unexpected(sets.error());
     base_sets = std::move(*sets);
   }
-  auto judged = Judge(*contender, base_sets ? &*base_sets : nullptr, *request);
+  auto judged = Judge(*contender, base_sets.get(), *request);
   if (!judged) return tl::unexpected(judged.error());
 
   const json original = json::parse(stored.results_json, nullptr, false);

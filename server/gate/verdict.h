@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "server/gate/baseline_cache.h"
 #include "server/store/store.h"
 #include "stats/verdict.h"
 
@@ -54,12 +55,13 @@ struct Judgement {
   std::vector<std::string> warnings;
 };
 Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
-                        const std::vector<store::SampleSet>* baseline,
-                        const VerdictRequest& request);
+                        const PreparedBaseline* baseline, const VerdictRequest& request);
 
 class VerdictService {
  public:
-  explicit VerdictService(store::VerdictStore& store) : store_(store) {}
+  // baseline_cache_bytes: memory for prepared baselines (limits.baseline_cache_bytes).
+  explicit VerdictService(store::VerdictStore& store, size_t baseline_cache_bytes = 256u << 20)
+      : store_(store), baselines_(baseline_cache_bytes) {}
 
   // The run's verdict for this request (baseline chosen now) as the response body
   // {"verdict": {...}} (VerdictBody): computed and stored, or, when the newest stored verdict
@@ -74,8 +76,14 @@ class VerdictService {
   // {"verdict": stored, "replay": {"matches", "algorithm_version", "differences": [...]}}.
   Result<nlohmann::json> Replay(const store::Project& project, const std::string& run_id);
 
+  BaselineCache::Stats CacheStats() const { return baselines_.GetStats(); }
+
  private:
+  Result<std::shared_ptr<const PreparedBaseline>> LoadBaseline(
+      const store::Project& project, const std::vector<std::string>& run_ids);
+
   store::VerdictStore& store_;
+  BaselineCache baselines_;
 };
 
 // The stored verdict as the API's verdict object.

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 namespace perfgate::store::pgutil {
 namespace {
@@ -86,6 +87,51 @@ std::vector<std::string> ParseArray(std::string_view text) {
     ++i;  // comma
   }
   return out;
+}
+
+bool AppendFloat8ArraySend(std::string_view hex, std::vector<double>& out) {
+  if (hex.size() < 2 || hex[0] != '\\' || hex[1] != 'x' || hex.size() % 2 != 0) return false;
+  hex.remove_prefix(2);
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  size_t at = 0;  // in bytes
+  const size_t size = hex.size() / 2;
+  bool ok = true;
+  // Big-endian integers, as array_send writes them.
+  auto read = [&](int bytes) -> uint64_t {
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i, ++at) {
+      const int hi = nibble(hex[2 * at]);
+      const int lo = nibble(hex[2 * at + 1]);
+      if (hi < 0 || lo < 0) ok = false;
+      v = (v << 8) | static_cast<uint64_t>((hi << 4) | lo);
+    }
+    return v;
+  };
+  constexpr uint64_t kFloat8Oid = 701;
+  if (size < 12) return false;
+  const uint64_t ndim = read(4);
+  const uint64_t has_nulls = read(4);
+  const uint64_t element_type = read(4);
+  if (!ok || element_type != kFloat8Oid || has_nulls != 0 || ndim > 1) return false;
+  if (ndim == 0) return size == 12;  // '{}'
+  if (size < 20) return false;
+  const uint64_t count = read(4);
+  read(4);  // lower bound
+  if (!ok || size != 20 + count * 12) return false;
+  out.reserve(out.size() + count);
+  for (uint64_t i = 0; i < count; ++i) {
+    if (read(4) != 8) return false;
+    const uint64_t bits = read(8);
+    double v = 0;
+    std::memcpy(&v, &bits, sizeof v);
+    out.push_back(v);
+  }
+  return ok;
 }
 
 std::vector<double> ParseFloat8Array(std::string_view text) {

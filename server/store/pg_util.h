@@ -34,6 +34,10 @@ std::string Float8Array(const std::vector<double>& items);
 std::vector<std::string> ParseArray(std::string_view text);
 // Same, each element a double.
 std::vector<double> ParseFloat8Array(std::string_view text);
+// Appends the elements of a one-dimensional float8[] without NULLs sent in PostgreSQL's binary
+// array format (array_send) as bytea text output ("\x" and hex): exact doubles, without the
+// server printing and the client parsing decimal text. False on anything else.
+bool AppendFloat8ArraySend(std::string_view bytea_hex, std::vector<double>& out);
 
 // Strict RFC 3339 date-time shape (YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)) with field
 // ranges checked, so that PostgreSQL's cast cannot fail on it.

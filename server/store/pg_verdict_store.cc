@@ -174,26 +174,34 @@ Result<std::vector<SampleSet>> PgStore::GetSampleSets(const Project& project,
           return MakeError(ErrorCode::kNotFound,
                            "a run of " + ids + " is not in project " + project.name, "run_ids");
         }
+        // One row per run and series, in series order, then in the order of run_ids; the
+        // repetitions travel in binary (array_send), exact and without decimal printing and
+        // parsing; consecutive rows of one series are pooled here.
         std::vector<SampleSet> out;
         for (const pqxx::row& row : tx.exec_params(
-                 "SELECT b.suite, b.name, m.name, m.unit, m.direction, "
-                 "array_agg(s.vals::text ORDER BY array_position($1::uuid[], s.run_id)) "
+                 "SELECT b.suite, b.name, m.name, m.unit, m.direction, array_send(s.vals) "
                  "FROM sample_sets s JOIN benchmarks b ON b.id = s.benchmark_id "
                  "JOIN metrics m ON m.id = s.metric_id WHERE s.run_id = ANY ($1::uuid[]) "
-                 "GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4",
+                 "ORDER BY 1, 2, 3, 4, array_position($1::uuid[], s.run_id)",
                  ids)) {
-          SampleSet set;
-          set.suite = row[0].as<std::string>();
-          set.benchmark = row[1].as<std::string>();
-          set.metric = row[2].as<std::string>();
-          set.unit = row[3].as<std::string>();
-          set.direction =
-              ParseDirection(row[4].as<std::string>()).value_or(Direction::kLowerIsBetter);
-          for (const std::string& part : pgutil::ParseArray(row[5].as<std::string>())) {
-            std::vector<double> values = pgutil::ParseFloat8Array(part);
-            set.values.insert(set.values.end(), values.begin(), values.end());
+          const std::string_view suite = row[0].c_str(), benchmark = row[1].c_str(),
+                                 metric = row[2].c_str(), unit = row[3].c_str();
+          if (out.empty() || out.back().suite != suite || out.back().benchmark != benchmark ||
+              out.back().metric != metric || out.back().unit != unit) {
+            SampleSet set;
+            set.suite = suite;
+            set.benchmark = benchmark;
+            set.metric = metric;
+            set.unit = unit;
+            set.direction =
+                ParseDirection(row[4].as<std::string>()).value_or(Direction::kLowerIsBetter);
+            out.push_back(std::move(set));
           }
-          out.push_back(std::move(set));
+          if (!pgutil::AppendFloat8ArraySend(row[5].c_str(), out.back().values)) {
+            return MakeError(
+                ErrorCode::kInternal,
+                "unreadable repetitions of " + out.back().benchmark + " " + out.back().metric);
+          }
         }
         return out;
       });
@@ -231,7 +239,7 @@ Result<StoredVerdict> PgStore::SaveVerdict(const Project& project, const NewVerd
         "INSERT INTO verdicts AS v (run_id, contender_run_ids, baseline_run_ids, outcome, "
         "algorithm_version, parameters, baseline, summary, results) "
         "SELECT $1::uuid, $2::uuid[], $3::uuid[], $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, "
-        "$9::jsonb WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1::uuid AND project_id = $10) "
+        "$9::json WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1::uuid AND project_id = $10) "
         "RETURNING v.id, " +
             pgutil::Rfc3339Sql("v.created_at"),
         verdict.run_id, pgutil::TextArray(verdict.contender_run_ids),

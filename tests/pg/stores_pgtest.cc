@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <set>
 #include <thread>
@@ -474,6 +475,45 @@ TEST_F(StoresTest, Series) {
   ASSERT_TRUE(named) << named.error().ToString();
   ASSERT_EQ(named->points.size(), 1u);
   EXPECT_EQ(named->points[0].values, (std::vector<double>{1}));
+}
+
+}  // namespace
+}  // namespace perfgate::store
+
+namespace perfgate::store {
+namespace {
+
+// GetSampleSets reads repetitions in binary: exact doubles (no decimal round trip), pooled
+// per series in the order of the run ids asked for, series in (suite, benchmark, metric, unit)
+// order; a run of another project is kNotFound.
+TEST_F(StoresTest, SampleSetsPoolExactValuesInRunOrder) {
+  wire::RunUpload first = MakeRun(1);
+  wire::RunUpload second = MakeRun(2, "main", 2);
+  second.results[0].values = {0.1 + 0.2, 5e-324, 1.7976931348623157e308, -0.0};
+  ASSERT_TRUE(store_->IngestRun(project_, first));
+  ASSERT_TRUE(store_->IngestRun(project_, second));
+  Result<std::vector<SampleSet>> sets = store_->GetSampleSets(project_, {Uuid(2), Uuid(1)});
+  ASSERT_TRUE(sets) << sets.error().ToString();
+  ASSERT_EQ(sets->size(), 3u);
+  EXPECT_EQ((*sets)[0].suite, "gb");
+  EXPECT_EQ((*sets)[0].metric, "items_per_second");
+  EXPECT_EQ((*sets)[0].direction, Direction::kHigherIsBetter);
+  EXPECT_EQ((*sets)[0].values, (std::vector<double>{5e9, 6e9, 5e9, 6e9}));
+  const SampleSet& time = (*sets)[1];
+  EXPECT_EQ(time.metric, "real_time");
+  const std::vector<double> expected{0.1 + 0.2, 5e-324, 1.7976931348623157e308, -0.0, 1021.5,
+                                     1e-7,      3};
+  ASSERT_EQ(time.values.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(std::memcmp(&time.values[i], &expected[i], sizeof(double)), 0) << i;
+  }
+  EXPECT_EQ((*sets)[2].suite, "train");
+
+  Result<Project> other = store_->CreateProject("other", false);
+  ASSERT_TRUE(other);
+  Result<std::vector<SampleSet>> foreign = store_->GetSampleSets(*other, {Uuid(1)});
+  ASSERT_FALSE(foreign);
+  EXPECT_EQ(foreign.error().code, ErrorCode::kNotFound);
 }
 
 }  // namespace

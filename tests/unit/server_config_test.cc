@@ -44,6 +44,7 @@ TEST(ServerConfig, Defaults) {
   EXPECT_EQ(config.limits.idle_timeout_ms, 60000);
   EXPECT_EQ(config.limits.statement_timeout_ms, 30000);
   EXPECT_EQ(config.limits.json_depth, 64);
+  EXPECT_EQ(config.limits.baseline_cache_bytes, 256u << 20);
   EXPECT_EQ(config.pool_size, 8);
   EXPECT_EQ(config.log.level, LogLevel::kInfo);
   EXPECT_EQ(config.log.format, LogFormat::kPlain);
@@ -65,6 +66,7 @@ limits:
   idle_timeout_ms: 7000
   statement_timeout_ms: 2500
   json_depth: 20
+  baseline_cache_bytes: 0
 log:
   level: debug
   format: json
@@ -85,6 +87,7 @@ admin_token: )" + std::string(kToken) + "\n");
   EXPECT_EQ(config->limits.idle_timeout_ms, 7000);
   EXPECT_EQ(config->limits.statement_timeout_ms, 2500);
   EXPECT_EQ(config->limits.json_depth, 20);
+  EXPECT_EQ(config->limits.baseline_cache_bytes, 0u);
   EXPECT_EQ(config->log.level, LogLevel::kDebug);
   EXPECT_EQ(config->log.format, LogFormat::kJson);
   EXPECT_EQ(config->admin_token, kToken);
@@ -148,6 +151,8 @@ TEST(ServerConfig, BadFilesNameFileLineAndKey) {
       {"limits:\n  statement_timeout_ms: 0\n",
        "server.yaml:2: limits.statement_timeout_ms: ", "must be in"},
       {"limits:\n  json_depth: 100000\n", "server.yaml:2: limits.json_depth: ", "must be in"},
+      {"limits:\n  baseline_cache_bytes: 65GiB\n",
+       "server.yaml:2: limits.baseline_cache_bytes: ", "must be in"},
       {"limits: 5\n", "server.yaml:1: limits: ", "must be a mapping"},
       {"log:\n  format: xml\n", "server.yaml:2: log.format: ", "expected plain or json"},
       {"log:\n  level: loud\n", "server.yaml:2: log.level: ", "expected one of"},

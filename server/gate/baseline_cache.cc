@@ -1,0 +1,98 @@
+#include "server/gate/baseline_cache.h"
+
+#include <utility>
+
+#include "stats/bootstrap.h"
+#include "stats/verdict.h"
+
+namespace perfgate::server::gate {
+
+std::string SeriesName(const store::SampleSet& set) {
+  return set.suite + "/" + set.benchmark + " " + set.metric;
+}
+
+std::shared_ptr<const PreparedBaseline> PrepareBaseline(std::vector<store::SampleSet> sets) {
+  auto out = std::make_shared<PreparedBaseline>();
+  out->sets = std::move(sets);
+  out->prepared.reserve(out->sets.size());
+  out->bytes = sizeof(PreparedBaseline);
+  for (size_t i = 0; i < out->sets.size(); ++i) {
+    const store::SampleSet& set = out->sets[i];
+    const stats::VerdictPolicy policy;
+    auto prepared = std::make_shared<const stats::PreparedSample>(
+        set.values, policy.bootstrap_resamples, stats::DeriveSeed(policy.seed, SeriesName(set)));
+    out->bytes += prepared->MemoryBytes() + set.values.capacity() * sizeof(double) +
+                  set.suite.size() + set.benchmark.size() + set.metric.size() + set.unit.size() +
+                  2 * sizeof(store::SampleSet);
+    out->prepared.push_back(std::move(prepared));
+    out->index.emplace(std::make_tuple(set.suite, set.benchmark, set.metric, set.unit), i);
+  }
+  return out;
+}
+
+Result<std::shared_ptr<const PreparedBaseline>> BaselineCache::Get(
+    int64_t project_id, const std::vector<std::string>& run_ids, const Loader& load) {
+  auto load_and_prepare = [&load]() -> Value {
+    try {
+      auto sets = load();
+      if (!sets) return tl::unexpected(sets.error());
+      return PrepareBaseline(std::move(*sets));
+    } catch (const std::exception& e) {  // bad_alloc: waiters must not wait forever
+      return MakeError(ErrorCode::kInternal, std::string("preparing a baseline: ") + e.what());
+    }
+  };
+  if (max_bytes_ == 0) return load_and_prepare();
+
+  std::string key = std::to_string(project_id);
+  for (const std::string& id : run_ids) key += "," + id;
+  std::shared_future<Value> pending;
+  std::promise<Value> promise;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = entries_.find(key); it != entries_.end()) {
+      ++hits_;
+      lru_.splice(lru_.begin(), lru_, it->second.lru);
+      pending = it->second.value;
+    } else {
+      ++misses_;
+      lru_.push_front(key);
+      entries_.emplace(key, Entry{promise.get_future().share(), 0, lru_.begin()});
+    }
+  }
+  if (pending.valid()) return pending.get();  // loaded, or being loaded by another request
+
+  Value value = load_and_prepare();
+  promise.set_value(value);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = entries_.find(key); it != entries_.end()) {
+    if (!value) {
+      lru_.erase(it->second.lru);
+      entries_.erase(it);
+    } else {
+      it->second.bytes = (*value)->bytes;
+      bytes_ += it->second.bytes;
+      EvictLocked();
+    }
+  }
+  return value;
+}
+
+void BaselineCache::EvictLocked() {
+  // Least recently used first; entries still loading (bytes 0) stay.
+  auto it = lru_.end();
+  while (bytes_ > max_bytes_ && it != lru_.begin()) {
+    --it;
+    auto entry = entries_.find(*it);
+    if (entry->second.bytes == 0) continue;
+    bytes_ -= entry->second.bytes;
+    entries_.erase(entry);
+    it = lru_.erase(it);
+  }
+}
+
+BaselineCache::Stats BaselineCache::GetStats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return {hits_, misses_, entries_.size(), bytes_};
+}
+
+}  // namespace perfgate::server::gate

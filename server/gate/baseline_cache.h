@@ -1,0 +1,83 @@
+// Baselines prepared once for the stats engine and shared: a baseline's sample sets, each with
+// its sorted values and bootstrap table (stats::PreparedSample), reused by every verdict judged
+// against the same baseline runs (pull requests branched from one main commit, a gate's
+// reruns). Stored runs never change (uploads are idempotent by id; no API deletes a run), so an
+// entry never goes stale; entries leave least recently used first beyond a byte budget.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/result.h"
+#include "server/store/store.h"
+#include "stats/prepared_sample.h"
+
+namespace perfgate::server::gate {
+
+// A baseline's pooled sample sets, prepared.
+struct PreparedBaseline {
+  std::vector<store::SampleSet> sets;
+  std::vector<std::shared_ptr<const stats::PreparedSample>> prepared;  // one per set
+  // Index of each series (suite, benchmark, metric, unit) in `sets`.
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, size_t> index;
+  size_t bytes = 0;  // memory held, approximately
+};
+
+// The name the stats engine knows a series by ("suite/benchmark metric"): its bootstrap seed
+// derives from it.
+std::string SeriesName(const store::SampleSet& set);
+
+// Prepares sample sets (what a cache miss does), with the bootstrap of the default verdict
+// policy's seed and resamples.
+std::shared_ptr<const PreparedBaseline> PrepareBaseline(std::vector<store::SampleSet> sets);
+
+class BaselineCache {
+ public:
+  using Loader = std::function<Result<std::vector<store::SampleSet>>()>;
+
+  // max_bytes 0: nothing is kept, every Get loads and prepares.
+  explicit BaselineCache(size_t max_bytes) : max_bytes_(max_bytes) {}
+
+  // The prepared baseline of these runs of a project. On a miss `load` reads the sample sets;
+  // requests for the same runs that arrive meanwhile wait for that one load instead of doing
+  // their own. A failed load is not kept.
+  Result<std::shared_ptr<const PreparedBaseline>> Get(int64_t project_id,
+                                                      const std::vector<std::string>& run_ids,
+                                                      const Loader& load);
+
+  struct Stats {
+    uint64_t hits = 0;
+    uint64_t misses = 0;
+    size_t entries = 0;
+    size_t bytes = 0;
+  };
+  Stats GetStats() const;
+
+ private:
+  using Value = Result<std::shared_ptr<const PreparedBaseline>>;
+  struct Entry {
+    std::shared_future<Value> value;
+    size_t bytes = 0;  // 0 while loading
+    std::list<std::string>::iterator lru;
+  };
+  void EvictLocked();
+
+  const size_t max_bytes_;
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, Entry> entries_;
+  std::list<std::string> lru_;  // most recently used first
+  size_t bytes_ = 0;
+  uint64_t hits_ = 0;
+  uint64_t misses_ = 0;
+};
+
+}  // namespace perfgate::server::gate
