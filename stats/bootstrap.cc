@@ -123,58 +123,70 @@ size_t PreparedBootstrap::MemoryBytes() const {
 
 namespace {
 
-// The k_low smallest and the k_high largest values of x, each sorted ascending, when both are
-// small against x.size() (the ends that a percentile interval reads). A strided subsample (the
-// replicates are in random draw order) gives each end a bound ranked about twice as far in;
-// one branch-free pass keeps what lies beyond either bound, and only that is sorted. Exact:
-// when at least k values lie beyond a bound, the k most extreme all do. False (nothing
-// decided) when fewer do, or when a value is NaN.
-bool ExtremesSorted(std::span<const double> x, size_t k_low, size_t k_high,
-                    std::vector<double>& low, std::vector<double>& high) {
+// Places into sorted[first, last) the order statistics of x of those ranks (ascending, 0-based),
+// for a window near each end: [low_first, low_last) near the smallest, [high_first, high_last)
+// near the largest (high_last == x.size() allowed). A strided subsample (the replicates are in
+// random draw order) gives each end a bound ranked a few standard deviations beyond the window;
+// one branch-free pass keeps what lies beyond either bound; selection among those few places
+// the window. Exact: when at least `low_last` values lie at or below the low bound, every value
+// of rank below low_last does, and their ranks among the kept values are their ranks in x (the
+// same at the high end). False (nothing placed) when a bound holds too few, when a value is NaN,
+// or when the windows are not near the ends.
+bool PlaceEndWindows(std::span<const double> x, size_t low_first, size_t low_last,
+                     size_t high_first, size_t high_last, double* sorted) {
   constexpr size_t kSubsample = 256;
   const size_t n = x.size();
-  if (k_low == 0 || k_high == 0 || n < 4 * kSubsample || 8 * std::max(k_low, k_high) > n) {
-    return false;
-  }
+  const size_t k_low = low_last;         // values needed below the low bound
+  const size_t k_high = n - high_first;  // values needed above the high bound
+  if (n < 4 * kSubsample || 8 * std::max(k_low, k_high) > n || high_last > n) return false;
   const size_t stride = n / kSubsample;
   std::vector<double> sample;
   sample.reserve(kSubsample + 1);
   for (size_t i = 0; i < n; i += stride) sample.push_back(x[i]);
   const size_t m = sample.size();
+  // The subsample's count below the k-th value is about k m / n with a spread of about its
+  // square root: 4 standard deviations and a margin of 4 make a miss (a fallback, not an error)
+  // rare, and keep only about twice k values.
+  auto rank_for = [m, n](size_t k) {
+    const double expected = static_cast<double>(k * m) / static_cast<double>(n);
+    return std::min(m - 1, static_cast<size_t>(expected + 4 * std::sqrt(expected) + 4));
+  };
   auto at = [&sample](size_t i) { return sample.begin() + static_cast<std::ptrdiff_t>(i); };
-  const size_t low_rank = std::min(m - 1, 2 * (k_low * m) / n + 8);
-  const size_t high_rank = m - 1 - std::min(m - 1, 2 * (k_high * m) / n + 8);
+  const size_t low_rank = rank_for(k_low);
+  const size_t high_rank = m - 1 - rank_for(k_high);
   std::nth_element(sample.begin(), at(low_rank), sample.end());
   const double low_bound = sample[low_rank];
   std::nth_element(sample.begin(), at(high_rank), sample.end());
   const double high_bound = sample[high_rank];
 
-  // Every value is written, the kept ones advance (no branch to mispredict); uninitialised
+  // Every value is written and the kept ones advance (no branch to mispredict); uninitialised
   // buffers: the pass writes before anything reads.
-  auto low_buffer = std::make_unique_for_overwrite<double[]>(n);
-  auto high_buffer = std::make_unique_for_overwrite<double[]>(n);
+  auto low = std::make_unique_for_overwrite<double[]>(n);
+  auto high = std::make_unique_for_overwrite<double[]>(n);
   size_t n_low = 0, n_high = 0;
   bool nan = false;
   for (size_t i = 0; i < n; ++i) {
     const double v = x[i];
-    low_buffer[n_low] = v;
+    low[n_low] = v;
     n_low += v <= low_bound ? 1 : 0;
-    high_buffer[n_high] = v;
+    high[n_high] = v;
     n_high += v >= high_bound ? 1 : 0;
     nan |= std::isnan(v);
   }
   if (nan || n_low < k_low || n_high < k_high) return false;
-  low.assign(low_buffer.get(), low_buffer.get() + n_low);
-  high.assign(high_buffer.get(), high_buffer.get() + n_high);
-  auto keep = [](std::vector<double>& v, size_t count, size_t k, auto before) {
-    v.resize(count);
-    auto kth = v.begin() + static_cast<std::ptrdiff_t>(k);
-    std::nth_element(v.begin(), kth - 1, v.end(), before);
-    v.erase(kth, v.end());
-    std::sort(v.begin(), v.end());
+  // Ranks among the kept values: the same at the low end; shifted by n - n_high at the high end.
+  auto place = [sorted](double* kept, size_t count, size_t first, size_t last, size_t shift) {
+    double* begin = kept;
+    double* end = kept + count;
+    std::nth_element(begin, begin + (first - shift), end);
+    std::partial_sort(begin + (first - shift), begin + (last - shift), end);
+    std::copy(begin + (first - shift), begin + (last - shift), sorted + first);
   };
-  keep(low, n_low, k_low, std::less<double>());
-  keep(high, n_high, k_high, std::greater<double>());
+  place(low.get(), n_low, low_first, low_last, 0);
+  place(high.get(), n_high, high_first, high_last, n - n_high);
+  if (high_last < n) {  // QuantileSorted checks the last element for NaN: the maximum
+    sorted[n - 1] = *std::max_element(high.get(), high.get() + n_high);
+  }
   return true;
 }
 
@@ -194,18 +206,15 @@ Interval PercentileInterval(std::span<const double> replicates, double confidenc
   };
   const auto [lo_first, lo_last] = window(q_lo);
   const auto [hi_first, hi_last] = window(q_hi);
-  std::vector<double> low, high;
-  if (n >= 64 && lo_last <= hi_first &&
-      ExtremesSorted(replicates, lo_last, n - hi_first, low, high)) {
-    // Both windows lie near the ends (a 95% interval of 2,000 replicates reads ranks 48-51 and
+  if (n >= 64 && lo_last <= hi_first) {
+    // Both windows near the ends (a 95% interval of 2,000 replicates reads ranks 48-51 and
     // 1,947-1,950): only they (and the last element, the maximum) are placed, in a buffer of
     // which nothing else is ever read.
     auto sorted = std::make_unique_for_overwrite<double[]>(n);
-    std::copy(low.begin() + static_cast<std::ptrdiff_t>(lo_first), low.end(),
-              sorted.get() + lo_first);
-    std::copy(high.begin(), high.end(), sorted.get() + hi_first);
-    const std::span<const double> view(sorted.get(), n);
-    return {QuantileSorted(view, q_lo), QuantileSorted(view, q_hi)};
+    if (PlaceEndWindows(replicates, lo_first, lo_last, hi_first, hi_last, sorted.get())) {
+      const std::span<const double> view(sorted.get(), n);
+      return {QuantileSorted(view, q_lo), QuantileSorted(view, q_hi)};
+    }
   }
   std::vector<double> v(replicates.begin(), replicates.end());
   auto at = [&v](size_t i) { return v.begin() + static_cast<std::ptrdiff_t>(i); };

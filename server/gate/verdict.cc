@@ -2,6 +2,7 @@
 // replay). docs/api.md ("Verdicts") documents the object built here.
 #include "server/gate/verdict.h"
 
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -15,21 +16,6 @@ using nlohmann::json;
 using Key = std::tuple<std::string, std::string, std::string, std::string>;
 
 Key KeyOf(const store::SampleSet& set) { return {set.suite, set.benchmark, set.metric, set.unit}; }
-
-json Num(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
-
-json Side(const stats::SampleSummary& s) {
-  return {{"n", s.n}, {"median", Num(s.median)}, {"cv", Num(s.cv)}};
-}
-
-json ResultHead(const store::SampleSet& set, double threshold) {
-  return {{"suite", set.suite},
-          {"benchmark", set.benchmark},
-          {"metric", set.metric},
-          {"unit", set.unit},
-          {"direction", std::string(DirectionName(set.direction))},
-          {"threshold", threshold}};
-}
 
 // Whether a stored verdict answers this request: same algorithm, parameters, contender and
 // baseline runs.
@@ -48,6 +34,87 @@ json BaselineJson(const store::BaselineChoice& b) {
 
 }  // namespace
 
+namespace {
+
+// The results array is written as text: a verdict of 500 metrics is ~200 KB, and building it as
+// a JSON tree first cost more than a tenth of a verdict's CPU. Keys in the order nlohmann's
+// dump uses (sorted), numbers in their shortest round-trip form, strings escaped by nlohmann.
+class ResultsWriter {
+ public:
+  void Open() {
+    out_ += first_ ? "[{" : ",{";
+    first_ = false, key_first_ = true;
+  }
+  void Close() { out_ += '}'; }
+  std::string Finish() { return std::move(out_) + (first_ ? "[]" : "]"); }
+
+  void Key(std::string_view key) {
+    if (!key_first_) out_ += ',';
+    key_first_ = false;
+    out_ += '"';
+    out_ += key;  // keys are plain words
+    out_ += "\":";
+  }
+  void String(std::string_view key, std::string_view value) {
+    Key(key);
+    out_ += json(value).dump();
+  }
+  void Number(std::string_view key, double value) {
+    Key(key);
+    AppendNumber(value);
+  }
+  void Integer(std::string_view key, long long value) {
+    Key(key);
+    out_ += std::to_string(value);
+  }
+  void Null(std::string_view key) {
+    Key(key);
+    out_ += "null";
+  }
+  void Interval(std::string_view key, const stats::Interval& ci) {
+    Key(key);
+    out_ += '[';
+    AppendNumber(ci.lower);
+    out_ += ',';
+    AppendNumber(ci.upper);
+    out_ += ']';
+  }
+  void Side(std::string_view key, const stats::SampleSummary& side) {
+    Key(key);
+    out_ += "{\"cv\":";
+    AppendNumber(side.cv);
+    out_ += ",\"median\":";
+    AppendNumber(side.median);
+    out_ += ",\"n\":" + std::to_string(side.n) + "}";
+  }
+
+ private:
+  void AppendNumber(double value) {
+    if (!std::isfinite(value)) {
+      out_ += "null";
+      return;
+    }
+    char buffer[32];
+    const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
+    out_.append(buffer, ec == std::errc() ? end : buffer);
+  }
+
+  std::string out_;
+  bool first_ = true;
+  bool key_first_ = true;
+};
+
+// One result row before it is written: a judged metric, or an IGNORED or NEW series.
+struct Row {
+  const store::SampleSet* set = nullptr;
+  double threshold = 0;
+  const char* verdict = nullptr;  // IGNORED / NEW; nullptr: judged (`input` indexes it)
+  const char* reason = nullptr;
+  size_t input = 0;
+};
+
+}  // namespace
+
 Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
                         const PreparedBaseline* baseline, const VerdictRequest& request) {
   Judgement out;
@@ -55,7 +122,8 @@ Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
   std::vector<bool> matched(baseline != nullptr ? baseline->sets.size() : 0, false);
   int ignored = 0, added = 0;
   std::vector<stats::MetricInput> inputs;
-  std::vector<size_t> input_result;  // results index of each input
+  std::vector<Row> rows;
+  rows.reserve(contender.size());
   for (const store::SampleSet& set : contender) {
     const ThresholdRule* rule = nullptr;
     for (const ThresholdRule& r : request.rules) {
@@ -64,9 +132,10 @@ Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
         break;
       }
     }
-    const double threshold =
+    Row row;
+    row.set = &set;
+    row.threshold =
         rule != nullptr && rule->percent > 0 ? rule->percent / 100 : request.policy.threshold;
-    json result = ResultHead(set, threshold);
     size_t base_index = 0;
     bool has_base = false;
     if (baseline != nullptr) {
@@ -76,19 +145,13 @@ Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
         matched[base_index] = true;
       }
     }
-    if ((rule != nullptr && rule->ignore) || !has_base) {
-      for (const char* key : {"base", "change", "change_ci", "p_value", "p_adjusted"}) {
-        result[key] = nullptr;
-      }
-      result["repetitions_needed"] = 0;
-    }
     if (rule != nullptr && rule->ignore) {
-      result["verdict"] = "IGNORED";
-      result["reason"] = "ignored by a threshold rule";
+      row.verdict = "IGNORED";
+      row.reason = "ignored by a threshold rule";
       ++ignored;
     } else if (!has_base) {
-      result["verdict"] = "NEW";
-      result["reason"] = baseline == nullptr ? "no baseline" : "not in the baseline";
+      row.verdict = "NEW";
+      row.reason = baseline == nullptr ? "no baseline" : "not in the baseline";
       ++added;
     } else {
       stats::MetricInput input;
@@ -97,12 +160,12 @@ Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
       input.base = baseline->sets[base_index].values;
       input.prepared_base = baseline->prepared[base_index];
       input.contender = set.values;
-      input.threshold = threshold;
+      input.threshold = row.threshold;
       input.alpha = rule != nullptr ? rule->alpha : 0;
-      inputs.push_back(input);
-      input_result.push_back(out.results.size());
+      row.input = inputs.size();
+      inputs.push_back(std::move(input));
     }
-    out.results.push_back(std::move(result));
+    rows.push_back(row);
   }
   // The baseline's series that this run did not measure: worth a line, not a verdict.
   if (baseline != nullptr) {
@@ -123,29 +186,48 @@ Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
   // Only what the verdict object reports (no Hodges-Lehmann, Cohen's d, other tests).
   auto judged = stats::JudgeMetrics(inputs, request.policy, stats::JudgeOutputs::kVerdictOnly);
   if (!judged) return tl::unexpected(judged.error());
-  for (size_t i = 0; i < judged->metrics.size(); ++i) {
-    const stats::MetricVerdict& v = judged->metrics[i];
-    json& result = out.results[input_result[i]];
-    result["verdict"] = std::string(stats::VerdictName(v.verdict));
-    result["base"] = Side(v.base);
-    result["current"] = Side(v.contender);
-    result["change"] = Num(v.change);
-    result["change_ci"] = {Num(v.change_ci.lower), Num(v.change_ci.upper)};
-    result["p_value"] = Num(v.p_test);
-    result["p_adjusted"] = Num(v.p_adjusted);
-    result["repetitions_needed"] = v.repetitions_needed;
-    result["reason"] = v.reason;
-  }
-  // Current side of NEW and IGNORED series, for the report.
-  for (size_t i = 0; i < contender.size(); ++i) {
-    json& result = out.results[i];
-    if (!result.contains("current")) {
-      const std::vector<double>& values = contender[i].values;
-      result["current"] = {{"n", values.size()},
-                           {"median", Num(stats::Median(values))},
-                           {"cv", Num(values.size() >= 2 ? stats::Cv(values) : NAN)}};
+  ResultsWriter writer;
+  for (const Row& row : rows) {
+    const stats::MetricVerdict* v = row.verdict == nullptr ? &judged->metrics[row.input] : nullptr;
+    writer.Open();
+    if (v != nullptr) {
+      writer.Side("base", v->base);
+    } else {
+      writer.Null("base");
     }
+    writer.String("benchmark", row.set->benchmark);
+    if (v != nullptr) {
+      writer.Number("change", v->change);
+      writer.Interval("change_ci", v->change_ci);
+      writer.Side("current", v->contender);
+    } else {
+      writer.Null("change");
+      writer.Null("change_ci");
+      // The current side of NEW and IGNORED series, for the report.
+      const std::vector<double>& values = row.set->values;
+      writer.Side("current", {values.size(), stats::Median(values),
+                              values.size() >= 2 ? stats::Cv(values) : NAN});
+    }
+    writer.String("direction", DirectionName(row.set->direction));
+    writer.String("metric", row.set->metric);
+    if (v != nullptr) {
+      writer.Number("p_adjusted", v->p_adjusted);
+      writer.Number("p_value", v->p_test);
+      writer.String("reason", v->reason);
+      writer.Integer("repetitions_needed", v->repetitions_needed);
+    } else {
+      writer.Null("p_adjusted");
+      writer.Null("p_value");
+      writer.String("reason", row.reason);
+      writer.Integer("repetitions_needed", 0);
+    }
+    writer.String("suite", row.set->suite);
+    writer.Number("threshold", row.threshold);
+    writer.String("unit", row.set->unit);
+    writer.String("verdict", v != nullptr ? stats::VerdictName(v->verdict) : row.verdict);
+    writer.Close();
   }
+  out.results_json = writer.Finish();
   out.counts = {{"regression", judged->regressions},
                 {"improvement", judged->improvements},
                 {"equivalent", judged->equivalent},
@@ -275,7 +357,7 @@ Result<std::string> VerdictService::Compute(const store::Project& project,
                   {"counts", judged->counts},
                   {"warnings", warnings}};
   verdict.summary_json = summary.dump();
-  verdict.results_json = judged->results.dump();
+  verdict.results_json = std::move(judged->results_json);
   auto stored = store_.SaveVerdict(project, verdict);
   if (!stored) return tl::unexpected(stored.error());
   return VerdictBody(*stored);
@@ -323,20 +405,21 @@ Result<json> VerdictService::Replay(const store::Project& project, const std::st
   if (!judged) return tl::unexpected(judged.error());
 
   const json original = json::parse(stored.results_json, nullptr, false);
+  const json replayed = json::parse(judged->results_json, nullptr, false);
   json differences = json::array();
   if (judged->outcome != stored.outcome) {
     differences.push_back(
         {{"field", "outcome"}, {"stored", stored.outcome}, {"replayed", judged->outcome}});
   }
-  if (!original.is_array() || original.size() != judged->results.size()) {
+  if (!original.is_array() || original.size() != replayed.size()) {
     differences.push_back({{"field", "results"},
                            {"stored", original.is_array() ? original.size() : 0},
-                           {"replayed", judged->results.size()}});
+                           {"replayed", replayed.size()}});
   } else {
     for (size_t i = 0; i < original.size(); ++i) {
       for (const char* key : {"verdict", "change", "change_ci", "p_value", "p_adjusted"}) {
         const json a = original[i].value(key, json(nullptr));
-        const json b = judged->results[i].value(key, json(nullptr));
+        const json b = replayed[i].value(key, json(nullptr));
         if (a != b) {
           differences.push_back({{"field", "results[" + std::to_string(i) + "]." + key},
                                  {"benchmark", original[i].value("benchmark", "")},

@@ -49,8 +49,8 @@ Result<VerdictRequest> DecodeParameters(const nlohmann::json& parameters);
 
 // The judgement of a contender against a baseline (nullptr: none), without I/O.
 struct Judgement {
-  std::string outcome;  // "regression", "pass", "no_baseline"
-  nlohmann::json results = nlohmann::json::array();
+  std::string outcome;              // "regression", "pass", "no_baseline"
+  std::string results_json = "[]";  // the API's "results" array, as text
   nlohmann::json counts = nlohmann::json::object();
   std::vector<std::string> warnings;
 };
