@@ -84,6 +84,10 @@ ResampledMedian::ResampledMedian(std::span<const double> sorted) : sorted_(sorte
   }
   double total = 0;
   std::vector<double> values;  // of each cell, beside probability_
+  // About 14 n cells survive the pruning below for even n (n for odd): no regrowth.
+  const size_t expected_cells = static_cast<size_t>(n) * (n % 2 == 0 ? 16 : 1);
+  values.reserve(expected_cells);
+  probability_.reserve(expected_cells);
   auto add = [&](double value, double probability) {
     if (!(probability > 0)) return;
     total += probability;
@@ -113,6 +117,7 @@ ResampledMedian::ResampledMedian(std::span<const double> sorted) : sorted_(sorte
     }
   }
   for (double& p : probability_) p /= total;  // normalise away rounding
+  probability_.shrink_to_fit();               // kept (Distribution()) while a baseline stays cached
   BuildAliasTable(values);
 }
 
@@ -124,6 +129,8 @@ void ResampledMedian::BuildAliasTable(const std::vector<double>& values) {
   std::vector<uint32_t> alias(k);
   std::vector<double> scaled(k);
   std::vector<uint32_t> small, large;
+  small.reserve(k);
+  large.reserve(k);
   for (size_t i = 0; i < k; ++i) {
     alias[i] = static_cast<uint32_t>(i);
     scaled[i] = probability_[i] * static_cast<double>(k);

@@ -161,7 +161,8 @@ void RegisterCompareRoutes(http::Router& router, const ApiDeps& deps) {
                       auto report = CompareRuns(*base, *contender, metric, policy);
                       if (!report) return tl::unexpected(report.error());
                       return http::Response::Json(200, compare::FormatJson(*report));
-                    }));
+                    }),
+      http::Router::Cost::kHeavy);  // the stats engine over two runs: CPU, not I/O
 }
 
 }  // namespace perfgate::server::api

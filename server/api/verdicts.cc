@@ -30,7 +30,8 @@ void RegisterVerdictRoutes(http::Router& router, const ApiDeps& deps) {
                                                                    *verdict_request, &reused);
                              if (!verdict) return tl::unexpected(verdict.error());
                              return http::Response::Json(reused ? 200 : 201, std::move(*verdict));
-                           }));
+                           }),
+             http::Router::Cost::kHeavy);  // judging 500 metrics takes ~25 ms of CPU
   router.Add("GET", "/api/v1/projects/{project}/runs/{id}/verdict", "verdicts.get",
              HandleProject(deps, {"replay"}, auth::Scope::kRead,
                            [deps](const http::Request& request, const http::PathParams& params,

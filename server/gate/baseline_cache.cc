@@ -1,5 +1,8 @@
 #include "server/gate/baseline_cache.h"
 
+#include <algorithm>
+#include <future>
+#include <thread>
 #include <utility>
 
 #include "stats/bootstrap.h"
@@ -14,17 +17,35 @@ std::string SeriesName(const store::SampleSet& set) {
 std::shared_ptr<const PreparedBaseline> PrepareBaseline(std::vector<store::SampleSet> sets) {
   auto out = std::make_shared<PreparedBaseline>();
   out->sets = std::move(sets);
-  out->prepared.reserve(out->sets.size());
+  const size_t count = out->sets.size();
+  out->prepared.resize(count);
+  // The series are independent and the requests waiting for this baseline are blocked on it:
+  // every hardware thread takes a share (500 series of 100 repetitions: ~30 ms on one core).
+  const stats::VerdictPolicy policy;
+  auto prepare = [&out, &policy](size_t first, size_t last) {
+    for (size_t i = first; i < last; ++i) {
+      const store::SampleSet& set = out->sets[i];
+      out->prepared[i] = std::make_shared<const stats::PreparedSample>(
+          set.values, policy.bootstrap_resamples, stats::DeriveSeed(policy.seed, SeriesName(set)));
+    }
+  };
+  constexpr size_t kSeriesPerThread = 64;  // below this, a thread costs more than it saves
+  const size_t threads = std::clamp<size_t>(count / kSeriesPerThread, 1,
+                                            std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::future<void>> helpers;
+  for (size_t t = 1; t < threads; ++t) {
+    helpers.push_back(
+        std::async(std::launch::async, prepare, count * t / threads, count * (t + 1) / threads));
+  }
+  prepare(0, count / threads);
+  for (auto& helper : helpers) helper.get();  // rethrows a helper's exception (bad_alloc)
+
   out->bytes = sizeof(PreparedBaseline);
-  for (size_t i = 0; i < out->sets.size(); ++i) {
+  for (size_t i = 0; i < count; ++i) {
     const store::SampleSet& set = out->sets[i];
-    const stats::VerdictPolicy policy;
-    auto prepared = std::make_shared<const stats::PreparedSample>(
-        set.values, policy.bootstrap_resamples, stats::DeriveSeed(policy.seed, SeriesName(set)));
-    out->bytes += prepared->MemoryBytes() + set.values.capacity() * sizeof(double) +
+    out->bytes += out->prepared[i]->MemoryBytes() + set.values.capacity() * sizeof(double) +
                   set.suite.size() + set.benchmark.size() + set.metric.size() + set.unit.size() +
                   2 * sizeof(store::SampleSet);
-    out->prepared.push_back(std::move(prepared));
     out->index.emplace(std::make_tuple(set.suite, set.benchmark, set.metric, set.unit), i);
   }
   return out;

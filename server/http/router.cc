@@ -24,11 +24,12 @@ std::vector<std::string_view> SplitPath(std::string_view path) {
 
 }  // namespace
 
-void Router::Add(std::string method, std::string_view pattern, std::string name, Handler handler) {
+void Router::Add(std::string method, std::string_view pattern, std::string name, Handler handler,
+                 Cost cost) {
   if (pattern.empty() || pattern.front() != '/') {
     throw std::invalid_argument("route pattern must start with '/': " + std::string(pattern));
   }
-  Entry entry{std::move(method), {}, std::move(name), std::move(handler)};
+  Entry entry{std::move(method), {}, std::move(name), std::move(handler), cost};
   for (std::string_view part : SplitPath(pattern)) {
     if (part.size() >= 2 && part.front() == '{' && part.back() == '}') {
       entry.segments.push_back({std::string(part.substr(1, part.size() - 2)), true});
@@ -39,17 +40,17 @@ void Router::Add(std::string method, std::string_view pattern, std::string name,
   routes_.push_back(std::move(entry));
 }
 
-Router::Routed Router::Route(const Request& request) const {
-  std::vector<std::string> segments;
+Router::Match Router::Find(const Request& request) const {
+  Match match;
   for (std::string_view part : SplitPath(request.path)) {
     auto decoded = PercentDecode(part, false);
-    if (!decoded) return {ErrorResponse(decoded.error()), std::string(kUnmatchedRoute)};
-    segments.push_back(std::move(*decoded));
+    if (!decoded) {
+      match.error = ErrorResponse(decoded.error());
+      return match;
+    }
+    match.segments.push_back(std::move(*decoded));
   }
-
-  const Entry* best = nullptr;
-  const Entry* best_any_method = nullptr;
-  std::set<std::string> allowed;
+  const std::vector<std::string>& segments = match.segments;
   auto more_specific = [](const Entry& a, const Entry& b) {
     for (size_t i = 0; i < a.segments.size(); ++i) {
       if (a.segments[i].is_param != b.segments[i].is_param) return !a.segments[i].is_param;
@@ -64,21 +65,35 @@ Router::Routed Router::Route(const Request& request) const {
           entry.segments[i].is_param ? !segments[i].empty() : entry.segments[i].text == segments[i];
     }
     if (!matches) continue;
-    allowed.insert(entry.method);
-    if (best_any_method == nullptr || more_specific(entry, *best_any_method)) {
-      best_any_method = &entry;
+    match.allowed.insert(entry.method);
+    if (match.best_any_method == nullptr || more_specific(entry, *match.best_any_method)) {
+      match.best_any_method = &entry;
     }
-    if (entry.method == request.method && (best == nullptr || more_specific(entry, *best))) {
-      best = &entry;
+    if (entry.method == request.method &&
+        (match.best == nullptr || more_specific(entry, *match.best))) {
+      match.best = &entry;
     }
   }
-  if (best_any_method == nullptr) {
+  return match;
+}
+
+Router::Cost Router::CostOf(const Request& request) const {
+  const Match match = Find(request);
+  return match.best != nullptr ? match.best->cost : Cost::kLight;
+}
+
+Router::Routed Router::Route(const Request& request) const {
+  Match match = Find(request);
+  if (match.error) return {std::move(*match.error), std::string(kUnmatchedRoute)};
+  const std::vector<std::string>& segments = match.segments;
+  const Entry* best = match.best;
+  if (match.best_any_method == nullptr) {
     return {NotFound(request.path), std::string(kUnmatchedRoute)};
   }
   if (best == nullptr) {
     std::string allow;
-    for (const std::string& method : allowed) allow += (allow.empty() ? "" : ", ") + method;
-    return {MethodNotAllowed(allow), best_any_method->name};
+    for (const std::string& method : match.allowed) allow += (allow.empty() ? "" : ", ") + method;
+    return {MethodNotAllowed(allow), match.best_any_method->name};
   }
 
   PathParams params;

@@ -5,6 +5,8 @@
 
 #include <functional>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,7 +32,15 @@ class Router {
   // Registers `handler` for `method` on `pattern`; `name` labels the route in metrics and logs.
   // Where two patterns match a path, the one with a literal segment earliest wins
   // ("/runs/latest" before "/runs/{id}"), whatever the order of registration.
-  void Add(std::string method, std::string_view pattern, std::string name, Handler handler);
+  // kHeavy marks a handler that computes for long (a verdict: tens of ms of CPU): the server
+  // runs it on its compute pool, in arrival order, so that it neither holds an I/O thread nor
+  // lets later requests overtake earlier ones.
+  enum class Cost { kLight, kHeavy };
+  void Add(std::string method, std::string_view pattern, std::string name, Handler handler,
+           Cost cost = Cost::kLight);
+
+  // The cost of the route that `request` would be handled by (kLight when none matches).
+  Cost CostOf(const Request& request) const;
 
   // 404 when no pattern matches the path, 405 with Allow when patterns match but none for the
   // method, 400 when a path segment is badly percent-encoded. A handler that throws becomes a
@@ -48,7 +58,19 @@ class Router {
     std::vector<Segment> segments;
     std::string name;
     Handler handler;
+    Cost cost = Cost::kLight;
   };
+  // The most specific route for the request's path and method (nullptr: none for the method),
+  // the most specific for the path whatever the method, the methods allowed on the path, and
+  // the decoded segments; an error response for a badly encoded path.
+  struct Match {
+    const Entry* best = nullptr;
+    const Entry* best_any_method = nullptr;
+    std::set<std::string> allowed;
+    std::vector<std::string> segments;
+    std::optional<Response> error;
+  };
+  Match Find(const Request& request) const;
 
   std::vector<Entry> routes_;
 };

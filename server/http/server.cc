@@ -1,6 +1,7 @@
 // The only translation unit that instantiates Beast/Asio templates (build time on small CI
-// machines). One Session per connection, all of its work on one strand; handlers run
-// synchronously on the pool thread that finished reading the request.
+// machines). One Session per connection, all of its work on one strand; light handlers run
+// synchronously on the I/O thread that finished reading the request, heavy ones (Router::Cost)
+// on the compute pool in arrival order, the session resuming on its strand with the response.
 #include "server/http/server.h"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -50,6 +52,9 @@ struct Server::Impl {
   Metrics* metrics = nullptr;
 
   std::optional<net::io_context> ioc;
+  // Heavy handlers, taken first come, first served (the I/O threads, never blocked by them,
+  // read each request as it arrives).
+  std::optional<net::thread_pool> compute;
   std::mutex acceptor_mutex;  // Stop() closes the acceptor from a thread outside the pool
   std::optional<tcp::acceptor> acceptor;
   std::vector<std::thread> threads;
@@ -183,23 +188,34 @@ class Session : public std::enable_shared_from_this<Session> {
       request.headers.Add(std::string(field.name_string()), std::string(field.value()));
     }
     request.body = std::move(message.body());
-    std::string route;
-    Response response;
+    const bool keep_alive = message.keep_alive();
+    const unsigned version = message.version();
     if (auto parsed = ParseTarget(message.target(), request); !parsed) {
-      response = ErrorResponse(parsed.error());
-      route = kProtocolRoute;
-    } else {
-      Router::Routed routed = server_->router.Route(request);
-      response = std::move(routed.response);
-      route = std::move(routed.route);
+      parser_.reset();
+      return Respond({ErrorResponse(parsed.error()), std::string(kProtocolRoute)}, started,
+                     keep_alive, version);
     }
+    parser_.reset();
+    if (server_->compute && server_->router.CostOf(request) == Router::Cost::kHeavy) {
+      net::post(*server_->compute, [self = shared_from_this(), request = std::move(request),
+                                    started, keep_alive, version]() mutable {
+        Router::Routed routed = self->server_->router.Route(request);
+        net::post(self->stream_.get_executor(),
+                  [self, routed = std::move(routed), started, keep_alive, version]() mutable {
+                    self->Respond(std::move(routed), started, keep_alive, version);
+                  });
+      });
+      return;
+    }
+    Respond(server_->router.Route(request), started, keep_alive, version);
+  }
+
+  void Respond(Router::Routed routed, std::chrono::steady_clock::time_point started,
+               bool keep_alive, unsigned version) {
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    server_->Observe(route, response.status, seconds);
-    bool keep_alive = message.keep_alive() && !server_->stopping;
-    unsigned version = message.version();
-    parser_.reset();
-    Write(std::move(response), keep_alive, /*linger=*/false, version);
+    server_->Observe(routed.route, routed.response.status, seconds);
+    Write(std::move(routed.response), keep_alive && !server_->stopping, /*linger=*/false, version);
   }
 
   void Write(Response response, bool keep_alive, bool linger, unsigned version) {
@@ -334,6 +350,8 @@ Result<void> Server::Start() {
     impl.ioc.reset();
     return MakeError(ErrorCode::kUnavailable, "cannot listen on " + where + ": " + e.what());
   }
+  impl.compute.emplace(static_cast<std::size_t>(
+      impl.options.compute_threads > 0 ? impl.options.compute_threads : threads + 1));
   {
     std::lock_guard lock(impl.acceptor_mutex);
     impl.DoAccept();
@@ -383,10 +401,14 @@ void Server::Stop() {
   impl.ioc->stop();
   for (std::thread& thread : impl.threads) thread.join();
   impl.threads.clear();
+  // A heavy handler still running finishes (its response has nowhere to go); queued ones run
+  // too, against a stopped context that never resumes their sessions.
+  impl.compute->join();
   // Destroys the handlers still queued, and with them the abandoned sessions, while the rest
   // of Impl is alive.
   impl.acceptor.reset();
   impl.ioc.reset();
+  impl.compute.reset();
 }
 
 }  // namespace perfgate::http

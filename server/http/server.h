@@ -20,6 +20,9 @@ struct ServerOptions {
   std::string host = "127.0.0.1";  // an address or a resolvable name
   std::uint16_t port = 8080;       // 0: an ephemeral port, see Server::port()
   int threads = 4;                 // <= 0: one per hardware thread
+  // Threads for heavy handlers (Router::Cost::kHeavy); <= 0: threads + 1, since a heavy handler
+  // also waits on PostgreSQL for part of its time (bench/verdict_bench.cc).
+  int compute_threads = 0;
   // 64 MiB: a large run (thousands of benchmarks x 100 repetitions) is a few MiB of JSON; the
   // limit only stops runaway or hostile uploads. Bodies are held in memory while handled.
   std::size_t body_limit = 64u << 20;
