@@ -132,6 +132,9 @@ struct State {
   std::atomic<int> echo_calls{0};
   std::promise<void> slow_entered;
   std::promise<void> slow_release;
+  std::atomic<int> heavy_calls{0};
+  std::promise<void> heavy_entered;
+  std::shared_future<void> heavy_release;
 };
 
 Router MakeRouter(State& state) {
@@ -148,6 +151,14 @@ Router MakeRouter(State& state) {
     state.slow_release.get_future().wait();
     return Response::Json(200, R"({"slow":true})");
   });
+  router.Add(
+      "GET", "/heavy", "heavy",
+      [&state](const Request&, const PathParams&) {
+        if (state.heavy_calls++ == 0) state.heavy_entered.set_value();
+        state.heavy_release.wait();
+        return Response::Json(200, R"({"heavy":true})");
+      },
+      Router::Cost::kHeavy);
   return router;
 }
 
@@ -436,6 +447,43 @@ TEST(HttpServerStartTest, PortInUseIsUnavailable) {
   auto started = second.Start();
   ASSERT_FALSE(started.has_value());
   EXPECT_EQ(started.error().code, ErrorCode::kUnavailable);
+}
+
+// A heavy handler runs on the compute pool: with a single I/O thread, a light request
+// is answered while the heavy one computes, and a second heavy request waits its turn (one
+// compute thread) instead of taking an I/O thread.
+TEST_F(HttpServerTest, HeavyHandlersRunOnTheComputePoolWithoutBlockingLightOnes) {
+  std::promise<void> release;
+  state_.heavy_release = release.get_future().share();
+  ServerOptions options;
+  options.threads = 1;
+  options.compute_threads = 1;
+  StartServer(options);
+  Client first(server_->port());
+  Client second(server_->port());
+  Client light(server_->port());
+  ASSERT_TRUE(first.connected() && second.connected() && light.connected());
+  ASSERT_TRUE(first.Send(Get("/heavy")));
+  ASSERT_EQ(state_.heavy_entered.get_future().wait_for(kSafetyNet), std::future_status::ready);
+  ASSERT_TRUE(second.Send(Get("/heavy")));
+  ASSERT_TRUE(light.Send(Get("/hello")));
+  auto hello = light.Read();  // before either heavy request is released
+  ASSERT_TRUE(hello);
+  EXPECT_EQ(hello->status, 200);
+  EXPECT_EQ(state_.heavy_calls.load(), 1);  // the second waits for the only compute thread
+  release.set_value();
+  for (Client* client : {&first, &second}) {
+    auto response = client->Read();
+    ASSERT_TRUE(response);
+    EXPECT_EQ(response->status, 200);
+    EXPECT_EQ(response->body, R"({"heavy":true})");
+  }
+  EXPECT_EQ(state_.heavy_calls.load(), 2);
+  // The connection stays usable after a response written from the compute pool.
+  ASSERT_TRUE(first.Send(Get("/hello")));
+  auto again = first.Read();
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 200);
 }
 
 }  // namespace
