@@ -92,6 +92,7 @@ void App::Impl::Stop() {
   if (stopped) return;
   stopped = true;
   if (http) http->Stop();  // stop accepting, finish in-flight requests
+  if (verdicts) verdicts->StopWarming();
   if (pool) pool->Close();
   if (embedded) {
     if (auto s = embedded->Stop(); !s) spdlog::warn("stopping PostgreSQL: {}", s.error().message);

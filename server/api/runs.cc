@@ -7,6 +7,7 @@
 #include "server/api/auth.h"
 #include "server/api/json_util.h"
 #include "server/api/routes.h"
+#include "server/gate/verdict.h"
 #include "server/http/errors.h"
 
 namespace perfgate::server::api {
@@ -57,6 +58,9 @@ void RegisterRunRoutes(http::Router& router, const ApiDeps& deps) {
                              if (outcome->created && ingested_samples != nullptr) {
                                ingested_samples->Increment(run->SampleCount());
                                ingested_runs->Increment();
+                             }
+                             if (outcome->created && deps.verdicts != nullptr) {
+                               deps.verdicts->WarmBaselineAfterIngest(project, run->id);
                              }
                              return JsonResponse(
                                  outcome->created ? 201 : 200,

@@ -369,6 +369,61 @@ Result<std::shared_ptr<const PreparedBaseline>> VerdictService::LoadBaseline(
                         [&]() { return store_.GetSampleSets(project, run_ids); });
 }
 
+void VerdictService::WarmBaselineAfterIngest(const store::Project& project,
+                                             const std::string& run_id) {
+  std::lock_guard lock(warm_mutex_);
+  if (warm_stopped_) return;
+  if (warm_queue_.size() >= kWarmQueue) warm_queue_.pop_front();
+  warm_queue_.emplace_back(project, run_id);
+  if (!warm_thread_.joinable()) warm_thread_ = std::thread([this] { WarmLoop(); });
+  warm_changed_.notify_one();
+}
+
+void VerdictService::StopWarming() {
+  {
+    std::lock_guard lock(warm_mutex_);
+    warm_stopped_ = true;
+    warm_queue_.clear();
+  }
+  warm_changed_.notify_all();
+  if (warm_thread_.joinable()) warm_thread_.join();
+}
+
+void VerdictService::WarmLoop() {
+  while (true) {
+    std::pair<store::Project, std::string> next;
+    {
+      std::unique_lock lock(warm_mutex_);
+      warm_changed_.wait(lock, [this] { return warm_stopped_ || !warm_queue_.empty(); });
+      if (warm_stopped_) return;
+      next = std::move(warm_queue_.front());
+      warm_queue_.pop_front();
+    }
+    try {
+      Warm(next.first, next.second);
+    } catch (const std::exception&) {  // bad_alloc: the gate prepares on demand instead
+    }
+  }
+}
+
+void VerdictService::Warm(const store::Project& project, const std::string& run_id) {
+  auto run = store_.GetRunContext(project, run_id);
+  if (!run) return;
+  if (!run->target_branch.empty() && run->target_branch != run->summary.branch) return;  // a PR
+  // The question a pull request branched at this commit asks: its merge-base is this commit,
+  // on this branch and testbed; no run of its own is excluded (the nil id matches none).
+  store::RunContext pull_request;
+  pull_request.summary = run->summary;
+  pull_request.summary.id = "00000000-0000-0000-0000-000000000000";
+  pull_request.summary.branch.clear();
+  pull_request.summary.commit_sha.clear();
+  pull_request.target_branch = run->summary.branch;
+  pull_request.merge_base = run->summary.commit_sha;
+  auto choice = store_.FindBaseline(project, pull_request, nullptr);
+  if (!choice || !*choice || (*choice)->commit_sha != run->summary.commit_sha) return;
+  (void)LoadBaseline(project, (*choice)->run_ids);
+}
+
 Result<std::string> VerdictService::Latest(const store::Project& project,
                                            const std::string& run_id) {
   auto latest = store_.LatestVerdict(project, run_id);

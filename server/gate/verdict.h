@@ -4,10 +4,15 @@
 // API's verdict object (docs/api.md, "Verdicts"); the gate prints it.
 #pragma once
 
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/result.h"
@@ -78,12 +83,32 @@ class VerdictService {
 
   BaselineCache::Stats CacheStats() const { return baselines_.GetStats(); }
 
+  // After a tracked-branch run (not a pull request) is stored: prepares, in the background,
+  // the baseline that pull requests branched at its commit will be judged against (all runs of
+  // that commit, branch and testbed), so that the first gate against a new main commit does not
+  // pay for it. Requests for one commit waiting together are done once; at most kWarmQueue
+  // wait (the oldest are dropped). Errors are dropped too: the gate prepares on demand.
+  void WarmBaselineAfterIngest(const store::Project& project, const std::string& run_id);
+  // Ends the background preparation (waits for the one running). Before the pool closes.
+  void StopWarming();
+  ~VerdictService() { StopWarming(); }
+
  private:
+  static constexpr size_t kWarmQueue = 64;
+  void WarmLoop();
+  void Warm(const store::Project& project, const std::string& run_id);
+
   Result<std::shared_ptr<const PreparedBaseline>> LoadBaseline(
       const store::Project& project, const std::vector<std::string>& run_ids);
 
   store::VerdictStore& store_;
   BaselineCache baselines_;
+
+  std::mutex warm_mutex_;
+  std::condition_variable warm_changed_;
+  std::deque<std::pair<store::Project, std::string>> warm_queue_;  // (project, run id)
+  bool warm_stopped_ = false;
+  std::thread warm_thread_;  // started by the first request
 };
 
 // The stored verdict as the API's verdict object.

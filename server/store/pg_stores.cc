@@ -67,7 +67,7 @@ Result<std::vector<Project>> PgStore::ListProjects() {
 }
 
 Result<Project> PgStore::GetProject(const std::string& name) {
-  return pool_.WithTransaction<Project>([&](pqxx::work& tx) -> Result<Project> {
+  return pool_.WithStatements<Project>([&](pqxx::transaction_base& tx) -> Result<Project> {
     pqxx::result r =
         tx.exec_params("SELECT " + ProjectColumns() + " FROM projects WHERE name = $1", name);
     if (r.empty()) return MakeError(ErrorCode::kNotFound, "no project " + name, "project");
@@ -91,7 +91,7 @@ Result<TokenRecord> PgStore::CreateToken(const NewToken& token) {
 }
 
 Result<TokenRecord> PgStore::FindTokenByHash(const std::string& token_hash) {
-  return pool_.WithTransaction<TokenRecord>([&](pqxx::work& tx) -> Result<TokenRecord> {
+  return pool_.WithStatements<TokenRecord>([&](pqxx::transaction_base& tx) -> Result<TokenRecord> {
     pqxx::result r = tx.exec_params("SELECT " + TokenColumns() +
                                         " FROM tokens t LEFT JOIN projects p ON p.id = "
                                         "t.project_id WHERE t.token_hash = $1",

@@ -96,6 +96,12 @@ class ConnectionPool {
   template <class T>
   Result<T> WithTransaction(const std::function<Result<T>(pqxx::work&)>& fn);
 
+  // The same without BEGIN and COMMIT (pqxx::nontransaction: each statement commits on its
+  // own), two round trips fewer, for reads whose statements need not share a snapshot (stored
+  // runs never change) and idempotent bookkeeping writes. Same errors and retry.
+  template <class T>
+  Result<T> WithStatements(const std::function<Result<T>(pqxx::transaction_base&)>& fn);
+
   // Stops handing out connections and closes the idle ones (graceful shutdown); leased
   // connections close when they come back.
   // Whether PostgreSQL answers a trivial query (for /readyz); kUnavailable when it does not.
@@ -143,6 +149,25 @@ Result<T> ConnectionPool::WithTransaction(const std::function<Result<T>(pqxx::wo
       const bool retry = failure.connection_lost && lease->reused() && attempt == 0 &&
                          dynamic_cast<const pqxx::in_doubt_error*>(&e) == nullptr;
       if (!retry) return tl::unexpected(std::move(failure.error));
+    }
+  }
+}
+
+template <class T>
+Result<T> ConnectionPool::WithStatements(
+    const std::function<Result<T>(pqxx::transaction_base&)>& fn) {
+  for (int attempt = 0;; ++attempt) {
+    Result<Lease> lease = Acquire();
+    if (!lease) return tl::unexpected(lease.error());
+    try {
+      pqxx::nontransaction statements(lease->conn());
+      return fn(statements);
+    } catch (const std::exception& e) {
+      PgFailure failure = MapPgException(e);
+      if (failure.connection_lost) lease->MarkBroken();
+      if (!(failure.connection_lost && lease->reused() && attempt == 0)) {
+        return tl::unexpected(std::move(failure.error));
+      }
     }
   }
 }

@@ -4,10 +4,13 @@
 // rules, pooling reruns, replay, and the auth rules of the two routes.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "config/server_config.h"
@@ -362,6 +365,41 @@ TEST_F(VerdictE2eTest, ReadTokensGetButDoNotCompute) {
   EXPECT_EQ(
       http_->Get("/api/v1/projects/proj/runs/" + RunId(99) + "/verdict?replay=1", reader_).status,
       404);
+}
+
+// A main-branch run's baseline is prepared in the background once it is stored, so the first
+// pull request against its commit finds it ready: the verdict adds a cache hit, no miss.
+TEST_F(VerdictE2eTest, MainRunsPrepareTheirBaselineBeforeTheFirstGate) {
+  auto cache_stat = [this](const std::string& stat) {
+    const std::string body = http_->Get("/metrics").body;
+    const std::string key = "perfgate_baseline_cache{stat=\"" + stat + "\"} ";
+    const size_t at = body.find(key);
+    return at == std::string::npos ? -1.0 : std::atof(body.c_str() + at + key.size());
+  };
+  Post({.id = 1, .commit = 1});
+  Post({.id = 2, .commit = 1, .salt = 5});
+  // Both ingests' preparations done (the second may find the first's work already covering
+  // both runs: a hit). A safety net, not a timing assertion.
+  for (int i = 0; i < 3000 && cache_stat("hits") + cache_stat("misses") < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(cache_stat("hits") + cache_stat("misses"), 2);
+  const double misses = cache_stat("misses");
+  const double hits = cache_stat("hits");
+  EXPECT_GE(cache_stat("entries"), 1);
+  // A pull request's run is not a baseline: nothing is prepared for it.
+  Post({.id = 10,
+        .branch = "feature",
+        .commit = 100,
+        .target_branch = "main",
+        .merge_base = 1,
+        .a = 1.10,
+        .salt = 2});
+  json v = Verdict(10);
+  EXPECT_EQ(v["baseline"]["run_ids"], (json{RunId(1), RunId(2)}));
+  EXPECT_EQ(Result(v, "BM_A")["verdict"], "REGRESSION");
+  EXPECT_EQ(cache_stat("misses"), misses);
+  EXPECT_EQ(cache_stat("hits"), hits + 1);
 }
 
 }  // namespace
