@@ -1,7 +1,10 @@
 #include "stats/resampled_median.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <memory>
+#include <mutex>
 
 namespace perfgate::stats {
 namespace {
@@ -70,9 +73,21 @@ double CountedMedian(std::span<const double> sorted, Rng& rng) {
 //   P(a, b) = C(n, m) [(a/n)^m - ((a-1)/n)^m] [((n-b+1)/n)^m - ((n-b)/n)^m],
 // and P(a, a) is the m-th order statistic's P(a) minus the sum over b > a, which telescopes to
 //   C(n, m) [(a/n)^m - ((a-1)/n)^m] ((n-a)/n)^m.
-ResampledMedian::ResampledMedian(std::span<const double> sorted) : sorted_(sorted) {
-  const int n = static_cast<int>(sorted.size());
-  if (sorted.size() > kExactMaxSize) return;
+// None of this depends on the values, only on n: which positions each cell averages, its
+// probability and the alias table built from those are computed once per n (a Layout) and a
+// table for a sample only reads its values at those positions.
+struct ResampledMedian::Layout {
+  std::vector<uint32_t> lo, hi;     // 0-based positions the cell's median averages (lo == hi:
+                                    // the value itself)
+  std::vector<double> probability;  // of each cell, normalised
+  std::vector<double> keep;         // Walker's alias table: keep the cell with this probability,
+  std::vector<uint32_t> alias;      // else take this cell
+};
+
+namespace {
+
+std::unique_ptr<ResampledMedian::Layout> BuildLayout(int n) {
+  auto layout = std::make_unique<ResampledMedian::Layout>();
   const double nd = n;
   const int m = n % 2 == 1 ? (n + 1) / 2 : n / 2;
   std::vector<double> order_stat(static_cast<size_t>(n) + 1, 0.0);  // P(pos_(m) = j), 1-based
@@ -83,65 +98,62 @@ ResampledMedian::ResampledMedian(std::span<const double> sorted) : sorted_(sorte
     previous = cdf;
   }
   double total = 0;
-  std::vector<double> values;  // of each cell, beside probability_
+  std::vector<double>& probability = layout->probability;
   // About 14 n cells survive the pruning below for even n (n for odd): no regrowth.
   const size_t expected_cells = static_cast<size_t>(n) * (n % 2 == 0 ? 16 : 1);
-  values.reserve(expected_cells);
-  probability_.reserve(expected_cells);
-  auto add = [&](double value, double probability) {
-    if (!(probability > 0)) return;
-    total += probability;
-    values.push_back(value);
-    probability_.push_back(probability);
+  probability.reserve(expected_cells);
+  layout->lo.reserve(expected_cells);
+  layout->hi.reserve(expected_cells);
+  auto add = [&](int a, int b, double p) {  // 1-based positions
+    if (!(p > 0)) return;
+    total += p;
+    layout->lo.push_back(static_cast<uint32_t>(a - 1));
+    layout->hi.push_back(static_cast<uint32_t>(b - 1));
+    probability.push_back(p);
   };
   if (n % 2 == 1) {
-    for (int j = 1; j <= n; ++j) add(sorted[j - 1], order_stat[j]);
+    for (int j = 1; j <= n; ++j) add(j, j, order_stat[j]);
   } else {
     const double choose = std::exp(LogChoose(n, m));
     std::vector<double> power(static_cast<size_t>(n) + 1);  // power[i] = (i/n)^m
     for (int i = 0; i <= n; ++i) power[i] = std::pow(i / nd, m);
     // Pairs far from the middle have probabilities far below a double's resolution of the
     // total; leaving out those under kNegligible (at most n^2/2 of them, so under 1e-11 of
-    // mass for n <= 200) keeps the table, and the time to build it, to the pairs that matter (25%
-    // less time for a 500-metric verdict with 100 baseline repetitions; bench/verdict_bench.cc).
+    // mass for n <= 200) keeps the table, and the time to build it, to the pairs that matter.
     constexpr double kNegligible = 1e-16;
     for (int a = 1; a <= n; ++a) {
       const double g = choose * (power[a] - power[a - 1]);
-      add(sorted[a - 1], order_stat[a] - g * power[n - a]);
+      add(a, a, order_stat[a] - g * power[n - a]);
       if (!(g > kNegligible)) continue;
       for (int b = a + 1; b <= n; ++b) {
         const double p = g * (power[n - b + 1] - power[n - b]);
         if (p < kNegligible) break;  // h falls as b grows: so do the pairs that follow
-        add((sorted[a - 1] + sorted[b - 1]) / 2, p);
+        add(a, b, p);
       }
     }
   }
-  for (double& p : probability_) p /= total;  // normalise away rounding
-  probability_.shrink_to_fit();               // kept (Distribution()) while a baseline stays cached
-  BuildAliasTable(values);
-}
+  for (double& p : probability) p /= total;  // normalise away rounding
 
-// Vose's construction of Walker's alias table: every cell holds its own probability mass
-// (scaled by the cell count) topped up from one larger cell.
-void ResampledMedian::BuildAliasTable(const std::vector<double>& values) {
-  const size_t k = probability_.size();
-  std::vector<double> keep(k, 1.0);
-  std::vector<uint32_t> alias(k);
+  // Vose's construction of Walker's alias table: every cell holds its own probability mass
+  // (scaled by the cell count) topped up from one larger cell.
+  const size_t k = probability.size();
+  layout->keep.assign(k, 1.0);
+  layout->alias.resize(k);
   std::vector<double> scaled(k);
   std::vector<uint32_t> small, large;
   small.reserve(k);
   large.reserve(k);
   for (size_t i = 0; i < k; ++i) {
-    alias[i] = static_cast<uint32_t>(i);
-    scaled[i] = probability_[i] * static_cast<double>(k);
+    layout->alias[i] = static_cast<uint32_t>(i);
+    scaled[i] = probability[i] * static_cast<double>(k);
     (scaled[i] < 1 ? small : large).push_back(static_cast<uint32_t>(i));
   }
   while (!small.empty() && !large.empty()) {
     const uint32_t s = small.back();
     small.pop_back();
     const uint32_t l = large.back();
-    keep[s] = scaled[s];
-    alias[s] = l;
+    layout->keep[s] = scaled[s];
+    layout->alias[s] = l;
     scaled[l] = (scaled[l] + scaled[s]) - 1;
     if (scaled[l] < 1) {
       large.pop_back();
@@ -149,21 +161,46 @@ void ResampledMedian::BuildAliasTable(const std::vector<double>& values) {
     }
   }
   // Whatever is left holds (up to rounding) exactly its share: its keep stays 1.
+  return layout;
+}
+
+// One layout per size, built on first use by whichever thread needs it.
+const ResampledMedian::Layout& LayoutFor(size_t n) {
+  static std::array<std::once_flag, ResampledMedian::kExactMaxSize + 1> once;
+  static std::array<std::unique_ptr<ResampledMedian::Layout>, ResampledMedian::kExactMaxSize + 1>
+      layouts;
+  std::call_once(once[n], [n] { layouts[n] = BuildLayout(static_cast<int>(n)); });
+  return *layouts[n];
+}
+
+}  // namespace
+
+ResampledMedian::ResampledMedian(std::span<const double> sorted) : sorted_(sorted) {
+  if (sorted.empty() || sorted.size() > kExactMaxSize) return;
+  layout_ = &LayoutFor(sorted.size());
+  const size_t k = layout_->probability.size();
+  auto value = [&](size_t i) {
+    const uint32_t lo = layout_->lo[i];
+    const uint32_t hi = layout_->hi[i];
+    return lo == hi ? sorted[lo] : (sorted[lo] + sorted[hi]) / 2;
+  };
   cells_.resize(k);
-  for (size_t i = 0; i < k; ++i) cells_[i] = {keep[i], {values[i], values[alias[i]]}};
+  for (size_t i = 0; i < k; ++i) {
+    cells_[i] = {layout_->keep[i], {value(i), value(layout_->alias[i])}};
+  }
 }
 
 double ResampledMedian::CountedDraw(Rng& rng) const { return CountedMedian(sorted_, rng); }
 
 size_t ResampledMedian::MemoryBytes() const {
-  return sizeof(*this) + probability_.capacity() * sizeof(double) +
-         cells_.capacity() * sizeof(Cell);
+  return sizeof(*this) + cells_.capacity() * sizeof(Cell);  // the Layout is shared
 }
 
 std::vector<std::pair<double, double>> ResampledMedian::Distribution() const {
   std::vector<std::pair<double, double>> cells;
-  for (size_t i = 0; i < cells_.size(); ++i)
-    cells.emplace_back(cells_[i].values[0], probability_[i]);
+  for (size_t i = 0; i < cells_.size(); ++i) {
+    cells.emplace_back(cells_[i].values[0], layout_->probability[i]);
+  }
   return cells;
 }
 

@@ -52,8 +52,11 @@ class ResampledMedian {
   // empty when the size is above kExactMaxSize. For tests and for exact intervals.
   std::vector<std::pair<double, double>> Distribution() const;
 
+  // What a table is for n values whatever they are (positions, probabilities, alias table):
+  // built once per n and shared.
+  struct Layout;
+
  private:
-  void BuildAliasTable(const std::vector<double>& values);
   double CountedDraw(Rng& rng) const;  // the fallback above kExactMaxSize
 
   std::span<const double> sorted_;
@@ -62,7 +65,7 @@ class ResampledMedian {
     double keep;       // keep this cell's median value, values[0], with this probability,
     double values[2];  // else take its alias cell's, values[1]
   };
-  std::vector<double> probability_;  // of each cell
+  const Layout* layout_ = nullptr;  // null above kExactMaxSize
   std::vector<Cell> cells_;
 };
 
