@@ -99,11 +99,6 @@ std::unique_ptr<ResampledMedian::Layout> BuildLayout(int n) {
   }
   double total = 0;
   std::vector<double>& probability = layout->probability;
-  // About 14 n cells survive the pruning below for even n (n for odd): no regrowth.
-  const size_t expected_cells = static_cast<size_t>(n) * (n % 2 == 0 ? 16 : 1);
-  probability.reserve(expected_cells);
-  layout->lo.reserve(expected_cells);
-  layout->hi.reserve(expected_cells);
   auto add = [&](int a, int b, double p) {  // 1-based positions
     if (!(p > 0)) return;
     total += p;

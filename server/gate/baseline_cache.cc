@@ -10,6 +10,10 @@
 
 namespace perfgate::server::gate {
 
+SeriesKey KeyOf(const store::SampleSet& set) {
+  return {set.suite, set.benchmark, set.metric, set.unit};
+}
+
 std::string SeriesName(const store::SampleSet& set) {
   return set.suite + "/" + set.benchmark + " " + set.metric;
 }
@@ -46,7 +50,7 @@ std::shared_ptr<const PreparedBaseline> PrepareBaseline(std::vector<store::Sampl
     out->bytes += out->prepared[i]->MemoryBytes() + set.values.capacity() * sizeof(double) +
                   set.suite.size() + set.benchmark.size() + set.metric.size() + set.unit.size() +
                   2 * sizeof(store::SampleSet);
-    out->index.emplace(std::make_tuple(set.suite, set.benchmark, set.metric, set.unit), i);
+    out->index.emplace(KeyOf(set), i);
   }
   return out;
 }

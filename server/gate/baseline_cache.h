@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -23,13 +24,16 @@
 
 namespace perfgate::server::gate {
 
+// A series' identity across runs: (suite, benchmark, metric, unit).
+using SeriesKey = std::tuple<std::string, std::string, std::string, std::string>;
+SeriesKey KeyOf(const store::SampleSet& set);
+
 // A baseline's pooled sample sets, prepared.
 struct PreparedBaseline {
   std::vector<store::SampleSet> sets;
   std::vector<std::shared_ptr<const stats::PreparedSample>> prepared;  // one per set
-  // Index of each series (suite, benchmark, metric, unit) in `sets`.
-  std::map<std::tuple<std::string, std::string, std::string, std::string>, size_t> index;
-  size_t bytes = 0;  // memory held, approximately
+  std::map<SeriesKey, size_t> index;                                   // of each series in `sets`
+  size_t bytes = 0;                                                    // memory held, approximately
 };
 
 // The name the stats engine knows a series by ("suite/benchmark metric"): its bootstrap seed

@@ -4,8 +4,6 @@
 
 #include <charconv>
 #include <cmath>
-#include <map>
-#include <tuple>
 
 #include "stats/descriptive.h"
 
@@ -13,9 +11,6 @@ namespace perfgate::server::gate {
 namespace {
 
 using nlohmann::json;
-using Key = std::tuple<std::string, std::string, std::string, std::string>;
-
-Key KeyOf(const store::SampleSet& set) { return {set.suite, set.benchmark, set.metric, set.unit}; }
 
 // Whether a stored verdict answers this request: same algorithm, parameters, contender and
 // baseline runs.
