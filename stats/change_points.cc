@@ -258,27 +258,43 @@ Result<void> Validate(std::span<const double> series, double max_pvalue) {
   return {};
 }
 
-// Otava's split(): the weak change points with statistics over the global segments.
+// Otava's split(): the weak change points with statistics over the global segments. Windows
+// start at `state->resume_start` with `state->split_indices` already found; on return the state
+// describes this series.
 std::vector<ChangePoint> Split(std::span<const double> series, std::size_t window_len,
-                               double threshold) {
+                               double threshold, ChangePointState* state) {
   const std::size_t n = series.size();
   const std::size_t step = window_len / 2;
-  std::vector<ChangePoint> cps;
-  std::size_t start = 0;
+  std::vector<std::size_t> found_indices = state->split_indices;
+  std::size_t start = state->resume_start;
+  bool resume_set = false;
   while (start < n) {
     const std::size_t end = std::min(start + window_len, n);
+    if (!resume_set && start + window_len > n) {
+      // This window and every later one see the series' end: a longer series changes them.
+      state->resume_start = start;
+      state->split_indices = found_indices;
+      resume_set = true;
+    }
     std::vector<ChangePoint> found = Divisive(series.subspan(start, end - start), threshold);
     const std::size_t last = found.empty() ? 0 : found.back().index + start;
-    for (ChangePoint& cp : found) {
-      cp.index += start;
-      const bool known = std::any_of(cps.begin(), cps.end(),
-                                     [&](const ChangePoint& c) { return c.index == cp.index; });
-      if (!known) cps.push_back(cp);
+    for (const ChangePoint& cp : found) {
+      const std::size_t index = cp.index + start;
+      if (std::find(found_indices.begin(), found_indices.end(), index) == found_indices.end()) {
+        found_indices.push_back(index);
+      }
     }
     start = std::max(last, start + step);
   }
-  std::sort(cps.begin(), cps.end(),
-            [](const ChangePoint& a, const ChangePoint& b) { return a.index < b.index; });
+  if (!resume_set) {
+    state->resume_start = start;
+    state->split_indices = found_indices;
+  }
+  state->length = n;
+  std::sort(found_indices.begin(), found_indices.end());
+  std::vector<ChangePoint> cps;
+  cps.reserve(found_indices.size());
+  for (std::size_t index : found_indices) cps.push_back(ChangePoint{.index = index});
   const std::vector<Interval> intervals = Intervals(cps, n);
   std::vector<ChangePoint> out;
   out.reserve(cps.size());
@@ -320,20 +336,34 @@ double FirstPassPValue(double max_pvalue) {
   return max_pvalue;
 }
 
-Result<ChangePointAnalysis> DetectChangePoints(std::span<const double> series,
-                                               const ChangePointOptions& options) {
+Result<IncrementalAnalysis> DetectChangePointsIncremental(std::span<const double> series,
+                                                          const ChangePointOptions& options,
+                                                          const ChangePointState* previous) {
   if (options.window_len < 2) return InvalidArgument("must be at least 2", "window_len");
   if (!(options.min_magnitude >= 0)) {
     return InvalidArgument("must be a number >= 0", "min_magnitude");
   }
   auto valid = Validate(series, options.max_pvalue);
   if (!valid) return tl::unexpected(valid.error());
-  ChangePointAnalysis analysis;
-  analysis.weak_change_points =
-      Split(series, options.window_len, FirstPassPValue(options.max_pvalue));
-  analysis.change_points =
-      Merge(analysis.weak_change_points, series, options.max_pvalue, options.min_magnitude);
-  return analysis;
+  const double threshold = FirstPassPValue(options.max_pvalue);
+  IncrementalAnalysis out;
+  out.resumed = previous != nullptr && previous->window_len == options.window_len &&
+                previous->first_pass_pvalue == threshold && previous->length <= series.size() &&
+                previous->resume_start <= previous->length;
+  if (out.resumed) out.state = *previous;
+  out.state.window_len = options.window_len;
+  out.state.first_pass_pvalue = threshold;
+  out.analysis.weak_change_points = Split(series, options.window_len, threshold, &out.state);
+  out.analysis.change_points =
+      Merge(out.analysis.weak_change_points, series, options.max_pvalue, options.min_magnitude);
+  return out;
+}
+
+Result<ChangePointAnalysis> DetectChangePoints(std::span<const double> series,
+                                               const ChangePointOptions& options) {
+  auto incremental = DetectChangePointsIncremental(series, options, nullptr);
+  if (!incremental) return tl::unexpected(incremental.error());
+  return std::move(incremental->analysis);
 }
 
 Result<std::vector<ChangePoint>> DivisiveChangePoints(std::span<const double> series,

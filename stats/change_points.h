@@ -54,6 +54,34 @@ double FirstPassPValue(double max_pvalue);
 Result<ChangePointAnalysis> DetectChangePoints(std::span<const double> series,
                                                const ChangePointOptions& options);
 
+// What the split step needs to continue on a longer series with the same prefix: the windows
+// that ended before the series did are replayed from `split_indices`, and splitting resumes at
+// `resume_start`, the first window that reached the end of the series. The merge step always
+// runs on the whole series (it is O(n), the split step is O(n * window_len^2)).
+struct ChangePointState {
+  std::size_t length = 0;        // points covered
+  std::size_t window_len = 0;    // the options it was made with; others force a full analysis
+  double first_pass_pvalue = 0;  // FirstPassPValue(max_pvalue)
+  std::size_t resume_start = 0;
+  std::vector<std::size_t> split_indices;  // weak change points of the finished windows
+};
+
+struct IncrementalAnalysis {
+  ChangePointAnalysis analysis;
+  ChangePointState state;  // for the next call, on this series extended
+  bool resumed = false;    // false when `previous` could not be used and all was recomputed
+};
+
+// DetectChangePoints on `series` given the state left by a call on a prefix of it: the result
+// is identical to DetectChangePoints(series, options) (tested), at the cost of the windows that
+// reach past the previous end. The caller guarantees that series[0, previous->length) is the
+// series the state was made on (the server keeps points append-only between re-baselines). A
+// null `previous`, one made with other options, or one longer than `series` is ignored.
+// Errors as DetectChangePoints.
+Result<IncrementalAnalysis> DetectChangePointsIncremental(std::span<const double> series,
+                                                          const ChangePointOptions& options,
+                                                          const ChangePointState* previous);
+
 // Plain divisive e-divisive with the t-test on the whole series (no windows, no merge), as
 // Otava's ChangePointDetector(TTestSignificanceTester(max_pvalue)). Statistics are those seen
 // when each point was accepted. O(n^2) time and memory. Empty or single point: none.

@@ -11,6 +11,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -247,6 +248,82 @@ TEST(ChangePoints, FindsACleanTwentyPercentStep) {
   EXPECT_LE(cp.index, 101u);
   EXPECT_NEAR(cp.forward_change, 0.2, 0.01);
   EXPECT_LT(cp.p_value, 1e-12);
+}
+
+// Bit-identical change points, weak and final, whether a series is analysed whole or grown a
+// point (or a few) at a time from the state of the previous call: steps, a spike, noise of
+// several scales, windows of several lengths (odd ones too).
+void ExpectSameAnalysis(const ChangePointAnalysis& a, const ChangePointAnalysis& b,
+                        const std::string& where) {
+  ASSERT_EQ(a.change_points.size(), b.change_points.size()) << where;
+  ASSERT_EQ(a.weak_change_points.size(), b.weak_change_points.size()) << where;
+  for (std::size_t i = 0; i < a.change_points.size(); ++i) {
+    EXPECT_EQ(a.change_points[i].index, b.change_points[i].index) << where;
+    EXPECT_EQ(a.change_points[i].p_value, b.change_points[i].p_value) << where;
+    EXPECT_EQ(a.change_points[i].magnitude, b.change_points[i].magnitude) << where;
+  }
+  for (std::size_t i = 0; i < a.weak_change_points.size(); ++i) {
+    EXPECT_EQ(a.weak_change_points[i].index, b.weak_change_points[i].index) << where;
+  }
+}
+
+TEST(ChangePointsIncremental, AppendingGivesTheFullAnalysis) {
+  std::mt19937_64 rng(20261123);
+  for (const std::size_t window : {std::size_t{7}, std::size_t{20}, std::size_t{50}}) {
+    for (const double cv : {0.002, 0.02, 0.08}) {
+      std::normal_distribution<double> noise(0.0, cv);
+      std::vector<double> all;
+      for (int i = 0; i < 400; ++i) {
+        const double level = i < 90 ? 1.0 : i < 230 ? 1.1 : i < 300 ? 0.95 : 1.0;
+        all.push_back(i == 150 ? 3.0 : level * (1.0 + noise(rng)));
+      }
+      ChangePointOptions options;
+      options.window_len = window;
+      options.min_magnitude = 0.01;
+      ChangePointState state;
+      std::size_t resumed = 0;
+      std::uniform_int_distribution<std::size_t> grow(1, 4);
+      for (std::size_t n = 1; n <= all.size(); n += grow(rng)) {
+        const std::span<const double> prefix(all.data(), n);
+        auto incremental = DetectChangePointsIncremental(prefix, options, &state);
+        ASSERT_TRUE(incremental.has_value());
+        resumed += incremental->resumed ? 1 : 0;
+        auto full = DetectChangePoints(prefix, options);
+        ASSERT_TRUE(full.has_value());
+        ExpectSameAnalysis(incremental->analysis, *full,
+                           "window " + std::to_string(window) + " cv " + std::to_string(cv) +
+                               " n " + std::to_string(n));
+        EXPECT_EQ(incremental->state.length, n);
+        EXPECT_LE(incremental->state.resume_start, n);
+        state = incremental->state;
+      }
+      EXPECT_GT(resumed, 100u);
+    }
+  }
+}
+
+TEST(ChangePointsIncremental, AStateOfOtherOptionsOrALongerSeriesIsNotUsed) {
+  std::vector<double> series;
+  for (int i = 0; i < 120; ++i) series.push_back(i < 60 ? 1.0 + 0.001 * (i % 3) : 1.3);
+  ChangePointOptions options;
+  auto first = DetectChangePointsIncremental(series, options, nullptr);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_FALSE(first->resumed);
+  EXPECT_EQ(first->analysis.change_points.size(), 1u);
+  ChangePointOptions other = options;
+  other.window_len = 30;
+  auto with_other = DetectChangePointsIncremental(series, other, &first->state);
+  ASSERT_TRUE(with_other.has_value());
+  EXPECT_FALSE(with_other->resumed);
+  const std::span<const double> shorter(series.data(), 80);
+  auto with_longer = DetectChangePointsIncremental(shorter, options, &first->state);
+  ASSERT_TRUE(with_longer.has_value());
+  EXPECT_FALSE(with_longer->resumed);
+  ExpectSameAnalysis(with_longer->analysis, *DetectChangePoints(shorter, options), "shorter");
+  auto same = DetectChangePointsIncremental(series, options, &first->state);
+  ASSERT_TRUE(same.has_value());
+  EXPECT_TRUE(same->resumed);
+  ExpectSameAnalysis(same->analysis, first->analysis, "same");
 }
 
 TEST(ChangePoints, RejectsInvalidArguments) {
