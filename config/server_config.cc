@@ -222,7 +222,11 @@ constexpr std::array<KeySetter, 16> kKeys = {{
     {"admin_token", SetAdminToken},
 }};
 
-constexpr std::array<std::string_view, 2> kSections = {"limits", "log"};
+constexpr std::array<std::string_view, 3> kSections = {"limits", "log", "history"};
+
+bool IsHistoryKey(std::string_view key) {
+  return std::find(kHistoryKeys.begin(), kHistoryKeys.end(), key) != kHistoryKeys.end();
+}
 
 const KeySetter* FindKey(std::string_view key) {
   for (const auto& entry : kKeys) {
@@ -231,7 +235,7 @@ const KeySetter* FindKey(std::string_view key) {
   return nullptr;
 }
 
-constexpr std::array<EnvironmentVariable, 7> kEnvironment = {{
+constexpr std::array<EnvironmentVariable, 8> kEnvironment = {{
     {"PERFGATE_LISTEN", "listen"},
     {"PERFGATE_THREADS", "threads"},
     {"PERFGATE_DATABASE_URL", "database_url"},
@@ -239,6 +243,7 @@ constexpr std::array<EnvironmentVariable, 7> kEnvironment = {{
     {"PERFGATE_LOG_LEVEL", "log.level"},
     {"PERFGATE_LOG_FORMAT", "log.format"},
     {"PERFGATE_ADMIN_TOKEN", "admin_token"},
+    {"PERFGATE_HISTORY_WEBHOOK_URL", "history.webhook_url"},
 }};
 
 // Walks the YAML document; everything it reports carries "SOURCE:LINE: KEY: ".
@@ -268,14 +273,24 @@ class YamlReader {
         continue;
       }
       const KeySetter* setter = FindKey(key);
-      if (setter == nullptr) return Fail(key_line, key, UnknownKeyMessage(prefix));
+      const bool history = IsHistoryKey(key);
+      if (setter == nullptr && !history) return Fail(key_line, key, UnknownKeyMessage(prefix));
       if (value.IsNull()) {
         return Fail(value_line, key, "has no value (remove the key to keep the default)");
       }
-      if (!value.IsScalar()) return Fail(value_line, key, "expected a single value");
-      if (auto set = setter->set(config_, value.Scalar()); !set) {
-        return Fail(value_line, key, set.error().message);
+      std::string text;
+      if (key == "history.branches" && value.IsSequence()) {
+        for (const auto& item : value) {
+          if (!item.IsScalar()) return Fail(value_line, key, "expected a list of branch names");
+          text += (text.empty() ? "" : ",") + item.Scalar();
+        }
+      } else if (!value.IsScalar()) {
+        return Fail(value_line, key, "expected a single value");
+      } else {
+        text = value.Scalar();
       }
+      auto set = history ? SetHistoryKey(config_.history, key, text) : setter->set(config_, text);
+      if (!set) return Fail(value_line, key, set.error().message);
     }
     return {};
   }
@@ -444,17 +459,20 @@ Result<ServerConfig> LoadServerConfig(const std::filesystem::path& path) {
 std::vector<std::string_view> ConfigKeys() {
   std::vector<std::string_view> keys;
   for (const auto& entry : kKeys) keys.push_back(entry.key);
+  for (std::string_view key : kHistoryKeys) keys.push_back(key);
   return keys;
 }
 
 Result<void> ApplyOverride(ServerConfig& config, std::string_view key, std::string_view value,
                            std::string_view origin) {
   const KeySetter* setter = FindKey(key);
-  if (setter == nullptr) {
+  const bool history = IsHistoryKey(key);
+  if (setter == nullptr && !history) {
     return InvalidArgument(std::string(origin) + ": unknown configuration key " + Quoted(key),
                            std::string(key));
   }
-  if (auto set = setter->set(config, value); !set) {
+  auto set = history ? SetHistoryKey(config.history, key, value) : setter->set(config, value);
+  if (!set) {
     return InvalidArgument(std::string(origin) + ": " + set.error().message, std::string(key));
   }
   return {};
@@ -504,6 +522,8 @@ std::string DescribeForLog(const ServerConfig& config) {
       << " statement_timeout_ms=" << config.limits.statement_timeout_ms
       << " json_depth=" << config.limits.json_depth
       << " baseline_cache_bytes=" << config.limits.baseline_cache_bytes
+      << " history=" << (config.history.enabled ? "on" : "off")
+      << " webhook=" << (config.history.webhook_url.empty() ? "none" : "set")
       << " log=" << LogLevelName(config.log.level) << "/" << LogFormatName(config.log.format)
       << " admin_token=" << (config.admin_token.empty() ? "unset" : "set");
   return out.str();

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/history_config.h"
 #include "core/result.h"
 
 namespace perfgate::config {
@@ -67,6 +68,7 @@ struct ServerConfig {
   ServerLimits limits;
   int pool_size = 8;  // PostgreSQL connections
   LogConfig log;
+  HistoryConfig history;
   // Becomes the admin token at first start when set; must look like a generated token
   // ("pgt_" + 43 base64url characters) so that bearer parsing and log redaction recognise it.
   std::string admin_token;

@@ -1,5 +1,6 @@
-// perfgate: the command-line runner. Verbs: compare, run, push, gate, analyze (runner/cli/). Exit
-// codes: 0 pass, 1 regression, 2 usage or input error, 3 infrastructure failure.
+// perfgate: the command-line runner. Verbs: compare, run, push, gate, analyze, alerts
+// (runner/cli/). Exit codes: 0 pass, 1 regression, 2 usage or input error, 3 infrastructure
+// failure.
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <set>
@@ -20,12 +21,13 @@ int main(int argc, char** argv) {
   cli::AddRunCommands(app, &exit_code);
   cli::AddGateCommand(app, &exit_code);
   cli::AddAnalyzeCommand(app, &exit_code);
+  cli::AddAlertsCommand(app, &exit_code);
 
-  const std::set<std::string> verbs = {"compare", "run", "push", "gate", "analyze"};
+  const std::set<std::string> verbs = {"compare", "run", "push", "gate", "analyze", "alerts"};
   const std::string verb = argc > 1 ? argv[1] : "";
   if (!verb.empty() && verb[0] != '-' && verbs.count(verb) == 0) {
     std::cerr << "perfgate: error: unknown verb '" << verb
-              << "' (available: compare, run, push, gate, analyze; run perfgate --help)\n";
+              << "' (available: compare, run, push, gate, analyze, alerts; run perfgate --help)\n";
     return cli::kExitUsage;
   }
   try {

@@ -7,6 +7,7 @@
 #include "server/api/api.h"
 #include "server/auth/tokens.h"
 #include "server/gate/verdict.h"
+#include "server/history/service.h"
 #include "server/http/metrics.h"
 #include "server/http/router.h"
 #include "server/http/server.h"
@@ -36,6 +37,17 @@ std::unique_ptr<store::EmbeddedPostgres> MakeEmbedded(const config::ServerConfig
   return std::make_unique<store::EmbeddedPostgres>(options);
 }
 
+history::HistoryServiceOptions HistoryOptions(const config::HistoryConfig& config) {
+  history::HistoryServiceOptions options;
+  options.tracked_branches = config.branches;
+  options.params.detector.threshold = config.threshold;
+  options.params.detector.window = config.window;
+  options.params.detector.max_pvalue = config.max_pvalue;
+  options.webhook_url = config.webhook_url;
+  options.public_url = config.public_url;
+  return options;
+}
+
 }  // namespace
 
 struct App::Impl {
@@ -45,6 +57,7 @@ struct App::Impl {
   std::unique_ptr<store::ConnectionPool> pool;
   std::unique_ptr<store::PgStore> stores;
   std::unique_ptr<gate::VerdictService> verdicts;
+  std::unique_ptr<history::HistoryService> history;
   http::Metrics metrics;
   api::ApiDeps deps;
   std::unique_ptr<http::Server> http;
@@ -93,6 +106,7 @@ void App::Impl::Stop() {
   stopped = true;
   if (http) http->Stop();  // stop accepting, finish in-flight requests
   if (verdicts) verdicts->StopWarming();
+  if (history) history->Stop();
   if (pool) pool->Close();
   if (embedded) {
     if (auto s = embedded->Stop(); !s) spdlog::warn("stopping PostgreSQL: {}", s.error().message);
@@ -170,6 +184,22 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
                            {{{"stat", "bytes"}}, static_cast<double>(stats.bytes)}};
                      });
   s.deps.verdicts = s.verdicts.get();
+  s.deps.history = s.stores.get();
+  s.deps.history_params = HistoryOptions(config.history);
+  if (config.history.enabled) {
+    s.history = std::make_unique<history::HistoryService>(*s.stores, s.deps.history_params);
+    s.deps.history_service = s.history.get();
+    history::HistoryService* service = s.history.get();
+    s.metrics.AddGauge("perfgate_history", "History analysis of tracked branches", [service]() {
+      const history::HistoryService::Stats stats = service->stats();
+      return std::vector<http::GaugeSample>{
+          {{{"stat", "runs"}}, static_cast<double>(stats.runs)},
+          {{{"stat", "alerts"}}, static_cast<double>(stats.alerts)},
+          {{{"stat", "errors"}}, static_cast<double>(stats.errors)},
+          {{{"stat", "webhook_failures"}}, static_cast<double>(stats.webhook_failures)}};
+    });
+    s.history->Start();
+  }
   s.deps.metrics = &s.metrics;
   s.deps.json_max_depth = config.limits.json_depth;
   s.deps.database_ready = [pool]() { return pool->Ping(); };

@@ -11,6 +11,7 @@ void RegisterRoutes(http::Router& router, const ApiDeps& deps) {
   RegisterSeriesRoutes(router, deps);
   RegisterCompareRoutes(router, deps);
   RegisterVerdictRoutes(router, deps);
+  RegisterAlertRoutes(router, deps);
 }
 
 }  // namespace perfgate::server::api

@@ -5,6 +5,7 @@
 
 #include <functional>
 
+#include "server/history/service.h"
 #include "server/http/metrics.h"
 #include "server/http/router.h"
 #include "server/store/store.h"
@@ -21,7 +22,10 @@ struct ApiDeps {
   store::RunStore* runs = nullptr;
   store::SeriesStore* series = nullptr;
   gate::VerdictService* verdicts = nullptr;  // null: the verdict routes are not registered
-  http::Metrics* metrics = nullptr;          // may be null
+  store::HistoryStore* history = nullptr;    // null: the alert routes are not registered
+  history::HistoryService* history_service = nullptr;  // told about stored runs; may be null
+  history::HistoryServiceOptions history_params;       // for on-demand analysis
+  http::Metrics* metrics = nullptr;                    // may be null
   // For /readyz: OK when the database answers; kUnavailable otherwise.
   std::function<Result<bool>()> database_ready;
   int json_max_depth = 64;

@@ -62,6 +62,9 @@ void RegisterRunRoutes(http::Router& router, const ApiDeps& deps) {
                              if (outcome->created && deps.verdicts != nullptr) {
                                deps.verdicts->WarmBaselineAfterIngest(project, run->id);
                              }
+                             if (outcome->created && deps.history_service != nullptr) {
+                               deps.history_service->Notify();
+                             }
                              return JsonResponse(
                                  outcome->created ? 201 : 200,
                                  {{"created", outcome->created}, {"run", RunJson(outcome->run)}});

@@ -97,16 +97,18 @@ std::string_view ScopeName(Scope scope) {
       return "read";
     case Scope::kAdmin:
       return "admin";
+    case Scope::kTriage:
+      return "triage";
   }
   return "read";
 }
 
 Result<Scope> ParseScope(std::string_view text) {
-  for (Scope scope : {Scope::kIngest, Scope::kRead, Scope::kAdmin}) {
+  for (Scope scope : {Scope::kIngest, Scope::kRead, Scope::kAdmin, Scope::kTriage}) {
     if (ScopeName(scope) == text) return scope;
   }
   return InvalidArgument(
-      "unknown scope \"" + std::string(text) + "\" (expected ingest, read or admin)", "scopes");
+      "unknown scope \"" + std::string(text) + "\" (expected ingest, read, triage or admin)", "scopes");
 }
 
 ScopeSet::ScopeSet(std::initializer_list<Scope> scopes) {
@@ -152,7 +154,7 @@ bool ScopeSet::Allows(Scope required) const {
 
 std::vector<std::string> ScopeSet::Names() const {
   std::vector<std::string> names;
-  for (Scope scope : {Scope::kIngest, Scope::kRead, Scope::kAdmin}) {
+  for (Scope scope : {Scope::kIngest, Scope::kRead, Scope::kAdmin, Scope::kTriage}) {
     if (Contains(scope)) names.emplace_back(ScopeName(scope));
   }
   return names;

@@ -33,9 +33,10 @@ Result<std::string> HashToken(std::string_view token);
 // simply unequal.
 bool ConstantTimeEquals(std::string_view a, std::string_view b);
 
-enum class Scope : std::uint8_t { kIngest, kRead, kAdmin };
+// kTriage: change the state and note of alerts (issue 5); a CI token has only kIngest.
+enum class Scope : std::uint8_t { kIngest, kRead, kAdmin, kTriage };
 
-// "ingest", "read", "admin".
+// "ingest", "read", "admin", "triage".
 std::string_view ScopeName(Scope scope);
 // kInvalidArgument (field "scopes") for anything else.
 Result<Scope> ParseScope(std::string_view text);
@@ -58,7 +59,7 @@ class ScopeSet {
   bool Allows(Scope required) const;
   bool empty() const { return bits_ == 0; }
 
-  // Names in the fixed order ingest, read, admin.
+  // Names in the fixed order ingest, read, admin, triage.
   std::vector<std::string> Names() const;
   // Names joined by ",": the inverse of Parse().
   std::string ToString() const;

@@ -34,4 +34,8 @@ RunSummary ReadSummary(const pqxx::row& row) {
   return s;
 }
 
+Direction ReadDirection(const pqxx::field& f) {
+  return ParseDirection(f.as<std::string>()).value_or(Direction::kLowerIsBetter);
+}
+
 }  // namespace perfgate::store::pgutil

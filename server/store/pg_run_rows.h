@@ -17,5 +17,9 @@ const char* SummaryJoins();
 RunSummary ReadSummary(const pqxx::row& row);
 // The field as text; "" when NULL.
 std::string Text(const pqxx::field& f);
+// A text parameter that is NULL when empty.
+inline const char* OrNull(const std::string& s) { return s.empty() ? nullptr : s.c_str(); }
+// A metrics.direction column.
+Direction ReadDirection(const pqxx::field& f);
 
 }  // namespace perfgate::store::pgutil

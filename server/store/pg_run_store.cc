@@ -27,7 +27,7 @@ using pgutil::Text;
 // is apart from the migrator's single bigint key.
 constexpr int kRunLockClass = 0x7067726e;
 
-const char* OrNull(const std::string& s) { return s.empty() ? nullptr : s.c_str(); }
+using pgutil::OrNull;
 
 // The run as stored, when it exists: compared with the new canonical upload by its SHA-256
 // (rows stored before migration 0003 have no digest: their full upload is compared). Equal:

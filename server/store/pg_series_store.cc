@@ -1,19 +1,16 @@
 // PgStore: benchmarks, metrics and series. GetSeries resolves names to ids with small lookups,
 // then reads a series with one query that walks the sample_sets_series index and pools the
 // sample sets of each commit's runs.
+#include "server/store/pg_run_rows.h"
 #include "server/store/pg_stores.h"
 #include "server/store/pg_util.h"
 
 namespace perfgate::store {
 namespace {
 
-const char* OrNull(const std::string& s) { return s.empty() ? nullptr : s.c_str(); }
-
-std::string Text(const pqxx::field& f) { return f.is_null() ? std::string() : f.as<std::string>(); }
-
-Direction ReadDirection(const pqxx::field& f) {
-  return ParseDirection(f.as<std::string>()).value_or(Direction::kLowerIsBetter);
-}
+using pgutil::OrNull;
+using pgutil::ReadDirection;
+using pgutil::Text;
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "server/store/history_store.h"
 #include "server/store/pool.h"
 #include "server/store/store.h"
 
@@ -16,7 +17,8 @@ class PgStore final : public ProjectStore,
                       public TokenStore,
                       public RunStore,
                       public SeriesStore,
-                      public VerdictStore {
+                      public VerdictStore,
+                      public HistoryStore {
  public:
   explicit PgStore(ConnectionPool& pool) : pool_(pool) {}
 
@@ -52,6 +54,17 @@ class PgStore final : public ProjectStore,
   Result<StoredVerdict> SaveVerdict(const Project& project, const NewVerdict& verdict) override;
   Result<std::optional<StoredVerdict>> LatestVerdict(const Project& project,
                                                      const std::string& run_id) override;
+
+  // HistoryStore (pg_history_store.cc)
+  Result<std::optional<HistoryRunResult>> AnalyseNextRun(
+      const std::vector<std::string>& tracked_branches, const HistoryAnalyse& analyse) override;
+  Result<int64_t> PendingHistoryRuns() override;
+  Result<AlertPage> ListAlerts(const Project& project, const AlertFilter& filter) override;
+  Result<AlertDetail> GetAlert(const Project& project, int64_t id, int excerpt_points) override;
+  Result<AlertRecord> UpdateAlert(const Project& project, int64_t id,
+                                  const AlertUpdate& update) override;
+  Result<HistorySeriesPoints> GetHistorySeries(const Project& project,
+                                               const HistorySeriesQuery& query) override;
 
  private:
   ConnectionPool& pool_;

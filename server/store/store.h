@@ -27,7 +27,7 @@ struct TokenRecord {
   std::string project;                // project name, "" when unbound
   std::string name;
   std::string prefix;               // first characters of the token, for recognition
-  std::vector<std::string> scopes;  // "ingest", "read", "admin"
+  std::vector<std::string> scopes;  // "ingest", "read", "admin", "triage"
   std::string created_at;
   bool revoked = false;
 };

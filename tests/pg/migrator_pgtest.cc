@@ -56,7 +56,8 @@ TEST_F(MigratorTest, AppliesOnEmptyDatabaseThenNothing) {
   EXPECT_EQ(first->version, files->back().version);
   for (const char* table :
        {"projects", "tokens", "testbeds", "branches", "commits", "runs", "benchmarks", "metrics",
-        "samples", "verdicts", "change_points", "alerts", "bisect_jobs", "series_monitor_state"}) {
+        "samples", "verdicts", "change_points", "alerts", "alert_events", "bisect_jobs",
+        "history_series", "history_points"}) {
     EXPECT_EQ(QueryInt(dsn_, std::string("SELECT count(*) FROM ") + table), 0) << table;
   }
   EXPECT_EQ(QueryInt(dsn_, "SELECT count(*) FROM schema_migrations"),

@@ -158,6 +158,16 @@ TEST(ServerConfig, BadFilesNameFileLineAndKey) {
       {"log:\n  level: loud\n", "server.yaml:2: log.level: ", "expected one of"},
       {"admin_token: secret\n", "server.yaml:1: admin_token: ", "must be a perfgate token"},
       {"threads: 2\nthreads: 3\n", "server.yaml:2: threads: ", "duplicate key"},
+      {"history:\n  threshold: big\n", "server.yaml:2: history.threshold: ", "expected a number"},
+      {"history:\n  threshold: 0\n", "server.yaml:2: history.threshold: ", "must be above 0"},
+      {"history:\n  window: 3\n", "server.yaml:2: history.window: ", "[4, 10000]"},
+      {"history:\n  max_pvalue: 1\n", "server.yaml:2: history.max_pvalue: ", "(0, 1)"},
+      {"history:\n  enabled: yes\n", "server.yaml:2: history.enabled: ", "true or false"},
+      {"history:\n  branches: [main, \"a b\"]\n",
+       "server.yaml:2: history.branches: ", "branch names"},
+      {"history:\n  branches: [[main]]\n", "server.yaml:2: history.branches: ", "a list"},
+      {"history:\n  webhook_url: ftp://x\n", "server.yaml:2: history.webhook_url: ", "http"},
+      {"history:\n  windows: 5\n", "server.yaml:2: history.windows: ", "unknown key"},
       {"- a\n- b\n", "server.yaml:1: ", "must be a mapping"},
       {"threads: [1,\n", "server.yaml:", "invalid YAML"},
   };
@@ -170,6 +180,31 @@ TEST(ServerConfig, BadFilesNameFileLineAndKey) {
     EXPECT_NE(config.error().message.find(c.message_part), std::string::npos)
         << config.error().message;
   }
+}
+
+TEST(ServerConfig, HistorySection) {
+  const ServerConfig defaults = DefaultServerConfig();
+  EXPECT_TRUE(defaults.history.enabled);
+  EXPECT_EQ(defaults.history.branches, (std::vector<std::string>{"main", "master"}));
+  EXPECT_EQ(defaults.history.threshold, 0.05);
+  auto config = ParseServerConfig(
+      "history:\n  enabled: false\n  branches: [main, release/1.x]\n  threshold: 3%\n"
+      "  window: 30\n  max_pvalue: 0.01\n  webhook_url: https://hooks.example/T/1\n"
+      "  public_url: http://perfgate.example\n",
+      "server.yaml");
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  EXPECT_FALSE(config->history.enabled);
+  EXPECT_EQ(config->history.branches, (std::vector<std::string>{"main", "release/1.x"}));
+  EXPECT_DOUBLE_EQ(config->history.threshold, 0.03);
+  EXPECT_EQ(config->history.window, 30u);
+  EXPECT_EQ(config->history.max_pvalue, 0.01);
+  EXPECT_EQ(config->history.webhook_url, "https://hooks.example/T/1");
+  EXPECT_EQ(config->history.public_url, "http://perfgate.example");
+  ServerConfig overridden = DefaultServerConfig();
+  ASSERT_TRUE(ApplyOverride(overridden, "history.branches", "trunk, nightly", "--flag"));
+  EXPECT_EQ(overridden.history.branches, (std::vector<std::string>{"trunk", "nightly"}));
+  EXPECT_TRUE(ApplyOverride(overridden, "history.threshold", "0.07", "--flag"));
+  EXPECT_DOUBLE_EQ(overridden.history.threshold, 0.07);
 }
 
 TEST(ServerConfig, ErrorsCarryTheKeyAsField) {
@@ -271,7 +306,7 @@ TEST(ApplyEnvironment, EveryVariableMapsToAKnownKey) {
   for (const EnvironmentVariable& variable : EnvironmentVariables()) {
     EXPECT_NE(std::find(keys.begin(), keys.end(), variable.key), keys.end()) << variable.name;
   }
-  EXPECT_EQ(EnvironmentVariables().size(), 7u);
+  EXPECT_EQ(EnvironmentVariables().size(), 8u);
 }
 
 TEST(ApplyOverrides, FlagsWinOverEnvironmentWhichWinsOverTheFile) {

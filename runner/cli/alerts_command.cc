@@ -1,0 +1,319 @@
+// `perfgate alerts list|show|ack|resolve|false-positive|reopen`: the change points the server
+// found in a project's history (GET/PATCH /api/v1/projects/{p}/alerts), listed by commit
+// range, shown one at a time with the points around the step and the bisect command, and
+// triaged. Connection settings as the other server verbs: perfgate.yaml's server.url and
+// server.project, PERFGATE_TOKEN. Not a gate: 0 on success whatever the alerts say, 2 for
+// usage errors and 4xx answers (the server's message printed), 3 when the server is
+// unreachable or failing.
+#include <cstdint>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runner/cli/alerts_render.h"
+#include "runner/cli/commands.h"
+#include "runner/cli/session.h"
+#include "runner/client/http_client.h"
+#include "runner/client/retry.h"
+#include "runner/client/uploader.h"
+
+namespace perfgate::cli {
+namespace {
+
+using nlohmann::json;
+
+// --all stops after this many pages even if the server keeps sending cursors.
+constexpr int kMaxPages = 1000;
+
+struct Connection {
+  std::string config;
+  std::string format = "text";
+};
+
+struct ListArgs {
+  Connection connection;
+  std::string state = "open";
+  std::string kind;
+  std::string branch;
+  std::string testbed;
+  std::string suite;
+  std::string benchmark;
+  std::string metric;
+  int limit = 50;
+  std::string cursor;
+  bool all = false;
+};
+
+struct AlertArgs {
+  Connection connection;
+  std::string id;
+  std::string note;
+  bool note_given = false;
+};
+
+// Alert ids are positive integers; checked before anything is loaded or sent.
+Result<void> CheckId(const std::string& id) {
+  const bool digits = !id.empty() && id.size() <= 18 &&
+                      id.find_first_not_of("0123456789") == std::string::npos &&
+                      id.find_first_not_of('0') != std::string::npos;
+  if (!digits) {
+    return InvalidArgument("'" + id +
+                               "' is not an alert id (alert ids are positive integers: the ID "
+                               "column of `perfgate alerts list`)",
+                           "ID");
+  }
+  return {};
+}
+
+// The server's error body {"error": {"code", "message", "field"}} as an Error: 5xx and an
+// answer that is not JSON are kUnavailable (exit 3), 4xx map to their code (exit 2).
+Error HttpError(const client::HttpResponse& response, const std::string& hint_403) {
+  json body = json::parse(response.body, nullptr, false);
+  std::string message = "the server answered HTTP " + std::to_string(response.status);
+  if (body.is_object() && body.contains("error") && body["error"].is_object()) {
+    const json& e = body["error"];
+    if (e.contains("message") && e["message"].is_string()) {
+      message += ": " + e["message"].get<std::string>();
+    }
+    if (e.contains("field") && e["field"].is_string() && !e["field"].get<std::string>().empty()) {
+      message += " (" + e["field"].get<std::string>() + ")";
+    }
+  }
+  ErrorCode code = ErrorCode::kInvalidArgument;
+  if (response.status >= 500) code = ErrorCode::kUnavailable;
+  if (response.status == 401) code = ErrorCode::kUnauthenticated;
+  if (response.status == 403) {
+    code = ErrorCode::kPermissionDenied;
+    if (!hint_403.empty()) message += " (" + hint_403 + ")";
+  }
+  if (response.status == 404) code = ErrorCode::kNotFound;
+  return Error{code, message, ""};
+}
+
+class AlertsClient {
+ public:
+  static Result<AlertsClient> Open(const std::string& config_path) {
+    auto config = LoadConfig(config_path);
+    if (!config) return tl::unexpected(config.error());
+    if (auto ok = RequireServer(*config); !ok) return tl::unexpected(ok.error());
+    client::HttpClientOptions options;
+    options.bearer_token = config->server.token;
+    auto http = client::HttpClient::Create(options);
+    if (!http) return tl::unexpected(http.error());
+    std::string base = config->server.url;
+    while (!base.empty() && base.back() == '/') base.pop_back();
+    base += "/api/v1/projects/" + client::EscapePathSegment(config->server.project) + "/alerts";
+    return AlertsClient(std::move(*http), std::move(base));
+  }
+
+  // GET or PATCH with retries (setting a state twice is harmless, so PATCH may be retried);
+  // the answer's JSON when the status is 200.
+  Result<json> Call(const std::string& method, const std::string& path_and_query,
+                    const std::string& body, const std::string& hint_403 = "") {
+    client::HttpRequest request;
+    request.method = method;
+    request.url = base_ + path_and_query;
+    request.headers["Accept"] = "application/json";
+    if (!body.empty()) {
+      request.body = body;
+      request.content_type = "application/json";
+    }
+    client::RetryContext context;
+    context.seed = std::random_device{}();
+    context.on_retry = [](const client::RetryNotice& notice) {
+      std::cerr << "perfgate: alerts request failed (" << notice.reason << "); retrying\n";
+    };
+    auto response = client::CallWithRetry(
+        client::RetryPolicy{}, [&] { return http_.Send(request); }, context);
+    if (!response) return tl::unexpected(response.error());
+    if (response->status != 200) return tl::unexpected(HttpError(*response, hint_403));
+    json answer = json::parse(response->body, nullptr, false);
+    if (answer.is_discarded() || !answer.is_object()) {
+      return MakeError(ErrorCode::kUnavailable, "the server's answer to " + method + " " +
+                                                    client::RedactUrl(request.url) +
+                                                    " is not a JSON object");
+    }
+    return answer;
+  }
+
+ private:
+  AlertsClient(client::HttpClient http, std::string base)
+      : http_(std::move(http)), base_(std::move(base)) {}
+  client::HttpClient http_;
+  std::string base_;  // ".../api/v1/projects/<p>/alerts"
+};
+
+std::string Query(const ListArgs& args, const std::string& cursor) {
+  std::vector<std::pair<std::string, std::string>> params = {
+      {"state", args.state},   {"kind", args.kind},
+      {"branch", args.branch}, {"testbed", args.testbed},
+      {"suite", args.suite},   {"benchmark", args.benchmark},
+      {"metric", args.metric}, {"limit", std::to_string(args.limit)},
+      {"cursor", cursor}};
+  std::string out;
+  for (const auto& [name, value] : params) {
+    if (value.empty()) continue;
+    out += (out.empty() ? "?" : "&") + name + "=" + client::EscapePathSegment(value);
+  }
+  return out;
+}
+
+int List(ListArgs args) {
+  if (args.state == "false-positive") args.state = "false_positive";
+  auto alerts = AlertsClient::Open(args.connection.config);
+  if (!alerts) return ReportError(alerts.error());
+  json merged = {{"alerts", json::array()}, {"next_cursor", nullptr}};
+  std::string cursor = args.cursor;
+  std::set<std::string> seen_cursors;
+  for (int page = 0; page < kMaxPages; ++page) {
+    auto answer = alerts->Call("GET", Query(args, cursor), "");
+    if (!answer) return ReportError(answer.error());
+    if (!answer->contains("alerts") || !(*answer)["alerts"].is_array()) {
+      return ReportError(
+          Error{ErrorCode::kUnavailable, "the server's answer has no \"alerts\" array", "alerts"});
+    }
+    for (json& a : (*answer)["alerts"]) merged["alerts"].push_back(std::move(a));
+    const json& next = (*answer)["next_cursor"];
+    cursor = next.is_string() ? next.get<std::string>() : "";
+    if (cursor.empty() || !args.all || !seen_cursors.insert(cursor).second) break;
+  }
+  if (!cursor.empty()) merged["next_cursor"] = cursor;
+  if (args.connection.format == "json") {
+    std::cout << RenderJson(merged);
+  } else if (args.connection.format == "markdown") {
+    std::cout << RenderAlertListMarkdown(merged);
+  } else {
+    std::cout << RenderAlertListText(merged);
+  }
+  return kExitPass;
+}
+
+int Show(const AlertArgs& args) {
+  if (auto ok = CheckId(args.id); !ok) return ReportError(ok.error());
+  auto alerts = AlertsClient::Open(args.connection.config);
+  if (!alerts) return ReportError(alerts.error());
+  auto alert = alerts->Call("GET", "/" + args.id, "");
+  if (!alert) return ReportError(alert.error());
+  if (args.connection.format == "json") {
+    std::cout << RenderJson(*alert);
+  } else if (args.connection.format == "markdown") {
+    std::cout << RenderAlertMarkdown(*alert);
+  } else {
+    std::cout << RenderAlertText(*alert);
+  }
+  return kExitPass;
+}
+
+int Triage(const AlertArgs& args, const std::string& state) {
+  if (auto ok = CheckId(args.id); !ok) return ReportError(ok.error());
+  auto alerts = AlertsClient::Open(args.connection.config);
+  if (!alerts) return ReportError(alerts.error());
+  json body = {{"state", state}};
+  if (args.note_given) body["note"] = args.note;
+  auto alert =
+      alerts->Call("PATCH", "/" + args.id, body.dump(),
+                   "changing an alert's state needs a token with the triage or admin scope");
+  if (!alert) return ReportError(alert.error());
+  if (args.connection.format == "json") {
+    std::cout << RenderJson(*alert);
+  } else {
+    std::cout << RenderTriageText(*alert);
+  }
+  return kExitPass;
+}
+
+void AddConnection(CLI::App* verb, Connection* connection) {
+  verb->add_option("--config", connection->config,
+                   "perfgate.yaml to use (server.url, server.project; the token comes from "
+                   "PERFGATE_TOKEN)");
+  verb->add_option("--format", connection->format, "Output format on stdout")
+      ->check(CLI::IsMember({"text", "markdown", "json"}))
+      ->capture_default_str();
+}
+
+void AddTriageVerb(CLI::App* alerts, int* exit_code, const std::string& name,
+                   const std::string& state, const std::string& description) {
+  auto args = std::make_shared<AlertArgs>();
+  CLI::App* verb = alerts->add_subcommand(name, description);
+  verb->add_option("ID", args->id, "Alert id (the ID column of `perfgate alerts list`)")
+      ->required();
+  CLI::Option* note =
+      verb->add_option("--note", args->note, "Why: kept in the alert's triage history");
+  AddConnection(verb, &args->connection);
+  verb->callback([args, exit_code, state, note]() {
+    args->note_given = note->count() > 0;
+    *exit_code = Triage(*args, state);
+  });
+}
+
+}  // namespace
+
+void AddAlertsCommand(CLI::App& app, int* exit_code) {
+  CLI::App* alerts = app.add_subcommand(
+      "alerts",
+      "List, show and triage the server's alerts: steps in a series' history (regressions, "
+      "improvements, environment changes), grouped by commit range. Exit codes: 0 ok, 2 usage "
+      "error or the server refused (its message is printed), 3 server unreachable");
+  // A catch-all positional instead of require_subcommand: an unknown or missing verb gets a
+  // message that lists the verbs, as `perfgate frobnicate` does.
+  auto unknown = std::make_shared<std::vector<std::string>>();
+  alerts->add_option("VERB", *unknown, "")->group("");
+  alerts->callback([alerts, unknown, exit_code]() {
+    if (!alerts->get_subcommands().empty()) return;
+    const std::string verbs = "list, show, ack, resolve, false-positive, reopen";
+    *exit_code = ReportError(Error{ErrorCode::kInvalidArgument,
+                                   unknown->empty() ? "perfgate alerts needs a verb: " + verbs
+                                                    : "unknown alerts verb '" + unknown->front() +
+                                                          "' (available: " + verbs +
+                                                          "; run perfgate alerts --help)",
+                                   ""});
+  });
+
+  auto list_args = std::make_shared<ListArgs>();
+  CLI::App* list = alerts->add_subcommand(
+      "list", "List alerts, newest first, grouped by commit range (last good..first bad)");
+  list->add_option("--state", list_args->state, "Which alerts")
+      ->check(CLI::IsMember(
+          {"open", "acknowledged", "false_positive", "false-positive", "resolved", "all"}))
+      ->capture_default_str();
+  list->add_option("--kind", list_args->kind, "Only regressions or only improvements")
+      ->check(CLI::IsMember({"regression", "improvement"}));
+  list->add_option("--branch", list_args->branch, "Only this branch");
+  list->add_option("--testbed", list_args->testbed, "Only this testbed");
+  list->add_option("--suite", list_args->suite, "Only this suite");
+  list->add_option("--benchmark", list_args->benchmark, "Only this benchmark");
+  list->add_option("--metric", list_args->metric, "Only this metric");
+  list->add_option("--limit", list_args->limit, "Alerts per page")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  list->add_option("--cursor", list_args->cursor,
+                   "Start at this page (the next_cursor of an earlier answer)");
+  list->add_flag("--all", list_args->all, "Follow next_cursor and list every page");
+  AddConnection(list, &list_args->connection);
+  list->callback([list_args, exit_code]() { *exit_code = List(*list_args); });
+
+  auto show_args = std::make_shared<AlertArgs>();
+  CLI::App* show = alerts->add_subcommand(
+      "show",
+      "Show one alert: its series, change and CI, commit range, environment change, the points "
+      "around the step, triage history and the `perfgate bisect` command that finds the commit");
+  show->add_option("ID", show_args->id, "Alert id (the ID column of `perfgate alerts list`)")
+      ->required();
+  AddConnection(show, &show_args->connection);
+  show->callback([show_args, exit_code]() { *exit_code = Show(*show_args); });
+
+  AddTriageVerb(alerts, exit_code, "ack", "acknowledged",
+                "Acknowledge an alert: someone is looking at it (needs the triage scope)");
+  AddTriageVerb(alerts, exit_code, "resolve", "resolved",
+                "Mark an alert resolved: the step was fixed or accepted (needs the triage scope)");
+  AddTriageVerb(alerts, exit_code, "false-positive", "false_positive",
+                "Mark an alert a false positive: noise, not a change (needs the triage scope)");
+  AddTriageVerb(alerts, exit_code, "reopen", "open",
+                "Open an alert again (needs the triage scope)");
+}
+
+}  // namespace perfgate::cli

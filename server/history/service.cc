@@ -1,0 +1,215 @@
+#include "server/history/service.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/client/http_client.h"
+#include "server/history/alert_json.h"
+
+namespace perfgate::server::history {
+std::string ParametersJson(const HistoryParams& params) {
+  return nlohmann::ordered_json{{"algorithm", "e-divisive+confirm/1"},
+                                {"threshold", params.detector.threshold},
+                                {"window", params.detector.window},
+                                {"max_pvalue", params.detector.max_pvalue},
+                                {"level_points", params.detector.level_points},
+                                {"min_segment", params.detector.min_segment},
+                                {"ewma_lambda", params.ewma_lambda},
+                                {"monitor_arl0", params.monitor_arl0},
+                                {"monitor_warmup", params.monitor_warmup},
+                                {"ci_resamples", params.ci_resamples},
+                                {"ci_confidence", params.ci_confidence}}
+      .dump();
+}
+
+Result<std::vector<store::HistorySeriesUpdate>> AnalyseRun(const store::HistoryRunWork& work,
+                                                           const HistoryParams& params) {
+  const std::string parameters = ParametersJson(params);
+  std::vector<store::HistorySeriesUpdate> updates;
+  std::vector<store::NewAlertRecord*> alerts;
+  updates.reserve(work.series.size());
+  for (const store::HistorySeriesData& s : work.series) {
+    SeriesInput input;
+    input.direction = s.key.direction;
+    input.baseline_from = s.baseline_from;
+    input.levels = s.levels;
+    input.testbed_ids = s.testbed_ids;
+    input.alerted_positions = s.alerted_positions;
+    auto detector = ParseDetectorState(s.detector_state_json);
+    auto monitors = ParseMonitorState(s.monitor_state_json);
+    if (!detector || !monitors) {
+      spdlog::warn("history: series {} has an unreadable state; analysing it from scratch",
+                   s.key.id);
+    }
+    if (detector) input.detector_state = *detector;
+    if (monitors) {
+      input.monitors = *monitors;
+    } else {
+      input.monitors.next_position = s.baseline_from;
+    }
+    auto output = AnalyseSeries(input, params);
+    if (!output) return tl::unexpected(output.error());
+    store::HistorySeriesUpdate& u = updates.emplace_back();
+    u.series_id = s.key.id;
+    u.detector_state_json = DetectorStateJson(output->detector_state);
+    u.monitor_state_json = MonitorStateJson(output->monitors);
+    for (const StepFound& found : output->steps) {
+      u.steps.push_back({found.position, found.step.magnitude, found.step.p_value,
+                         found.step.level_before, found.step.level_after, found.step.detectors});
+    }
+    for (const NewAlert& a : output->alerts) {
+      store::NewAlertRecord& r = u.alerts.emplace_back();
+      r.position = a.position;
+      r.kind = a.regression ? "regression" : "improvement";
+      r.cause = a.environment ? "environment" : "code";
+      r.magnitude = a.magnitude;
+      if (std::isfinite(a.ci_low) && std::isfinite(a.ci_high)) {
+        r.ci_low = a.ci_low;
+        r.ci_high = a.ci_high;
+      }
+      r.p_value = std::clamp(a.p_value, 0.0, 1.0);
+      r.level_before = a.level_before;
+      r.level_after = a.level_after;
+      r.detectors = a.detectors;
+      r.parameters_json = parameters;
+    }
+  }
+  // Benjamini-Hochberg across the series this run measured (reported, not a filter: each
+  // alert already passed e-divisive's own significance level).
+  std::vector<double> p_values;
+  for (store::HistorySeriesUpdate& u : updates) {
+    for (store::NewAlertRecord& a : u.alerts) {
+      p_values.push_back(a.p_value);
+      alerts.push_back(&a);
+    }
+  }
+  const std::vector<double> q = QValues(p_values, work.series.size());
+  for (std::size_t i = 0; i < alerts.size(); ++i) alerts[i]->q_value = std::clamp(q[i], 0.0, 1.0);
+  return updates;
+}
+
+HistoryService::HistoryService(store::HistoryStore& store, HistoryServiceOptions options)
+    : store_(store), options_(std::move(options)) {}
+
+void HistoryService::Start() {
+  std::lock_guard lock(mutex_);
+  if (thread_.joinable() || stopped_) return;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void HistoryService::Notify() {
+  {
+    std::lock_guard lock(mutex_);
+    notified_ = true;
+  }
+  changed_.notify_one();
+}
+
+void HistoryService::Stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+  }
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+HistoryService::Stats HistoryService::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+Result<bool> HistoryService::Step() {
+  std::lock_guard step_lock(step_mutex_);
+  const HistoryParams& params = options_.params;
+  auto result = store_.AnalyseNextRun(
+      options_.tracked_branches,
+      [&params](const store::HistoryRunWork& work) { return AnalyseRun(work, params); });
+  if (!result) return tl::unexpected(result.error());
+  if (!*result) return false;
+  {
+    std::lock_guard lock(mutex_);
+    ++stats_.runs;
+    stats_.alerts += static_cast<int64_t>((*result)->new_alert_ids.size());
+  }
+  if (!(*result)->new_alert_ids.empty()) {
+    spdlog::info("history: run {} raised {} alert(s) over {} series", (*result)->run_id,
+                 (*result)->new_alert_ids.size(), (*result)->series);
+    Announce(**result);
+  }
+  return true;
+}
+
+Result<int> HistoryService::DrainNow() {
+  int runs = 0;
+  while (true) {
+    auto step = Step();
+    if (!step) return tl::unexpected(step.error());
+    if (!*step) return runs;
+    ++runs;
+  }
+}
+
+void HistoryService::Loop() {
+  std::chrono::milliseconds backoff{500};
+  while (true) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopped_) return;
+    }
+    auto step = Step();
+    if (step && *step) {
+      backoff = std::chrono::milliseconds{500};
+      continue;  // more may be pending
+    }
+    std::chrono::milliseconds wait = options_.poll;
+    if (!step) {
+      spdlog::warn("history: analysis failed ({}); retrying in {} ms", step.error().message,
+                   backoff.count());
+      {
+        std::lock_guard lock(mutex_);
+        ++stats_.errors;
+      }
+      wait = backoff;
+      backoff = std::min(backoff * 2, std::chrono::milliseconds{30'000});
+    }
+    std::unique_lock lock(mutex_);
+    changed_.wait_for(lock, wait, [this] { return stopped_ || notified_; });
+    notified_ = false;
+  }
+}
+
+void HistoryService::Announce(const store::HistoryRunResult& result) {
+  if (options_.webhook_url.empty()) return;
+  std::vector<store::AlertRecord> alerts;
+  for (int64_t id : result.new_alert_ids) {
+    auto detail = store_.GetAlert(result.project, id, 0);
+    if (detail) alerts.push_back(std::move(detail->alert));
+  }
+  if (alerts.empty()) return;
+  const std::string body = WebhookBody(alerts, options_.public_url).dump();
+  client::HttpClientOptions client_options;
+  client_options.connect_timeout = std::chrono::milliseconds{5'000};
+  client_options.total_timeout = std::chrono::milliseconds{15'000};
+  auto http = client::HttpClient::Create(client_options);
+  for (int attempt = 0; http && attempt < 3; ++attempt) {
+    client::HttpRequest request;
+    request.method = "POST";
+    request.url = options_.webhook_url;
+    request.body = body;
+    request.content_type = "application/json";
+    auto response = http->Send(request);
+    if (response && response->status >= 200 && response->status < 300) return;
+    spdlog::warn("history: webhook attempt {} failed: {}", attempt + 1,
+                 response ? "HTTP " + std::to_string(response->status) : response.error().message);
+    std::this_thread::sleep_for(std::chrono::milliseconds{500} * (attempt + 1));
+  }
+  std::lock_guard lock(mutex_);
+  ++stats_.webhook_failures;
+}
+
+}  // namespace perfgate::server::history

@@ -1,0 +1,81 @@
+// HistoryService: the background worker that takes every stored run of a tracked branch into
+// its series' history (store::HistoryStore::AnalyseNextRun), runs the detectors on the series
+// it touched (analysis.h), raises alerts with Benjamini-Hochberg q-values across the run's
+// series, and announces new alerts on the webhook. Runs are claimed from the database, so none
+// is lost when the server stops between storing a run and analysing it.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/result.h"
+#include "server/history/analysis.h"
+#include "server/store/history_store.h"
+
+namespace perfgate::server::history {
+
+struct HistoryServiceOptions {
+  std::vector<std::string> tracked_branches = {"main", "master"};
+  HistoryParams params;
+  std::string webhook_url;                 // "" for none
+  std::string public_url;                  // links in webhook messages
+  std::chrono::milliseconds poll{10'000};  // also looks without being notified this often
+};
+
+// The analysis of one run's series: an update per series (states, steps, new alerts with
+// q-values). Pure apart from the store types; a series whose stored state cannot be read is
+// analysed from scratch.
+Result<std::vector<store::HistorySeriesUpdate>> AnalyseRun(const store::HistoryRunWork& work,
+                                                           const HistoryParams& params);
+
+// The alert parameters recorded with every alert (for replay): threshold, window, ...
+std::string ParametersJson(const HistoryParams& params);
+
+class HistoryService {
+ public:
+  HistoryService(store::HistoryStore& store, HistoryServiceOptions options);
+  ~HistoryService() { Stop(); }
+  HistoryService(const HistoryService&) = delete;
+  HistoryService& operator=(const HistoryService&) = delete;
+
+  // Starts the worker thread (which first drains what is pending).
+  void Start();
+  // A run was stored: look now rather than at the next poll.
+  void Notify();
+  // Finishes the run in progress and stops.
+  void Stop();
+
+  // Analyses every pending run on the calling thread; the number analysed.
+  Result<int> DrainNow();
+
+  struct Stats {
+    int64_t runs = 0;
+    int64_t alerts = 0;
+    int64_t errors = 0;
+    int64_t webhook_failures = 0;
+  };
+  Stats stats() const;
+
+ private:
+  void Loop();
+  // One pending run; false when there was none.
+  Result<bool> Step();
+  void Announce(const store::HistoryRunResult& result);
+
+  store::HistoryStore& store_;
+  HistoryServiceOptions options_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  bool stopped_ = false;
+  bool notified_ = false;
+  std::thread thread_;
+  std::mutex step_mutex_;  // one analysis at a time within this process
+  Stats stats_;
+};
+
+}  // namespace perfgate::server::history

@@ -1,0 +1,198 @@
+// What the history analysis and the alerts API need from persistence: claiming the next run to
+// take into a tracked branch's history (its points appended, the touched series handed to the
+// analysis and its results stored, in one transaction), and alerts with their triage.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/metric.h"
+#include "core/result.h"
+#include "server/store/store.h"
+
+namespace perfgate::store {
+
+struct HistorySeriesKey {
+  int64_t id = 0;
+  std::string branch;
+  std::string testbed;  // name: the series spans the testbed's fingerprints
+  std::string suite;
+  std::string benchmark;
+  std::string metric;
+  std::string unit;
+  Direction direction = Direction::kLowerIsBetter;
+};
+
+// A series as the analysis sees it: points [baseline_from, length).
+struct HistorySeriesData {
+  HistorySeriesKey key;
+  int64_t length = 0;
+  int64_t baseline_from = 0;
+  std::string detector_state_json;  // "" when it must be recomputed
+  std::string monitor_state_json;   // "{}" when fresh
+  std::vector<double> levels;
+  std::vector<int64_t> testbed_ids;
+  std::vector<int64_t> alerted_positions;
+};
+
+struct HistoryStepRecord {
+  int64_t position = 0;
+  double magnitude = 0;
+  double p_value = 1;
+  double level_before = 0;
+  double level_after = 0;
+  std::vector<std::string> detectors;
+};
+
+struct NewAlertRecord {
+  int64_t position = 0;
+  std::string kind;   // regression, improvement
+  std::string cause;  // code, environment
+  double magnitude = 0;
+  std::optional<double> ci_low, ci_high;
+  double p_value = 1;
+  double q_value = 1;
+  double level_before = 0;
+  double level_after = 0;
+  std::vector<std::string> detectors;
+  std::string parameters_json = "{}";
+};
+
+struct HistorySeriesUpdate {
+  int64_t series_id = 0;
+  std::string detector_state_json;
+  std::string monitor_state_json;
+  std::vector<HistoryStepRecord> steps;  // replace the series' change points
+  std::vector<NewAlertRecord> alerts;
+};
+
+struct HistoryRunWork {
+  std::string run_id;
+  Project project;
+  std::vector<HistorySeriesData> series;  // the series the run added a point to
+};
+
+struct HistoryRunResult {
+  std::string run_id;
+  Project project;
+  std::size_t series = 0;
+  std::vector<int64_t> new_alert_ids;
+};
+
+using HistoryAnalyse =
+    std::function<Result<std::vector<HistorySeriesUpdate>>(const HistoryRunWork& work)>;
+
+struct CommitRef {
+  std::string sha;
+  std::string subject;
+  std::string author;
+  std::string time;  // "" when unknown
+  std::string run_id;
+};
+
+struct AlertRecord {
+  int64_t id = 0;
+  std::string project;
+  HistorySeriesKey series;
+  int64_t position = 0;
+  std::string kind;
+  std::string cause;
+  std::string state;
+  CommitRef last_good;
+  CommitRef first_bad;
+  double magnitude = 0;
+  std::optional<double> ci_low, ci_high;
+  double p_value = 1;
+  double q_value = 1;
+  double level_before = 0;
+  double level_after = 0;
+  std::vector<std::string> detectors;
+  std::string environment_change_json;  // "" when none
+  std::string parameters_json = "{}";
+  std::string note;
+  std::string state_changed_by;  // "" when never changed
+  std::string state_changed_at;
+  std::string created_at;
+};
+
+struct ExcerptPoint {
+  int64_t position = 0;
+  CommitRef commit;
+  double level = 0;
+  std::vector<double> values;
+  int64_t testbed_id = 0;
+};
+
+struct AlertEvent {
+  std::string state;
+  std::string note;
+  std::string by;
+  std::string at;
+};
+
+struct AlertDetail {
+  AlertRecord alert;
+  std::vector<ExcerptPoint> excerpt;  // points around the step, oldest first
+  std::vector<AlertEvent> history;    // oldest first
+};
+
+struct AlertFilter {
+  std::string state = "open";  // or "all"
+  std::string kind;            // "" = any
+  std::string branch, testbed, suite, benchmark, metric;
+  int limit = 50;
+  std::string cursor;  // opaque
+};
+
+struct AlertPage {
+  std::vector<AlertRecord> alerts;  // newest first
+  std::string next_cursor;          // "" on the last page
+};
+
+struct AlertUpdate {
+  std::optional<std::string> state;  // open, acknowledged, false_positive, resolved
+  std::optional<std::string> note;
+  std::string actor;  // token name
+};
+
+// One whole series of a tracked branch, for on-demand analysis.
+struct HistorySeriesQuery {
+  std::string branch, testbed, suite, benchmark, metric, unit;
+};
+
+struct HistorySeriesPoints {
+  HistorySeriesKey key;
+  int64_t baseline_from = 0;
+  std::vector<ExcerptPoint> points;  // every point, oldest first
+};
+
+class HistoryStore {
+ public:
+  virtual ~HistoryStore() = default;
+  // Takes the oldest run not yet in history (created_at order; runs of branches not in
+  // `tracked_branches` are only marked done), appends its points (one per commit: a later run
+  // of a commit already in the series pools its values into that point, and the series'
+  // detector state is dropped so that the next analysis recomputes), calls `analyse` on the
+  // series it touched and stores the updates, all in one transaction under a per-project lock.
+  // nullopt when no run is pending. An error from `analyse` rolls everything back.
+  virtual Result<std::optional<HistoryRunResult>> AnalyseNextRun(
+      const std::vector<std::string>& tracked_branches, const HistoryAnalyse& analyse) = 0;
+  virtual Result<int64_t> PendingHistoryRuns() = 0;
+
+  virtual Result<AlertPage> ListAlerts(const Project& project, const AlertFilter& filter) = 0;
+  // kNotFound when absent; `excerpt_points` each side of the step.
+  virtual Result<AlertDetail> GetAlert(const Project& project, int64_t id, int excerpt_points) = 0;
+  // Changes state and/or note and records the event. Moving to acknowledged, false_positive
+  // or resolved re-baselines the series at the alert's first bad point (detector and monitor
+  // state dropped). kNotFound when absent.
+  virtual Result<AlertRecord> UpdateAlert(const Project& project, int64_t id,
+                                          const AlertUpdate& update) = 0;
+  // kNotFound when no such series; kInvalidArgument when the query is ambiguous.
+  virtual Result<HistorySeriesPoints> GetHistorySeries(const Project& project,
+                                                       const HistorySeriesQuery& query) = 0;
+};
+
+}  // namespace perfgate::store

@@ -1,0 +1,95 @@
+#include "stats/history_detector.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "stats/descriptive.h"
+
+namespace perfgate::stats {
+namespace {
+
+struct Candidate {
+  std::size_t index = 0;
+  double p_value = 1;
+  double before = 0, after = 0, magnitude = 0;
+  bool ok = false;
+};
+
+double RelativeChange(double before, double after) {
+  return before != 0 ? (after - before) / std::fabs(before) : 0.0;
+}
+
+// Measures candidate k against its current neighbours (lo and hi are the neighbouring
+// candidates' indices, or the series' ends).
+void Measure(std::span<const double> levels, std::size_t lo, std::size_t hi,
+             const HistoryOptions& options, Candidate& c) {
+  const std::size_t cap = options.level_points;
+  const std::size_t first = std::max(lo, c.index > cap ? c.index - cap : 0);
+  const std::size_t last = std::min(hi, c.index + cap);
+  c.before = Median(levels.subspan(first, c.index - first));
+  c.after = Median(levels.subspan(c.index, last - c.index));
+  c.magnitude = RelativeChange(c.before, c.after);
+  c.ok = c.index - lo >= options.min_segment && hi - c.index >= options.min_segment &&
+         std::fabs(c.magnitude) >= options.threshold;
+}
+
+}  // namespace
+
+ChangePointOptions EDivisiveOptions(const HistoryOptions& options) {
+  return ChangePointOptions{options.window, options.max_pvalue, 0.0};
+}
+
+std::vector<Step> ConfirmSteps(std::span<const double> levels, const ChangePointAnalysis& analysis,
+                               const HistoryOptions& options) {
+  std::vector<Candidate> kept;
+  for (const ChangePoint& cp : analysis.change_points) {
+    if (cp.index == 0 || cp.index >= levels.size()) continue;
+    kept.push_back(Candidate{cp.index, cp.p_value});
+  }
+  auto lo_of = [&](std::size_t k) { return k == 0 ? std::size_t{0} : kept[k - 1].index; };
+  auto hi_of = [&](std::size_t k) {
+    return k + 1 == kept.size() ? levels.size() : kept[k + 1].index;
+  };
+  for (std::size_t k = 0; k < kept.size(); ++k)
+    Measure(levels, lo_of(k), hi_of(k), options, kept[k]);
+  while (true) {
+    std::size_t worst = kept.size();
+    double worst_size = std::numeric_limits<double>::infinity();
+    for (std::size_t k = 0; k < kept.size(); ++k) {
+      if (!kept[k].ok && std::fabs(kept[k].magnitude) < worst_size) {
+        worst = k;
+        worst_size = std::fabs(kept[k].magnitude);
+      }
+    }
+    if (worst == kept.size()) break;
+    kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(worst));
+    // The neighbours now reach across the dropped candidate.
+    if (worst > 0) Measure(levels, lo_of(worst - 1), hi_of(worst - 1), options, kept[worst - 1]);
+    if (worst < kept.size()) Measure(levels, lo_of(worst), hi_of(worst), options, kept[worst]);
+  }
+  std::vector<Step> steps;
+  steps.reserve(kept.size());
+  for (const Candidate& c : kept) {
+    steps.push_back(Step{c.index, c.magnitude, c.p_value, c.before, c.after, {"e-divisive"}});
+  }
+  return steps;
+}
+
+Result<std::vector<Step>> DetectSteps(std::span<const double> levels,
+                                      const HistoryOptions& options) {
+  if (!(options.threshold >= 0) || !std::isfinite(options.threshold)) {
+    return InvalidArgument("must be a number >= 0", "threshold");
+  }
+  if (options.window < 2) return InvalidArgument("must be at least 2", "window");
+  if (!(options.max_pvalue >= 0 && options.max_pvalue <= 1)) {
+    return InvalidArgument("must be in [0, 1]", "max_pvalue");
+  }
+  if (options.level_points < 1) return InvalidArgument("must be at least 1", "level_points");
+  if (options.min_segment < 1) return InvalidArgument("must be at least 1", "min_segment");
+  auto analysis = DetectChangePoints(levels, EDivisiveOptions(options));
+  if (!analysis) return tl::unexpected(analysis.error());
+  return ConfirmSteps(levels, *analysis, options);
+}
+
+}  // namespace perfgate::stats

@@ -1,0 +1,63 @@
+// perfgate's default detector for a branch's history: e-divisive means (stats/change_points.h,
+// Otava's algorithm) proposes candidate change points; a cheap confirmation stage keeps those whose
+// new level is real and large enough: measured with medians of the adjacent segments (so a few
+// outliers or a bimodal point do not move it), at least `threshold` away from the old level, and
+// held for at least `min_segment` points (a single outlier is not a step). docs/statistics.md,
+// "History detection quality", describes the corpus the defaults were tuned on.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "stats/change_points.h"
+
+namespace perfgate::stats {
+
+// Defaults tuned on the labelled corpus (docs/statistics.md, "History detection quality"):
+// chosen on its even-numbered series, checked on the odd-numbered ones.
+struct HistoryOptions {
+  double threshold = 0.05;        // >= 0; smallest relative change of level reported (5%)
+  std::size_t window = 100;       // >= 2; the e-divisive window (Otava's default is 50)
+  double max_pvalue = 0.0001;     // in [0, 1]; e-divisive's significance level (Otava's: 0.001)
+  std::size_t level_points = 40;  // >= 1; a level is the median of at most this many points
+  std::size_t min_segment = 8;    // >= 1; points a level must hold on each side of a step, so a
+                                  // step is reported once its new level has held 8 points
+};
+
+// Options of the e-divisive stage (stats::DetectChangePoints) for these history options: the
+// window and p-value; min_magnitude 0, since the confirmation stage judges the size on medians.
+ChangePointOptions EDivisiveOptions(const HistoryOptions& options);
+
+struct Step {
+  std::size_t index = 0;  // first point of the new level (0-based, >= 1)
+  double magnitude = 0;   // signed relative change of level: level_after / level_before - 1
+  double p_value = 1;     // the e-divisive candidate's t-test p-value
+  double level_before = 0, level_after = 0;  // medians of the adjacent segments (capped)
+  std::vector<std::string> detectors;        // {"e-divisive"}
+
+  friend bool operator==(const Step&, const Step&) = default;
+};
+
+// Second stage, O(k^2 + k * level_points * log(level_points)) for k candidates, no e-divisive:
+// confirms the change points of `analysis` (DetectChangePoints(levels, EDivisiveOptions(options)))
+// into steps. For each candidate, the level before is the median of the up to `level_points`
+// points before it back to the previous candidate, the level after likewise forwards to the next
+// one. A candidate fails when either segment to its neighbouring candidates (or the series' ends)
+// holds fewer than `min_segment` points, or when |level_after / level_before - 1| < threshold
+// (the relative change is (after - before) / |before|; 0 when before is 0). While any fails, the
+// failing candidate of smallest |magnitude| (the first on ties) is dropped and its neighbours are
+// measured again, so the two edges of an outlier both go and a step proposed twice keeps its best
+// edge. The server runs e-divisive incrementally and then calls this.
+std::vector<Step> ConfirmSteps(std::span<const double> levels, const ChangePointAnalysis& analysis,
+                               const HistoryOptions& options);
+
+// Both stages on per-point levels (per-commit medians of repetitions). Errors (kInvalidArgument
+// naming the field): threshold negative or not finite, window < 2, max_pvalue outside [0, 1],
+// level_points or min_segment 0, a non-finite level ("series[i]", as DetectChangePoints).
+Result<std::vector<Step>> DetectSteps(std::span<const double> levels,
+                                      const HistoryOptions& options);
+
+}  // namespace perfgate::stats

@@ -1,0 +1,492 @@
+// `perfgate alerts` without a server: the renderings of hand-written server answers (grouping by
+// commit range, the environment label, CI formatting, optional fields missing or null, the
+// excerpt's first-bad marker, Markdown escaping) and the verb's argument errors through the
+// built executable (exit 2 with a message naming the problem; 3 when the server is unreachable).
+#include "runner/cli/alerts_render.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace perfgate::cli {
+namespace {
+
+using nlohmann::json;
+
+const std::string kGood = "3b18e512dba7c0ffee0000000000000000000001";
+const std::string kBad = "9f2c4d1e0a11c0ffee0000000000000000000002";
+const std::string kGood2 = "aaaaaaaaaaaa0000000000000000000000000003";
+const std::string kBad2 = "bbbbbbbbbbbb0000000000000000000000000004";
+
+json Commit(const std::string& sha, const std::string& subject) {
+  return {{"sha", sha},
+          {"subject", subject},
+          {"author", "Ada Lovelace"},
+          {"time", "2026-11-20T10:00:00Z"},
+          {"run_id", "6f1c0c4e-8d2b-4a9e-9c31-2b7d5e0a41f3"}};
+}
+
+json Alert(int id, const std::string& benchmark, const std::string& good, const std::string& bad) {
+  return {{"id", id},
+          {"project", "demo"},
+          {"series",
+           {{"branch", "main"},
+            {"testbed", "ci-1"},
+            {"suite", "gbench_sample"},
+            {"benchmark", benchmark},
+            {"metric", "real_time"},
+            {"unit", "ns"},
+            {"direction", "lower"}}},
+          {"kind", "regression"},
+          {"cause", "code"},
+          {"state", "open"},
+          {"range",
+           {{"last_good", Commit(good, "Bump version")},
+            {"first_bad", Commit(bad, "Sort: insertion sort below 32")}}},
+          {"group", good.substr(0, 12) + ".." + bad.substr(0, 12)},
+          {"magnitude", 0.081},
+          {"ci", {0.072, 0.090}},
+          {"confidence", 0.95},
+          {"p_value", 1e-6},
+          {"q_value", 2e-5},
+          {"level_before", 1000.0},
+          {"level_after", 1081.0},
+          {"detectors", {"e-divisive", "cusum"}},
+          {"environment_change", nullptr},
+          {"note", ""},
+          {"state_changed_by", nullptr},
+          {"state_changed_at", nullptr},
+          {"created_at", "2026-11-21T08:00:00Z"}};
+}
+
+json Page(std::vector<json> alerts, json next = nullptr) {
+  return {{"alerts", alerts}, {"next_cursor", next}};
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+bool Contains(const std::string& text, const std::string& piece) {
+  return text.find(piece) != std::string::npos;
+}
+
+TEST(AlertsRenderTest, ChangeWithConfidenceInterval) {
+  json a = Alert(12, "BM_Sort/1024", kGood, kBad);
+  EXPECT_EQ(FormatAlertChange(a), "+8.1% [+7.2%, +9.0%]");
+  a["magnitude"] = -0.25;
+  a["ci"] = {-0.3, -0.2};
+  EXPECT_EQ(FormatAlertChange(a), "-25.0% [-30.0%, -20.0%]");
+  a["ci"] = nullptr;
+  EXPECT_EQ(FormatAlertChange(a), "-25.0%");
+  a["ci"] = {0.1};  // malformed: left out rather than half printed
+  EXPECT_EQ(FormatAlertChange(a), "-25.0%");
+  a.erase("ci");
+  EXPECT_EQ(FormatAlertChange(a), "-25.0%");
+  a["magnitude"] = 0.0001;  // tiny changes keep a significant digit
+  EXPECT_EQ(FormatAlertChange(a), "+0.01%");
+  a["magnitude"] = nullptr;
+  EXPECT_EQ(FormatAlertChange(a), "-");
+  a["magnitude"] = "8%";
+  EXPECT_EQ(FormatAlertChange(a), "-");
+}
+
+TEST(AlertsRenderTest, EnvironmentCauseIsLabelledAsSuch) {
+  json a = Alert(1, "BM_A", kGood, kBad);
+  EXPECT_EQ(AlertKindLabel(a), "regression");
+  a["kind"] = "improvement";
+  EXPECT_EQ(AlertKindLabel(a), "improvement");
+  a["cause"] = "environment";
+  EXPECT_EQ(AlertKindLabel(a), "environment");
+  EXPECT_EQ(AlertKindLabel(json::object()), "-");
+}
+
+TEST(AlertsRenderTest, RangeKeyFromGroupOrCommits) {
+  json a = Alert(1, "BM_A", kGood, kBad);
+  EXPECT_EQ(AlertRangeKey(a), "3b18e512dba7..9f2c4d1e0a11");
+  a.erase("group");
+  EXPECT_EQ(AlertRangeKey(a), "3b18e512dba7..9f2c4d1e0a11");
+  a["range"]["last_good"] = nullptr;
+  EXPECT_EQ(AlertRangeKey(a), "(first point)..9f2c4d1e0a11");
+}
+
+TEST(AlertsRenderTest, BisectCommand) {
+  json a = Alert(1, "BM_Sort/1024", kGood, kBad);
+  EXPECT_EQ(BisectCommand(a), "perfgate bisect --good " + kGood + " --bad " + kBad +
+                                  " --benchmark BM_Sort/1024 --metric real_time");
+  a["series"]["benchmark"] = "BM_Map<int, it's>/8";
+  EXPECT_TRUE(Contains(BisectCommand(a), "--benchmark 'BM_Map<int, it'\\''s>/8' --metric"))
+      << BisectCommand(a);
+  a["range"]["last_good"] = nullptr;
+  EXPECT_EQ(BisectCommand(a), "");
+}
+
+TEST(AlertsRenderTest, ListGroupsByCommitRange) {
+  // Newest first as the server sends them; alerts 12 and 10 share a range, 11 has its own.
+  json env = Alert(11, "BM_Hash", kGood2, kBad2);
+  env["cause"] = "environment";
+  const json page =
+      Page({Alert(12, "BM_Sort/1024", kGood, kBad), env, Alert(10, "BM_Sort/64", kGood, kBad)});
+  const std::string text = RenderAlertListText(page);
+  const std::vector<std::string> lines = Lines(text);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0], "3 alerts in 2 commit ranges");
+
+  const size_t first = text.find("3b18e512dba7..9f2c4d1e0a11");
+  const size_t second = text.find("aaaaaaaaaaaa..bbbbbbbbbbbb");
+  ASSERT_NE(first, std::string::npos) << text;
+  ASSERT_NE(second, std::string::npos) << text;
+  EXPECT_LT(first, second) << "groups keep the order of their newest alert\n" << text;
+  EXPECT_EQ(text.find("3b18e512dba7..9f2c4d1e0a11", first + 1), std::string::npos)
+      << "one heading per range\n"
+      << text;
+  // Both alerts of the first range sit between the two headings; the environment alert after.
+  const size_t row12 = text.find("\n  12 ");
+  const size_t row10 = text.find("\n  10 ");
+  const size_t row11 = text.find("\n  11 ");
+  EXPECT_TRUE(first < row12 && row12 < second) << text;
+  EXPECT_TRUE(first < row10 && row10 < second) << text;
+  EXPECT_GT(row11, second) << text;
+  EXPECT_LT(row12, row10) << text;
+
+  EXPECT_TRUE(Contains(text, "(branch main, testbed ci-1)")) << text;
+  EXPECT_TRUE(Contains(text, "first bad: 9f2c4d1 Sort: insertion sort below 32 (Ada Lovelace"))
+      << text;
+  EXPECT_TRUE(Contains(text, "last good: 3b18e51 Bump version")) << text;
+  EXPECT_TRUE(Contains(text, "CHANGE [95% CI]")) << text;
+  EXPECT_TRUE(Contains(text, "+8.1% [+7.2%, +9.0%]")) << text;
+  EXPECT_TRUE(Contains(text, "gbench_sample/BM_Sort/1024")) << text;
+  EXPECT_TRUE(Contains(text, "1e-6")) << text;
+  EXPECT_TRUE(Contains(text, "2e-5")) << text;
+  EXPECT_TRUE(Contains(text, "e-divisive,cusum")) << text;
+  // The environment alert says so in its kind column.
+  const std::string row11_line = text.substr(row11 + 1, text.find('\n', row11 + 1) - row11 - 1);
+  EXPECT_TRUE(Contains(row11_line, "environment")) << row11_line;
+  EXPECT_FALSE(Contains(row11_line, "regression")) << row11_line;
+  EXPECT_FALSE(Contains(text, "--all")) << "no next_cursor, no hint";
+  for (const std::string& line : lines) {
+    EXPECT_TRUE(line.empty() || line.back() != ' ') << "trailing blank: '" << line << "'";
+  }
+}
+
+TEST(AlertsRenderTest, ListColumnsAlign) {
+  json long_id = Alert(12345, "BM_Sort/1024", kGood, kBad);
+  const std::string text = RenderAlertListText(Page({Alert(7, "BM_A", kGood, kBad), long_id}));
+  const std::vector<std::string> lines = Lines(text);
+  size_t header = 0;
+  while (header < lines.size() && !Contains(lines[header], "STATE")) ++header;
+  ASSERT_LT(header + 2, lines.size()) << text;
+  const size_t column = lines[header].find("STATE");
+  EXPECT_EQ(lines[header + 1].find("open"), column) << text;
+  EXPECT_EQ(lines[header + 2].find("open"), column) << text;
+}
+
+TEST(AlertsRenderTest, ListSeveralTestbedsGetAColumn) {
+  json other = Alert(13, "BM_Sort/1024", kGood, kBad);
+  other["series"]["testbed"] = "gpu-h100";
+  const std::string text =
+      RenderAlertListText(Page({Alert(12, "BM_Sort/1024", kGood, kBad), other}));
+  EXPECT_TRUE(Contains(text, "TESTBED")) << text;
+  EXPECT_TRUE(Contains(text, "gpu-h100")) << text;
+  EXPECT_TRUE(Contains(text, "(branch main)")) << text;
+}
+
+TEST(AlertsRenderTest, ListEmptyAndPaged) {
+  EXPECT_EQ(RenderAlertListText(Page({})), "no alerts\n");
+  EXPECT_TRUE(Contains(RenderAlertListMarkdown(Page({})), "No alerts."));
+  const std::string text = RenderAlertListText(Page({Alert(1, "BM_A", kGood, kBad)}, "c2"));
+  EXPECT_TRUE(Contains(text, "pass --all, or --cursor c2")) << text;
+  // A page that is not an object, or has no alerts array, lists nothing rather than throwing.
+  EXPECT_EQ(RenderAlertListText(json("oops")), "no alerts\n");
+  EXPECT_EQ(RenderAlertListText(json{{"alerts", 3}}), "no alerts\n");
+}
+
+TEST(AlertsRenderTest, FirstPointOfASeriesHasNoLastGood) {
+  json a = Alert(5, "BM_A", kGood, kBad);
+  a["range"]["last_good"] = nullptr;
+  a.erase("group");
+  a["ci"] = nullptr;
+  a["q_value"] = nullptr;
+  const std::string list = RenderAlertListText(Page({a}));
+  EXPECT_TRUE(Contains(list, "(first point)..9f2c4d1e0a11")) << list;
+  EXPECT_TRUE(Contains(list, "last good: none")) << list;
+  EXPECT_TRUE(Contains(list, "CHANGE [95% CI]")) << list;
+  const std::string show = RenderAlertText(a);
+  EXPECT_TRUE(Contains(show, "no bisect")) << show;
+  EXPECT_FALSE(Contains(show, "perfgate bisect")) << show;
+  EXPECT_TRUE(Contains(show, "+8.1%")) << show;
+  EXPECT_FALSE(Contains(show, "[+")) << show;
+  EXPECT_TRUE(Contains(RenderAlertMarkdown(a), "none")) << RenderAlertMarkdown(a);
+}
+
+json Detailed() {
+  json a = Alert(12, "BM_Sort/1024", kGood, kBad);
+  a["cause"] = "environment";
+  a["environment_change"] = {{"changed", {"cpu_model", "kernel"}},
+                             {"before", {{"cpu_model", "Xeon 8375C"}, {"kernel", "6.1"}}},
+                             {"after", {{"cpu_model", "EPYC 7763"}, {"kernel", "6.8"}}}};
+  a["excerpt"] = json::array();
+  const std::vector<std::pair<std::string, double>> points = {
+      {"1111111aaaa", 999.5}, {kGood, 1000.2}, {kBad, 1081.0}, {"2222222bbbb", 1080.4}};
+  for (size_t i = 0; i < points.size(); ++i) {
+    a["excerpt"].push_back({{"position", 15 + static_cast<int>(i)},
+                            {"sha", points[i].first},
+                            {"subject", "commit " + std::to_string(i)},
+                            {"level", points[i].second},
+                            {"values", {points[i].second, points[i].second + 1, 1}},
+                            {"run_id", "r" + std::to_string(i)},
+                            {"testbed_fingerprint_changed", i == 2}});
+  }
+  a["history"] = {{{"state", "open"}, {"note", ""}, {"by", "server"}, {"at", "2026-11-21T08:00Z"}},
+                  {{"state", "acknowledged"},
+                   {"note", "looking at it"},
+                   {"by", "alice"},
+                   {"at", "2026-11-22T09:00Z"}}};
+  a["state"] = "acknowledged";
+  a["state_changed_by"] = "alice";
+  a["state_changed_at"] = "2026-11-22T09:00Z";
+  return a;
+}
+
+TEST(AlertsRenderTest, ShowText) {
+  const std::string text = RenderAlertText(Detailed());
+  const std::vector<std::string> lines = Lines(text);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0], "alert 12: environment +8.1% [+7.2%, +9.0%] (95% CI)");
+  EXPECT_TRUE(Contains(text, "acknowledged (by alice, 2026-11-22T09:00Z)")) << text;
+  EXPECT_TRUE(Contains(text, "gbench_sample/BM_Sort/1024 real_time")) << text;
+  EXPECT_TRUE(Contains(text, "1000.0 ns -> 1081.0 ns")) << text;
+  EXPECT_TRUE(Contains(text, "ns, lower is better")) << text;
+  EXPECT_TRUE(Contains(text, "1e-6 / 2e-5")) << text;
+  EXPECT_TRUE(Contains(text, "e-divisive, cusum")) << text;
+  EXPECT_TRUE(Contains(text, "9f2c4d1 Sort: insertion sort below 32 (Ada Lovelace")) << text;
+  EXPECT_TRUE(Contains(text, "3b18e51 Bump version")) << text;
+  EXPECT_TRUE(Contains(text, "cpu_model: Xeon 8375C -> EPYC 7763")) << text;
+  EXPECT_TRUE(Contains(text, "kernel: 6.1 -> 6.8")) << text;
+  EXPECT_TRUE(Contains(text, "looking at it")) << text;
+  EXPECT_TRUE(Contains(text, "perfgate bisect --good " + kGood + " --bad " + kBad +
+                                 " --benchmark BM_Sort/1024 --metric real_time"))
+      << text;
+  // Exactly one excerpt row carries the marker: the first bad commit's.
+  int marked = 0;
+  for (const std::string& line : lines) {
+    if (line.rfind("  >", 0) != 0) continue;
+    ++marked;
+    EXPECT_TRUE(Contains(line, "9f2c4d1")) << line;
+    EXPECT_TRUE(Contains(line, "17")) << line;
+    EXPECT_TRUE(Contains(line, "1081.0")) << line;
+    EXPECT_TRUE(Contains(line, "first bad, testbed changed")) << line;
+  }
+  EXPECT_EQ(marked, 1) << text;
+  EXPECT_TRUE(Contains(text, "LEVEL (ns)")) << text;
+}
+
+TEST(AlertsRenderTest, ShowMarkdown) {
+  json a = Detailed();
+  a["series"]["benchmark"] = "BM_Pipe|Bar<*>";
+  const std::string md = RenderAlertMarkdown(a);
+  EXPECT_TRUE(Contains(md, "**>**")) << md;
+  EXPECT_TRUE(Contains(md, "**Environment change**")) << md;
+  EXPECT_TRUE(Contains(md, "```sh\nperfgate bisect")) << md;
+  // Every table row keeps its cell count whatever the names hold.
+  for (const std::string& line : Lines(md)) {
+    if (line.empty() || line[0] != '|') continue;
+    int pipes = 0;
+    for (size_t i = 0; i < line.size(); ++i)
+      pipes += line[i] == '|' && (i == 0 || line[i - 1] != '\\');
+    EXPECT_TRUE(pipes == 3 || pipes == 8) << line;
+  }
+}
+
+TEST(AlertsRenderTest, ListMarkdownEscapesAndKeepsCells) {
+  json a = Alert(12, "BM_Pipe|Bar<*>", kGood, kBad);
+  a["cause"] = "environment";
+  const std::string md = RenderAlertListMarkdown(Page({a, Alert(10, "BM_B", kGood, kBad)}));
+  EXPECT_TRUE(Contains(md, "#### `3b18e512dba7..9f2c4d1e0a11`")) << md;
+  EXPECT_TRUE(Contains(md, "**environment**")) << md;
+  EXPECT_TRUE(Contains(md, "BM\\_Pipe\\|Bar\\<\\*>")) << md;
+  EXPECT_TRUE(Contains(md, "Change [95% CI]")) << md;
+  for (const std::string& line : Lines(md)) {
+    if (line.empty() || line[0] != '|') continue;
+    int pipes = 0;
+    for (size_t i = 0; i < line.size(); ++i)
+      pipes += line[i] == '|' && (i == 0 || line[i - 1] != '\\');
+    EXPECT_EQ(pipes, 10) << line;
+  }
+}
+
+TEST(AlertsRenderTest, ControlCharactersCannotReachTheTerminal) {
+  json a = Alert(12, "BM_\x1b[31mred\nx", kGood, kBad);
+  a["range"]["first_bad"]["subject"] = "evil\r\x1b]0;title\x07";
+  for (const std::string& text :
+       {RenderAlertListText(Page({a})), RenderAlertText(a), RenderTriageText(a)}) {
+    for (char c : text) {
+      const auto u = static_cast<unsigned char>(c);
+      EXPECT_TRUE(c == '\n' || (u >= 0x20 && u != 0x7f)) << static_cast<int>(u);
+    }
+  }
+}
+
+TEST(AlertsRenderTest, MistypedFieldsDoNotThrow) {
+  const json weird = {{"id", "12"},
+                      {"series", json::array()},
+                      {"range", "x"},
+                      {"magnitude", "big"},
+                      {"ci", "wide"},
+                      {"detectors", "all"},
+                      {"excerpt", {1, json::object(), nullptr}},
+                      {"history", {"x"}},
+                      {"environment_change", {{"changed", 3}}},
+                      {"p_value", true}};
+  EXPECT_NO_THROW(RenderAlertText(weird));
+  EXPECT_NO_THROW(RenderAlertMarkdown(weird));
+  EXPECT_NO_THROW(RenderTriageText(weird));
+  EXPECT_NO_THROW(RenderAlertListText(Page({weird, json(5)})));
+  EXPECT_NO_THROW(RenderAlertListMarkdown(Page({weird, json(5)})));
+  EXPECT_NO_THROW(RenderAlertText(json()));
+  EXPECT_TRUE(Contains(RenderAlertText(weird), "alert 12:"));
+}
+
+TEST(AlertsRenderTest, TriageLine) {
+  json a = Alert(12, "BM_Sort/1024", kGood, kBad);
+  a["state"] = "false_positive";
+  a["note"] = "noisy neighbour";
+  EXPECT_EQ(RenderTriageText(a),
+            "alert 12 is now false_positive: regression +8.1% [+7.2%, +9.0%] in "
+            "gbench_sample/BM_Sort/1024 real_time on ci-1 (3b18e512dba7..9f2c4d1e0a11)\n"
+            "  note: noisy neighbour\n");
+}
+
+TEST(AlertsRenderTest, JsonPassesThrough) {
+  const json page = Page({Alert(12, "BM_Sort/1024", kGood, kBad)}, "c2");
+  const std::string text = RenderJson(page);
+  EXPECT_EQ(json::parse(text), page);
+  EXPECT_TRUE(Contains(text, "\n  \"alerts\": [")) << text;
+  EXPECT_EQ(text.back(), '\n');
+}
+
+// ---- the executable ----
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+std::string Binary() { return std::string(PERFGATE_BIN_DIR) + "/perfgate"; }
+
+Outcome Perfgate(const std::string& args, const std::string& env = "") {
+  const std::string command = env + " " + Binary() + " " + args + " 2>&1";
+  Outcome outcome;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return outcome;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    outcome.out.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return outcome;
+}
+
+class AlertsCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(Binary())) GTEST_SKIP() << "build the perfgate target first";
+  }
+};
+
+TEST_F(AlertsCliTest, HelpListsTheVerbs) {
+  Outcome o = Perfgate("alerts --help");
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  for (const char* verb : {"list", "show", "ack", "resolve", "false-positive", "reopen"}) {
+    EXPECT_TRUE(Contains(o.out, verb)) << verb << "\n" << o.out;
+  }
+  o = Perfgate("alerts list --help");
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  for (const char* flag : {"--state", "--kind", "--branch", "--testbed", "--suite", "--benchmark",
+                           "--metric", "--limit", "--all", "--format", "--config"}) {
+    EXPECT_TRUE(Contains(o.out, flag)) << flag << "\n" << o.out;
+  }
+  o = Perfgate("alerts ack --help");
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_TRUE(Contains(o.out, "--note")) << o.out;
+  EXPECT_TRUE(Contains(Perfgate("--help").out, "alerts"));
+}
+
+TEST_F(AlertsCliTest, UsageErrorsExitTwo) {
+  struct Case {
+    std::string args;
+    std::string expect;
+  };
+  const Case cases[] = {
+      {"alerts", "needs a verb: list, show"},
+      {"alerts list extra", "extra"},
+      {"alerts frobnicate", "unknown alerts verb 'frobnicate' (available: list"},
+      {"alerts show notanumber", "'notanumber' is not an alert id"},
+      {"alerts show -- -3", "'-3' is not an alert id"},
+      {"alerts show 0", "'0' is not an alert id"},
+      {"alerts ack 12abc --note x", "'12abc' is not an alert id"},
+      {"alerts show", "ID"},
+      {"alerts resolve", "ID"},
+      {"alerts list --state closed", "--state"},
+      {"alerts list --kind slower", "--kind"},
+      {"alerts list --limit 0", "--limit"},
+      {"alerts list --format xml", "--format"},
+      {"alerts list --config /nonexistent/perfgate.yaml", "/nonexistent/perfgate.yaml"},
+      {"alerts show 12 --config /nonexistent/perfgate.yaml", "/nonexistent/perfgate.yaml"},
+  };
+  for (const auto& c : cases) {
+    Outcome o = Perfgate(c.args);
+    EXPECT_EQ(o.exit_code, 2) << c.args << "\n" << o.out;
+    EXPECT_TRUE(Contains(o.out, c.expect)) << c.args << "\n" << o.out;
+  }
+}
+
+// A perfgate.yaml naming a server, in a directory removed afterwards.
+class ConfigFile {
+ public:
+  explicit ConfigFile(const std::string& url) {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("alerts_cli_" + std::to_string(getpid()) + "_" + std::to_string(counter_++));
+    std::filesystem::create_directories(dir_);
+    std::ofstream(path()) << "version: 1\nserver:\n  url: " << url
+                          << "\n  project: demo\nsuites:\n"
+                             "  - {name: core, type: gbench, binary: bench/core}\n";
+  }
+  ~ConfigFile() { std::filesystem::remove_all(dir_); }
+  std::string path() const { return (dir_ / "perfgate.yaml").string(); }
+
+ private:
+  static inline int counter_ = 0;
+  std::filesystem::path dir_;
+};
+
+TEST_F(AlertsCliTest, MissingTokenIsAUsageError) {
+  ConfigFile config("http://127.0.0.1:9");
+  Outcome o = Perfgate("alerts list --config " + config.path(), "env -u PERFGATE_TOKEN");
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+  EXPECT_TRUE(Contains(o.out, "perfgate: error: PERFGATE_TOKEN")) << o.out;
+}
+
+TEST_F(AlertsCliTest, UnreachableServerExitsThree) {
+  // Port 9 (discard) on loopback: refused at once; the retries' waits are the test's cost.
+  ConfigFile config("http://127.0.0.1:9");
+  Outcome o = Perfgate("alerts show 12 --config " + config.path(), "PERFGATE_TOKEN=pgt_test");
+  EXPECT_EQ(o.exit_code, 3) << o.out;
+  EXPECT_TRUE(Contains(o.out, "perfgate: error:")) << o.out;
+}
+
+}  // namespace
+}  // namespace perfgate::cli
