@@ -13,6 +13,8 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -26,6 +28,7 @@
 #include "tests/e2e/http_client.h"
 #include "tests/e2e/test_server.h"
 #include "tests/pg/pg_cluster.h"
+#include "tests/testing/shell.h"
 
 namespace perfgate {
 namespace {
@@ -376,6 +379,64 @@ TEST_F(HistoryE2eTest, AStepWhereTheFingerprintChangedIsAnEnvironmentChange) {
   EXPECT_EQ(alerts[0]["range"]["first_bad"]["sha"], Sha(15));
   EXPECT_EQ(alerts[0]["environment_change"]["changed"], json::array({"cpu_model"}));
   EXPECT_EQ(alerts[0]["environment_change"]["after"]["cpu_model"], "cpu-b");
+}
+
+// `perfgate alerts` as an on-call engineer uses it, against the real server.
+TEST_F(HistoryE2eTest, TheAlertsCommandListsShowsAndTriages) {
+  for (int commit = 1; commit <= 36; ++commit) {
+    Levels levels;
+    if (commit >= 18) levels.a *= 1.08;
+    Post(commit, commit, levels);
+  }
+  WaitForHistory();
+  auto dir = testing::MakePgTempDir("perfgate-alerts-cli");
+  ASSERT_TRUE(dir.has_value());
+  const std::string config = (*dir / "perfgate.yaml").string();
+  {
+    std::ofstream out(config);
+    out << "version: 1\nserver: {url: \"http://127.0.0.1:" << app_->port()
+        << "\", project: proj}\nsuites:\n  - {name: s, type: command, command: [\"true\"]}\n";
+  }
+  auto perfgate = [&](const std::string& token, const std::string& args) {
+    return testing::RunShell("PERFGATE_TOKEN=" + token + " " + PERFGATE_BIN_DIR +
+                             "/perfgate alerts " + args + " --config " + config);
+  };
+  testing::ShellOutcome list = perfgate(reader_, "list");
+  ASSERT_EQ(list.exit_code, 0) << list.output;
+  EXPECT_NE(list.output.find("BM_A"), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find(Sha(17).substr(0, 12)), std::string::npos) << list.output;
+  testing::ShellOutcome json_list = perfgate(reader_, "list --format json");
+  ASSERT_EQ(json_list.exit_code, 0) << json_list.output;
+  const json listed = json::parse(json_list.output);
+  ASSERT_EQ(listed["alerts"].size(), 1u);
+  const std::string id = std::to_string(listed["alerts"][0]["id"].get<int64_t>());
+
+  testing::ShellOutcome show = perfgate(reader_, "show " + id);
+  ASSERT_EQ(show.exit_code, 0) << show.output;
+  EXPECT_NE(show.output.find("perfgate bisect --good " + Sha(17) + " --bad " + Sha(18)),
+            std::string::npos)
+      << show.output;
+
+  testing::ShellOutcome denied = perfgate(reader_, "ack " + id);
+  EXPECT_EQ(denied.exit_code, 2) << denied.output;
+  EXPECT_NE(denied.output.find("403"), std::string::npos) << denied.output;
+  testing::ShellOutcome missing = perfgate(triager_, "resolve 999999");
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  testing::ShellOutcome ack = perfgate(triager_, "ack " + id + " --note 'bisecting'");
+  ASSERT_EQ(ack.exit_code, 0) << ack.output;
+  testing::ShellOutcome fp = perfgate(triager_, "false-positive " + id + " --note 'noisy host'");
+  ASSERT_EQ(fp.exit_code, 0) << fp.output;
+  HttpResponse after = http_->Get("/api/v1/projects/proj/alerts/" + id, reader_);
+  const json alert = json::parse(after.body);
+  EXPECT_EQ(alert["state"], "false_positive");
+  EXPECT_EQ(alert["note"], "noisy host");
+  ASSERT_EQ(alert["history"].size(), 3u);
+  EXPECT_EQ(alert["history"][1]["state"], "acknowledged");
+  EXPECT_EQ(alert["history"][1]["note"], "bisecting");
+  EXPECT_EQ(alert["history"][1]["by"], "triager");
+  testing::ShellOutcome empty = perfgate(reader_, "list");
+  EXPECT_EQ(empty.exit_code, 0) << empty.output;
+  std::filesystem::remove_all(*dir);
 }
 
 }  // namespace
