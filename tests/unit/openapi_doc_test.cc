@@ -17,6 +17,7 @@
 #include "server/api/routes.h"
 #include "server/auth/tokens.h"
 #include "server/gate/verdict.h"
+#include "server/history/alert_json.h"
 
 namespace perfgate::server::api {
 namespace {
@@ -237,6 +238,30 @@ class TwoRuns : public store::VerdictStore {
   std::vector<store::StoredVerdict> saved;
 };
 
+// No history stored: every alert route answers 404, which is enough to see it routed.
+class NoHistory : public store::HistoryStore {
+ public:
+  Result<std::optional<store::HistoryRunResult>> AnalyseNextRun(
+      const std::vector<std::string>&, const store::HistoryAnalyse&) override {
+    return std::optional<store::HistoryRunResult>();
+  }
+  Result<int64_t> PendingHistoryRuns() override { return 0; }
+  Result<store::AlertPage> ListAlerts(const store::Project&, const store::AlertFilter&) override {
+    return store::AlertPage{};
+  }
+  Result<store::AlertDetail> GetAlert(const store::Project&, int64_t, int) override {
+    return MakeError(ErrorCode::kNotFound, "no alert", "id");
+  }
+  Result<store::AlertRecord> UpdateAlert(const store::Project&, int64_t,
+                                         const store::AlertUpdate&) override {
+    return MakeError(ErrorCode::kNotFound, "no alert", "id");
+  }
+  Result<store::HistorySeriesPoints> GetHistorySeries(const store::Project&,
+                                                      const store::HistorySeriesQuery&) override {
+    return MakeError(ErrorCode::kNotFound, "no series", "benchmark");
+  }
+};
+
 class OpenApiRoutesTest : public OpenApiDocTest {
  protected:
   void SetUp() override {
@@ -244,6 +269,7 @@ class OpenApiRoutesTest : public OpenApiDocTest {
     deps_.projects = &projects_;
     deps_.tokens = &tokens_;
     deps_.verdicts = &verdicts_;
+    deps_.history = &history_;
     deps_.database_ready = [] { return Result<bool>(true); };
     RegisterRoutes(router_, deps_);
   }
@@ -262,6 +288,7 @@ class OpenApiRoutesTest : public OpenApiDocTest {
   OneToken tokens_;
   TwoRuns store_;
   gate::VerdictService verdicts_{store_};
+  NoHistory history_;
   ApiDeps deps_;
   http::Router router_;
 };
@@ -368,6 +395,30 @@ TEST_F(OpenApiDocTest, TheVerdictRequestSchemaNamesExactlyTheKeysTheServerAccept
     EXPECT_EQ(documented.count(key), 1u) << key;
   }
   EXPECT_TRUE(gate::DecodeVerdictRequest(parameters.dump()).has_value());
+}
+
+TEST_F(OpenApiDocTest, TheAlertSchemasNameEveryKeyTheServerWrites) {
+  store::AlertDetail detail;
+  detail.alert.ci_low = 0.07;
+  detail.alert.ci_high = 0.09;
+  detail.alert.environment_change_json = R"({"changed":["cpu_model"],"before":{},"after":{}})";
+  detail.excerpt.push_back({});
+  detail.history.push_back({"open", "", "perfgate", "2026-01-01T00:00:00Z"});
+  const nlohmann::ordered_json alert = server::history::AlertDetailJson(detail);
+  Keys written;
+  for (auto it = alert.begin(); it != alert.end(); ++it) written.insert(it.key());
+  Keys documented = Properties("Alert");
+  documented.insert("excerpt");
+  documented.insert("history");
+  EXPECT_EQ(written, documented);
+  EXPECT_EQ(Required("Alert").size() + 2, written.size());
+  Keys point;
+  for (auto it = alert["excerpt"][0].begin(); it != alert["excerpt"][0].end(); ++it) {
+    point.insert(it.key());
+  }
+  EXPECT_EQ(
+      point,
+      KeysOf(Schema("AlertDetail")["allOf"][1]["properties"]["excerpt"]["items"]["properties"]));
 }
 
 }  // namespace
