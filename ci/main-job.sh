@@ -11,7 +11,11 @@
 #     runs the sample workload; a baseline commit on main (`perfgate run`), then a pull-request
 #     commit that plants a 10% slowdown in BM_Sort/16384 (the rest only has the machine's
 #     noise); `perfgate run` + `perfgate gate` must fail (exit 1) on exactly that benchmark;
-#  5. stops the server gracefully.
+#  5. history: 30 nightly runs of main posted to the server (a synthetic series with 1% noise and
+#     a planted 8% step at the 15th commit); the server's history analysis must raise exactly one
+#     regression alert on that benchmark with the right commit range, which `perfgate alerts
+#     list` and `perfgate alerts show` print;
+#  6. stops the server gracefully.
 # Exits 0 when all of that behaved as expected.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -118,6 +122,51 @@ run_id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id
 echo "main-job: perfgate gate exited 1, failing on exactly BM_Sort/16384, as expected"
 echo "  the verdict as JSON:  curl -H \"Authorization: Bearer \$TOKEN\" $api/projects/demo/runs/$run_id/verdict"
 echo "  the PR comment body:  (first lines)"; head -5 "$data/comment.md" | sed 's/^/    /'
+
+echo "== history: 30 nightly runs of main with a planted 8% step at the 15th commit"
+python3 - "$api" "$token" <<'PY'
+import json, random, sys, urllib.request
+api, token = sys.argv[1], sys.argv[2]
+rng = random.Random(20261123)
+for k in range(1, 31):
+    level = 1000.0 * (1.08 if k >= 15 else 1.0) * (1 + rng.gauss(0, 0.01))
+    results = [{"suite": "nightly", "benchmark": "BM_Train/step", "metric": "real_time",
+                "unit": "ns", "direction": "lower",
+                "values": [level * (1 + rng.gauss(0, 0.003)) for _ in range(10)]},
+               {"suite": "nightly", "benchmark": "BM_Infer/batch", "metric": "real_time",
+                "unit": "ns", "direction": "lower",
+                "values": [500 * (1 + rng.gauss(0, 0.01)) for _ in range(10)]}]
+    run = {"id": "6f1c0c4e-0000-4000-8000-%012d" % k, "project": "demo", "branch": "main",
+           "commit": {"sha": "%040x" % (0xa11 + k), "subject": "nightly commit %d" % k,
+                      "parents": ["%040x" % (0xa11 + k - 1)]},
+           "testbed": {"name": "nightly-host", "fingerprint": {"cpu_model": "demo"}},
+           "results": results}
+    request = urllib.request.Request(api + "/projects/demo/runs", data=json.dumps(run).encode(),
+                                     headers={"Authorization": "Bearer " + token,
+                                              "Content-Type": "application/json"})
+    urllib.request.urlopen(request).read()
+PY
+alerts_cli() { ( cd "$repo" && PERFGATE_TOKEN="$token" "$perfgate" alerts "$@" --testbed nightly-host ); }
+count=0
+for _ in $(seq 1 120); do
+  count=$(alerts_cli list --format json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["alerts"]))')
+  [ "$count" -ge 1 ] && break
+  sleep 0.5
+done
+alerts_cli list
+expected=$(printf '%040x' $((0xa11 + 15)))
+check=$(alerts_cli list --format json | python3 -c '
+import json, sys
+alerts = json.load(sys.stdin)["alerts"]
+ok = (len(alerts) == 1 and alerts[0]["series"]["benchmark"] == "BM_Train/step"
+      and alerts[0]["kind"] == "regression" and alerts[0]["range"]["first_bad"]["sha"] == sys.argv[1])
+print(alerts[0]["id"] if ok else "")' "$expected")
+if [ -z "$check" ]; then
+  echo "main-job: expected exactly one regression alert on BM_Train/step at the 15th commit" >&2
+  exit 1
+fi
+PERFGATE_TOKEN="$token" "$perfgate" alerts show "$check" --config "$repo/perfgate.yaml"
+echo "main-job: the history analysis raised one alert on the planted step, with its commit range"
 
 kill -TERM "$server"; wait "$server"
 trap - EXIT
