@@ -19,6 +19,7 @@
 #include "server/app.h"
 #include "server/auth/tokens.h"
 #include "tests/e2e/http_client.h"
+#include "tests/e2e/ids.h"
 #include "tests/e2e/test_server.h"
 #include "tests/pg/pg_cluster.h"
 
@@ -32,17 +33,9 @@ using testing::HttpResponse;
 constexpr std::size_t kBodyLimit = 256 * 1024;
 constexpr int kJsonDepth = 32;
 
-std::string RunId(int n) {
-  char text[40];
-  std::snprintf(text, sizeof(text), "00000000-0000-4000-8000-%012d", n);
-  return text;
-}
+std::string RunId(int n) { return testing::TestRunId(n); }
 
-std::string Sha(int n) {
-  char text[48];
-  std::snprintf(text, sizeof(text), "%040x", n + 0xabc);
-  return text;
-}
+std::string Sha(int n) { return testing::TestSha(n, 0xabc); }
 
 struct SeriesSpec {
   std::string benchmark;

@@ -28,6 +28,7 @@
 #include "server/app.h"
 #include "server/auth/tokens.h"
 #include "tests/e2e/http_client.h"
+#include "tests/e2e/ids.h"
 #include "tests/e2e/test_server.h"
 #include "tests/pg/pg_cluster.h"
 
@@ -38,11 +39,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using std::chrono::milliseconds;
 
-std::string RunId(int n) {
-  char text[40];
-  std::snprintf(text, sizeof(text), "00000000-0000-4000-8000-%012d", n);
-  return text;
-}
+std::string RunId(int n) { return testing::TestRunId(n); }
 
 std::string Upload(int n, const std::string& project = "proj") {
   char sha[48];

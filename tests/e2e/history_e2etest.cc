@@ -26,6 +26,7 @@
 #include "server/app.h"
 #include "server/auth/tokens.h"
 #include "tests/e2e/http_client.h"
+#include "tests/e2e/ids.h"
 #include "tests/e2e/test_server.h"
 #include "tests/pg/pg_cluster.h"
 #include "tests/testing/shell.h"
@@ -37,17 +38,9 @@ using nlohmann::json;
 using testing::HttpClient;
 using testing::HttpResponse;
 
-std::string RunId(int n) {
-  char text[40];
-  std::snprintf(text, sizeof(text), "00000000-0000-4000-8000-%012d", n);
-  return text;
-}
+std::string RunId(int n) { return testing::TestRunId(n); }
 
-std::string Sha(int n) {
-  char text[48];
-  std::snprintf(text, sizeof(text), "%040x", n + 0xc0de);
-  return text;
-}
+std::string Sha(int n) { return testing::TestSha(n, 0xc0de); }
 
 // Run-to-run noise of about 1% (a fixed pseudo-random sequence), and 10 repetitions with
 // 0.5% spread inside a run.

@@ -17,6 +17,7 @@
 #include "server/app.h"
 #include "server/auth/tokens.h"
 #include "tests/e2e/http_client.h"
+#include "tests/e2e/ids.h"
 #include "tests/e2e/test_server.h"
 #include "tests/pg/pg_cluster.h"
 
@@ -30,17 +31,9 @@ using nlohmann::json;
 using testing::HttpClient;
 using testing::HttpResponse;
 
-std::string RunId(int n) {
-  char text[40];
-  std::snprintf(text, sizeof(text), "00000000-0000-4000-8000-%012d", n);
-  return text;
-}
+std::string RunId(int n) { return testing::TestRunId(n); }
 
-std::string Sha(int n) {
-  char text[48];
-  std::snprintf(text, sizeof(text), "%040x", n + 0xbee);
-  return text;
-}
+std::string Sha(int n) { return testing::TestSha(n, 0xbee); }
 
 // `reps` repetitions around `center`, about 0.6% spread, deterministic per salt.
 std::vector<double> Noisy(double center, int salt, int reps = 20) {

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/testing/shell.h"
+
 namespace perfgate::cli {
 namespace {
 
@@ -387,23 +389,15 @@ struct Outcome {
 std::string Binary() { return std::string(PERFGATE_BIN_DIR) + "/perfgate"; }
 
 Outcome Perfgate(const std::string& args, const std::string& env = "") {
-  const std::string command = env + " " + Binary() + " " + args + " 2>&1";
-  Outcome outcome;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return outcome;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    outcome.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
+  const testing::ShellOutcome shell = testing::RunShell(env + " " + Binary() + " " + args);
+  return {shell.exit_code, shell.output};
 }
 
+// Tests of the built executable (the build makes it before this test).
 class AlertsCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists(Binary())) GTEST_SKIP() << "build the perfgate target first";
+    if (!std::filesystem::exists(Binary())) GTEST_SKIP() << "no " << Binary();
   }
 };
 
