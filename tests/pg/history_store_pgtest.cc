@@ -1,0 +1,277 @@
+// PgStore's history against a real, migrated PostgreSQL: runs of tracked branches become one
+// point per series in arrival order (even with two workers claiming at once), a rerun of a
+// commit pools into its point and forces a full analysis, runs of other branches are only
+// marked, a failed analysis leaves the run pending with nothing appended, and triage moves the
+// series' baseline and drops its states.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "server/store/migrator.h"
+#include "server/store/pg_stores.h"
+#include "tests/pg/pg_cluster.h"
+
+namespace perfgate::store {
+namespace {
+
+using testing::PgTest;
+
+std::string Sha(int n) {
+  char buffer[41];
+  std::snprintf(buffer, sizeof(buffer), "%040x", n + 0x5a);
+  return buffer;
+}
+
+std::string Uuid(int n) {
+  char buffer[37];
+  std::snprintf(buffer, sizeof(buffer), "00000000-0000-4000-8000-%012x", n);
+  return buffer;
+}
+
+wire::RunUpload MakeRun(int n, int commit, const std::string& branch = "main", double level = 100) {
+  wire::RunUpload run;
+  run.id = Uuid(n);
+  run.project = "proj";
+  run.branch = branch;
+  run.commit = {
+      Sha(commit), {Sha(commit - 1)}, "2024-05-01T10:00:00Z", "c" + std::to_string(commit), "Ann"};
+  run.testbed = {"ci-1", R"({"cpu_model":"x"})"};
+  run.results = {
+      {"gb", "BM_A", "real_time", "ns", Direction::kLowerIsBetter, {level, level + 2, level + 1}},
+      {"gb", "BM_B", "real_time", "ns", Direction::kLowerIsBetter, {2 * level}},
+  };
+  return run;
+}
+
+// What the worker's analysis would write, without any detection: fixed states, no alerts.
+HistoryAnalyse Recording(std::vector<HistoryRunWork>* seen, std::mutex* mutex) {
+  return [seen, mutex](const HistoryRunWork& work) -> Result<std::vector<HistorySeriesUpdate>> {
+    std::vector<HistorySeriesUpdate> updates;
+    for (const HistorySeriesData& s : work.series) {
+      HistorySeriesUpdate u;
+      u.series_id = s.key.id;
+      u.detector_state_json = R"({"seen":)" + std::to_string(s.length) + "}";
+      u.monitor_state_json = "{}";
+      updates.push_back(u);
+    }
+    std::lock_guard lock(*mutex);
+    seen->push_back(work);
+    return updates;
+  };
+}
+
+class HistoryStoreTest : public PgTest {
+ protected:
+  void SetUp() override {
+    PgTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    Result<MigrationReport> migrated = Migrate(dsn_);
+    ASSERT_TRUE(migrated.has_value()) << migrated.error().ToString();
+    PoolOptions options;
+    options.dsn = dsn_;
+    options.max_size = 6;
+    pool_ = std::make_unique<ConnectionPool>(options);
+    store_ = std::make_unique<PgStore>(*pool_);
+    Result<Project> project = store_->CreateProject("proj", false);
+    ASSERT_TRUE(project.has_value()) << project.error().ToString();
+    project_ = *project;
+  }
+
+  void Ingest(const wire::RunUpload& run) {
+    auto stored = store_->IngestRun(project_, run);
+    ASSERT_TRUE(stored.has_value()) << stored.error().ToString();
+  }
+
+  int64_t Query(const std::string& sql) {
+    return *pool_->WithTransaction<int64_t>(
+        [&](pqxx::work& tx) -> Result<int64_t> { return tx.exec(sql)[0][0].as<int64_t>(); });
+  }
+
+  std::unique_ptr<ConnectionPool> pool_;
+  std::unique_ptr<PgStore> store_;
+  Project project_;
+  const std::vector<std::string> tracked_ = {"main"};
+};
+
+TEST_F(HistoryStoreTest, TwoWorkersAppendEveryRunOnceInArrivalOrder) {
+  for (int i = 1; i <= 24; ++i) Ingest(MakeRun(i, i, "main", 100 + i));
+  Ingest(MakeRun(100, 500, "feature"));  // not tracked: marked, no points
+  std::vector<HistoryRunWork> seen;
+  std::mutex mutex;
+  std::atomic<int> analysed{0};
+  auto work = [&] {
+    while (true) {
+      auto next = store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex));
+      ASSERT_TRUE(next.has_value()) << next.error().ToString();
+      if (!*next) return;
+      EXPECT_EQ((*next)->series, 2u);
+      ++analysed;
+    }
+  };
+  std::thread a(work), b(work);
+  a.join();
+  b.join();
+  EXPECT_EQ(analysed.load(), 24);
+  EXPECT_EQ(*store_->PendingHistoryRuns(), 0);
+  EXPECT_EQ(Query("SELECT count(*) FROM history_series"), 2);
+  EXPECT_EQ(Query("SELECT count(*) FROM history_points"), 48);
+  // Point k of each series is the k-th run: commit k + 1, its median as the level.
+  EXPECT_EQ(Query("SELECT count(*) FROM history_points hp JOIN commits c ON c.id = hp.commit_id "
+                  "WHERE c.sha <> lpad(to_hex(hp.position + 1 + 90), 40, '0')"),
+            0);
+  EXPECT_EQ(Query("SELECT count(*) FROM history_points hp JOIN history_series hs ON "
+                  "hs.id = hp.series_id JOIN benchmarks b ON b.id = hs.benchmark_id "
+                  "WHERE b.name = 'BM_A' AND hp.level <> 100 + hp.position + 1 + 1"),
+            0);
+  EXPECT_EQ(Query("SELECT max(length) FROM history_series"), 24);
+  // The analysis saw each series grow one point at a time, levels from the baseline on.
+  ASSERT_EQ(seen.size(), 24u);
+  for (const HistoryRunWork& w : seen) {
+    for (const HistorySeriesData& s : w.series) {
+      EXPECT_EQ(static_cast<int64_t>(s.levels.size()), s.length);
+      EXPECT_EQ(s.testbed_ids.size(), s.levels.size());
+    }
+  }
+  EXPECT_EQ(Query("SELECT count(*) FROM history_series WHERE detector_state->>'seen' = '24'"), 2);
+}
+
+TEST_F(HistoryStoreTest, ARerunPoolsIntoItsPointAndForcesAFullAnalysis) {
+  std::vector<HistoryRunWork> seen;
+  std::mutex mutex;
+  Ingest(MakeRun(1, 1));
+  Ingest(MakeRun(2, 2));
+  ASSERT_TRUE(store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex)).has_value());
+  ASSERT_TRUE(store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex)).has_value());
+  Ingest(MakeRun(3, 1, "main", 200));  // commit 1 again
+  bool state_dropped = false;
+  auto next = store_->AnalyseNextRun(
+      tracked_, [&](const HistoryRunWork& work) -> Result<std::vector<HistorySeriesUpdate>> {
+        for (const HistorySeriesData& s : work.series) {
+          state_dropped = s.detector_state_json.empty();
+          EXPECT_EQ(s.length, 2);
+        }
+        return std::vector<HistorySeriesUpdate>{};
+      });
+  ASSERT_TRUE(next.has_value());
+  EXPECT_TRUE(state_dropped);
+  EXPECT_EQ(Query("SELECT count(*) FROM history_points"), 4);
+  // BM_A at commit 1: {100, 102, 101} and {200, 202, 201} pooled: median 151.
+  EXPECT_EQ(Query("SELECT level FROM history_points hp JOIN history_series hs ON "
+                  "hs.id = hp.series_id JOIN benchmarks b ON b.id = hs.benchmark_id "
+                  "WHERE b.name = 'BM_A' AND hp.position = 0"),
+            151);
+  EXPECT_EQ(Query("SELECT cardinality(run_ids) FROM history_points WHERE position = 0 LIMIT 1"), 2);
+}
+
+TEST_F(HistoryStoreTest, AFailedAnalysisLeavesTheRunPendingAndNothingAppended) {
+  Ingest(MakeRun(1, 1));
+  auto failed = store_->AnalyseNextRun(
+      tracked_, [](const HistoryRunWork&) -> Result<std::vector<HistorySeriesUpdate>> {
+        return MakeError(ErrorCode::kInternal, "boom");
+      });
+  ASSERT_FALSE(failed.has_value());
+  EXPECT_EQ(failed.error().message, "boom");
+  EXPECT_EQ(*store_->PendingHistoryRuns(), 1);
+  EXPECT_EQ(Query("SELECT count(*) FROM history_points"), 0);
+  std::vector<HistoryRunWork> seen;
+  std::mutex mutex;
+  auto retried = store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex));
+  ASSERT_TRUE(retried.has_value() && retried->has_value());
+  EXPECT_EQ(Query("SELECT count(*) FROM history_points"), 2);
+}
+
+TEST_F(HistoryStoreTest, AlertsAreStoredListedAndTriageRebaselines) {
+  for (int i = 1; i <= 6; ++i) Ingest(MakeRun(i, i, "main", i <= 3 ? 100 : 120));
+  std::vector<HistoryRunWork> seen;
+  std::mutex mutex;
+  for (int i = 1; i < 6; ++i) {
+    ASSERT_TRUE(store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex)).has_value());
+  }
+  // The sixth run: an alert at position 3 on BM_A, and a step for the change points.
+  auto last = store_->AnalyseNextRun(
+      tracked_, [](const HistoryRunWork& work) -> Result<std::vector<HistorySeriesUpdate>> {
+        std::vector<HistorySeriesUpdate> updates;
+        for (const HistorySeriesData& s : work.series) {
+          HistorySeriesUpdate u;
+          u.series_id = s.key.id;
+          u.detector_state_json = "{}";
+          u.monitor_state_json = "{}";
+          if (s.key.benchmark == "BM_A") {
+            u.steps.push_back({3, 0.2, 1e-5, 101, 121, {"e-divisive", "cusum"}});
+            NewAlertRecord a;
+            a.position = 3;
+            a.kind = "regression";
+            a.cause = "code";
+            a.magnitude = 0.2;
+            a.ci_low = 0.18;
+            a.ci_high = 0.22;
+            a.p_value = 1e-5;
+            a.q_value = 2e-5;
+            a.level_before = 101;
+            a.level_after = 121;
+            a.detectors = {"e-divisive", "cusum"};
+            u.alerts.push_back(a);
+            u.alerts.push_back(a);  // the same position twice: stored once
+          }
+          updates.push_back(u);
+        }
+        return updates;
+      });
+  ASSERT_TRUE(last.has_value() && last->has_value()) << last.error().ToString();
+  ASSERT_EQ((*last)->new_alert_ids.size(), 1u);
+  const int64_t id = (*last)->new_alert_ids[0];
+  EXPECT_EQ(Query("SELECT count(*) FROM change_points"), 1);
+
+  auto page = store_->ListAlerts(project_, AlertFilter{});
+  ASSERT_TRUE(page.has_value()) << page.error().ToString();
+  ASSERT_EQ(page->alerts.size(), 1u);
+  const AlertRecord& a = page->alerts[0];
+  EXPECT_EQ(a.series.benchmark, "BM_A");
+  EXPECT_EQ(a.last_good.sha, Sha(3));
+  EXPECT_EQ(a.first_bad.sha, Sha(4));
+  EXPECT_EQ(a.first_bad.run_id, Uuid(4));
+  EXPECT_EQ(a.first_bad.subject, "c4");
+  EXPECT_EQ(a.detectors, (std::vector<std::string>{"e-divisive", "cusum"}));
+  EXPECT_EQ(*a.ci_low, 0.18);
+  EXPECT_TRUE(a.environment_change_json.empty());
+
+  auto detail = store_->GetAlert(project_, id, 2);
+  ASSERT_TRUE(detail.has_value());
+  ASSERT_EQ(detail->excerpt.size(), 4u);  // positions 1..4
+  EXPECT_EQ(detail->excerpt[2].position, 3);
+  EXPECT_EQ(detail->excerpt[2].values, (std::vector<double>{120, 122, 121}));
+  ASSERT_EQ(detail->history.size(), 1u);
+
+  AlertUpdate ack;
+  ack.state = "acknowledged";
+  ack.note = "looking";
+  ack.actor = "ann";
+  auto updated = store_->UpdateAlert(project_, id, ack);
+  ASSERT_TRUE(updated.has_value()) << updated.error().ToString();
+  EXPECT_EQ(updated->state, "acknowledged");
+  EXPECT_EQ(updated->state_changed_by, "ann");
+  EXPECT_EQ(Query("SELECT baseline_from FROM history_series hs JOIN benchmarks b ON "
+                  "b.id = hs.benchmark_id WHERE b.name = 'BM_A'"),
+            3);
+  EXPECT_EQ(Query("SELECT count(*) FROM history_series WHERE detector_state IS NULL"), 1);
+  AlertUpdate note_only;
+  note_only.note = "bisect started";
+  note_only.actor = "bob";
+  auto noted = store_->UpdateAlert(project_, id, note_only);
+  ASSERT_TRUE(noted.has_value());
+  EXPECT_EQ(noted->state, "acknowledged");
+  EXPECT_EQ(noted->note, "bisect started");
+  EXPECT_EQ(Query("SELECT count(*) FROM alert_events"), 3);
+  EXPECT_EQ(store_->UpdateAlert(project_, id + 100, ack).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(store_->GetAlert(project_, id + 100, 2).error().code, ErrorCode::kNotFound);
+  AlertFilter bad;
+  bad.cursor = "x";
+  EXPECT_EQ(store_->ListAlerts(project_, bad).error().field, "cursor");
+}
+
+}  // namespace
+}  // namespace perfgate::store
