@@ -106,7 +106,7 @@ class AlertsClient {
     if (!http) return tl::unexpected(http.error());
     std::string base = config->server.url;
     while (!base.empty() && base.back() == '/') base.pop_back();
-    base += "/api/v1/projects/" + client::EscapePathSegment(config->server.project) + "/alerts";
+    base += "/api/v1/projects/" + client::EscapePathSegment(config->server.project);
     return AlertsClient(std::move(*http), std::move(base));
   }
 
@@ -144,16 +144,19 @@ class AlertsClient {
   AlertsClient(client::HttpClient http, std::string base)
       : http_(std::move(http)), base_(std::move(base)) {}
   client::HttpClient http_;
-  std::string base_;  // ".../api/v1/projects/<p>/alerts"
+  std::string base_;  // ".../api/v1/projects/<p>"
 };
 
-std::string Query(const ListArgs& args, const std::string& cursor) {
+// The list's query string; without `paging`, only the series filters (for the summary).
+std::string Query(const ListArgs& args, const std::string& cursor, bool paging = true) {
   std::vector<std::pair<std::string, std::string>> params = {
-      {"state", args.state},   {"kind", args.kind},
-      {"branch", args.branch}, {"testbed", args.testbed},
-      {"suite", args.suite},   {"benchmark", args.benchmark},
-      {"metric", args.metric}, {"limit", std::to_string(args.limit)},
-      {"cursor", cursor}};
+      {"kind", args.kind},   {"branch", args.branch},       {"testbed", args.testbed},
+      {"suite", args.suite}, {"benchmark", args.benchmark}, {"metric", args.metric}};
+  if (paging) {
+    params.insert(params.begin(), {"state", args.state});
+    params.push_back({"limit", std::to_string(args.limit)});
+    params.push_back({"cursor", cursor});
+  }
   std::string out;
   for (const auto& [name, value] : params) {
     if (value.empty()) continue;
@@ -170,7 +173,7 @@ int List(ListArgs args) {
   std::string cursor = args.cursor;
   std::set<std::string> seen_cursors;
   for (int page = 0; page < kMaxPages; ++page) {
-    auto answer = alerts->Call("GET", Query(args, cursor), "");
+    auto answer = alerts->Call("GET", "/alerts" + Query(args, cursor), "");
     if (!answer) return ReportError(answer.error());
     if (!answer->contains("alerts") || !(*answer)["alerts"].is_array()) {
       return ReportError(
@@ -192,11 +195,25 @@ int List(ListArgs args) {
   return kExitPass;
 }
 
+// GET .../alert-summary with the list's series filters (state, limit and cursor do not apply).
+int Summary(const ListArgs& args) {
+  auto alerts = AlertsClient::Open(args.connection.config);
+  if (!alerts) return ReportError(alerts.error());
+  auto summary = alerts->Call("GET", "/alert-summary" + Query(args, "", false), "");
+  if (!summary) return ReportError(summary.error());
+  if (args.connection.format == "json") {
+    std::cout << RenderJson(*summary);
+  } else {
+    std::cout << RenderAlertSummaryText(*summary);
+  }
+  return kExitPass;
+}
+
 int Show(const AlertArgs& args) {
   if (auto ok = CheckId(args.id); !ok) return ReportError(ok.error());
   auto alerts = AlertsClient::Open(args.connection.config);
   if (!alerts) return ReportError(alerts.error());
-  auto alert = alerts->Call("GET", "/" + args.id, "");
+  auto alert = alerts->Call("GET", "/alerts/" + args.id, "");
   if (!alert) return ReportError(alert.error());
   if (args.connection.format == "json") {
     std::cout << RenderJson(*alert);
@@ -215,7 +232,7 @@ int Triage(const AlertArgs& args, const std::string& state) {
   json body = {{"state", state}};
   if (args.note_given) body["note"] = args.note;
   auto alert =
-      alerts->Call("PATCH", "/" + args.id, body.dump(),
+      alerts->Call("PATCH", "/alerts/" + args.id, body.dump(),
                    "changing an alert's state needs a token with the triage or admin scope");
   if (!alert) return ReportError(alert.error());
   if (args.connection.format == "json") {
@@ -264,7 +281,7 @@ void AddAlertsCommand(CLI::App& app, int* exit_code) {
   alerts->add_option("VERB", *unknown, "")->group("");
   alerts->callback([alerts, unknown, exit_code]() {
     if (!alerts->get_subcommands().empty()) return;
-    const std::string verbs = "list, show, ack, resolve, false-positive, reopen";
+    const std::string verbs = "list, show, summary, ack, resolve, false-positive, reopen";
     *exit_code = ReportError(Error{ErrorCode::kInvalidArgument,
                                    unknown->empty() ? "perfgate alerts needs a verb: " + verbs
                                                     : "unknown alerts verb '" + unknown->front() +
@@ -295,6 +312,21 @@ void AddAlertsCommand(CLI::App& app, int* exit_code) {
   list->add_flag("--all", list_args->all, "Follow next_cursor and list every page");
   AddConnection(list, &list_args->connection);
   list->callback([list_args, exit_code]() { *exit_code = List(*list_args); });
+
+  auto summary_args = std::make_shared<ListArgs>();
+  CLI::App* summary = alerts->add_subcommand(
+      "summary",
+      "Count alerts by state, kind and cause, and the share of triaged regressions that were "
+      "false positives (how often the alerts cried wolf)");
+  summary->add_option("--kind", summary_args->kind, "Only regressions or only improvements")
+      ->check(CLI::IsMember({"regression", "improvement"}));
+  summary->add_option("--branch", summary_args->branch, "Only this branch");
+  summary->add_option("--testbed", summary_args->testbed, "Only this testbed");
+  summary->add_option("--suite", summary_args->suite, "Only this suite");
+  summary->add_option("--benchmark", summary_args->benchmark, "Only this benchmark");
+  summary->add_option("--metric", summary_args->metric, "Only this metric");
+  AddConnection(summary, &summary_args->connection);
+  summary->callback([summary_args, exit_code]() { *exit_code = Summary(*summary_args); });
 
   auto show_args = std::make_shared<AlertArgs>();
   CLI::App* show = alerts->add_subcommand(

@@ -523,6 +523,25 @@ std::string RenderTriageText(const json& alert) {
   return out;
 }
 
+std::string RenderAlertSummaryText(const json& summary) {
+  auto count = [&](const char* group, const char* key) {
+    const std::optional<double> n = Num(Obj(summary, group), key);
+    return n ? std::to_string(static_cast<long long>(*n)) : std::string("0");
+  };
+  std::string out =
+      "alerts: " + OrDash(Str(summary, "total")) + " (open " + count("by_state", "open") +
+      ", acknowledged " + count("by_state", "acknowledged") + ", false positive " +
+      count("by_state", "false_positive") + ", resolved " + count("by_state", "resolved") +
+      "); regressions " + count("by_kind", "regression") + ", improvements " +
+      count("by_kind", "improvement") + ", environment changes " +
+      count("by_cause", "environment") + "\n";
+  const std::string triaged = OrDash(Str(summary, "triaged_regressions"));
+  const std::optional<double> rate = Num(summary, "false_positive_rate");
+  out += "triaged regressions: " + triaged + ", false positives: " +
+         (rate ? Percent(*rate).substr(1) : std::string("- (none triaged yet)")) + "\n";
+  return out;
+}
+
 std::string RenderJson(const json& value) {
   return value.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

@@ -47,6 +47,8 @@ std::string RenderAlertMarkdown(const nlohmann::json& alert);
 
 // `perfgate alerts ack|resolve|false-positive|reopen`: one line for the updated alert
 // (the PATCH answer): "alert 12 is now acknowledged: regression +8.1% [...] in ... (range)".
+// GET .../alert-summary as two lines: counts, and the triaged regressions' false positives.
+std::string RenderAlertSummaryText(const nlohmann::json& summary);
 std::string RenderTriageText(const nlohmann::json& alert);
 
 // --format json: the server's JSON as it came, pretty-printed (2 spaces), ending in "\n".

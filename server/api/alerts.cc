@@ -169,6 +169,27 @@ void RegisterAlertRoutes(http::Router& router, const ApiDeps& deps) {
             return http::Response::Json(200, out.dump());
           }));
 
+  router.Add(
+      "GET", "/api/v1/projects/{project}/alert-summary", "alerts.summary",
+      HandleProject(
+          deps, {"kind", "branch", "testbed", "suite", "benchmark", "metric"}, auth::Scope::kRead,
+          [deps](const http::Request& request, const http::PathParams& /*params*/,
+                 const store::Project& project) -> Result<http::Response> {
+            store::AlertFilter filter;
+            filter.kind = request.Query("kind").value_or("");
+            if (!filter.kind.empty() && !OneOf(filter.kind, {"regression", "improvement"})) {
+              return InvalidArgument("must be regression or improvement", "kind");
+            }
+            filter.branch = request.Query("branch").value_or("");
+            filter.testbed = request.Query("testbed").value_or("");
+            filter.suite = request.Query("suite").value_or("");
+            filter.benchmark = request.Query("benchmark").value_or("");
+            filter.metric = request.Query("metric").value_or("");
+            auto counts = deps.history->CountAlerts(project, filter);
+            if (!counts) return tl::unexpected(counts.error());
+            return http::Response::Json(200, history::AlertSummaryJson(*counts).dump());
+          }));
+
   router.Add("GET", "/api/v1/projects/{project}/alerts/{id}", "alerts.get",
              HandleProject(deps, {}, auth::Scope::kRead,
                            [deps](const http::Request& /*request*/, const http::PathParams& params,

@@ -105,6 +105,28 @@ ordered_json AlertDetailJson(const store::AlertDetail& detail) {
   return out;
 }
 
+ordered_json AlertSummaryJson(const std::vector<store::AlertCount>& counts) {
+  ordered_json by_state = {
+      {"open", 0}, {"acknowledged", 0}, {"false_positive", 0}, {"resolved", 0}};
+  ordered_json by_kind = {{"regression", 0}, {"improvement", 0}};
+  ordered_json by_cause = {{"code", 0}, {"environment", 0}};
+  int64_t total = 0, triaged = 0, false_positives = 0;
+  for (const store::AlertCount& c : counts) {
+    total += c.count;
+    by_state[c.state] = by_state.value(c.state, int64_t{0}) + c.count;
+    by_kind[c.kind] = by_kind.value(c.kind, int64_t{0}) + c.count;
+    by_cause[c.cause] = by_cause.value(c.cause, int64_t{0}) + c.count;
+    if (c.kind == "regression" && c.cause == "code" && c.state != "open") {
+      triaged += c.count;
+      if (c.state == "false_positive") false_positives += c.count;
+    }
+  }
+  ordered_json rate = nullptr;
+  if (triaged > 0) rate = static_cast<double>(false_positives) / static_cast<double>(triaged);
+  return {{"total", total},       {"by_state", by_state},           {"by_kind", by_kind},
+          {"by_cause", by_cause}, {"triaged_regressions", triaged}, {"false_positive_rate", rate}};
+}
+
 ordered_json WebhookBody(const std::vector<store::AlertRecord>& alerts,
                          const std::string& public_url) {
   std::map<std::string, std::vector<const store::AlertRecord*>> groups;

@@ -18,6 +18,11 @@ nlohmann::ordered_json AlertJson(const store::AlertRecord& alert);
 // AlertJson plus "excerpt" and "history".
 nlohmann::ordered_json AlertDetailJson(const store::AlertDetail& detail);
 
+// Counts by state, kind and cause, and the triage outcomes as quality figures:
+// false_positive_rate = false positives / triaged (acknowledged + false_positive + resolved)
+// among regressions with a code cause, null when none was triaged.
+nlohmann::ordered_json AlertSummaryJson(const std::vector<store::AlertCount>& counts);
+
 // The webhook body for alerts raised by one run: {"text": ..., "alerts": [...]}; `text` (what
 // Slack, Mattermost and Teams incoming webhooks display) has a line per alert, grouped by commit
 // range, with links under `public_url` when it is set.

@@ -158,6 +158,13 @@ struct AlertUpdate {
   std::string actor;  // token name
 };
 
+struct AlertCount {
+  std::string kind;
+  std::string cause;
+  std::string state;
+  int64_t count = 0;
+};
+
 // One whole series of a tracked branch, for on-demand analysis.
 struct HistorySeriesQuery {
   std::string branch, testbed, suite, benchmark, metric, unit;
@@ -183,6 +190,10 @@ class HistoryStore {
   virtual Result<int64_t> PendingHistoryRuns() = 0;
 
   virtual Result<AlertPage> ListAlerts(const Project& project, const AlertFilter& filter) = 0;
+  // Alerts by kind, cause and state, with the filter's series fields (its state, limit and
+  // cursor are ignored): triage outcomes as quality figures.
+  virtual Result<std::vector<AlertCount>> CountAlerts(const Project& project,
+                                                      const AlertFilter& filter) = 0;
   // kNotFound when absent; `excerpt_points` each side of the step.
   virtual Result<AlertDetail> GetAlert(const Project& project, int64_t id, int excerpt_points) = 0;
   // Changes state and/or note and records the event. Moving to acknowledged, false_positive

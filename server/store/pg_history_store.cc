@@ -397,6 +397,29 @@ Result<AlertPage> PgStore::ListAlerts(const Project& project, const AlertFilter&
   });
 }
 
+Result<std::vector<AlertCount>> PgStore::CountAlerts(const Project& project,
+                                                     const AlertFilter& filter) {
+  return pool_.WithStatements<std::vector<AlertCount>>(
+      [&](pqxx::transaction_base& tx) -> Result<std::vector<AlertCount>> {
+        pqxx::result rows = tx.exec_params(
+            "SELECT a.kind, a.cause, a.state, count(*) FROM alerts a "
+            "JOIN history_series hs ON hs.id = a.series_id" +
+                std::string(kSeriesJoins) +
+                "WHERE a.project_id = $1 AND ($2::text IS NULL OR a.kind = $2) "
+                "AND ($3::text IS NULL OR br.name = $3) AND ($4::text IS NULL OR hs.testbed = $4) "
+                "AND ($5::text IS NULL OR b.suite = $5) AND ($6::text IS NULL OR b.name = $6) "
+                "AND ($7::text IS NULL OR m.name = $7) GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+            project.id, OrNull(filter.kind), OrNull(filter.branch), OrNull(filter.testbed),
+            OrNull(filter.suite), OrNull(filter.benchmark), OrNull(filter.metric));
+        std::vector<AlertCount> out;
+        for (const pqxx::row& r : rows) {
+          out.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(),
+                         r[3].as<int64_t>()});
+        }
+        return out;
+      });
+}
+
 Result<AlertDetail> PgStore::GetAlert(const Project& project, int64_t id, int excerpt_points) {
   return pool_.WithStatements<AlertDetail>([&](pqxx::transaction_base& tx) -> Result<AlertDetail> {
     pqxx::result rows = tx.exec_params(

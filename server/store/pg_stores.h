@@ -60,6 +60,8 @@ class PgStore final : public ProjectStore,
       const std::vector<std::string>& tracked_branches, const HistoryAnalyse& analyse) override;
   Result<int64_t> PendingHistoryRuns() override;
   Result<AlertPage> ListAlerts(const Project& project, const AlertFilter& filter) override;
+  Result<std::vector<AlertCount>> CountAlerts(const Project& project,
+                                              const AlertFilter& filter) override;
   Result<AlertDetail> GetAlert(const Project& project, int64_t id, int excerpt_points) override;
   Result<AlertRecord> UpdateAlert(const Project& project, int64_t id,
                                   const AlertUpdate& update) override;

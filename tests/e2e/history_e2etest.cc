@@ -429,6 +429,17 @@ TEST_F(HistoryE2eTest, TheAlertsCommandListsShowsAndTriages) {
   EXPECT_EQ(alert["history"][1]["by"], "triager");
   testing::ShellOutcome empty = perfgate(reader_, "list");
   EXPECT_EQ(empty.exit_code, 0) << empty.output;
+  testing::ShellOutcome summary = perfgate(reader_, "summary");
+  ASSERT_EQ(summary.exit_code, 0) << summary.output;
+  EXPECT_NE(summary.output.find("false positive 1"), std::string::npos) << summary.output;
+  EXPECT_NE(summary.output.find("triaged regressions: 1, false positives: 100.0%"),
+            std::string::npos)
+      << summary.output;
+  const json counts =
+      json::parse(http_->Get("/api/v1/projects/proj/alert-summary?kind=regression", reader_).body);
+  EXPECT_EQ(counts["total"], 1);
+  EXPECT_EQ(counts["by_state"]["false_positive"], 1);
+  EXPECT_EQ(counts["false_positive_rate"], 1.0);
   std::filesystem::remove_all(*dir);
 }
 

@@ -379,6 +379,22 @@ TEST(AlertsRenderTest, JsonPassesThrough) {
   EXPECT_EQ(text.back(), '\n');
 }
 
+TEST(RenderAlertSummaryText, CountsAndTheFalsePositiveRate) {
+  const json summary = {
+      {"total", 4},
+      {"by_state", {{"open", 1}, {"acknowledged", 1}, {"false_positive", 1}, {"resolved", 1}}},
+      {"by_kind", {{"regression", 3}, {"improvement", 1}}},
+      {"by_cause", {{"code", 4}, {"environment", 0}}},
+      {"triaged_regressions", 3},
+      {"false_positive_rate", 1.0 / 3}};
+  const std::string text = RenderAlertSummaryText(summary);
+  EXPECT_TRUE(Contains(text, "alerts: 4 (open 1, acknowledged 1, false positive 1, resolved 1)"))
+      << text;
+  EXPECT_TRUE(Contains(text, "false positives: 33.3%")) << text;
+  const json none = {{"total", 0}, {"false_positive_rate", nullptr}};
+  EXPECT_TRUE(Contains(RenderAlertSummaryText(none), "none triaged yet"));
+}
+
 // ---- the executable ----
 
 struct Outcome {

@@ -249,6 +249,10 @@ class NoHistory : public store::HistoryStore {
   Result<store::AlertPage> ListAlerts(const store::Project&, const store::AlertFilter&) override {
     return store::AlertPage{};
   }
+  Result<std::vector<store::AlertCount>> CountAlerts(const store::Project&,
+                                                     const store::AlertFilter&) override {
+    return std::vector<store::AlertCount>{{"regression", "code", "open", 2}};
+  }
   Result<store::AlertDetail> GetAlert(const store::Project&, int64_t, int) override {
     return MakeError(ErrorCode::kNotFound, "no alert", "id");
   }
