@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "stats/descriptive.h"
+#include "stats/mann_whitney.h"
 
 namespace perfgate::stats {
 namespace {
@@ -20,7 +21,7 @@ double RelativeChange(double before, double after) {
   return before != 0 ? (after - before) / std::fabs(before) : 0.0;
 }
 
-// Measures candidate k against its current neighbours (lo and hi are the neighbouring
+// Measures candidate c against its current neighbours (lo and hi are the neighbouring
 // candidates' indices, or the series' ends).
 void Measure(std::span<const double> levels, std::size_t lo, std::size_t hi,
              const HistoryOptions& options, Candidate& c) {
@@ -32,6 +33,13 @@ void Measure(std::span<const double> levels, std::size_t lo, std::size_t hi,
   c.magnitude = RelativeChange(c.before, c.after);
   c.ok = c.index - lo >= options.min_segment && hi - c.index >= options.min_segment &&
          std::fabs(c.magnitude) >= options.threshold;
+  if (c.ok && options.rank_test) {
+    // Distribution-free, as the PR verdict: a bimodal or heavy-tailed stretch that moved a median
+    // by chance is not significant on ranks. Only run when everything else passed (the cost).
+    const MannWhitneyResult u = MannWhitneyU(levels.subspan(first, c.index - first),
+                                             levels.subspan(c.index, last - c.index));
+    c.ok = u.p_two_sided <= options.max_pvalue;
+  }
 }
 
 }  // namespace
@@ -68,10 +76,12 @@ std::vector<Step> ConfirmSteps(std::span<const double> levels, const ChangePoint
     if (worst > 0) Measure(levels, lo_of(worst - 1), hi_of(worst - 1), options, kept[worst - 1]);
     if (worst < kept.size()) Measure(levels, lo_of(worst), hi_of(worst), options, kept[worst]);
   }
+  std::vector<std::string> detectors = {"e-divisive"};
+  if (options.rank_test) detectors.push_back("mann-whitney");
   std::vector<Step> steps;
   steps.reserve(kept.size());
   for (const Candidate& c : kept) {
-    steps.push_back(Step{c.index, c.magnitude, c.p_value, c.before, c.after, {"e-divisive"}});
+    steps.push_back(Step{c.index, c.magnitude, c.p_value, c.before, c.after, detectors});
   }
   return steps;
 }

@@ -1,9 +1,10 @@
 // perfgate's default detector for a branch's history: e-divisive means (stats/change_points.h,
 // Otava's algorithm) proposes candidate change points; a cheap confirmation stage keeps those whose
 // new level is real and large enough: measured with medians of the adjacent segments (so a few
-// outliers or a bimodal point do not move it), at least `threshold` away from the old level, and
-// held for at least `min_segment` points (a single outlier is not a step). docs/statistics.md,
-// "History detection quality", describes the corpus the defaults were tuned on.
+// outliers or a bimodal point do not move them), at least `threshold` away from the old level,
+// significant by a rank test on the same points, and held for at least `min_segment` points (a
+// single outlier is not a step). docs/statistics.md, "History detection quality", describes the
+// corpus the defaults were tuned on and the results.
 #pragma once
 
 #include <cstddef>
@@ -21,10 +22,12 @@ namespace perfgate::stats {
 struct HistoryOptions {
   double threshold = 0.05;        // >= 0; smallest relative change of level reported (5%)
   std::size_t window = 100;       // >= 2; the e-divisive window (Otava's default is 50)
-  double max_pvalue = 0.0001;     // in [0, 1]; e-divisive's significance level (Otava's: 0.001)
+  double max_pvalue = 0.0001;     // in [0, 1]; e-divisive's significance level (Otava's: 0.001),
+                                  // and the rank test's
   std::size_t level_points = 40;  // >= 1; a level is the median of at most this many points
-  std::size_t min_segment = 8;    // >= 1; points a level must hold on each side of a step, so a
-                                  // step is reported once its new level has held 8 points
+  std::size_t min_segment = 3;    // >= 1; points a level must hold on each side of a step
+  bool rank_test = true;          // a step also needs a two-sided Mann-Whitney U p-value
+                                  // <= max_pvalue between the points of its two levels
 };
 
 // Options of the e-divisive stage (stats::DetectChangePoints) for these history options: the
@@ -36,7 +39,8 @@ struct Step {
   double magnitude = 0;   // signed relative change of level: level_after / level_before - 1
   double p_value = 1;     // the e-divisive candidate's t-test p-value
   double level_before = 0, level_after = 0;  // medians of the adjacent segments (capped)
-  std::vector<std::string> detectors;        // {"e-divisive"}
+  std::vector<std::string> detectors;  // {"e-divisive", "mann-whitney"} ({"e-divisive"} without
+                                       // the rank test)
 
   friend bool operator==(const Step&, const Step&) = default;
 };
@@ -46,11 +50,12 @@ struct Step {
 // into steps. For each candidate, the level before is the median of the up to `level_points`
 // points before it back to the previous candidate, the level after likewise forwards to the next
 // one. A candidate fails when either segment to its neighbouring candidates (or the series' ends)
-// holds fewer than `min_segment` points, or when |level_after / level_before - 1| < threshold
-// (the relative change is (after - before) / |before|; 0 when before is 0). While any fails, the
-// failing candidate of smallest |magnitude| (the first on ties) is dropped and its neighbours are
-// measured again, so the two edges of an outlier both go and a step proposed twice keeps its best
-// edge. The server runs e-divisive incrementally and then calls this.
+// holds fewer than `min_segment` points, when |level_after / level_before - 1| < threshold (the
+// relative change is (after - before) / |before|; 0 when before is 0), or, with `rank_test`, when
+// the U test between those two sets of points gives p > max_pvalue. While any fails, the failing
+// candidate of smallest |magnitude| (the first on ties) is dropped and its neighbours are measured
+// again, so the two edges of an outlier both go and a step proposed twice keeps its best edge.
+// The server runs e-divisive incrementally and then calls this.
 std::vector<Step> ConfirmSteps(std::span<const double> levels, const ChangePointAnalysis& analysis,
                                const HistoryOptions& options);
 

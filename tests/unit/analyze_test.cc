@@ -1,5 +1,6 @@
 // `perfgate analyze` as scripts use it: the built executable on fixture series (a planted 20% step
-// as JSON, as CSV with repetitions, through stdin), Otava's own answer on the tigerbeetle series,
+// as JSON, as CSV with repetitions, through stdin), Otava's own answer on the tigerbeetle series
+// (`--detector e-divisive`), the default detector dropping outliers that raw e-divisive reports,
 // the JSON output's fields, and input errors that name the file and the place (exit 2).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -81,9 +82,14 @@ TEST(AnalyzeTest, JsonSeriesFindsThePlantedStep) {
   ASSERT_EQ(o.exit_code, 0) << o.out;
   nlohmann::json json = ParseJson(o);
   EXPECT_EQ(json["points"], 200);
-  EXPECT_EQ(json["parameters"]["window"], 50);
-  EXPECT_DOUBLE_EQ(json["parameters"]["max_pvalue"].get<double>(), 0.001);
+  // The server's defaults (stats::HistoryOptions).
+  EXPECT_EQ(json["parameters"]["detector"], "perfgate");
+  EXPECT_EQ(json["parameters"]["window"], 100);
+  EXPECT_DOUBLE_EQ(json["parameters"]["max_pvalue"].get<double>(), 0.0001);
   EXPECT_DOUBLE_EQ(json["parameters"]["threshold"].get<double>(), 0.05);
+  EXPECT_EQ(json["parameters"]["level_points"], 40);
+  EXPECT_EQ(json["parameters"]["min_segment"], 3);
+  EXPECT_EQ(json["parameters"]["rank_test"], true);
   ASSERT_EQ(json["change_points"].size(), 1u) << o.out;
   const nlohmann::json& cp = json["change_points"][0];
   EXPECT_EQ(cp["index"], 100);
@@ -91,20 +97,41 @@ TEST(AnalyzeTest, JsonSeriesFindsThePlantedStep) {
   EXPECT_LT(cp["p_value"].get<double>(), 1e-10);
   EXPECT_NEAR(cp["mean_before"].get<double>(), 100, 1);
   EXPECT_NEAR(cp["mean_after"].get<double>(), 120, 1.2);
-  EXPECT_EQ(cp["detectors"], nlohmann::json::array({"e-divisive"}));
+  // Levels are medians of the (up to 40) points either side; magnitude is their relative change.
+  EXPECT_NEAR(cp["level_before"].get<double>(), 100, 1);
+  EXPECT_NEAR(cp["level_after"].get<double>(), 120, 1.2);
+  EXPECT_DOUBLE_EQ(cp["magnitude"].get<double>(),
+                   cp["level_after"].get<double>() / cp["level_before"].get<double>() - 1);
+  EXPECT_EQ(cp["detectors"], nlohmann::json::array({"e-divisive", "mann-whitney"}));
+
+  o = Analyze("--format json --no-rank-test " + Fixture("series/step20.json"));
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  json = ParseJson(o);
+  EXPECT_EQ(json["parameters"]["rank_test"], false);
+  ASSERT_EQ(json["change_points"].size(), 1u) << o.out;
+  EXPECT_EQ(json["change_points"][0]["detectors"], nlohmann::json::array({"e-divisive"}));
 }
 
 TEST(AnalyzeTest, TextAndMarkdownFormats) {
   Outcome o = Analyze(Fixture("series/step20.json"));
   ASSERT_EQ(o.exit_code, 0) << o.out;
-  EXPECT_NE(o.out.find("1 change point in 200 points"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("point 100: +20.4% (p 3.1e-143), level 99.72 -> 120.1\n"), std::string::npos)
+  EXPECT_NE(o.out.find("1 change point in 200 points (window 100, max p-value 0.0001, threshold "
+                       "5%, min segment 3):\n"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("point 100: +20.0% (p 3.1e-143), level 99.85 -> 119.8\n"), std::string::npos)
       << o.out;
 
   o = Analyze("--format markdown " + Fixture("series/step20.json"));
   ASSERT_EQ(o.exit_code, 0) << o.out;
   EXPECT_NE(o.out.find("| Point | Change | p-value |"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("| 100 | +20.4% | 3.1e-143 | 99.72 | 120.1 |"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("| 100 | +20.0% | 3.1e-143 | 99.85 | 119.8 |"), std::string::npos) << o.out;
+  // Raw e-divisive reports segment means, as Otava does.
+  o = Analyze("--detector e-divisive --window 50 --max-pvalue 0.001 " +
+              Fixture("series/step20.json"));
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("point 100: +20.4% (p 3.1e-143), level 99.72 -> 120.1\n"), std::string::npos)
+      << o.out;
 }
 
 TEST(AnalyzeTest, CsvWithRepetitionsFindsTheSameStep) {
@@ -157,15 +184,44 @@ TEST(AnalyzeTest, ConstantSeriesHasNoChangePoints) {
 TEST(AnalyzeTest, TigerbeetleMatchesOtava) {
   // Otava's tests/tigerbeetle_test.py: window 30, p 0.01, magnitude 5% -> [15, 71]. The oracle
   // file is index,value; only the value column is the series.
-  Outcome o = Shell("cut -d, -f2 " + Fixture("oracles/otava/tigerbeetle.csv") +
-                    " | \"$PG\" analyze --format json --window 30 --max-pvalue 0.01 "
-                    "--threshold 5% -");
+  const std::string values = "cut -d, -f2 " + Fixture("oracles/otava/tigerbeetle.csv");
+  auto indices = [](const Outcome& o) {
+    std::vector<int> out;
+    const nlohmann::json json = ParseJson(o);
+    for (const auto& cp : json["change_points"]) out.push_back(cp["index"].get<int>());
+    return out;
+  };
+  Outcome o = Shell(values +
+                    " | \"$PG\" analyze --format json --detector e-divisive --window 30 "
+                    "--max-pvalue 0.01 --threshold 5% -");
   ASSERT_EQ(o.exit_code, 0) << o.out;
-  nlohmann::json json = ParseJson(o);
-  EXPECT_EQ(json["points"], 365);
-  std::vector<int> indices;
-  for (const auto& cp : json["change_points"]) indices.push_back(cp["index"].get<int>());
-  EXPECT_EQ(indices, (std::vector<int>{15, 71})) << o.out;
+  EXPECT_EQ(ParseJson(o)["points"], 365);
+  EXPECT_EQ(ParseJson(o)["parameters"]["detector"], "e-divisive");
+  EXPECT_EQ(indices(o), (std::vector<int>{15, 71})) << o.out;
+  // perfgate's default detector confirms the same two steps.
+  o = Shell(values + " | \"$PG\" analyze --format json -");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_EQ(indices(o), (std::vector<int>{15, 71})) << o.out;
+}
+
+TEST(AnalyzeTest, OutliersAreNotSteps) {
+  TempDir dir;
+  // Small deterministic noise around 100, a preempted pair of runs and one fast run.
+  std::string series = "[";
+  for (int i = 0; i < 120; ++i) {
+    double x = 100 + 0.2 * ((i * 37) % 11 - 5);
+    if (i == 40) x *= 3;
+    if (i == 41) x *= 2.6;
+    if (i == 90) x *= 0.5;
+    series += (i ? "," : "") + std::to_string(x);
+  }
+  const std::string file = dir.Write("outliers.json", series + "]");
+  const std::string otava = "--format json --window 50 --max-pvalue 0.001 ";
+  nlohmann::json raw = ParseJson(Analyze(otava + "--detector e-divisive " + file));
+  EXPECT_GE(raw["change_points"].size(), 2u) << raw.dump();
+  nlohmann::json confirmed = ParseJson(Analyze(otava + file));
+  EXPECT_TRUE(confirmed["change_points"].empty()) << confirmed.dump();
+  EXPECT_TRUE(ParseJson(Analyze("--format json " + file))["change_points"].empty());
 }
 
 struct BadInput {
@@ -214,10 +270,15 @@ TEST(AnalyzeTest, BadUsageIsExitTwo) {
   EXPECT_EQ(Analyze("--window 1 " + series).exit_code, 2);
   EXPECT_EQ(Analyze("--max-pvalue 1.5 " + series).exit_code, 2);
   EXPECT_EQ(Analyze("--format xml " + series).exit_code, 2);
+  EXPECT_EQ(Analyze("--detector otava " + series).exit_code, 2);
+  EXPECT_EQ(Analyze("--min-segment 0 " + series).exit_code, 2);
+  EXPECT_EQ(Analyze("--level-points 0 " + series).exit_code, 2);
   EXPECT_EQ(Analyze("").exit_code, 2);  // no file
   o = Analyze("--help");
   EXPECT_EQ(o.exit_code, 0);
   EXPECT_NE(o.out.find("--max-pvalue"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("--detector"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("--min-segment"), std::string::npos) << o.out;
 }
 
 TEST(AnalyzeTest, ThresholdZeroKeepsSmallSignificantSteps) {

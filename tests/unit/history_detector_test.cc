@@ -1,0 +1,213 @@
+// perfgate's history detector (stats/history_detector.h): planted steps found at the right index
+// with the right sign and size, outliers and steps below the threshold not reported, the two
+// stages agreeing with DetectSteps, and bad options named.
+#include "stats/history_detector.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "stats/bootstrap.h"
+
+namespace perfgate::stats {
+namespace {
+
+// base * (1 + cv * z) with Gaussian z from a fixed seed; `steps` multiply the level from an index.
+std::vector<double> Series(uint64_t seed, std::size_t n, double cv,
+                           std::vector<std::pair<std::size_t, double>> steps = {}) {
+  Rng rng(seed);
+  std::vector<double> x;
+  for (std::size_t i = 0; i < n; ++i) {
+    double level = 1000;
+    for (const auto& [index, size] : steps) level *= i >= index ? 1 + size : 1.0;
+    const double u = 1.0 - rng.Uniform();
+    const double z = std::sqrt(-2 * std::log(u)) * std::cos(2 * M_PI * rng.Uniform());
+    x.push_back(level * (1 + cv * z));
+  }
+  return x;
+}
+
+TEST(HistoryDetectorTest, FindsAPlanted8PercentStep) {
+  const std::vector<double> x = Series(1, 200, 0.02, {{120, 0.08}});
+  auto steps = DetectSteps(x, {});
+  ASSERT_TRUE(steps) << steps.error().ToString();
+  ASSERT_EQ(steps->size(), 1u);
+  const Step& s = (*steps)[0];
+  EXPECT_EQ(s.index, 120u);
+  EXPECT_NEAR(s.magnitude, 0.08, 0.01);
+  EXPECT_NEAR(s.level_before, 1000, 10);
+  EXPECT_NEAR(s.level_after, 1080, 10);
+  EXPECT_DOUBLE_EQ(s.magnitude, s.level_after / s.level_before - 1);
+  EXPECT_LT(s.p_value, 1e-10);
+  EXPECT_EQ(s.detectors, (std::vector<std::string>{"e-divisive", "mann-whitney"}));
+}
+
+TEST(HistoryDetectorTest, StepsUpAndDown) {
+  const std::vector<double> x = Series(2, 300, 0.02, {{80, 0.15}, {200, -0.25}});
+  auto steps = DetectSteps(x, {});
+  ASSERT_TRUE(steps) << steps.error().ToString();
+  ASSERT_EQ(steps->size(), 2u);
+  EXPECT_EQ((*steps)[0].index, 80u);
+  EXPECT_NEAR((*steps)[0].magnitude, 0.15, 0.02);
+  EXPECT_EQ((*steps)[1].index, 200u);
+  EXPECT_NEAR((*steps)[1].magnitude, -0.25, 0.02);
+}
+
+TEST(HistoryDetectorTest, SingleOutliersAreNotSteps) {
+  std::vector<double> x = Series(3, 200, 0.02);
+  x[60] *= 3;    // a preempted run
+  x[61] *= 2.5;  // and the next one: still not a level that holds
+  x[150] *= 0.5;
+  // With a loose p-value raw e-divisive splits around the outliers; the confirmation drops
+  // every candidate, at those options and at the defaults.
+  HistoryOptions loose;
+  loose.window = 50;
+  loose.max_pvalue = 0.05;
+  auto analysis = DetectChangePoints(x, EDivisiveOptions(loose));
+  ASSERT_TRUE(analysis);
+  EXPECT_FALSE(analysis->change_points.empty());
+  for (const HistoryOptions& options : {loose, HistoryOptions{}}) {
+    auto steps = DetectSteps(x, options);
+    ASSERT_TRUE(steps);
+    EXPECT_TRUE(steps->empty()) << (*steps)[0].index;
+  }
+}
+
+TEST(HistoryDetectorTest, StepBelowTheThresholdIsNotReported) {
+  const std::vector<double> x = Series(4, 200, 0.005, {{100, 0.03}});
+  HistoryOptions options;
+  auto steps = DetectSteps(x, options);
+  ASSERT_TRUE(steps);
+  EXPECT_TRUE(steps->empty());
+  options.threshold = 0.02;  // significant, and now large enough
+  steps = DetectSteps(x, options);
+  ASSERT_TRUE(steps);
+  ASSERT_EQ(steps->size(), 1u);
+  EXPECT_EQ((*steps)[0].index, 100u);
+  EXPECT_NEAR((*steps)[0].magnitude, 0.03, 0.005);
+}
+
+TEST(HistoryDetectorTest, NewLevelMustHoldMinSegmentPoints) {
+  // A clean 20% step 2 points before the end is not a level yet; 5 points are.
+  auto found = [](const std::vector<double>& x, const HistoryOptions& options) {
+    auto steps = DetectSteps(x, options);
+    EXPECT_TRUE(steps);
+    std::vector<std::size_t> out;
+    for (const Step& s : steps ? *steps : std::vector<Step>{}) out.push_back(s.index);
+    return out;
+  };
+  EXPECT_TRUE(found(Series(5, 100, 0.01, {{98, 0.2}}), {}).empty());
+  EXPECT_EQ(found(Series(5, 100, 0.01, {{95, 0.2}}), {}), (std::vector<std::size_t>{95}));
+  HistoryOptions options;
+  options.min_segment = 6;
+  EXPECT_TRUE(found(Series(5, 100, 0.01, {{95, 0.2}}), options).empty());
+}
+
+// The confirmation on hand-made candidates: the rank test needs enough points to reach
+// max_pvalue (5 against 5 cannot: the smallest two-sided U p-value is 2/252), the threshold and
+// min_segment apply without it, and a dropped candidate's neighbour is measured again.
+TEST(HistoryDetectorTest, ConfirmStepsOnGivenCandidates) {
+  std::vector<double> x = {100, 101, 99, 100, 100, 110, 111, 109, 110, 110};
+  ChangePointAnalysis analysis;
+  analysis.change_points.push_back(ChangePoint{5, 1e-6});
+  HistoryOptions options;
+  EXPECT_TRUE(ConfirmSteps(x, analysis, options).empty());
+  options.rank_test = false;
+  std::vector<Step> steps = ConfirmSteps(x, analysis, options);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].index, 5u);
+  EXPECT_DOUBLE_EQ(steps[0].level_before, 100);
+  EXPECT_DOUBLE_EQ(steps[0].level_after, 110);
+  EXPECT_DOUBLE_EQ(steps[0].magnitude, 0.1);
+  EXPECT_DOUBLE_EQ(steps[0].p_value, 1e-6);
+  EXPECT_EQ(steps[0].detectors, (std::vector<std::string>{"e-divisive"}));
+  options.threshold = 0.11;
+  EXPECT_TRUE(ConfirmSteps(x, analysis, options).empty());
+  options.threshold = 0.05;
+  options.min_segment = 6;
+  EXPECT_TRUE(ConfirmSteps(x, analysis, options).empty());
+
+  // An outlier at 20 proposed as two candidates (20, 21) besides a real step at 40: both edges
+  // of the outlier go, the step stays, measured from 0 once the outlier's edges are gone.
+  std::vector<double> y(80, 100.0);
+  for (std::size_t i = 0; i < y.size(); ++i) y[i] += static_cast<double>(i % 3);
+  y[20] = 300;
+  for (std::size_t i = 40; i < y.size(); ++i) y[i] *= 1.2;
+  ChangePointAnalysis three;
+  for (std::size_t index : {20u, 21u, 40u}) three.change_points.push_back(ChangePoint{index, 1e-9});
+  steps = ConfirmSteps(y, three, HistoryOptions{});
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].index, 40u);
+  EXPECT_NEAR(steps[0].magnitude, 0.2, 1e-12);
+}
+
+TEST(HistoryDetectorTest, TwoStagesEqualDetectSteps) {
+  const std::vector<std::vector<double>> cases = {
+      Series(6, 500, 0.05, {{100, 0.1}, {250, -0.07}, {400, 0.3}}),
+      Series(7, 1000, 0.1),
+      Series(8, 60, 0.02, {{30, -0.2}}),
+      Series(9, 30, 0.01),
+  };
+  HistoryOptions loose;
+  loose.threshold = 0.02;
+  loose.window = 50;
+  loose.max_pvalue = 0.001;
+  loose.level_points = 20;
+  loose.rank_test = false;
+  for (const HistoryOptions& options : {HistoryOptions{}, loose}) {
+    for (const auto& x : cases) {
+      auto analysis = DetectChangePoints(x, EDivisiveOptions(options));
+      ASSERT_TRUE(analysis);
+      auto steps = DetectSteps(x, options);
+      ASSERT_TRUE(steps);
+      EXPECT_EQ(ConfirmSteps(x, *analysis, options), *steps);
+    }
+  }
+  EXPECT_EQ(EDivisiveOptions({}).window_len, 100u);
+  EXPECT_DOUBLE_EQ(EDivisiveOptions({}).max_pvalue, 0.0001);
+  EXPECT_DOUBLE_EQ(EDivisiveOptions({}).min_magnitude, 0.0);
+}
+
+TEST(HistoryDetectorTest, EmptyAndTinySeries) {
+  EXPECT_TRUE(DetectSteps(std::vector<double>{}, {})->empty());
+  EXPECT_TRUE(DetectSteps(std::vector<double>{1.0}, {})->empty());
+  EXPECT_TRUE(DetectSteps(std::vector<double>{1, 1, 2, 2}, {})->empty());
+}
+
+TEST(HistoryDetectorTest, BadOptionsNameTheField) {
+  const std::vector<double> x = Series(10, 50, 0.02);
+  auto field = [&](HistoryOptions options) {
+    auto steps = DetectSteps(x, options);
+    EXPECT_FALSE(steps);
+    return steps ? std::string() : steps.error().field;
+  };
+  HistoryOptions o;
+  o.threshold = -0.01;
+  EXPECT_EQ(field(o), "threshold");
+  o.threshold = NAN;
+  EXPECT_EQ(field(o), "threshold");
+  o = {};
+  o.window = 1;
+  EXPECT_EQ(field(o), "window");
+  o = {};
+  o.max_pvalue = 1.5;
+  EXPECT_EQ(field(o), "max_pvalue");
+  o.max_pvalue = NAN;
+  EXPECT_EQ(field(o), "max_pvalue");
+  o = {};
+  o.level_points = 0;
+  EXPECT_EQ(field(o), "level_points");
+  o = {};
+  o.min_segment = 0;
+  EXPECT_EQ(field(o), "min_segment");
+  std::vector<double> bad = x;
+  bad[7] = INFINITY;
+  auto steps = DetectSteps(bad, {});
+  ASSERT_FALSE(steps);
+  EXPECT_EQ(steps.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(steps.error().field, "series[7]");
+}
+
+}  // namespace
+}  // namespace perfgate::stats

@@ -1,0 +1,157 @@
+// Detection quality on the committed labelled corpus (tests/fixtures/history; docs/statistics.md,
+// "History detection quality"): perfgate's default history detector must have the best F1 of all
+// methods and no more false alarms than the peers', and its figures are pinned exactly (everything
+// is deterministic), so that a change to the detector or the corpus cannot make them silently
+// worse. A change that improves them updates the pins and the table in docs/statistics.md.
+#include "tests/testing/history_quality.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+namespace perfgate::quality {
+namespace {
+
+struct Pinned {
+  std::size_t tp, fp, fn, noise_fp;
+};
+
+// Loaded and scored once per process, on first use, so that the corpus test does not pay for the
+// scoring.
+const std::vector<LabelledSeries>& Corpus() {
+  static const std::vector<LabelledSeries> corpus = [] {
+    auto loaded = LoadCorpus(PERFGATE_FIXTURES_DIR "/history");
+    EXPECT_TRUE(loaded) << loaded.error().ToString();
+    return loaded ? std::move(*loaded) : std::vector<LabelledSeries>{};
+  }();
+  return corpus;
+}
+
+const std::vector<MethodScore>& Scores() {
+  static const std::vector<MethodScore> scores = [] {
+    auto evaluated = Evaluate(Corpus(), Methods());
+    EXPECT_TRUE(evaluated) << evaluated.error().ToString();
+    return evaluated ? std::move(*evaluated) : std::vector<MethodScore>{};
+  }();
+  return scores;
+}
+
+const MethodScore& Get(const std::string& name) {
+  for (const MethodScore& ms : Scores()) {
+    if (ms.method == name) return ms;
+  }
+  static const MethodScore none;
+  ADD_FAILURE() << "no method " << name;
+  return none;
+}
+
+TEST(HistoryQualityTest, CorpusHasEveryCategory) {
+  EXPECT_EQ(Corpus().size(), 493u);
+  std::map<std::string, std::size_t> count;
+  std::size_t shortest = SIZE_MAX, longest = 0, noise_points = 0;
+  for (const LabelledSeries& s : Corpus()) {
+    ++count[s.category];
+    shortest = std::min(shortest, s.levels.size());
+    longest = std::max(longest, s.levels.size());
+    if (s.pure_noise) noise_points += s.levels.size();
+    for (const PlantedStep& step : s.steps) {
+      EXPECT_GE(step.index, 1u) << s.name;
+      EXPECT_LT(step.index, s.levels.size()) << s.name;
+    }
+  }
+  EXPECT_EQ(count, (std::map<std::string, std::size_t>{{"bimodal", 60},
+                                                       {"drift", 40},
+                                                       {"fingerprint", 40},
+                                                       {"noise", 80},
+                                                       {"outlier", 60},
+                                                       {"real-noise", 3},
+                                                       {"real-step", 50},
+                                                       {"step", 160}}));
+  EXPECT_GE(shortest, 20u);
+  EXPECT_LE(longest, 2000u);
+  EXPECT_GT(noise_points, 50000u);
+}
+
+// One test for the scores: ctest runs each test in its own process, and scoring the corpus takes
+// about 13 s under AddressSanitizer.
+TEST(HistoryQualityTest, PerfgateAgainstThePeersAndPinnedFigures) {
+  ASSERT_EQ(Scores().size(), 6u);
+  const Score& perfgate = Get("perfgate").overall;
+  for (const MethodScore& peer : Scores()) {
+    if (peer.method == "perfgate") continue;
+    EXPECT_GT(perfgate.F1(), peer.overall.F1()) << peer.method;
+    if (peer.method == "Perfherder t>7, 12+12") continue;
+    EXPECT_LE(perfgate.FalseAlarmsPer1000(), peer.overall.FalseAlarmsPer1000()) << peer.method;
+  }
+  // Not met against Perfherder (docs/statistics.md says why): its t > 7 over 12-point windows
+  // raises 2 alarms on the pure-noise series where perfgate raises 3, all on the recorded
+  // BM_MatMul series, whose level halves for 25-50 invocations at a time. On the synthetic noise
+  // both raise none. Pinned so that the gap cannot grow unnoticed.
+  EXPECT_EQ(Get("Perfherder t>7, 12+12").overall.noise_fp, 2u);
+  EXPECT_LE(perfgate.noise_fp, 3u);
+  EXPECT_EQ(perfgate.noise_fp, perfgate.real_noise_fp);
+
+  const std::map<std::string, Pinned> pinned = {
+      {"perfgate", {240, 32, 85, 3}},
+      {"github-action-benchmark 200%", {5, 288, 320, 17}},
+      {"github-action-benchmark 5%", {320, 82181, 5, 23594}},
+      {"Conbench z>5, 100 points", {91, 343, 234, 29}},
+      {"Perfherder t>7, 12+12", {153, 15, 172, 2}},
+      {"Otava p 0.001, window 50", {273, 443, 52, 90}},
+  };
+  for (const MethodScore& ms : Scores()) {
+    const Pinned& p = pinned.at(ms.method);
+    EXPECT_EQ(ms.overall.tp, p.tp) << ms.method;
+    EXPECT_EQ(ms.overall.fp, p.fp) << ms.method;
+    EXPECT_EQ(ms.overall.fn, p.fn) << ms.method;
+    EXPECT_EQ(ms.overall.noise_fp, p.noise_fp) << ms.method;
+  }
+  // perfgate per category: {tp, fp, fn, noise_fp}.
+  const std::map<std::string, Pinned> by_category = {
+      {"bimodal", {17, 0, 4, 0}},     {"drift", {1, 1, 1, 0}},    {"fingerprint", {48, 0, 3, 0}},
+      {"noise", {0, 0, 0, 0}},        {"outlier", {9, 1, 15, 0}}, {"real-noise", {0, 3, 0, 3}},
+      {"real-step", {25, 24, 22, 0}}, {"step", {140, 3, 40, 0}},
+  };
+  for (const auto& [category, score] : Get("perfgate").by_category) {
+    const Pinned& p = by_category.at(category);
+    EXPECT_EQ(score.tp, p.tp) << category;
+    EXPECT_EQ(score.fp, p.fp) << category;
+    EXPECT_EQ(score.fn, p.fn) << category;
+    EXPECT_EQ(score.noise_fp, p.noise_fp) << category;
+  }
+  EXPECT_NEAR(perfgate.F1(), 0.804, 0.0005);
+}
+
+// The scoring rules on a hand-made series.
+TEST(HistoryScoringTest, Rules) {
+  LabelledSeries s;
+  s.levels.assign(300, 1.0);
+  s.steps = {{50, 0.10}, {100, -0.06}, {150, 0.03}};
+  s.drifts = {{200, 230}};
+  // 52 matches 50 (48 is farther); 48 is a second detection near 50: a false positive.
+  // 106 is 6 points from 100: a false positive, and 100 is missed. 153 is near a 3% step and
+  // 196 and 233 are within 5 points of the drift: ignored. 280: a false positive.
+  const std::vector<std::size_t> detections = {48, 52, 106, 153, 196, 233, 280};
+  const Score score = ScoreSeries(s, detections);
+  EXPECT_EQ(score.tp, 1u);
+  EXPECT_EQ(score.fp, 3u);
+  EXPECT_EQ(score.fn, 1u);
+  EXPECT_EQ(score.noise_fp, 0u);  // not a pure-noise series
+  EXPECT_DOUBLE_EQ(score.Precision(), 0.25);
+  EXPECT_DOUBLE_EQ(score.Recall(), 0.5);
+  EXPECT_DOUBLE_EQ(score.F1(), 1.0 / 3);
+
+  LabelledSeries noise;
+  noise.levels.assign(2000, 1.0);
+  noise.pure_noise = true;
+  const std::vector<std::size_t> one = {700};
+  const Score alarms = ScoreSeries(noise, one);
+  EXPECT_EQ(alarms.noise_fp, 1u);
+  EXPECT_DOUBLE_EQ(alarms.FalseAlarmsPer1000(), 0.5);
+  EXPECT_DOUBLE_EQ(ScoreSeries(noise, {}).Precision(), 1.0);
+}
+
+}  // namespace
+}  // namespace perfgate::quality
