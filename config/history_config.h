@@ -10,17 +10,20 @@
 #include <vector>
 
 #include "core/result.h"
+#include "stats/history_detector.h"
 
 namespace perfgate::config {
 
 struct HistoryConfig {
   bool enabled = true;                                     // analyse tracked branches' runs
   std::vector<std::string> branches = {"main", "master"};  // tracked branches
-  double threshold = 0.05;    // smallest change of level that raises an alert
-  std::size_t window = 50;    // e-divisive window (points)
-  double max_pvalue = 0.001;  // e-divisive significance level
-  std::string webhook_url;    // POSTed a JSON (Slack-compatible "text") per batch of new alerts
-  std::string public_url;     // the server's address as users reach it, for links in messages
+  // The detector's own defaults (tuned on the corpus of docs/statistics.md), so that the server
+  // and `perfgate analyze` agree unless configured otherwise.
+  double threshold = stats::HistoryOptions{}.threshold;    // smallest change raising an alert
+  std::size_t window = stats::HistoryOptions{}.window;     // e-divisive window (points)
+  double max_pvalue = stats::HistoryOptions{}.max_pvalue;  // significance level
+  std::string webhook_url;  // POSTed a JSON (Slack-compatible "text") per batch of new alerts
+  std::string public_url;   // the server's address as users reach it, for links in messages
 };
 
 inline constexpr std::array<std::string_view, 7> kHistoryKeys = {

@@ -52,6 +52,47 @@ bool Near(int64_t signal, int64_t position, std::size_t points) {
   return signal >= 0 && signal >= position - static_cast<int64_t>(points);
 }
 
+// The alert for steps[s]: its figures, the CI over the points its levels were measured on,
+// the fingerprint change, and the monitors that agree.
+NewAlert MakeAlert(const SeriesInput& input, const HistoryParams& params,
+                   const std::vector<stats::Step>& steps, std::size_t s,
+                   const MonitorState& monitors) {
+  const std::size_t n = input.levels.size();
+  const stats::Step& step = steps[s];
+  const int64_t position = input.baseline_from + static_cast<int64_t>(step.index);
+  NewAlert alert;
+  alert.position = position;
+  alert.magnitude = step.magnitude;
+  alert.regression = IsWorse(step.magnitude, input.direction);
+  alert.p_value = step.p_value;
+  alert.level_before = step.level_before;
+  alert.level_after = step.level_after;
+  alert.environment = input.testbed_ids[step.index] != input.testbed_ids[step.index - 1];
+  // The CI compares the levels of the adjacent segments (to the neighbouring steps, at most
+  // level_points each side): the same points the confirmation stage measured.
+  const std::size_t lo = s == 0 ? 0 : steps[s - 1].index;
+  const std::size_t hi = s + 1 == steps.size() ? n : steps[s + 1].index;
+  const std::size_t cap = params.detector.level_points;
+  const std::size_t from = std::max(lo, step.index > cap ? step.index - cap : 0);
+  const std::size_t to = std::min(hi, step.index + cap);
+  const std::span<const double> levels(input.levels);
+  const stats::Interval ci = stats::BootstrapMedianChangeCi(
+      levels.subspan(from, step.index - from), levels.subspan(step.index, to - step.index),
+      {params.ci_resamples, params.ci_confidence, 0x5eed + static_cast<uint64_t>(position)});
+  alert.ci_low = ci.lower;
+  alert.ci_high = ci.upper;
+  alert.detectors = step.detectors;
+  const bool up = step.magnitude > 0;
+  const std::size_t near = params.same_step_points;
+  if (Near(up ? monitors.ewma_up : monitors.ewma_down, position, near)) {
+    alert.detectors.push_back("ewma");
+  }
+  if (Near(up ? monitors.cusum_up : monitors.cusum_down, position, near)) {
+    alert.detectors.push_back("cusum");
+  }
+  return alert;
+}
+
 json EwmaJson(const stats::EwmaParams& p, const stats::EwmaState& s) {
   return {{"mu0", p.mu0}, {"sigma", p.sigma}, {"lambda", p.lambda},
           {"L", p.L},     {"i", s.i},         {"z", s.z}};
@@ -167,42 +208,25 @@ Result<SeriesOutput> AnalyseSeries(const SeriesInput& input, const HistoryParams
     const stats::Step& step = steps[s];
     const int64_t position = input.baseline_from + static_cast<int64_t>(step.index);
     out.steps.push_back({position, step});
-    const bool known = std::any_of(
-        input.alerted_positions.begin(), input.alerted_positions.end(), [&](int64_t alerted) {
-          return std::llabs(alerted - position) <= static_cast<int64_t>(params.same_step_points);
-        });
-    if (known) continue;
-    NewAlert alert;
-    alert.position = position;
-    alert.magnitude = step.magnitude;
-    alert.regression = IsWorse(step.magnitude, input.direction);
-    alert.p_value = step.p_value;
-    alert.level_before = step.level_before;
-    alert.level_after = step.level_after;
-    alert.environment = input.testbed_ids[step.index] != input.testbed_ids[step.index - 1];
-    // The CI compares the levels of the adjacent segments (to the neighbouring steps, at most
-    // level_points each side): the same points the confirmation stage measured.
-    const std::size_t lo = s == 0 ? 0 : steps[s - 1].index;
-    const std::size_t hi = s + 1 == steps.size() ? n : steps[s + 1].index;
-    const std::size_t cap = params.detector.level_points;
-    const std::size_t from = std::max(lo, step.index > cap ? step.index - cap : 0);
-    const std::size_t to = std::min(hi, step.index + cap);
-    const std::span<const double> levels(input.levels);
-    const stats::Interval ci = stats::BootstrapMedianChangeCi(
-        levels.subspan(from, step.index - from), levels.subspan(step.index, to - step.index),
-        {params.ci_resamples, params.ci_confidence, 0x5eed + static_cast<uint64_t>(position)});
-    alert.ci_low = ci.lower;
-    alert.ci_high = ci.upper;
-    alert.detectors = step.detectors;
-    const bool up = step.magnitude > 0;
-    const std::size_t near = params.same_step_points;
-    if (Near(up ? out.monitors.ewma_up : out.monitors.ewma_down, position, near)) {
-      alert.detectors.push_back("ewma");
+    // The alert this step already has: the nearest within same_step_points.
+    std::optional<int64_t> alerted;
+    for (int64_t a : input.alerted_positions) {
+      const int64_t distance = std::llabs(a - position);
+      if (distance <= static_cast<int64_t>(params.same_step_points) &&
+          (!alerted || distance < std::llabs(*alerted - position))) {
+        alerted = a;
+      }
     }
-    if (Near(up ? out.monitors.cusum_up : out.monitors.cusum_down, position, near)) {
-      alert.detectors.push_back("cusum");
+    const bool open =
+        alerted && std::find(input.open_alert_positions.begin(), input.open_alert_positions.end(),
+                             *alerted) != input.open_alert_positions.end();
+    if (alerted && !open) continue;
+    NewAlert alert = MakeAlert(input, params, steps, s, out.monitors);
+    if (alerted) {
+      out.refreshed.push_back({*alerted, std::move(alert)});
+    } else {
+      out.alerts.push_back(std::move(alert));
     }
-    out.alerts.push_back(std::move(alert));
   }
   return out;
 }

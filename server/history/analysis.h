@@ -63,7 +63,8 @@ struct SeriesInput {
   std::vector<int64_t> testbed_ids;  // the fingerprint that measured each point
   std::optional<stats::ChangePointState> detector_state;
   MonitorState monitors;
-  std::vector<int64_t> alerted_positions;  // positions of this series' alerts, any state
+  std::vector<int64_t> alerted_positions;     // positions of this series' alerts, any state
+  std::vector<int64_t> open_alert_positions;  // those of them still open
 };
 
 struct StepFound {
@@ -82,11 +83,20 @@ struct NewAlert {
   std::vector<std::string> detectors;
 };
 
+// An open alert's step seen again with more points after it: its figures measured anew (and
+// its position, when the step now sits a point or two away), so that an alert raised on the
+// first few points of a new level does not keep their rough estimate.
+struct AlertRefresh {
+  int64_t old_position = 0;
+  NewAlert alert;
+};
+
 struct SeriesOutput {
   stats::ChangePointState detector_state;
   MonitorState monitors;
   std::vector<StepFound> steps;  // every confirmed step from baseline_from on
   std::vector<NewAlert> alerts;  // the steps with no alert yet
+  std::vector<AlertRefresh> refreshed;
 };
 
 // kInvalidArgument for inconsistent input (testbed_ids not matching levels, a non-finite level).

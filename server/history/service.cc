@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-
 #include <nlohmann/json.hpp>
 
 #include "runner/client/http_client.h"
@@ -26,6 +25,28 @@ std::string ParametersJson(const HistoryParams& params) {
       .dump();
 }
 
+namespace {
+
+store::NewAlertRecord Record(const NewAlert& a, const std::string& parameters) {
+  store::NewAlertRecord r;
+  r.position = a.position;
+  r.kind = a.regression ? "regression" : "improvement";
+  r.cause = a.environment ? "environment" : "code";
+  r.magnitude = a.magnitude;
+  if (std::isfinite(a.ci_low) && std::isfinite(a.ci_high)) {
+    r.ci_low = a.ci_low;
+    r.ci_high = a.ci_high;
+  }
+  r.p_value = std::clamp(a.p_value, 0.0, 1.0);
+  r.level_before = a.level_before;
+  r.level_after = a.level_after;
+  r.detectors = a.detectors;
+  r.parameters_json = parameters;
+  return r;
+}
+
+}  // namespace
+
 Result<std::vector<store::HistorySeriesUpdate>> AnalyseRun(const store::HistoryRunWork& work,
                                                            const HistoryParams& params) {
   const std::string parameters = ParametersJson(params);
@@ -39,6 +60,7 @@ Result<std::vector<store::HistorySeriesUpdate>> AnalyseRun(const store::HistoryR
     input.levels = s.levels;
     input.testbed_ids = s.testbed_ids;
     input.alerted_positions = s.alerted_positions;
+    input.open_alert_positions = s.open_alert_positions;
     auto detector = ParseDetectorState(s.detector_state_json);
     auto monitors = ParseMonitorState(s.monitor_state_json);
     if (!detector || !monitors) {
@@ -61,21 +83,9 @@ Result<std::vector<store::HistorySeriesUpdate>> AnalyseRun(const store::HistoryR
       u.steps.push_back({found.position, found.step.magnitude, found.step.p_value,
                          found.step.level_before, found.step.level_after, found.step.detectors});
     }
-    for (const NewAlert& a : output->alerts) {
-      store::NewAlertRecord& r = u.alerts.emplace_back();
-      r.position = a.position;
-      r.kind = a.regression ? "regression" : "improvement";
-      r.cause = a.environment ? "environment" : "code";
-      r.magnitude = a.magnitude;
-      if (std::isfinite(a.ci_low) && std::isfinite(a.ci_high)) {
-        r.ci_low = a.ci_low;
-        r.ci_high = a.ci_high;
-      }
-      r.p_value = std::clamp(a.p_value, 0.0, 1.0);
-      r.level_before = a.level_before;
-      r.level_after = a.level_after;
-      r.detectors = a.detectors;
-      r.parameters_json = parameters;
+    for (const NewAlert& a : output->alerts) u.alerts.push_back(Record(a, parameters));
+    for (const AlertRefresh& r : output->refreshed) {
+      u.refreshed.emplace_back(r.old_position, Record(r.alert, parameters));
     }
   }
   // Benjamini-Hochberg across the series this run measured (reported, not a filter: each

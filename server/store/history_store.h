@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/metric.h"
@@ -36,6 +37,7 @@ struct HistorySeriesData {
   std::vector<double> levels;
   std::vector<int64_t> testbed_ids;
   std::vector<int64_t> alerted_positions;
+  std::vector<int64_t> open_alert_positions;
 };
 
 struct HistoryStepRecord {
@@ -67,6 +69,8 @@ struct HistorySeriesUpdate {
   std::string monitor_state_json;
   std::vector<HistoryStepRecord> steps;  // replace the series' change points
   std::vector<NewAlertRecord> alerts;
+  // Open alerts measured again: (their position now, the new figures; q_value is kept).
+  std::vector<std::pair<int64_t, NewAlertRecord>> refreshed;
 };
 
 struct HistoryRunWork {

@@ -207,7 +207,9 @@ std::vector<HistorySeriesData> LoadSeries(pqxx::work& tx, const std::string& run
           "(SELECT coalesce(array_agg(hp.testbed_id ORDER BY hp.position), '{}') FROM "
           "history_points hp WHERE hp.series_id = hs.id AND hp.position >= hs.baseline_from), "
           "(SELECT coalesce(array_agg(a.position ORDER BY a.position), '{}') FROM alerts a "
-          "WHERE a.series_id = hs.id) "
+          "WHERE a.series_id = hs.id), "
+          "(SELECT coalesce(array_agg(a.position ORDER BY a.position), '{}') FROM alerts a "
+          "WHERE a.series_id = hs.id AND a.state = 'open') "
           "FROM sample_sets ss JOIN history_series hs ON hs.project_id = $2 AND hs.branch_id = $3 "
           "AND hs.testbed = $4 AND hs.benchmark_id = ss.benchmark_id "
           "AND hs.metric_id = ss.metric_id" +
@@ -226,6 +228,7 @@ std::vector<HistorySeriesData> LoadSeries(pqxx::work& tx, const std::string& run
     pgutil::AppendFloat8ArraySend(Text(row[at++]), s.levels);
     s.testbed_ids = ParseInts(row[at++]);
     s.alerted_positions = ParseInts(row[at++]);
+    s.open_alert_positions = ParseInts(row[at++]);
     out.push_back(std::move(s));
   }
   return out;
@@ -270,6 +273,26 @@ std::vector<int64_t> StoreUpdates(pqxx::work& tx, int64_t project_id,
       pgutil::Float8Array(magnitudes), pgutil::Float8Array(p_values), pgutil::Float8Array(befores),
       pgutil::Float8Array(afters), pgutil::TextArray(step_detectors));
 
+  for (const HistorySeriesUpdate& u : updates) {
+    for (const auto& [old_position, a] : u.refreshed) {
+      // The range follows the step when it moved (unless another alert holds that position).
+      tx.exec_params(
+          "UPDATE alerts a SET position = $3, last_good_commit_id = g.commit_id, "
+          "first_bad_commit_id = f.commit_id, last_good_run_id = g.run_ids[1], "
+          "first_bad_run_id = f.run_ids[1], kind = $4, cause = $5, magnitude = $6, "
+          "ci_low = ($7::float8[])[1], ci_high = ($8::float8[])[1], p_value = $9, "
+          "level_before = $10, level_after = $11, detectors = string_to_array($12, ',') "
+          "FROM history_points g JOIN history_points f ON f.series_id = g.series_id "
+          "AND f.position = g.position + 1 "
+          "WHERE a.series_id = $1 AND a.position = $2 AND a.state = 'open' "
+          "AND g.series_id = $1 AND g.position = $3 - 1 AND ($3 = $2 OR NOT EXISTS "
+          "(SELECT 1 FROM alerts o WHERE o.series_id = $1 AND o.position = $3))",
+          u.series_id, old_position, a.position, a.kind, a.cause, a.magnitude,
+          a.ci_low ? pgutil::Float8Array({*a.ci_low}) : "{NULL}",
+          a.ci_high ? pgutil::Float8Array({*a.ci_high}) : "{NULL}", a.p_value, a.level_before,
+          a.level_after, Join(a.detectors));
+    }
+  }
   std::vector<int64_t> alert_ids;
   for (const HistorySeriesUpdate& u : updates) {
     for (const NewAlertRecord& a : u.alerts) {
@@ -319,25 +342,45 @@ Result<std::optional<HistoryRunResult>> PgStore::AnalyseNextRun(
             "WHERE r.history_analysed_at IS NULL AND b.id = r.branch_id "
             "AND NOT (b.name = ANY ($1::text[]))",
             tracked);
-        pqxx::result claim = tx.exec_params(
-            "SELECT r.id::text, r.project_id, r.branch_id, r.commit_id, r.testbed_id, t.name, "
-            "p.name, p.public_read, " +
-                pgutil::Rfc3339Sql("p.created_at") +
-                " FROM runs r JOIN branches b ON b.id = r.branch_id "
-                "JOIN testbeds t ON t.id = r.testbed_id JOIN projects p ON p.id = r.project_id "
-                "WHERE r.history_analysed_at IS NULL AND b.name = ANY ($1::text[]) "
-                "ORDER BY r.created_at, r.id LIMIT 1 FOR UPDATE OF r SKIP LOCKED",
-            tracked);
-        if (claim.empty()) return std::optional<HistoryRunResult>();
-        const pqxx::row row = claim[0];
+        // The project's lock comes before the claim: a worker holding it is the only one
+        // appending to the project's series, so its oldest pending run is taken first even
+        // when two workers look at once.
+        std::vector<int64_t> tried;
+        std::optional<pqxx::row> claimed;
+        for (int attempt = 0; attempt < 8 && !claimed; ++attempt) {
+          pqxx::result candidate = tx.exec_params(
+              "SELECT r.project_id FROM runs r JOIN branches b ON b.id = r.branch_id "
+              "WHERE r.history_analysed_at IS NULL AND b.name = ANY ($1::text[]) "
+              "AND NOT (r.project_id = ANY ($2::bigint[])) ORDER BY r.created_at, r.id LIMIT 1",
+              tracked, pgutil::IntegerArray(tried));
+          if (candidate.empty()) return std::optional<HistoryRunResult>();
+          const int64_t project = candidate[0][0].as<int64_t>();
+          tx.exec_params("SELECT pg_advisory_xact_lock($1, $2::int)", kHistoryLockClass,
+                         project % 2147483647);
+          pqxx::result claim = tx.exec_params(
+              "SELECT r.id::text, r.project_id, r.branch_id, r.commit_id, r.testbed_id, t.name, "
+              "p.name, p.public_read, " +
+                  pgutil::Rfc3339Sql("p.created_at") +
+                  " FROM runs r JOIN branches b ON b.id = r.branch_id "
+                  "JOIN testbeds t ON t.id = r.testbed_id JOIN projects p ON p.id = r.project_id "
+                  "WHERE r.history_analysed_at IS NULL AND b.name = ANY ($1::text[]) "
+                  "AND r.project_id = $2 ORDER BY r.created_at, r.id LIMIT 1 "
+                  "FOR UPDATE OF r SKIP LOCKED",
+              tracked, project);
+          if (claim.empty()) {
+            tried.push_back(project);  // another worker finished them meanwhile
+          } else {
+            claimed = claim[0];
+          }
+        }
+        if (!claimed) return std::optional<HistoryRunResult>();
+        const pqxx::row& row = *claimed;
         const std::string run_id = row[0].as<std::string>();
         const int64_t project_id = row[1].as<int64_t>();
         const int64_t branch_id = row[2].as<int64_t>();
         const int64_t commit_id = row[3].as<int64_t>();
         const int64_t testbed_id = row[4].as<int64_t>();
         const std::string testbed = row[5].as<std::string>();
-        tx.exec_params("SELECT pg_advisory_xact_lock($1, $2::int)", kHistoryLockClass,
-                       project_id % 2147483647);
 
         AppendPoints(tx, run_id, project_id, branch_id, testbed, commit_id, testbed_id);
         HistoryRunWork work;

@@ -68,9 +68,24 @@ TEST(AnalyseSeries, AKnownAlertIsNotRaisedAgainAndNoiseRaisesNothing) {
   ASSERT_TRUE(out.has_value());
   EXPECT_EQ(out->steps.size(), 1u);
   EXPECT_TRUE(out->alerts.empty());
+  EXPECT_TRUE(out->refreshed.empty());  // triaged: kept as it was
   auto noise = AnalyseSeries(Input(Series(300, 1000, 1, 0.03, 4)), HistoryParams{});
   ASSERT_TRUE(noise.has_value());
   EXPECT_TRUE(noise->alerts.empty());
+}
+
+TEST(AnalyseSeries, AnOpenAlertIsMeasuredAgainAndFollowsItsStep) {
+  SeriesInput input = Input(Series(60, 30, 1.08, 0.01, 3));
+  input.alerted_positions = {31};
+  input.open_alert_positions = {31};
+  auto out = AnalyseSeries(input, HistoryParams{});
+  ASSERT_TRUE(out.has_value());
+  EXPECT_TRUE(out->alerts.empty());
+  ASSERT_EQ(out->refreshed.size(), 1u);
+  EXPECT_EQ(out->refreshed[0].old_position, 31);
+  EXPECT_EQ(out->refreshed[0].alert.position, 30);
+  EXPECT_NEAR(out->refreshed[0].alert.magnitude, 0.08, 0.01);
+  EXPECT_LT(out->refreshed[0].alert.ci_low, out->refreshed[0].alert.ci_high);
 }
 
 TEST(AnalyseSeries, AStepWhereTheFingerprintChangedIsAnEnvironmentChange) {
