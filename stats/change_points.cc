@@ -126,11 +126,25 @@ ChangePoint StatsAt(std::span<const double> s, const std::vector<Interval>& inte
   return none;
 }
 
+// The calculator's matrices (~80 KB each for a window of 100), kept per thread: allocating and
+// freeing them for every window made glibc hand the pages back to the kernel and fault them in
+// again, about half the time of a full analysis (bench/history_bench.cc). Calculators are never
+// nested on one thread.
+struct Scratch {
+  std::vector<double> v, h, cv, rev, q, ch;
+};
+
+Scratch& ThreadScratch() {
+  thread_local Scratch scratch;
+  return scratch;
+}
+
 // Otava's PairDistanceCalculator (power 1): cumulative distance sums over the whole (window)
 // series, from which the Q-hat matrix of any segment is assembled by cumulative sums.
 class PairDistanceCalculator {
  public:
-  explicit PairDistanceCalculator(std::span<const double> s) : s_(s), n_(s.size()) {
+  explicit PairDistanceCalculator(std::span<const double> s)
+      : s_(s), n_(s.size()), scratch_(ThreadScratch()), v_(scratch_.v), h_(scratch_.h) {
     const std::size_t m = n_ - 1;  // callers guarantee n_ >= 2
     v_.assign(m, 0.0);
     h_.assign(m * m, 0.0);
@@ -150,10 +164,12 @@ class PairDistanceCalculator {
 
   // The n x n matrix (n = end - start) with Q[i][j] = Q-hat(s[start, start+i+1),
   // s[start+i+1, start+j+2)) for j >= i and 0 below the diagonal, as Otava's _get_Q_vals.
-  std::vector<double> QMatrix(std::size_t start, std::size_t end) const {
+  // The result lives in the thread's scratch until the next call.
+  const std::vector<double>& QMatrix(std::size_t start, std::size_t end) const {
     const std::size_t n = end - start;
     const std::size_t m = n_ - 1;
-    std::vector<double> cv(n);  // cumsum of V(start, .)
+    std::vector<double>& cv = scratch_.cv;  // cumsum of V(start, .)
+    cv.assign(n, 0.0);
     double run = 0.0;
     for (std::size_t k = 0; k < n; ++k) {
       double col = 0.0;
@@ -163,15 +179,18 @@ class PairDistanceCalculator {
     }
     auto hs = [&](std::size_t a, std::size_t b) { return h_[(start + a) * m + start + b]; };
     // rev[a][b] = sum over a' >= a of Hs[a'+1][b+1], accumulated from the bottom row.
-    std::vector<double> rev(n > 1 ? (n - 1) * (n - 1) : 0);
+    std::vector<double>& rev = scratch_.rev;
+    rev.assign(n > 1 ? (n - 1) * (n - 1) : 0, 0.0);
     for (std::size_t a = n - 1; a-- > 0;) {
       for (std::size_t b = 0; b + 1 < n; ++b) {
         const double own = hs(a + 1, b + 1);
         rev[a * (n - 1) + b] = a + 2 < n ? rev[(a + 1) * (n - 1) + b] + own : own;
       }
     }
-    std::vector<double> q(n * n, 0.0);
-    std::vector<double> ch(n, 0.0);  // cumsum of Hs down the rows
+    std::vector<double>& q = scratch_.q;
+    q.assign(n * n, 0.0);
+    std::vector<double>& ch = scratch_.ch;  // cumsum of Hs down the rows
+    ch.assign(n, 0.0);
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = 0; j < n; ++j) ch[j] = i == 0 ? hs(0, j) : ch[j] + hs(i, j);
       for (std::size_t j = i; j < n; ++j) {
@@ -203,7 +222,7 @@ class PairDistanceCalculator {
     const std::size_t start = iv.start;
     const std::size_t end = iv.stop - 1;
     const std::size_t n = end - start;
-    const std::vector<double> q = QMatrix(start, end);
+    const std::vector<double>& q = QMatrix(start, end);
     std::size_t best = 0;
     for (std::size_t k = 1; k < q.size(); ++k) {
       if (q[k] > q[best]) best = k;
@@ -216,8 +235,9 @@ class PairDistanceCalculator {
 
   std::span<const double> s_;
   std::size_t n_;
-  std::vector<double> v_;
-  std::vector<double> h_;  // (n-1) x (n-1), row r: cumulative distances from s[r] rightwards
+  Scratch& scratch_;
+  std::vector<double>& v_;
+  std::vector<double>& h_;  // (n-1) x (n-1), row r: cumulative distances from s[r] rightwards
 };
 
 // Otava's ChangePointDetector.get_change_points with the t-test and stop_at = 0.
@@ -377,7 +397,7 @@ double EDivisiveQHat(std::span<const double> x, std::size_t tau, std::size_t kap
   if (!(0 < tau && tau < kappa && kappa <= x.size())) return kNaN;
   const PairDistanceCalculator calc(x);
   const std::size_t n = x.size() - 1;
-  const std::vector<double> q = calc.QMatrix(0, n);
+  const std::vector<double>& q = calc.QMatrix(0, n);
   return q[(tau - 1) * n + (kappa - 2)];
 }
 
