@@ -48,7 +48,7 @@ const MethodScore& Get(const std::string& name) {
 }
 
 TEST(HistoryQualityTest, CorpusHasEveryCategory) {
-  EXPECT_EQ(Corpus().size(), 493u);
+  EXPECT_EQ(Corpus().size(), 496u);
   std::map<std::string, std::size_t> count;
   std::size_t shortest = SIZE_MAX, longest = 0, noise_points = 0;
   for (const LabelledSeries& s : Corpus()) {
@@ -66,7 +66,7 @@ TEST(HistoryQualityTest, CorpusHasEveryCategory) {
                                                        {"fingerprint", 40},
                                                        {"noise", 80},
                                                        {"outlier", 60},
-                                                       {"real-noise", 3},
+                                                       {"real-noise", 6},
                                                        {"real-step", 50},
                                                        {"step", 160}}));
   EXPECT_GE(shortest, 20u);
@@ -82,24 +82,19 @@ TEST(HistoryQualityTest, PerfgateAgainstThePeersAndPinnedFigures) {
   for (const MethodScore& peer : Scores()) {
     if (peer.method == "perfgate") continue;
     EXPECT_GT(perfgate.F1(), peer.overall.F1()) << peer.method;
-    if (peer.method == "Perfherder t>7, 12+12") continue;
     EXPECT_LE(perfgate.FalseAlarmsPer1000(), peer.overall.FalseAlarmsPer1000()) << peer.method;
   }
-  // Not met against Perfherder (docs/statistics.md says why): its t > 7 over 12-point windows
-  // raises 2 alarms on the pure-noise series where perfgate raises 3, all on the recorded
-  // BM_MatMul series, whose level halves for 25-50 invocations at a time. On the synthetic noise
-  // both raise none. Pinned so that the gap cannot grow unnoticed.
-  EXPECT_EQ(Get("Perfherder t>7, 12+12").overall.noise_fp, 2u);
-  EXPECT_LE(perfgate.noise_fp, 3u);
+  // Every false alarm perfgate raises on pure noise is on the recorded noise: the machine's own
+  // level regimes (docs/statistics.md); on the synthetic noise it raises none.
   EXPECT_EQ(perfgate.noise_fp, perfgate.real_noise_fp);
 
   const std::map<std::string, Pinned> pinned = {
-      {"perfgate", {240, 32, 85, 3}},
-      {"github-action-benchmark 200%", {5, 288, 320, 17}},
-      {"github-action-benchmark 5%", {320, 82181, 5, 23594}},
-      {"Conbench z>5, 100 points", {91, 343, 234, 29}},
-      {"Perfherder t>7, 12+12", {153, 15, 172, 2}},
-      {"Otava p 0.001, window 50", {273, 443, 52, 90}},
+      {"perfgate", {242, 72, 83, 21}},
+      {"github-action-benchmark 200%", {6, 287, 319, 22}},
+      {"github-action-benchmark 5%", {319, 82015, 6, 23988}},
+      {"Conbench z>5, 100 points", {94, 309, 231, 31}},
+      {"Perfherder t>7, 12+12", {158, 82, 167, 21}},
+      {"Otava p 0.001, window 50", {278, 566, 47, 145}},
   };
   for (const MethodScore& ms : Scores()) {
     const Pinned& p = pinned.at(ms.method);
@@ -111,8 +106,8 @@ TEST(HistoryQualityTest, PerfgateAgainstThePeersAndPinnedFigures) {
   // perfgate per category: {tp, fp, fn, noise_fp}.
   const std::map<std::string, Pinned> by_category = {
       {"bimodal", {17, 0, 4, 0}},     {"drift", {1, 1, 1, 0}},    {"fingerprint", {48, 0, 3, 0}},
-      {"noise", {0, 0, 0, 0}},        {"outlier", {9, 1, 15, 0}}, {"real-noise", {0, 3, 0, 3}},
-      {"real-step", {25, 24, 22, 0}}, {"step", {140, 3, 40, 0}},
+      {"noise", {0, 0, 0, 0}},        {"outlier", {9, 1, 15, 0}}, {"real-noise", {0, 21, 0, 21}},
+      {"real-step", {27, 46, 20, 0}}, {"step", {140, 3, 40, 0}},
   };
   for (const auto& [category, score] : Get("perfgate").by_category) {
     const Pinned& p = by_category.at(category);
@@ -121,7 +116,7 @@ TEST(HistoryQualityTest, PerfgateAgainstThePeersAndPinnedFigures) {
     EXPECT_EQ(score.fn, p.fn) << category;
     EXPECT_EQ(score.noise_fp, p.noise_fp) << category;
   }
-  EXPECT_NEAR(perfgate.F1(), 0.804, 0.0005);
+  EXPECT_NEAR(perfgate.F1(), 0.757, 0.0005);
 }
 
 // The scoring rules on a hand-made series.
