@@ -69,7 +69,8 @@ struct HistorySeriesUpdate {
   std::string monitor_state_json;
   std::vector<HistoryStepRecord> steps;  // replace the series' change points
   std::vector<NewAlertRecord> alerts;
-  // Open alerts measured again: (their position now, the new figures; q_value is kept).
+  // Open alerts measured again: (their old position, the new figures). The stored q-value keeps
+  // the Benjamini-Hochberg factor of the ingest that raised the alert, applied to the new p.
   std::vector<std::pair<int64_t, NewAlertRecord>> refreshed;
 };
 

@@ -239,6 +239,42 @@ TEST_F(HistoryStoreTest, AlertsAreStoredListedAndTriageRebaselines) {
   EXPECT_EQ(*a.ci_low, 0.18);
   EXPECT_TRUE(a.environment_change_json.empty());
 
+  // A later run measures the open alert again: new figures, the same BH factor (q / p = 2).
+  Ingest(MakeRun(7, 7, "main", 120));
+  auto again = store_->AnalyseNextRun(
+      tracked_, [](const HistoryRunWork& work) -> Result<std::vector<HistorySeriesUpdate>> {
+        std::vector<HistorySeriesUpdate> updates;
+        for (const HistorySeriesData& s : work.series) {
+          HistorySeriesUpdate u;
+          u.series_id = s.key.id;
+          u.detector_state_json = "{}";
+          u.monitor_state_json = "{}";
+          if (s.key.benchmark == "BM_A") {
+            EXPECT_EQ(s.open_alert_positions, (std::vector<int64_t>{3}));
+            NewAlertRecord measured;
+            measured.position = 3;
+            measured.kind = "regression";
+            measured.cause = "code";
+            measured.magnitude = 0.21;
+            measured.p_value = 1e-6;
+            measured.level_before = 100;
+            measured.level_after = 121;
+            measured.detectors = {"e-divisive"};
+            u.refreshed.emplace_back(3, measured);
+          }
+          updates.push_back(u);
+        }
+        return updates;
+      });
+  ASSERT_TRUE(again.has_value() && again->has_value());
+  EXPECT_TRUE((*again)->new_alert_ids.empty());
+  auto refreshed = store_->ListAlerts(project_, AlertFilter{});
+  ASSERT_TRUE(refreshed.has_value());
+  ASSERT_EQ(refreshed->alerts.size(), 1u);
+  EXPECT_EQ(refreshed->alerts[0].magnitude, 0.21);
+  EXPECT_DOUBLE_EQ(refreshed->alerts[0].q_value, 2e-6);
+  EXPECT_FALSE(refreshed->alerts[0].ci_low.has_value());
+
   auto detail = store_->GetAlert(project_, id, 2);
   ASSERT_TRUE(detail.has_value());
   ASSERT_EQ(detail->excerpt.size(), 4u);  // positions 1..4
