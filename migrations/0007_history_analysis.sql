@@ -28,7 +28,8 @@ CREATE TABLE history_series (
   metric_id      bigint NOT NULL REFERENCES metrics (id) ON DELETE CASCADE,
   length         integer NOT NULL DEFAULT 0 CHECK (length >= 0),
   -- The first position the detectors see: moves to an alert's first bad point when the alert
-  -- is triaged (acknowledged, false_positive, resolved), which re-baselines the series.
+  -- is triaged (acknowledged, false_positive, resolved), which re-baselines the series, and
+  -- forward when the series outgrows the analysis window (store::HistoryWindow).
   baseline_from  integer NOT NULL DEFAULT 0 CHECK (baseline_from >= 0),
   detector_state jsonb,  -- incremental e-divisive state; NULL: recompute from baseline_from
   monitor_state  jsonb NOT NULL DEFAULT '{}',  -- EWMA and CUSUM (stats/monitors.h)

@@ -181,6 +181,15 @@ struct HistorySeriesPoints {
   std::vector<ExcerptPoint> points;  // every point, oldest first
 };
 
+// How many points of a series the detectors see at most: when a series has grown `max_points`
+// past its baseline, the baseline moves forward to its last `keep_points` (the detector state is
+// dropped and rebuilt once), so that the cost of an append stays bounded however long the
+// history. Steps further back were alerted (or not) long before.
+struct HistoryWindow {
+  int64_t max_points = 4000;
+  int64_t keep_points = 2000;
+};
+
 class HistoryStore {
  public:
   virtual ~HistoryStore() = default;

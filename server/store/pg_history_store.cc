@@ -386,6 +386,14 @@ Result<std::optional<HistoryRunResult>> PgStore::AnalyseNextRun(
         const std::string testbed = row[5].as<std::string>();
 
         AppendPoints(tx, run_id, project_id, branch_id, testbed, commit_id, testbed_id);
+        // Series that outgrew the analysis window move their baseline forward.
+        tx.exec_params(
+            "UPDATE history_series hs SET baseline_from = hs.length - $5, detector_state = NULL "
+            "FROM sample_sets ss WHERE ss.run_id = $1::uuid AND hs.project_id = $2 "
+            "AND hs.branch_id = $3 AND hs.testbed = $4 AND hs.benchmark_id = ss.benchmark_id "
+            "AND hs.metric_id = ss.metric_id AND hs.length - hs.baseline_from > $6",
+            run_id, project_id, branch_id, testbed, history_window_.keep_points,
+            history_window_.max_points);
         HistoryRunWork work;
         work.run_id = run_id;
         work.project = {project_id, row[6].as<std::string>(), row[7].as<bool>(), Text(row[8])};

@@ -59,6 +59,8 @@ class PgStore final : public ProjectStore,
   Result<std::optional<HistoryRunResult>> AnalyseNextRun(
       const std::vector<std::string>& tracked_branches, const HistoryAnalyse& analyse) override;
   Result<int64_t> PendingHistoryRuns() override;
+  // The analysis window of AnalyseNextRun (default HistoryWindow{}).
+  void SetHistoryWindow(const HistoryWindow& window) { history_window_ = window; }
   Result<AlertPage> ListAlerts(const Project& project, const AlertFilter& filter) override;
   Result<std::vector<AlertCount>> CountAlerts(const Project& project,
                                               const AlertFilter& filter) override;
@@ -70,6 +72,7 @@ class PgStore final : public ProjectStore,
 
  private:
   ConnectionPool& pool_;
+  HistoryWindow history_window_;
 };
 
 }  // namespace perfgate::store

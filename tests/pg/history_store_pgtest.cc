@@ -139,6 +139,23 @@ TEST_F(HistoryStoreTest, TwoWorkersAppendEveryRunOnceInArrivalOrder) {
   EXPECT_EQ(Query("SELECT count(*) FROM history_series WHERE detector_state->>'seen' = '24'"), 2);
 }
 
+TEST_F(HistoryStoreTest, ALongSeriesKeepsABoundedAnalysisWindow) {
+  store_->SetHistoryWindow({10, 5});
+  std::vector<HistoryRunWork> seen;
+  std::mutex mutex;
+  for (int i = 1; i <= 14; ++i) {
+    Ingest(MakeRun(i, i));
+    auto next = store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex));
+    ASSERT_TRUE(next.has_value() && next->has_value());
+    const HistorySeriesData& s = seen.back().series.front();
+    // Up to 10 points from the baseline; at 11 the baseline moves to the last 5 and the state
+    // is rebuilt from there.
+    EXPECT_EQ(s.baseline_from, i <= 10 ? 0 : 6) << i;
+    EXPECT_EQ(static_cast<int64_t>(s.levels.size()), s.length - s.baseline_from) << i;
+    EXPECT_EQ(s.detector_state_json.empty(), i == 1 || i == 11) << i;
+  }
+}
+
 TEST_F(HistoryStoreTest, ARerunPoolsIntoItsPointAndForcesAFullAnalysis) {
   std::vector<HistoryRunWork> seen;
   std::mutex mutex;
