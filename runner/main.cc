@@ -1,4 +1,4 @@
-// perfgate: the command-line runner. Verbs: compare, run, push, gate, analyze, alerts
+// perfgate: the command-line runner. Verbs: compare, run, push, gate, analyze, alerts, bisect
 // (runner/cli/). Exit codes: 0 pass, 1 regression, 2 usage or input error, 3 infrastructure
 // failure.
 #include <CLI/CLI.hpp>
@@ -22,12 +22,15 @@ int main(int argc, char** argv) {
   cli::AddGateCommand(app, &exit_code);
   cli::AddAnalyzeCommand(app, &exit_code);
   cli::AddAlertsCommand(app, &exit_code);
+  cli::AddBisectCommand(app, &exit_code);
 
-  const std::set<std::string> verbs = {"compare", "run", "push", "gate", "analyze", "alerts"};
+  const std::set<std::string> verbs = {"compare", "run",    "push",  "gate",
+                                       "analyze", "alerts", "bisect"};
   const std::string verb = argc > 1 ? argv[1] : "";
   if (!verb.empty() && verb[0] != '-' && verbs.count(verb) == 0) {
     std::cerr << "perfgate: error: unknown verb '" << verb
-              << "' (available: compare, run, push, gate, analyze, alerts; run perfgate --help)\n";
+              << "' (available: compare, run, push, gate, analyze, alerts, bisect; run perfgate "
+                 "--help)\n";
     return cli::kExitUsage;
   }
   try {

@@ -20,6 +20,7 @@ void AddRunCommands(CLI::App& app, int* exit_code);     // run_command.cc: run, 
 void AddGateCommand(CLI::App& app, int* exit_code);     // gate_command.cc
 void AddAnalyzeCommand(CLI::App& app, int* exit_code);  // analyze_command.cc
 void AddAlertsCommand(CLI::App& app, int* exit_code);   // alerts_command.cc
+void AddBisectCommand(CLI::App& app, int* exit_code);   // bisect_command.cc
 
 // "perfgate: error: <message>" on stderr; the exit code an Error maps to (kUnavailable: 3,
 // else 2).
