@@ -147,7 +147,7 @@ class Prober {
         if (built->exit_code != 0) {
           point.mark = Mark::kSkip;
           point.note = "build failed (exit " + std::to_string(built->exit_code) +
-                       "): " + LastLine(run::FileTail(build.output_file, 400));
+                       "): " + ErrorLine(run::FileTail(build.output_file, 4000));
           return Samples{};
         }
       }
@@ -202,6 +202,18 @@ class Prober {
   }
 
  private:
+  // The first line of a build log that says "error" (a compiler's diagnosis), else the last.
+  static std::string ErrorLine(const std::string& text) {
+    std::size_t at = 0;
+    while (at < text.size()) {
+      const std::size_t nl = std::min(text.find('\n', at), text.size());
+      const std::string line = text.substr(at, nl - at);
+      if (line.find("error") != std::string::npos) return line;
+      at = nl + 1;
+    }
+    return LastLine(text);
+  }
+
   static std::string LastLine(const std::string& text) {
     std::string t = text;
     while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
