@@ -1,12 +1,14 @@
-// `perfgate bisect --good REV --bad REV --benchmark NAME ...`: the commit of a range that made a
-// benchmark slower, measured on this machine (runner/cli/bisect_run.h), printed as text,
-// Markdown or JSON. Exit 0 with an answer, 1 when the regression does not reproduce between the
-// ends, 2 on bad usage, 3 when a build or run fails for reasons other than the code.
+// `perfgate bisect --good REV --bad REV --benchmark NAME ...` (or `--alert ID`, which takes them
+// from a server's alert): the commit of a range that made a benchmark slower, measured on this
+// machine (runner/cli/bisect_run.h), printed as text, Markdown or JSON. Exit 0 with an answer, 1
+// when the regression does not reproduce between the ends, 2 on bad usage, 3 when a build or run
+// fails for reasons other than the code.
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "runner/cli/alerts_client.h"
 #include "runner/cli/bisect_run.h"
 #include "runner/cli/commands.h"
 #include "runner/cli/session.h"
@@ -19,6 +21,7 @@ using nlohmann::ordered_json;
 
 struct BisectArgs {
   BisectOptions options;
+  std::string alert;
   std::string threshold = "5%";
   bool all_parents = false;
   std::string config;
@@ -135,7 +138,42 @@ std::string FormatJson(const BisectReport& r) {
   return out.dump(2) + "\n";
 }
 
+// --alert ID: the range, suite, benchmark and metric of a server's alert.
+Result<void> FromAlert(BisectArgs& args) {
+  if (auto ok = CheckId(args.alert); !ok) return ok;
+  auto client = AlertsClient::Open(args.config);
+  if (!client) return tl::unexpected(client.error());
+  auto alert = client->Call("GET", "/alerts/" + args.alert, "");
+  if (!alert) return tl::unexpected(alert.error());
+  try {
+    const auto& range = alert->at("range");
+    const auto& series = alert->at("series");
+    if (args.options.good.empty()) args.options.good = range.at("last_good").at("sha");
+    if (args.options.bad.empty()) args.options.bad = range.at("first_bad").at("sha");
+    if (args.options.benchmarks.empty()) {
+      args.options.benchmarks = {series.at("benchmark").get<std::string>()};
+    }
+    if (args.options.suite.empty()) args.options.suite = series.at("suite");
+    if (args.options.metric.empty()) args.options.metric = series.at("metric");
+  } catch (const nlohmann::json::exception& e) {
+    return MakeError(ErrorCode::kUnavailable, "alert " + args.alert +
+                                                  ": the server's answer lacks a field (" +
+                                                  std::string(e.what()) + ")");
+  }
+  std::fprintf(stderr, "perfgate: alert %s: %s..%s, %s %s\n", args.alert.c_str(),
+               args.options.good.substr(0, 12).c_str(), args.options.bad.substr(0, 12).c_str(),
+               args.options.benchmarks.front().c_str(), args.options.metric.c_str());
+  return {};
+}
+
 int Run(BisectArgs& args) {
+  if (!args.alert.empty()) {
+    if (auto from = FromAlert(args); !from) return ReportError(from.error());
+  }
+  if (args.options.good.empty() || args.options.bad.empty() || args.options.benchmarks.empty()) {
+    return ReportError(Error{ErrorCode::kInvalidArgument,
+                             "give --alert ID, or --good REV --bad REV --benchmark NAME", "good"});
+  }
   auto threshold = compare::ParseThreshold(args.threshold);
   if (!threshold) return ReportError(threshold.error());
   args.options.threshold = *threshold;
@@ -163,12 +201,14 @@ void AddBisectCommand(CLI::App& app, int* exit_code) {
       "is undecided, skips commits that do not build, and keeps its state so that an "
       "interrupted bisect resumes. Exit 0 with an answer, 1 when the regression does not "
       "reproduce between the ends, 2 usage, 3 a failing run");
-  cmd->add_option("--good", args->options.good, "A revision without the regression")->required();
-  cmd->add_option("--bad", args->options.bad, "A revision with it")->required();
+  cmd->add_option("--alert", args->alert,
+                  "A server alert's id: its range, suite, benchmark and metric (perfgate.yaml's "
+                  "server, PERFGATE_TOKEN with the read scope); the options below override them");
+  cmd->add_option("--good", args->options.good, "A revision without the regression");
+  cmd->add_option("--bad", args->options.bad, "A revision with it");
   cmd->add_option("--benchmark", args->options.benchmarks,
                   "Benchmark (a Google Benchmark name, or a command suite's name); the first "
-                  "decides")
-      ->required();
+                  "decides");
   cmd->add_option("--suite", args->options.suite, "Suite of perfgate.yaml (default: found)");
   cmd->add_option("--metric", args->options.metric,
                   "Metric (default real_time, wall_time for a command suite)");

@@ -9,15 +9,24 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "server/app.h"
+#include "server/auth/tokens.h"
+#include "tests/e2e/http_client.h"
+#include "tests/e2e/test_server.h"
+#include "tests/pg/pg_cluster.h"
 #include "tests/testing/shell.h"
 
 namespace perfgate {
@@ -234,6 +243,116 @@ TEST_F(BisectE2eTest, AnInterruptedBisectResumes) {
   EXPECT_EQ(second["culprits"][0]["sha"], Sha(k, n));
   EXPECT_EQ(second["probes"].size() + 2, first["probes"].size()) << second.dump(2);
   EXPECT_NE(ReadLog().find("resuming"), std::string::npos);
+}
+
+// From an alert to the culprit: a nightly measures every 8th commit of main and posts it to a
+// real server, whose history analysis raises an alert on the range where the level stepped;
+// `perfgate bisect --alert ID` takes the range, suite, benchmark and metric from it and finds
+// the commit inside.
+class BisectAlertE2eTest : public testing::PgTest {
+ protected:
+  void SetUp() override {
+    PgTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    auto admin = auth::GenerateToken();
+    ASSERT_TRUE(admin.has_value());
+    admin_ = *admin;
+    auto app = server::App::Start(testing::TestServerConfig(dsn_, admin_));
+    ASSERT_TRUE(app.has_value()) << app.error().ToString();
+    app_ = std::move(*app);
+    http_ = std::make_unique<testing::HttpClient>(static_cast<std::uint16_t>(app_->port()));
+    ASSERT_EQ(http_->Post("/api/v1/projects", json{{"name", "proj"}}.dump(), admin_).status, 201);
+  }
+  void TearDown() override {
+    http_.reset();
+    if (app_) app_->Stop();
+  }
+  std::string admin_;
+  std::unique_ptr<server::App> app_;
+  std::unique_ptr<testing::HttpClient> http_;
+};
+
+TEST_F(BisectAlertE2eTest, AnAlertsRangeIsBisectedToItsCommit) {
+  const fs::path repo =
+      fs::temp_directory_path() / ("perfgate-bisect-alert-" + std::to_string(getpid()));
+  fs::remove_all(repo);
+  fs::create_directories(repo);
+  auto git = [&](const std::string& args) {
+    return testing::RunShell("cd " + repo.string() +
+                             " && GIT_CONFIG_NOSYSTEM=1 HOME=" + repo.string() +
+                             " git -c user.name=T -c user.email=t@example.com " + args);
+  };
+  ASSERT_EQ(git("init -q -b main .").exit_code, 0);
+  std::ofstream(repo / "bench.c") << kProgram;
+  std::ofstream(repo / "perfgate.yaml")
+      << "version: 1\nserver: {url: \"http://127.0.0.1:" << app_->port()
+      << "\", project: proj}\nsuites:\n  - {name: micro, type: gbench, binary: ./bench}\n";
+  std::ofstream(repo / ".gitignore") << ".perfgate/\nbench\n";
+  // Nightly at 0, 8, ..., 192 (25 points: the history's rank test needs about ten a side); the
+  // step lands between 96 and 104.
+  const int n = 192, k = 101;
+  std::vector<std::string> shas;
+  for (int c = 0; c <= n; ++c) {
+    std::ofstream(repo / "level.h")
+        << "#define LEVEL " << (c >= k ? 1100.0 : 1000.0) << "\n/* commit " << c << " */\n";
+    ASSERT_EQ(git("add -A").exit_code, 0);
+    ASSERT_EQ(git("commit -q -m 'commit " + std::to_string(c) + "'").exit_code, 0);
+    std::string sha = git("rev-parse HEAD").output;
+    shas.push_back(sha.substr(0, 40));
+  }
+  // The nightly's uploads: 10 repetitions around the commit's level, 1% noise.
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> noise(0, 0.01);
+  int run = 0;
+  for (int c = 0; c <= n; c += 8) {
+    json values = json::array();
+    for (int i = 0; i < 10; ++i) values.push_back((c >= k ? 1100.0 : 1000.0) * (1 + noise(rng)));
+    char id[40];
+    std::snprintf(id, sizeof id, "00000000-0000-4000-8000-%012d", ++run);
+    const json upload = {
+        {"id", id},
+        {"project", "proj"},
+        {"branch", "main"},
+        {"commit", {{"sha", shas[static_cast<std::size_t>(c)]}, {"subject", "nightly"}}},
+        {"testbed", {{"name", "nightly"}, {"fingerprint", {{"cpu_model", "x"}}}}},
+        {"results",
+         {{{"suite", "micro"},
+           {"benchmark", "BM_Work"},
+           {"metric", "real_time"},
+           {"unit", "ns"},
+           {"direction", "lower"},
+           {"values", values}}}}};
+    ASSERT_EQ(http_->Post("/api/v1/projects/proj/runs", upload.dump(), admin_).status, 201);
+  }
+  json alerts;
+  for (int i = 0; i < 600; ++i) {
+    alerts = json::parse(http_->Get("/api/v1/projects/proj/alerts", admin_).body)["alerts"];
+    if (!alerts.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0]["range"]["last_good"]["sha"], shas[96]);
+  EXPECT_EQ(alerts[0]["range"]["first_bad"]["sha"], shas[104]);
+  const std::string id = std::to_string(alerts[0]["id"].get<int64_t>());
+  std::string asan;
+  if (const char* a = std::getenv("ASAN_OPTIONS")) asan = std::string(" ASAN_OPTIONS=") + a;
+  const testing::ShellOutcome out = testing::RunShell(
+      "(cd " + repo.string() + " && PERFGATE_TOKEN=" + admin_ + asan + " " + PERFGATE_BIN_DIR +
+      "/perfgate bisect --alert " + id + " --build 'cc -O1 bench.c -o bench -lm' --format json 2>" +
+      repo.string() + ".log)");
+  std::ifstream log(repo.string() + ".log");
+  const std::string progress(std::istreambuf_iterator<char>(log), {});
+  ASSERT_EQ(out.exit_code, 0) << out.output << progress;
+  const json r = json::parse(out.output);
+  EXPECT_EQ(r["good"], shas[96]);
+  EXPECT_EQ(r["bad"], shas[104]);
+  EXPECT_EQ(r["suite"], "micro");
+  EXPECT_EQ(r["metric"], "real_time");
+  ASSERT_EQ(r["culprits"].size(), 1u) << r.dump(2);
+  EXPECT_EQ(r["culprits"][0]["sha"], shas[k]);
+  EXPECT_NE(progress.find("alert " + id), std::string::npos) << progress;
+  fs::remove_all(repo);
+  fs::remove(repo.string() + ".log");
 }
 
 }  // namespace
