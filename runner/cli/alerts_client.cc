@@ -82,7 +82,8 @@ Result<json> AlertsClient::Call(const std::string& method, const std::string& pa
   auto response = client::CallWithRetry(
       client::RetryPolicy{}, [&] { return http_.Send(request); }, context);
   if (!response) return tl::unexpected(response.error());
-  if (response->status != 200) return tl::unexpected(HttpError(*response, hint_403));
+  if (response->status < 200 || response->status >= 300)
+    return tl::unexpected(HttpError(*response, hint_403));
   json answer = json::parse(response->body, nullptr, false);
   if (answer.is_discarded() || !answer.is_object()) {
     return MakeError(ErrorCode::kUnavailable, "the server's answer to " + method + " " +

@@ -24,8 +24,8 @@ class AlertsClient {
   // the server settings.
   static Result<AlertsClient> Open(const std::string& config_path);
 
-  // GET or PATCH of `path_and_query` under /api/v1/projects/<project>, with retries (setting a
-  // state twice is harmless, so PATCH may be retried); the answer's JSON when the status is 200.
+  // A request to `path_and_query` under /api/v1/projects/<project>, with retries (setting a
+  // state twice is harmless, so PATCH may be retried); the answer's JSON when the status is 2xx.
   Result<nlohmann::json> Call(const std::string& method, const std::string& path_and_query,
                               const std::string& body, const std::string& hint_403 = "");
 

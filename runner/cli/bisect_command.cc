@@ -182,6 +182,25 @@ int Run(BisectArgs& args) {
   if (!config) return ReportError(config.error());
   auto report = RunBisect(*config, args.options);
   if (!report) return ReportError(report.error());
+  if (!args.alert.empty()) {
+    // The answer goes to the server with its alert, so that the alert shows its culprit.
+    nlohmann::json body = nlohmann::json::parse(FormatJson(*report));
+    body["alert_id"] = std::stoll(args.alert);
+    auto client = AlertsClient::Open(args.config);
+    auto stored = client ? client->Call("POST", "/bisects", body.dump())
+                         : Result<nlohmann::json>(tl::unexpected(client.error()));
+    if (stored) {
+      std::fprintf(stderr, "perfgate: stored on the server as bisect %s of alert %s\n",
+                   stored->value("bisect", nlohmann::json::object())
+                       .value("id", nlohmann::json())
+                       .dump()
+                       .c_str(),
+                   args.alert.c_str());
+    } else {
+      std::fprintf(stderr, "perfgate: warning: the bisect could not be stored on the server: %s\n",
+                   stored.error().message.c_str());
+    }
+  }
   const std::string text = args.format == "json"       ? FormatJson(*report)
                            : args.format == "markdown" ? FormatMarkdown(*report)
                                                        : FormatText(*report);

@@ -12,6 +12,7 @@ void RegisterRoutes(http::Router& router, const ApiDeps& deps) {
   RegisterCompareRoutes(router, deps);
   RegisterVerdictRoutes(router, deps);
   RegisterAlertRoutes(router, deps);
+  RegisterBisectRoutes(router, deps);
 }
 
 }  // namespace perfgate::server::api

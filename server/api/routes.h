@@ -17,6 +17,7 @@ void RegisterSeriesRoutes(http::Router& router, const ApiDeps& deps);   // serie
 void RegisterCompareRoutes(http::Router& router, const ApiDeps& deps);  // compare.cc
 void RegisterVerdictRoutes(http::Router& router, const ApiDeps& deps);  // verdicts.cc
 void RegisterAlertRoutes(http::Router& router, const ApiDeps& deps);    // alerts.cc
+void RegisterBisectRoutes(http::Router& router, const ApiDeps& deps);   // bisects.cc
 
 // compare.cc: pairs the series of `metric` in two stored runs by benchmark name ("suite/name"
 // when the runs' series of that metric span several suites) and judges them.

@@ -102,6 +102,17 @@ ordered_json AlertDetailJson(const store::AlertDetail& detail) {
     history.push_back({{"state", e.state}, {"note", e.note}, {"by", e.by}, {"at", e.at}});
   }
   out["history"] = std::move(history);
+  ordered_json bisects = ordered_json::array();
+  for (const store::BisectRecord& b : detail.bisects) {
+    bisects.push_back({{"id", b.id},
+                       {"state", b.state},
+                       {"culprit", OrNull(b.culprit_sha)},
+                       {"good", b.good_sha},
+                       {"bad", b.bad_sha},
+                       {"created_by", b.created_by},
+                       {"created_at", b.created_at}});
+  }
+  out["bisects"] = std::move(bisects);
   return out;
 }
 

@@ -15,7 +15,7 @@ namespace perfgate::server::history {
 std::string RangeGroup(const store::AlertRecord& alert);
 
 nlohmann::ordered_json AlertJson(const store::AlertRecord& alert);
-// AlertJson plus "excerpt" and "history".
+// AlertJson plus "excerpt", "history" and "bisects" (newest first, without their reports).
 nlohmann::ordered_json AlertDetailJson(const store::AlertDetail& detail);
 
 // Counts by state, kind and cause, and the triage outcomes as quality figures:

@@ -138,8 +138,26 @@ struct AlertEvent {
   std::string at;
 };
 
+// A bisect the runner posted (`perfgate bisect --format json`), optionally for an alert.
+struct NewBisect {
+  std::optional<int64_t> alert_id;
+  std::string good_sha, bad_sha;
+  std::string culprit_sha;  // "" when none (the regression did not reproduce)
+  std::string state;        // succeeded, failed
+  std::string report_json;  // the whole answer
+  std::string created_by;   // token name
+};
+
+struct BisectRecord {
+  int64_t id = 0;
+  std::optional<int64_t> alert_id;
+  std::string good_sha, bad_sha, culprit_sha, state, created_by, created_at;
+  std::string report_json;  // "" in lists
+};
+
 struct AlertDetail {
   AlertRecord alert;
+  std::vector<BisectRecord> bisects;  // newest first, without their reports
   std::vector<ExcerptPoint> excerpt;  // points around the step, oldest first
   std::vector<AlertEvent> history;    // oldest first
 };
@@ -215,6 +233,10 @@ class HistoryStore {
   // state dropped). kNotFound when absent.
   virtual Result<AlertRecord> UpdateAlert(const Project& project, int64_t id,
                                           const AlertUpdate& update) = 0;
+  // kNotFound when the alert is not in the project.
+  virtual Result<BisectRecord> SaveBisect(const Project& project, const NewBisect& bisect) = 0;
+  // kNotFound when absent.
+  virtual Result<BisectRecord> GetBisect(const Project& project, int64_t id) = 0;
   // kNotFound when no such series; kInvalidArgument when the query is ambiguous.
   virtual Result<HistorySeriesPoints> GetHistorySeries(const Project& project,
                                                        const HistorySeriesQuery& query) = 0;

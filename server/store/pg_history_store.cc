@@ -1,8 +1,10 @@
-// PgStore: the history of tracked branches. A worker claims the oldest run not yet in history,
-// appends one point per series it measured, lets the analysis (server/history) judge the touched
-// series and stores what it returns, in one transaction under a per-project advisory lock.
+// PgStore: the history of tracked branches, the worker's side. A worker takes a project's lock,
+// claims its oldest run not yet in history, appends one point per series it measured, lets the
+// analysis (server/history) judge the touched series and stores what it returns, in one
+// transaction. Alerts, bisects and whole series are pg_alert_store.cc.
 #include <algorithm>
 
+#include "server/store/pg_history_rows.h"
 #include "server/store/pg_run_rows.h"
 #include "server/store/pg_stores.h"
 #include "server/store/pg_util.h"
@@ -10,156 +12,18 @@
 namespace perfgate::store {
 namespace {
 
+using pghistory::Join;
+using pghistory::kSeriesColumnCount;
+using pghistory::kSeriesColumns;
+using pghistory::kSeriesJoins;
+using pghistory::ParseInts;
+using pghistory::ReadSeriesKey;
 using pgutil::OrNull;
-using pgutil::ReadDirection;
 using pgutil::Text;
 
 // The first key of pg_advisory_xact_lock(int, int) for a project's history ("pghs").
 constexpr int kHistoryLockClass = 0x70676873;
 
-std::string Join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : ",") + item;
-  return out;
-}
-
-std::vector<std::string> Split(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  while (at <= text.size() && !text.empty()) {
-    const std::size_t comma = std::min(text.find(',', at), text.size());
-    out.push_back(text.substr(at, comma - at));
-    at = comma + 1;
-  }
-  return out;
-}
-
-std::vector<int64_t> ParseInts(const pqxx::field& f) {
-  std::vector<int64_t> out;
-  for (const std::string& item : pgutil::ParseArray(Text(f))) out.push_back(std::stoll(item));
-  return out;
-}
-
-std::optional<double> OptionalDouble(const pqxx::field& f) {
-  if (f.is_null()) return std::nullopt;
-  return f.as<double>();
-}
-
-// The series columns of `hs` joined with branches br, benchmarks b, metrics m.
-constexpr const char* kSeriesColumns =
-    "hs.id, br.name, hs.testbed, b.suite, b.name, m.name, m.unit, m.direction";
-constexpr int kSeriesColumnCount = 8;
-constexpr const char* kSeriesJoins =
-    " JOIN branches br ON br.id = hs.branch_id JOIN benchmarks b ON b.id = hs.benchmark_id "
-    "JOIN metrics m ON m.id = hs.metric_id ";
-
-HistorySeriesKey ReadSeriesKey(const pqxx::row& row, int at = 0) {
-  HistorySeriesKey key;
-  key.id = row[at].as<int64_t>();
-  key.branch = row[at + 1].as<std::string>();
-  key.testbed = row[at + 2].as<std::string>();
-  key.suite = row[at + 3].as<std::string>();
-  key.benchmark = row[at + 4].as<std::string>();
-  key.metric = row[at + 5].as<std::string>();
-  key.unit = row[at + 6].as<std::string>();
-  key.direction = ReadDirection(row[at + 7]);
-  return key;
-}
-
-// A commit of a history point `hp` (joined with commits c) as columns.
-std::string CommitColumns(const std::string& hp, const std::string& c) {
-  return c + ".sha, " + c + ".subject, " + c + ".author, " +
-         pgutil::Rfc3339Sql(c + ".author_time") + ", " + hp + ".run_ids[1]::text";
-}
-constexpr int kCommitColumnCount = 5;
-
-CommitRef ReadCommit(const pqxx::row& row, int at) {
-  return {Text(row[at]), Text(row[at + 1]), Text(row[at + 2]), Text(row[at + 3]),
-          Text(row[at + 4])};
-}
-
-// The points of a series in [from, to] (positions), oldest first.
-std::vector<ExcerptPoint> ReadPoints(pqxx::transaction_base& tx, int64_t series_id, int64_t from,
-                                     int64_t to) {
-  pqxx::result rows =
-      tx.exec_params("SELECT hp.position, " + CommitColumns("hp", "c") +
-                         ", hp.level, array_send(hp.vals), hp.testbed_id FROM history_points hp "
-                         "JOIN commits c ON c.id = hp.commit_id WHERE hp.series_id = $1 "
-                         "AND hp.position BETWEEN $2 AND $3 ORDER BY hp.position",
-                     series_id, from, to);
-  std::vector<ExcerptPoint> out;
-  out.reserve(rows.size());
-  for (const pqxx::row& p : rows) {
-    ExcerptPoint point;
-    point.position = p[0].as<int64_t>();
-    point.commit = ReadCommit(p, 1);
-    point.level = p[1 + kCommitColumnCount].as<double>();
-    pgutil::AppendFloat8ArraySend(Text(p[2 + kCommitColumnCount]), point.values);
-    point.testbed_id = p[3 + kCommitColumnCount].as<int64_t>();
-    out.push_back(std::move(point));
-  }
-  return out;
-}
-
-// An alert `a` with its series hs (kSeriesJoins) and the points g (last good) and f (first bad).
-std::string AlertColumns() {
-  return "a.id, p.name, " + std::string(kSeriesColumns) +
-         ", a.position, a.kind, a.cause, a.state, " + CommitColumns("g", "gc") + ", " +
-         CommitColumns("f", "fc") +
-         ", a.magnitude, a.ci_low, a.ci_high, a.p_value, a.q_value, a.level_before, "
-         "a.level_after, array_to_string(a.detectors, ','), coalesce(a.environment_change::text, "
-         "''), a.parameters::text, a.note, a.state_changed_by, " +
-         pgutil::Rfc3339Sql("a.state_changed_at") + ", " + pgutil::Rfc3339Sql("a.created_at");
-}
-
-constexpr const char* kAlertJoins =
-    " FROM alerts a JOIN projects p ON p.id = a.project_id "
-    "JOIN history_series hs ON hs.id = a.series_id"
-    " JOIN branches br ON br.id = hs.branch_id JOIN benchmarks b ON b.id = hs.benchmark_id "
-    "JOIN metrics m ON m.id = hs.metric_id "
-    "JOIN history_points g ON g.series_id = a.series_id AND g.position = a.position - 1 "
-    "JOIN commits gc ON gc.id = g.commit_id "
-    "JOIN history_points f ON f.series_id = a.series_id AND f.position = a.position "
-    "JOIN commits fc ON fc.id = f.commit_id ";
-
-AlertRecord ReadAlert(const pqxx::row& row) {
-  AlertRecord a;
-  int at = 0;
-  a.id = row[at++].as<int64_t>();
-  a.project = row[at++].as<std::string>();
-  a.series = ReadSeriesKey(row, at);
-  at += kSeriesColumnCount;
-  a.position = row[at++].as<int64_t>();
-  a.kind = row[at++].as<std::string>();
-  a.cause = row[at++].as<std::string>();
-  a.state = row[at++].as<std::string>();
-  a.last_good = ReadCommit(row, at);
-  at += kCommitColumnCount;
-  a.first_bad = ReadCommit(row, at);
-  at += kCommitColumnCount;
-  a.magnitude = row[at++].as<double>();
-  a.ci_low = OptionalDouble(row[at++]);
-  a.ci_high = OptionalDouble(row[at++]);
-  a.p_value = row[at++].as<double>();
-  a.q_value = row[at++].as<double>();
-  a.level_before = row[at++].as<double>();
-  a.level_after = row[at++].as<double>();
-  a.detectors = Split(Text(row[at++]));
-  a.environment_change_json = Text(row[at++]);
-  a.parameters_json = Text(row[at++]);
-  a.note = Text(row[at++]);
-  a.state_changed_by = Text(row[at++]);
-  a.state_changed_at = Text(row[at++]);
-  a.created_at = Text(row[at++]);
-  return a;
-}
-
-bool Rebaselines(const std::string& state) {
-  return state == "acknowledged" || state == "false_positive" || state == "resolved";
-}
-
-// Appends the run's points: a new point per series at its end, or the values pooled into the
-// point of the same commit (whose series must then be analysed from scratch).
 void AppendPoints(pqxx::work& tx, const std::string& run_id, int64_t project_id, int64_t branch_id,
                   const std::string& testbed, int64_t commit_id, int64_t testbed_id) {
   tx.exec_params(
@@ -415,157 +279,6 @@ Result<int64_t> PgStore::PendingHistoryRuns() {
     return tx.exec("SELECT count(*) FROM runs WHERE history_analysed_at IS NULL")[0][0]
         .as<int64_t>();
   });
-}
-
-Result<AlertPage> PgStore::ListAlerts(const Project& project, const AlertFilter& filter) {
-  int64_t before = 0;
-  if (!filter.cursor.empty()) {
-    try {
-      before = std::stoll(filter.cursor);
-    } catch (const std::exception&) {
-      before = -1;
-    }
-    if (before <= 0) return InvalidArgument("not a cursor this server gave", "cursor");
-  }
-  const std::string state = filter.state == "all" ? "" : filter.state;
-  return pool_.WithStatements<AlertPage>([&](pqxx::transaction_base& tx) -> Result<AlertPage> {
-    pqxx::result rows = tx.exec_params(
-        "SELECT " + AlertColumns() + kAlertJoins +
-            "WHERE a.project_id = $1 AND ($2::text IS NULL OR a.state = $2) "
-            "AND ($3::text IS NULL OR a.kind = $3) AND ($4::text IS NULL OR br.name = $4) "
-            "AND ($5::text IS NULL OR hs.testbed = $5) AND ($6::text IS NULL OR b.suite = $6) "
-            "AND ($7::text IS NULL OR b.name = $7) AND ($8::text IS NULL OR m.name = $8) "
-            "AND ($9::bigint = 0 OR a.id < $9) ORDER BY a.id DESC LIMIT $10",
-        project.id, OrNull(state), OrNull(filter.kind), OrNull(filter.branch),
-        OrNull(filter.testbed), OrNull(filter.suite), OrNull(filter.benchmark),
-        OrNull(filter.metric), before, filter.limit + 1);
-    AlertPage page;
-    for (const pqxx::row& r : rows) {
-      if (static_cast<int>(page.alerts.size()) == filter.limit) {
-        page.next_cursor = std::to_string(page.alerts.back().id);
-        break;
-      }
-      page.alerts.push_back(ReadAlert(r));
-    }
-    return page;
-  });
-}
-
-Result<std::vector<AlertCount>> PgStore::CountAlerts(const Project& project,
-                                                     const AlertFilter& filter) {
-  return pool_.WithStatements<std::vector<AlertCount>>(
-      [&](pqxx::transaction_base& tx) -> Result<std::vector<AlertCount>> {
-        pqxx::result rows = tx.exec_params(
-            "SELECT a.kind, a.cause, a.state, count(*) FROM alerts a "
-            "JOIN history_series hs ON hs.id = a.series_id" +
-                std::string(kSeriesJoins) +
-                "WHERE a.project_id = $1 AND ($2::text IS NULL OR a.kind = $2) "
-                "AND ($3::text IS NULL OR br.name = $3) AND ($4::text IS NULL OR hs.testbed = $4) "
-                "AND ($5::text IS NULL OR b.suite = $5) AND ($6::text IS NULL OR b.name = $6) "
-                "AND ($7::text IS NULL OR m.name = $7) GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
-            project.id, OrNull(filter.kind), OrNull(filter.branch), OrNull(filter.testbed),
-            OrNull(filter.suite), OrNull(filter.benchmark), OrNull(filter.metric));
-        std::vector<AlertCount> out;
-        for (const pqxx::row& r : rows) {
-          out.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(),
-                         r[3].as<int64_t>()});
-        }
-        return out;
-      });
-}
-
-Result<AlertDetail> PgStore::GetAlert(const Project& project, int64_t id, int excerpt_points) {
-  return pool_.WithStatements<AlertDetail>([&](pqxx::transaction_base& tx) -> Result<AlertDetail> {
-    pqxx::result rows = tx.exec_params(
-        "SELECT " + AlertColumns() + kAlertJoins + "WHERE a.project_id = $1 AND a.id = $2",
-        project.id, id);
-    if (rows.empty()) {
-      return MakeError(ErrorCode::kNotFound,
-                       "no alert " + std::to_string(id) + " in project " + project.name, "id");
-    }
-    AlertDetail detail;
-    detail.alert = ReadAlert(rows[0]);
-    detail.excerpt = ReadPoints(tx, detail.alert.series.id, detail.alert.position - excerpt_points,
-                                detail.alert.position + excerpt_points - 1);
-    pqxx::result events = tx.exec_params("SELECT state, note, actor, " + pgutil::Rfc3339Sql("at") +
-                                             " FROM alert_events WHERE alert_id = $1 ORDER BY at",
-                                         id);
-    for (const pqxx::row& e : events) {
-      detail.history.push_back({Text(e[0]), Text(e[1]), Text(e[2]), Text(e[3])});
-    }
-    return detail;
-  });
-}
-
-Result<AlertRecord> PgStore::UpdateAlert(const Project& project, int64_t id,
-                                         const AlertUpdate& update) {
-  return pool_.WithTransaction<AlertRecord>([&](pqxx::work& tx) -> Result<AlertRecord> {
-    pqxx::result current = tx.exec_params(
-        "SELECT state, series_id, position, note FROM alerts WHERE project_id = $1 AND id = $2 "
-        "FOR UPDATE",
-        project.id, id);
-    if (current.empty()) {
-      return MakeError(ErrorCode::kNotFound,
-                       "no alert " + std::to_string(id) + " in project " + project.name, "id");
-    }
-    const std::string old_state = current[0][0].as<std::string>();
-    const std::string state = update.state.value_or(old_state);
-    const std::string note = update.note.value_or(current[0][3].as<std::string>());
-    tx.exec_params(
-        "UPDATE alerts SET state = $2, note = $3, state_changed_by = $4, "
-        "state_changed_at = clock_timestamp() WHERE id = $1",
-        id, state, note, update.actor);
-    tx.exec_params(
-        "INSERT INTO alert_events (alert_id, actor, state, note) VALUES ($1, $2, $3, $4)", id,
-        update.actor, state, update.note.value_or(""));
-    if (state != old_state && Rebaselines(state)) {
-      tx.exec_params(
-          "UPDATE history_series SET baseline_from = greatest(baseline_from, $2), "
-          "detector_state = NULL, monitor_state = '{}', updated_at = now() WHERE id = $1",
-          current[0][1].as<int64_t>(), current[0][2].as<int64_t>());
-    }
-    pqxx::result rows =
-        tx.exec_params("SELECT " + AlertColumns() + kAlertJoins + "WHERE a.id = $1", id);
-    return ReadAlert(rows[0]);
-  });
-}
-
-Result<HistorySeriesPoints> PgStore::GetHistorySeries(const Project& project,
-                                                      const HistorySeriesQuery& query) {
-  return pool_.WithStatements<HistorySeriesPoints>(
-      [&](pqxx::transaction_base& tx) -> Result<HistorySeriesPoints> {
-        pqxx::result series = tx.exec_params(
-            "SELECT " + std::string(kSeriesColumns) + ", hs.baseline_from FROM history_series hs" +
-                kSeriesJoins +
-                "WHERE hs.project_id = $1 AND br.name = $2 AND b.name = $3 AND m.name = $4 "
-                "AND ($5::text IS NULL OR hs.testbed = $5) AND ($6::text IS NULL OR b.suite = $6) "
-                "AND ($7::text IS NULL OR m.unit = $7) ORDER BY hs.id LIMIT 2",
-            project.id, query.branch, query.benchmark, query.metric, OrNull(query.testbed),
-            OrNull(query.suite), OrNull(query.unit));
-        if (series.empty()) {
-          return MakeError(ErrorCode::kNotFound,
-                           "no history of " + query.benchmark + " " + query.metric + " on " +
-                               query.branch +
-                               (query.testbed.empty() ? "" : " (testbed " + query.testbed + ")"),
-                           "benchmark");
-        }
-        if (series.size() > 1) {
-          const HistorySeriesKey a = ReadSeriesKey(series[0]);
-          const HistorySeriesKey b = ReadSeriesKey(series[1]);
-          return InvalidArgument("several series match (testbed " + a.testbed + ", suite " +
-                                     a.suite + ", unit " + a.unit + "; testbed " + b.testbed +
-                                     ", suite " + b.suite + ", unit " + b.unit +
-                                     "): name the testbed, suite or unit",
-                                 a.testbed != b.testbed ? "testbed"
-                                 : a.suite != b.suite   ? "suite"
-                                                        : "unit");
-        }
-        HistorySeriesPoints out;
-        out.key = ReadSeriesKey(series[0]);
-        out.baseline_from = series[0][kSeriesColumnCount].as<int64_t>();
-        out.points = ReadPoints(tx, out.key.id, 0, INT32_MAX);
-        return out;
-      });
 }
 
 }  // namespace perfgate::store

@@ -67,6 +67,8 @@ class PgStore final : public ProjectStore,
   Result<AlertDetail> GetAlert(const Project& project, int64_t id, int excerpt_points) override;
   Result<AlertRecord> UpdateAlert(const Project& project, int64_t id,
                                   const AlertUpdate& update) override;
+  Result<BisectRecord> SaveBisect(const Project& project, const NewBisect& bisect) override;
+  Result<BisectRecord> GetBisect(const Project& project, int64_t id) override;
   Result<HistorySeriesPoints> GetHistorySeries(const Project& project,
                                                const HistorySeriesQuery& query) override;
 

@@ -351,6 +351,18 @@ TEST_F(BisectAlertE2eTest, AnAlertsRangeIsBisectedToItsCommit) {
   ASSERT_EQ(r["culprits"].size(), 1u) << r.dump(2);
   EXPECT_EQ(r["culprits"][0]["sha"], shas[k]);
   EXPECT_NE(progress.find("alert " + id), std::string::npos) << progress;
+  // The answer was stored with the alert.
+  const json alert = json::parse(http_->Get("/api/v1/projects/proj/alerts/" + id, admin_).body);
+  ASSERT_EQ(alert["bisects"].size(), 1u) << alert.dump(2);
+  EXPECT_EQ(alert["bisects"][0]["culprit"], shas[k]);
+  EXPECT_EQ(alert["bisects"][0]["state"], "succeeded");
+  const std::string bisect = std::to_string(alert["bisects"][0]["id"].get<int64_t>());
+  const json stored =
+      json::parse(http_->Get("/api/v1/projects/proj/bisects/" + bisect, admin_).body);
+  EXPECT_EQ(stored["bisect"]["report"]["culprits"][0]["sha"], shas[k]);
+  EXPECT_EQ(stored["bisect"]["alert_id"], alerts[0]["id"]);
+  EXPECT_EQ(http_->Post("/api/v1/projects/proj/bisects", json{{"good", "x"}}.dump(), admin_).status,
+            400);
   fs::remove_all(repo);
   fs::remove(repo.string() + ".log");
 }

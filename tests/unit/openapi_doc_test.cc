@@ -260,6 +260,12 @@ class NoHistory : public store::HistoryStore {
                                          const store::AlertUpdate&) override {
     return MakeError(ErrorCode::kNotFound, "no alert", "id");
   }
+  Result<store::BisectRecord> SaveBisect(const store::Project&, const store::NewBisect&) override {
+    return MakeError(ErrorCode::kNotFound, "no alert", "alert_id");
+  }
+  Result<store::BisectRecord> GetBisect(const store::Project&, int64_t) override {
+    return MakeError(ErrorCode::kNotFound, "no bisect", "id");
+  }
   Result<store::HistorySeriesPoints> GetHistorySeries(const store::Project&,
                                                       const store::HistorySeriesQuery&) override {
     return MakeError(ErrorCode::kNotFound, "no series", "benchmark");
@@ -414,8 +420,9 @@ TEST_F(OpenApiDocTest, TheAlertSchemasNameEveryKeyTheServerWrites) {
   Keys documented = Properties("Alert");
   documented.insert("excerpt");
   documented.insert("history");
+  documented.insert("bisects");
   EXPECT_EQ(written, documented);
-  EXPECT_EQ(Required("Alert").size() + 2, written.size());
+  EXPECT_EQ(Required("Alert").size() + 3, written.size());
   Keys point;
   for (auto it = alert["excerpt"][0].begin(); it != alert["excerpt"][0].end(); ++it) {
     point.insert(it.key());

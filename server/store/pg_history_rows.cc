@@ -1,0 +1,148 @@
+#include "server/store/pg_history_rows.h"
+
+#include <algorithm>
+
+#include "server/store/pg_run_rows.h"
+#include "server/store/pg_util.h"
+
+namespace perfgate::store::pghistory {
+
+using pgutil::ReadDirection;
+using pgutil::Text;
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ",") + item;
+  return out;
+}
+
+std::vector<std::string> Split(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at <= text.size() && !text.empty()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    out.push_back(text.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return out;
+}
+
+std::vector<int64_t> ParseInts(const pqxx::field& f) {
+  std::vector<int64_t> out;
+  for (const std::string& item : pgutil::ParseArray(Text(f))) out.push_back(std::stoll(item));
+  return out;
+}
+
+std::optional<double> OptionalDouble(const pqxx::field& f) {
+  if (f.is_null()) return std::nullopt;
+  return f.as<double>();
+}
+
+HistorySeriesKey ReadSeriesKey(const pqxx::row& row, int at) {
+  HistorySeriesKey key;
+  key.id = row[at].as<int64_t>();
+  key.branch = row[at + 1].as<std::string>();
+  key.testbed = row[at + 2].as<std::string>();
+  key.suite = row[at + 3].as<std::string>();
+  key.benchmark = row[at + 4].as<std::string>();
+  key.metric = row[at + 5].as<std::string>();
+  key.unit = row[at + 6].as<std::string>();
+  key.direction = ReadDirection(row[at + 7]);
+  return key;
+}
+
+// A commit of a history point `hp` (joined with commits c) as columns.
+std::string CommitColumns(const std::string& hp, const std::string& c) {
+  return c + ".sha, " + c + ".subject, " + c + ".author, " +
+         pgutil::Rfc3339Sql(c + ".author_time") + ", " + hp + ".run_ids[1]::text";
+}
+
+CommitRef ReadCommit(const pqxx::row& row, int at) {
+  return {Text(row[at]), Text(row[at + 1]), Text(row[at + 2]), Text(row[at + 3]),
+          Text(row[at + 4])};
+}
+
+// The points of a series in [from, to] (positions), oldest first.
+std::vector<ExcerptPoint> ReadPoints(pqxx::transaction_base& tx, int64_t series_id, int64_t from,
+                                     int64_t to) {
+  pqxx::result rows =
+      tx.exec_params("SELECT hp.position, " + CommitColumns("hp", "c") +
+                         ", hp.level, array_send(hp.vals), hp.testbed_id FROM history_points hp "
+                         "JOIN commits c ON c.id = hp.commit_id WHERE hp.series_id = $1 "
+                         "AND hp.position BETWEEN $2 AND $3 ORDER BY hp.position",
+                     series_id, from, to);
+  std::vector<ExcerptPoint> out;
+  out.reserve(rows.size());
+  for (const pqxx::row& p : rows) {
+    ExcerptPoint point;
+    point.position = p[0].as<int64_t>();
+    point.commit = ReadCommit(p, 1);
+    point.level = p[1 + kCommitColumnCount].as<double>();
+    pgutil::AppendFloat8ArraySend(Text(p[2 + kCommitColumnCount]), point.values);
+    point.testbed_id = p[3 + kCommitColumnCount].as<int64_t>();
+    out.push_back(std::move(point));
+  }
+  return out;
+}
+
+// An alert `a` with its series hs (kSeriesJoins) and the points g (last good) and f (first bad).
+std::string AlertColumns() {
+  return "a.id, p.name, " + std::string(kSeriesColumns) +
+         ", a.position, a.kind, a.cause, a.state, " + CommitColumns("g", "gc") + ", " +
+         CommitColumns("f", "fc") +
+         ", a.magnitude, a.ci_low, a.ci_high, a.p_value, a.q_value, a.level_before, "
+         "a.level_after, array_to_string(a.detectors, ','), coalesce(a.environment_change::text, "
+         "''), a.parameters::text, a.note, a.state_changed_by, " +
+         pgutil::Rfc3339Sql("a.state_changed_at") + ", " + pgutil::Rfc3339Sql("a.created_at");
+}
+
+const char* const kAlertJoins =
+    " FROM alerts a JOIN projects p ON p.id = a.project_id "
+    "JOIN history_series hs ON hs.id = a.series_id"
+    " JOIN branches br ON br.id = hs.branch_id JOIN benchmarks b ON b.id = hs.benchmark_id "
+    "JOIN metrics m ON m.id = hs.metric_id "
+    "JOIN history_points g ON g.series_id = a.series_id AND g.position = a.position - 1 "
+    "JOIN commits gc ON gc.id = g.commit_id "
+    "JOIN history_points f ON f.series_id = a.series_id AND f.position = a.position "
+    "JOIN commits fc ON fc.id = f.commit_id ";
+
+AlertRecord ReadAlert(const pqxx::row& row) {
+  AlertRecord a;
+  int at = 0;
+  a.id = row[at++].as<int64_t>();
+  a.project = row[at++].as<std::string>();
+  a.series = ReadSeriesKey(row, at);
+  at += kSeriesColumnCount;
+  a.position = row[at++].as<int64_t>();
+  a.kind = row[at++].as<std::string>();
+  a.cause = row[at++].as<std::string>();
+  a.state = row[at++].as<std::string>();
+  a.last_good = ReadCommit(row, at);
+  at += kCommitColumnCount;
+  a.first_bad = ReadCommit(row, at);
+  at += kCommitColumnCount;
+  a.magnitude = row[at++].as<double>();
+  a.ci_low = OptionalDouble(row[at++]);
+  a.ci_high = OptionalDouble(row[at++]);
+  a.p_value = row[at++].as<double>();
+  a.q_value = row[at++].as<double>();
+  a.level_before = row[at++].as<double>();
+  a.level_after = row[at++].as<double>();
+  a.detectors = Split(Text(row[at++]));
+  a.environment_change_json = Text(row[at++]);
+  a.parameters_json = Text(row[at++]);
+  a.note = Text(row[at++]);
+  a.state_changed_by = Text(row[at++]);
+  a.state_changed_at = Text(row[at++]);
+  a.created_at = Text(row[at++]);
+  return a;
+}
+
+bool Rebaselines(const std::string& state) {
+  return state == "acknowledged" || state == "false_positive" || state == "resolved";
+}
+
+// Appends the run's points: a new point per series at its end, or the values pooled into the
+// point of the same commit (whose series must then be analysed from scratch).
+
+}  // namespace perfgate::store::pghistory
