@@ -1,7 +1,5 @@
 #include "runner/cli/bisect_run.h"
 
-#include <stdlib.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +9,7 @@
 #include <set>
 
 #include "runner/bisect/search.h"
+#include "runner/cli/temp_dir.h"
 #include "runner/git/git_repo.h"
 #include "runner/run/process.h"
 #include "runner/run/suites.h"
@@ -99,14 +98,6 @@ class State {
  private:
   fs::path path_;
   json identity_;
-};
-
-struct TempDir {
-  fs::path path;
-  ~TempDir() {
-    std::error_code ec;
-    if (!path.empty()) fs::remove_all(path, ec);
-  }
 };
 
 // Builds and measures commits in temporary trees, each tree built once per session.
@@ -296,18 +287,9 @@ Result<BisectReport> RunBisect(const config::RunnerConfig& config, const BisectO
     Progress("resuming the bisect kept in " + state.path().string());
   }
 
-  TempDir temp;
-  {
-    const fs::path parent = config.spool_dir.parent_path();
-    std::error_code ec;
-    fs::create_directories(parent, ec);
-    std::string pattern = (parent / "bisect-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) {
-      return MakeError(ErrorCode::kUnavailable, "cannot make a directory under " + parent.string());
-    }
-    temp.path = pattern;
-  }
-  Prober prober(config, options, *repo, temp.path);
+  auto temp = TempDir::Make(config.spool_dir.parent_path(), "bisect-");
+  if (!temp) return tl::unexpected(temp.error());
+  Prober prober(config, options, *repo, temp->path());
   std::string suite_name = options.suite;
   std::string metric = options.metric;
   const std::string& first = options.benchmarks.front();

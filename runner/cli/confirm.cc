@@ -1,13 +1,12 @@
 #include "runner/cli/confirm.h"
 
-#include <stdlib.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <tuple>
 
+#include "runner/cli/temp_dir.h"
 #include "runner/git/git_repo.h"
 #include "runner/run/suites.h"
 #include "stats/verdict.h"
@@ -25,14 +24,6 @@ std::string Percent(double x) {
   std::snprintf(text, sizeof(text), "%+.1f%%", 100 * x);
   return text;
 }
-
-struct TempDir {
-  fs::path path;
-  ~TempDir() {
-    std::error_code ec;
-    if (!path.empty()) fs::remove_all(path, ec);
-  }
-};
 
 void Append(std::map<Key, std::vector<double>>& into, const run::SuiteOutcome& outcome) {
   for (const wire::ResultSeries& s : outcome.series) {
@@ -62,18 +53,9 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
   const fs::path relative = fs::relative(config.base_dir, root);
   const fs::path config_name = config.config_file.filename();
 
-  TempDir tree;
-  {
-    const fs::path parent = config.spool_dir.parent_path();
-    std::error_code ec;
-    fs::create_directories(parent, ec);
-    std::string pattern = (parent / "confirm-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) {
-      return MakeError(ErrorCode::kUnavailable, "cannot make a directory under " + parent.string());
-    }
-    tree.path = pattern;
-  }
-  const fs::path checkout = tree.path / "tree";
+  auto tree = TempDir::Make(config.spool_dir.parent_path(), "confirm-");
+  if (!tree) return tl::unexpected(tree.error());
+  const fs::path checkout = tree->path() / "tree";
   Progress("confirming " + std::to_string(regressed.size()) + " suite(s) with regressions: " +
            "baseline " + base_commit.substr(0, 12) + " checked out in " + checkout.string());
   if (auto exported = repo->ExportTree(base_commit, checkout.string()); !exported) {
@@ -92,8 +74,8 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
     if (base_suite == nullptr || head_suite == nullptr) {
       return InvalidArgument("suite " + suite_name + " is not in both commits' perfgate.yaml");
     }
-    const fs::path base_work = tree.path / "work-base";
-    const fs::path head_work = tree.path / "work-head";
+    const fs::path base_work = tree->path() / "work-base";
+    const fs::path head_work = tree->path() / "work-head";
     fs::create_directories(base_work);
     fs::create_directories(head_work);
     for (int round = 0; round < options.rounds; ++round) {

@@ -22,6 +22,21 @@ bool OneOf(const std::string& value, std::initializer_list<const char*> allowed)
   return std::any_of(allowed.begin(), allowed.end(), [&](const char* a) { return value == a; });
 }
 
+// The kind and series fields of an alert filter, from the query.
+Result<store::AlertFilter> SeriesFilter(const http::Request& request) {
+  store::AlertFilter filter;
+  filter.kind = request.Query("kind").value_or("");
+  if (!filter.kind.empty() && !OneOf(filter.kind, {"regression", "improvement"})) {
+    return InvalidArgument("must be regression or improvement", "kind");
+  }
+  filter.branch = request.Query("branch").value_or("");
+  filter.testbed = request.Query("testbed").value_or("");
+  filter.suite = request.Query("suite").value_or("");
+  filter.benchmark = request.Query("benchmark").value_or("");
+  filter.metric = request.Query("metric").value_or("");
+  return filter;
+}
+
 Result<int64_t> AlertId(const http::PathParams& params) {
   const std::string& text = params.at("id");
   int64_t id = 0;
@@ -138,22 +153,15 @@ void RegisterAlertRoutes(http::Router& router, const ApiDeps& deps) {
           auth::Scope::kRead,
           [deps](const http::Request& request, const http::PathParams& /*params*/,
                  const store::Project& project) -> Result<http::Response> {
-            store::AlertFilter filter;
+            auto series = SeriesFilter(request);
+            if (!series) return tl::unexpected(series.error());
+            store::AlertFilter filter = *series;
             filter.state = request.Query("state").value_or("open");
             if (!OneOf(filter.state,
                        {"open", "acknowledged", "false_positive", "resolved", "all"})) {
               return InvalidArgument("must be open, acknowledged, false_positive, resolved or all",
                                      "state");
             }
-            filter.kind = request.Query("kind").value_or("");
-            if (!filter.kind.empty() && !OneOf(filter.kind, {"regression", "improvement"})) {
-              return InvalidArgument("must be regression or improvement", "kind");
-            }
-            filter.branch = request.Query("branch").value_or("");
-            filter.testbed = request.Query("testbed").value_or("");
-            filter.suite = request.Query("suite").value_or("");
-            filter.benchmark = request.Query("benchmark").value_or("");
-            filter.metric = request.Query("metric").value_or("");
             filter.cursor = request.Query("cursor").value_or("");
             auto limit = IntParam(request, "limit", 1, 500, 50);
             if (!limit) return tl::unexpected(limit.error());
@@ -169,26 +177,18 @@ void RegisterAlertRoutes(http::Router& router, const ApiDeps& deps) {
             return http::Response::Json(200, out.dump());
           }));
 
-  router.Add(
-      "GET", "/api/v1/projects/{project}/alert-summary", "alerts.summary",
-      HandleProject(
-          deps, {"kind", "branch", "testbed", "suite", "benchmark", "metric"}, auth::Scope::kRead,
-          [deps](const http::Request& request, const http::PathParams& /*params*/,
-                 const store::Project& project) -> Result<http::Response> {
-            store::AlertFilter filter;
-            filter.kind = request.Query("kind").value_or("");
-            if (!filter.kind.empty() && !OneOf(filter.kind, {"regression", "improvement"})) {
-              return InvalidArgument("must be regression or improvement", "kind");
-            }
-            filter.branch = request.Query("branch").value_or("");
-            filter.testbed = request.Query("testbed").value_or("");
-            filter.suite = request.Query("suite").value_or("");
-            filter.benchmark = request.Query("benchmark").value_or("");
-            filter.metric = request.Query("metric").value_or("");
-            auto counts = deps.history->CountAlerts(project, filter);
-            if (!counts) return tl::unexpected(counts.error());
-            return http::Response::Json(200, history::AlertSummaryJson(*counts).dump());
-          }));
+  router.Add("GET", "/api/v1/projects/{project}/alert-summary", "alerts.summary",
+             HandleProject(deps, {"kind", "branch", "testbed", "suite", "benchmark", "metric"},
+                           auth::Scope::kRead,
+                           [deps](const http::Request& request, const http::PathParams& /*params*/,
+                                  const store::Project& project) -> Result<http::Response> {
+                             auto filter = SeriesFilter(request);
+                             if (!filter) return tl::unexpected(filter.error());
+                             auto counts = deps.history->CountAlerts(project, *filter);
+                             if (!counts) return tl::unexpected(counts.error());
+                             return http::Response::Json(200,
+                                                         history::AlertSummaryJson(*counts).dump());
+                           }));
 
   router.Add("GET", "/api/v1/projects/{project}/alerts/{id}", "alerts.get",
              HandleProject(deps, {}, auth::Scope::kRead,
