@@ -440,6 +440,19 @@ std::string RenderAlertText(const json& alert) {
   }
   if (std::string note = Str(alert, "note"); !note.empty()) out += "\nnote: " + Clean(note) + "\n";
 
+  const json* bisects = Get(alert, "bisects");
+  if (bisects != nullptr && bisects->is_array() && !bisects->empty()) {
+    out += "\nbisects:\n";
+    for (const json& b : *bisects) {
+      std::string line = "#" + OrDash(Str(b, "id")) + " " + OrDash(Str(b, "state"));
+      if (std::string culprit = Str(b, "culprit"); !culprit.empty()) {
+        line += ": culprit " + ShortSha(culprit, 12);
+      }
+      if (std::string by = Str(b, "created_by"); !by.empty()) line += " (by " + by + ")";
+      out += "  " + Clean(line) + "  " + OrDash(Str(b, "created_at")) + "\n";
+    }
+  }
+
   if (std::string bisect = BisectCommand(alert); !bisect.empty()) {
     out += "\nfind the commit:\n  " + bisect + "\n";
   } else if (Str(LastGood(alert), "sha").empty()) {

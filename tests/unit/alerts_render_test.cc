@@ -379,6 +379,19 @@ TEST(AlertsRenderTest, JsonPassesThrough) {
   EXPECT_EQ(text.back(), '\n');
 }
 
+TEST(RenderAlertText, ListsTheAlertsBisects) {
+  json alert = {{"id", 12},
+                {"kind", "regression"},
+                {"bisects",
+                 {{{"id", 3},
+                   {"state", "succeeded"},
+                   {"culprit", "9f2c4d1e0a11c0ffee00000000000000000000b2"},
+                   {"created_by", "oncall"},
+                   {"created_at", "2026-11-23T10:00:00Z"}}}}};
+  const std::string text = RenderAlertText(alert);
+  EXPECT_TRUE(Contains(text, "bisects:\n  #3 succeeded: culprit 9f2c4d1e0a11 (by oncall)")) << text;
+}
+
 TEST(RenderAlertSummaryText, CountsAndTheFalsePositiveRate) {
   const json summary = {
       {"total", 4},
