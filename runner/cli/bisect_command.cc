@@ -134,6 +134,7 @@ std::string FormatJson(const BisectReport& r) {
                       {"builds", r.builds},
                       {"runs", r.runs},
                       {"resumed", r.resumed},
+                      {"posted", r.posted},
                       {"warnings", r.warnings}};
   return out.dump(2) + "\n";
 }
@@ -244,6 +245,9 @@ void AddBisectCommand(CLI::App& app, int* exit_code) {
                   "Cap when an undecided commit's repetitions double")
       ->check(CLI::Range(2, 100000))
       ->capture_default_str();
+  cmd->add_flag("--post,!--no-post", args->options.post,
+                "Post every commit measured to perfgate.yaml's server (branch perfgate-bisect; "
+                "default when a server and PERFGATE_TOKEN are set)");
   cmd->add_flag("--all-parents", args->all_parents,
                 "Search every commit of the range, not only the first-parent line");
   cmd->add_option("--state", args->options.state_file,

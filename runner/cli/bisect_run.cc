@@ -9,10 +9,14 @@
 #include <set>
 
 #include "runner/bisect/search.h"
+#include "runner/cli/session.h"
 #include "runner/cli/temp_dir.h"
+#include "runner/client/spool.h"
 #include "runner/git/git_repo.h"
 #include "runner/run/process.h"
 #include "runner/run/suites.h"
+#include "runner/run/upload.h"
+#include "runner/telemetry/host.h"
 #include "stats/bootstrap.h"
 #include "stats/descriptive.h"
 
@@ -36,7 +40,9 @@ struct Point {
   git::CommitInfo commit;
   Mark mark = Mark::kUnmeasured;
   std::map<std::string, std::vector<double>> samples;  // by benchmark
-  std::string note;                                    // why skipped or unknown
+  // What this session measured, as series (unit, direction), for posting to the server.
+  std::map<std::string, wire::ResultSeries> measured;
+  std::string note;  // why skipped or unknown
 };
 
 // Everything a later `perfgate bisect` with the same arguments needs to continue.
@@ -188,6 +194,10 @@ class Prober {
       values.insert(values.end(), s.values.begin(), s.values.end());
       auto& new_values = added[s.benchmark];
       new_values.insert(new_values.end(), s.values.begin(), s.values.end());
+      auto [series, fresh_series] = point.measured.try_emplace(s.benchmark, s);
+      if (!fresh_series) {
+        series->second.values.insert(series->second.values.end(), s.values.begin(), s.values.end());
+      }
     }
     return added;
   }
@@ -235,6 +245,46 @@ class Prober {
   fs::path config_name_;
   std::set<std::string> built_;
 };
+
+// Every commit measured this session becomes a run on the server (branch "perfgate-bisect", not
+// a tracked branch, so the history of main is not reordered), spooled first so that nothing is
+// lost when the server is away (`perfgate push` sends it later).
+void PostMeasurements(const config::RunnerConfig& config, const BisectOptions& options,
+                      const std::vector<Point>& points, BisectReport* report) {
+  if (!options.post || config.server.url.empty() || config.server.token.empty()) return;
+  auto spool = client::Spool::Open(config.spool_dir.string());
+  if (!spool) {
+    report->warnings.push_back("measurements not posted: " + spool.error().message);
+    return;
+  }
+  const std::string fingerprint = run::TestbedFingerprint(telemetry::CaptureHost());
+  int spooled = 0;
+  for (const Point& point : points) {
+    if (point.measured.empty()) continue;
+    auto id = run::NewRunId();
+    if (!id) continue;
+    wire::RunUpload upload;
+    upload.id = *id;
+    upload.project = config.server.project;
+    upload.branch = "perfgate-bisect";
+    upload.commit = {point.commit.sha, point.commit.parents, point.commit.time,
+                     point.commit.subject, point.commit.author};
+    upload.testbed = {config.testbed, fingerprint};
+    upload.started_at = upload.finished_at = run::NowRfc3339();
+    for (const auto& [benchmark, series] : point.measured) upload.results.push_back(series);
+    if (auto put = spool->Put(upload.id, wire::EncodeRunUpload(upload)); put) ++spooled;
+  }
+  if (spooled == 0) return;
+  auto pushed = PushSpool(config);
+  if (!pushed) {
+    report->warnings.push_back(std::to_string(spooled) +
+                               " measured commits kept in the spool (the server could not take "
+                               "them: " +
+                               pushed.error().message + "); `perfgate push` sends them");
+    return;
+  }
+  report->posted = spooled;
+}
 
 }  // namespace
 
@@ -366,6 +416,7 @@ Result<BisectReport> RunBisect(const config::RunnerConfig& config, const BisectO
     report.builds = builds + prober.builds;
     report.runs = runs + prober.runs;
     save();
+    PostMeasurements(config, options, points, &report);
   };
   if (!report.endpoints.reproduced) {
     report.warnings.push_back(

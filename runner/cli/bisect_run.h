@@ -27,7 +27,10 @@ struct BisectOptions {
   int repetitions = 10;
   int max_repetitions = 80;  // doubling stops here
   bool first_parent = true;
-  double alpha = 0.01;     // per comparison of a probe with an end
+  double alpha = 0.01;  // per comparison of a probe with an end
+  // Post every commit measured to perfgate.yaml's server (when it names one and a token is set),
+  // as runs of branch "perfgate-bisect".
+  bool post = true;
   std::string state_file;  // "": <config dir>/.perfgate/bisect-<good>-<bad>.json
   int max_culprits = 3;    // steps looked for when one explains only part of the change
   // While the culprits found explain less than this share of the change between the ends, the
@@ -64,6 +67,7 @@ struct BisectReport {
   bisect::EndpointCheck endpoints;
   std::vector<Culprit> culprits;
   std::vector<ProbeRecord> probes;  // in the order they were decided
+  int posted = 0;                   // commits posted to the server this session
   int builds = 0;  // builds and suite runs, this session and earlier ones (the state file)
   int runs = 0;
   std::size_t expected_probes = 0;  // ceil(log2(commits))

@@ -363,6 +363,14 @@ TEST_F(BisectAlertE2eTest, AnAlertsRangeIsBisectedToItsCommit) {
   EXPECT_EQ(stored["bisect"]["alert_id"], alerts[0]["id"]);
   EXPECT_EQ(http_->Post("/api/v1/projects/proj/bisects", json{{"good", "x"}}.dump(), admin_).status,
             400);
+  // Every commit it measured went to the server too, as runs of branch perfgate-bisect.
+  const json runs = json::parse(
+      http_->Get("/api/v1/projects/proj/runs?branch=perfgate-bisect&limit=100", admin_).body);
+  EXPECT_EQ(runs["runs"].size(), r["posted"].get<std::size_t>());
+  EXPECT_GE(runs["runs"].size(), r["probes"].size() + 2);  // the probes and the two ends
+  bool culprit_posted = false;
+  for (const json& stored_run : runs["runs"]) culprit_posted |= stored_run["commit"] == shas[k];
+  EXPECT_TRUE(culprit_posted) << runs.dump(2);
   fs::remove_all(repo);
   fs::remove(repo.string() + ".log");
 }
