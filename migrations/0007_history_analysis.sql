@@ -3,8 +3,8 @@
 -- along it (the point records which fingerprint measured it, so that a step there is labelled
 -- an environment change). Points are per commit, in the order their first run arrived, and
 -- append-only: the incremental change-point state in history_series depends on that. The
--- placeholders of 0001 (change_points, alerts, series_monitor_state) were never written; they
--- are replaced by tables keyed on the series.
+-- tables 0001 created ahead of this (change_points, alerts, series_monitor_state) were never
+-- written to; they are replaced by tables keyed on the series.
 ALTER TABLE bisect_jobs DROP CONSTRAINT IF EXISTS bisect_jobs_alert_id_fkey;
 DROP TABLE alerts;
 DROP TABLE change_points;

@@ -13,7 +13,8 @@ namespace perfgate::cli {
 
 class TempDir {
  public:
-  // `parent`/<prefix>XXXXXX; kUnavailable when it cannot be made.
+  // `parent`/<prefix> plus six random characters (mkdtemp's template); kUnavailable when it
+  // cannot be made.
   static Result<TempDir> Make(const std::filesystem::path& parent, const std::string& prefix) {
     std::error_code ec;
     std::filesystem::create_directories(parent, ec);

@@ -3,7 +3,6 @@
 // (state and note; the triage scope), and GET .../change-points, which runs the detectors on a
 // whole stored series on demand. The analysis itself is server/history.
 #include <algorithm>
-#include <charconv>
 
 #include "server/api/auth.h"
 #include "server/api/json_util.h"
@@ -37,16 +36,6 @@ Result<store::AlertFilter> SeriesFilter(const http::Request& request) {
   return filter;
 }
 
-Result<int64_t> AlertId(const http::PathParams& params) {
-  const std::string& text = params.at("id");
-  int64_t id = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-  if (ec != std::errc() || ptr != text.data() + text.size() || id <= 0) {
-    return InvalidArgument("not an alert id (a positive integer): \"" + text + "\"", "id");
-  }
-  return id;
-}
-
 // {"state": "...", "note": "..."}: at least one, nothing else.
 Result<store::AlertUpdate> DecodeUpdate(const http::Request& request, int max_depth) {
   auto body = ParseJsonObject(request.body, max_depth);
@@ -75,14 +64,6 @@ Result<store::AlertUpdate> DecodeUpdate(const http::Request& request, int max_de
     return InvalidArgument("give a state, a note or both", "state");
   }
   return update;
-}
-
-json CommitRefJson(const store::CommitRef& c) {
-  return {{"sha", c.sha},
-          {"subject", c.subject},
-          {"author", c.author},
-          {"time", c.time.empty() ? json(nullptr) : json(c.time)},
-          {"run_id", c.run_id.empty() ? json(nullptr) : json(c.run_id)}};
 }
 
 Result<http::Response> ChangePoints(const ApiDeps& deps, const http::Request& request,
@@ -124,8 +105,8 @@ Result<http::Response> ChangePoints(const ApiDeps& deps, const http::Request& re
          {"detectors", s.detectors},
          {"kind", IsWorse(s.magnitude, series->key.direction) ? "regression" : "improvement"},
          {"environment_change", good.testbed_id != bad.testbed_id},
-         {"last_good", CommitRefJson(good.commit)},
-         {"first_bad", CommitRefJson(bad.commit)}});
+         {"last_good", history::CommitJson(good.commit)},
+         {"first_bad", history::CommitJson(bad.commit)}});
   }
   return JsonResponse(200, {{"series",
                              {{"branch", series->key.branch},
@@ -194,7 +175,7 @@ void RegisterAlertRoutes(http::Router& router, const ApiDeps& deps) {
              HandleProject(deps, {}, auth::Scope::kRead,
                            [deps](const http::Request& /*request*/, const http::PathParams& params,
                                   const store::Project& project) -> Result<http::Response> {
-                             auto id = AlertId(params);
+                             auto id = PositiveIdParam(params, "an alert id");
                              if (!id) return tl::unexpected(id.error());
                              auto detail = deps.history->GetAlert(project, *id, kExcerptPoints);
                              if (!detail) return tl::unexpected(detail.error());
@@ -207,7 +188,7 @@ void RegisterAlertRoutes(http::Router& router, const ApiDeps& deps) {
                            [deps](const http::Request& request, const http::PathParams& params,
                                   const store::Project& project) -> Result<http::Response> {
                              if (auto bad_type = CheckJsonContentType(request)) return *bad_type;
-                             auto id = AlertId(params);
+                             auto id = PositiveIdParam(params, "an alert id");
                              if (!id) return tl::unexpected(id.error());
                              auto update = DecodeUpdate(request, deps.json_max_depth);
                              if (!update) return tl::unexpected(update.error());

@@ -1,8 +1,6 @@
 // Bisects the runner posts (`perfgate bisect --format json`, issue 6): POST
 // /api/v1/projects/{project}/bisects stores one (linked to its alert when it names one; ingest
 // scope), GET .../bisects/{id} returns it. An alert's GET lists its bisects.
-#include <charconv>
-
 #include "server/api/auth.h"
 #include "server/api/json_util.h"
 #include "server/api/routes.h"
@@ -11,15 +9,6 @@ namespace perfgate::server::api {
 namespace {
 
 using nlohmann::json;
-
-Result<int64_t> PositiveId(const std::string& text, const char* field) {
-  int64_t id = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-  if (ec != std::errc() || ptr != text.data() + text.size() || id <= 0) {
-    return InvalidArgument("not an id (a positive integer): \"" + text + "\"", field);
-  }
-  return id;
-}
 
 // The runner's report: good and bad shas, culprits (each with a sha), an optional alert_id.
 Result<store::NewBisect> DecodeBisect(const http::Request& request, int max_depth) {
@@ -94,7 +83,7 @@ void RegisterBisectRoutes(http::Router& router, const ApiDeps& deps) {
              HandleProject(deps, {}, auth::Scope::kRead,
                            [deps](const http::Request& /*request*/, const http::PathParams& params,
                                   const store::Project& project) -> Result<http::Response> {
-                             auto id = PositiveId(params.at("id"), "id");
+                             auto id = PositiveIdParam(params, "a bisect id");
                              if (!id) return tl::unexpected(id.error());
                              auto bisect = deps.history->GetBisect(project, *id);
                              if (!bisect) return tl::unexpected(bisect.error());

@@ -116,6 +116,17 @@ Result<void> CheckQueryParams(const http::Request& request,
   return {};
 }
 
+Result<int64_t> PositiveIdParam(const http::PathParams& params, std::string_view what) {
+  const std::string& text = params.at("id");
+  int64_t id = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (ec != std::errc() || ptr != text.data() + text.size() || id <= 0) {
+    return InvalidArgument("not " + std::string(what) + " (a positive integer): \"" + text + "\"",
+                           "id");
+  }
+  return id;
+}
+
 Result<int> IntParam(const http::Request& request, std::string_view name, int min, int max,
                      int fallback) {
   auto text = request.Query(name);

@@ -38,6 +38,9 @@ Result<void> CheckQueryParams(const http::Request& request,
 // An integer query parameter in [min, max]; `fallback` when absent.
 Result<int> IntParam(const http::Request& request, std::string_view name, int min, int max,
                      int fallback);
+// The path parameter "id" as a positive integer; kInvalidArgument (field "id") naming `what`
+// ("alert id") otherwise.
+Result<int64_t> PositiveIdParam(const http::PathParams& params, std::string_view what);
 // An RFC 3339 timestamp parameter ("" when absent).
 Result<std::string> TimeParam(const http::Request& request, std::string_view name);
 // A plain string parameter ("" when absent); `required` makes absence a 400.

@@ -108,7 +108,8 @@ Result<Scope> ParseScope(std::string_view text) {
     if (ScopeName(scope) == text) return scope;
   }
   return InvalidArgument(
-      "unknown scope \"" + std::string(text) + "\" (expected ingest, read, triage or admin)", "scopes");
+      "unknown scope \"" + std::string(text) + "\" (expected ingest, read, triage or admin)",
+      "scopes");
 }
 
 ScopeSet::ScopeSet(std::initializer_list<Scope> scopes) {

@@ -13,14 +13,6 @@ ordered_json OrNull(const std::string& s) {
   return s.empty() ? ordered_json(nullptr) : ordered_json(s);
 }
 
-ordered_json CommitJson(const store::CommitRef& c) {
-  return {{"sha", c.sha},
-          {"subject", c.subject},
-          {"author", c.author},
-          {"time", OrNull(c.time)},
-          {"run_id", OrNull(c.run_id)}};
-}
-
 std::string Percent(double fraction) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%+.1f%%", fraction * 100);
@@ -28,6 +20,14 @@ std::string Percent(double fraction) {
 }
 
 }  // namespace
+
+ordered_json CommitJson(const store::CommitRef& c) {
+  return {{"sha", c.sha},
+          {"subject", c.subject},
+          {"author", c.author},
+          {"time", OrNull(c.time)},
+          {"run_id", OrNull(c.run_id)}};
+}
 
 std::string RangeGroup(const store::AlertRecord& alert) {
   return alert.last_good.sha.substr(0, 12) + ".." + alert.first_bad.sha.substr(0, 12);

@@ -14,6 +14,9 @@ namespace perfgate::server::history {
 // "<last good sha[:12]>..<first bad sha[:12]>": alerts with the same range share it.
 std::string RangeGroup(const store::AlertRecord& alert);
 
+// A commit of a range: {"sha", "subject", "author", "time", "run_id"} (null when unknown).
+nlohmann::ordered_json CommitJson(const store::CommitRef& commit);
+
 nlohmann::ordered_json AlertJson(const store::AlertRecord& alert);
 // AlertJson plus "excerpt", "history" and "bisects" (newest first, without their reports).
 nlohmann::ordered_json AlertDetailJson(const store::AlertDetail& detail);

@@ -249,27 +249,13 @@ TEST_F(BisectE2eTest, AnInterruptedBisectResumes) {
 // real server, whose history analysis raises an alert on the range where the level stepped;
 // `perfgate bisect --alert ID` takes the range, suite, benchmark and metric from it and finds
 // the commit inside.
-class BisectAlertE2eTest : public testing::PgTest {
+class BisectAlertE2eTest : public testing::ServerTest {
  protected:
   void SetUp() override {
-    PgTest::SetUp();
+    ServerTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    auto admin = auth::GenerateToken();
-    ASSERT_TRUE(admin.has_value());
-    admin_ = *admin;
-    auto app = server::App::Start(testing::TestServerConfig(dsn_, admin_));
-    ASSERT_TRUE(app.has_value()) << app.error().ToString();
-    app_ = std::move(*app);
-    http_ = std::make_unique<testing::HttpClient>(static_cast<std::uint16_t>(app_->port()));
-    ASSERT_EQ(http_->Post("/api/v1/projects", json{{"name", "proj"}}.dump(), admin_).status, 201);
+    CreateProject("proj");
   }
-  void TearDown() override {
-    http_.reset();
-    if (app_) app_->Stop();
-  }
-  std::string admin_;
-  std::unique_ptr<server::App> app_;
-  std::unique_ptr<testing::HttpClient> http_;
 };
 
 TEST_F(BisectAlertE2eTest, AnAlertsRangeIsBisectedToItsCommit) {

@@ -151,32 +151,22 @@ class WebhookSink {
   std::vector<std::string> bodies_;
 };
 
-class HistoryE2eTest : public testing::PgTest {
+class HistoryE2eTest : public testing::ServerTest {
  protected:
-  void SetUp() override {
-    PgTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    auto admin = auth::GenerateToken();
-    ASSERT_TRUE(admin.has_value());
-    admin_ = *admin;
-    config::ServerConfig config = testing::TestServerConfig(dsn_, admin_);
+  void Customize(config::ServerConfig& config) override {
     config.history.webhook_url = sink_.url();
     config.history.public_url = "http://perfgate.example";
-    auto app = server::App::Start(config);
-    ASSERT_TRUE(app.has_value()) << app.error().ToString();
-    app_ = std::move(*app);
-    http_ = std::make_unique<HttpClient>(static_cast<std::uint16_t>(app_->port()));
+  }
+  void SetUp() override {
+    ServerTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     for (const char* project : {"proj", "envproj"}) {
-      ASSERT_EQ(http_->Post("/api/v1/projects", json{{"name", project}}.dump(), admin_).status,
-                201);
+      CreateProject(project);
+      if (HasFatalFailure()) return;
     }
     ci_ = Token("proj", "ci", {"ingest", "read"});
     triager_ = Token("proj", "triager", {"triage", "read"});
     reader_ = Token("proj", "reader", {"read"});
-  }
-  void TearDown() override {
-    http_.reset();
-    if (app_) app_->Stop();
   }
 
   std::string Token(const std::string& project, const std::string& name,
@@ -219,9 +209,7 @@ class HistoryE2eTest : public testing::PgTest {
   }
 
   WebhookSink sink_;
-  std::string admin_, ci_, triager_, reader_;
-  std::unique_ptr<server::App> app_;
-  std::unique_ptr<HttpClient> http_;
+  std::string ci_, triager_, reader_;
 };
 
 TEST_F(HistoryE2eTest, PlantedStepAlertTriageRebaselineAndANewStep) {

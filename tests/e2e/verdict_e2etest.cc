@@ -86,25 +86,15 @@ json Upload(const RunSpec& s) {
   return upload;
 }
 
-class VerdictE2eTest : public testing::PgTest {
+class VerdictE2eTest : public testing::ServerTest {
  protected:
   void SetUp() override {
-    PgTest::SetUp();
+    ServerTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    auto admin = auth::GenerateToken();
-    ASSERT_TRUE(admin.has_value());
-    admin_ = *admin;
-    auto app = server::App::Start(testing::TestServerConfig(dsn_, admin_));
-    ASSERT_TRUE(app.has_value()) << app.error().ToString();
-    app_ = std::move(*app);
-    http_ = std::make_unique<HttpClient>(static_cast<std::uint16_t>(app_->port()));
-    ASSERT_EQ(http_->Post("/api/v1/projects", json{{"name", "proj"}}.dump(), admin_).status, 201);
+    CreateProject("proj");
+    if (HasFatalFailure()) return;
     ci_ = Token({"ingest", "read"});
     reader_ = Token({"read"});
-  }
-  void TearDown() override {
-    http_.reset();
-    if (app_) app_->Stop();
   }
 
   std::string Token(const std::vector<std::string>& scopes) {
@@ -134,9 +124,7 @@ class VerdictE2eTest : public testing::PgTest {
     return none;
   }
 
-  std::string admin_, ci_, reader_;
-  std::unique_ptr<server::App> app_;
-  std::unique_ptr<HttpClient> http_;
+  std::string ci_, reader_;
 };
 
 TEST_F(VerdictE2eTest, APlantedRegressionFailsOnlyThatBenchmark) {

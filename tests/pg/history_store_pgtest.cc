@@ -13,12 +13,10 @@
 
 #include "server/store/migrator.h"
 #include "server/store/pg_stores.h"
-#include "tests/pg/pg_cluster.h"
+#include "tests/pg/store_fixture.h"
 
 namespace perfgate::store {
 namespace {
-
-using testing::PgTest;
 
 std::string Sha(int n) {
   char buffer[41];
@@ -64,23 +62,8 @@ HistoryAnalyse Recording(std::vector<HistoryRunWork>* seen, std::mutex* mutex) {
   };
 }
 
-class HistoryStoreTest : public PgTest {
+class HistoryStoreTest : public testing::PgStoreTest {
  protected:
-  void SetUp() override {
-    PgTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    Result<MigrationReport> migrated = Migrate(dsn_);
-    ASSERT_TRUE(migrated.has_value()) << migrated.error().ToString();
-    PoolOptions options;
-    options.dsn = dsn_;
-    options.max_size = 6;
-    pool_ = std::make_unique<ConnectionPool>(options);
-    store_ = std::make_unique<PgStore>(*pool_);
-    Result<Project> project = store_->CreateProject("proj", false);
-    ASSERT_TRUE(project.has_value()) << project.error().ToString();
-    project_ = *project;
-  }
-
   void Ingest(const wire::RunUpload& run) {
     auto stored = store_->IngestRun(project_, run);
     ASSERT_TRUE(stored.has_value()) << stored.error().ToString();
@@ -91,9 +74,6 @@ class HistoryStoreTest : public PgTest {
         [&](pqxx::work& tx) -> Result<int64_t> { return tx.exec(sql)[0][0].as<int64_t>(); });
   }
 
-  std::unique_ptr<ConnectionPool> pool_;
-  std::unique_ptr<PgStore> store_;
-  Project project_;
   const std::vector<std::string> tracked_ = {"main"};
 };
 

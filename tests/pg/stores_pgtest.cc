@@ -16,11 +16,10 @@
 #include "server/store/pg_stores.h"
 #include "server/store/pg_util.h"
 #include "tests/pg/pg_cluster.h"
+#include "tests/pg/store_fixture.h"
 
 namespace perfgate::store {
 namespace {
-
-using testing::PgTest;
 
 std::string Sha(int n) {
   char buffer[41];
@@ -53,32 +52,13 @@ wire::RunUpload MakeRun(int n, const std::string& branch = "main", int commit = 
   return run;
 }
 
-class StoresTest : public PgTest {
+class StoresTest : public testing::PgStoreTest {
  protected:
-  void SetUp() override {
-    PgTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    Result<MigrationReport> migrated = Migrate(dsn_);
-    ASSERT_TRUE(migrated.has_value()) << migrated.error().ToString();
-    PoolOptions options;
-    options.dsn = dsn_;
-    options.max_size = 10;
-    pool_ = std::make_unique<ConnectionPool>(options);
-    store_ = std::make_unique<PgStore>(*pool_);
-    Result<Project> project = store_->CreateProject("proj", false);
-    ASSERT_TRUE(project.has_value()) << project.error().ToString();
-    project_ = *project;
-  }
-
   int64_t Count(const std::string& table) {
     return *pool_->WithTransaction<int64_t>([&](pqxx::work& tx) -> Result<int64_t> {
       return tx.exec("SELECT count(*) FROM " + tx.quote_name(table))[0][0].as<int64_t>();
     });
   }
-
-  std::unique_ptr<ConnectionPool> pool_;
-  std::unique_ptr<PgStore> store_;
-  Project project_;
 };
 
 TEST_F(StoresTest, Projects) {
