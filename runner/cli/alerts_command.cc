@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/cli/alerts_client.h"
+#include "runner/cli/project_client.h"
 #include "runner/cli/alerts_render.h"
 #include "runner/cli/commands.h"
 #include "runner/cli/session.h"
@@ -76,7 +76,7 @@ std::string Query(const ListArgs& args, const std::string& cursor, bool paging =
 
 int List(ListArgs args) {
   if (args.state == "false-positive") args.state = "false_positive";
-  auto alerts = AlertsClient::Open(args.connection.config);
+  auto alerts = ProjectClient::Open(args.connection.config);
   if (!alerts) return ReportError(alerts.error());
   json merged = {{"alerts", json::array()}, {"next_cursor", nullptr}};
   std::string cursor = args.cursor;
@@ -106,7 +106,7 @@ int List(ListArgs args) {
 
 // GET .../alert-summary with the list's series filters (state, limit and cursor do not apply).
 int Summary(const ListArgs& args) {
-  auto alerts = AlertsClient::Open(args.connection.config);
+  auto alerts = ProjectClient::Open(args.connection.config);
   if (!alerts) return ReportError(alerts.error());
   auto summary = alerts->Call("GET", "/alert-summary" + Query(args, "", false), "");
   if (!summary) return ReportError(summary.error());
@@ -120,7 +120,7 @@ int Summary(const ListArgs& args) {
 
 int Show(const AlertArgs& args) {
   if (auto ok = CheckId(args.id); !ok) return ReportError(ok.error());
-  auto alerts = AlertsClient::Open(args.connection.config);
+  auto alerts = ProjectClient::Open(args.connection.config);
   if (!alerts) return ReportError(alerts.error());
   auto alert = alerts->Call("GET", "/alerts/" + args.id, "");
   if (!alert) return ReportError(alert.error());
@@ -136,7 +136,7 @@ int Show(const AlertArgs& args) {
 
 int Triage(const AlertArgs& args, const std::string& state) {
   if (auto ok = CheckId(args.id); !ok) return ReportError(ok.error());
-  auto alerts = AlertsClient::Open(args.connection.config);
+  auto alerts = ProjectClient::Open(args.connection.config);
   if (!alerts) return ReportError(alerts.error());
   json body = {{"state", state}};
   if (args.note_given) body["note"] = args.note;

@@ -1,23 +1,28 @@
 // `perfgate bisect --good REV --bad REV --benchmark NAME ...` (or `--alert ID`, which takes them
 // from a server's alert): the commit of a range that made a benchmark slower, measured on this
-// machine (runner/cli/bisect_run.h), printed as text, Markdown or JSON. Exit 0 with an answer, 1
-// when the regression does not reproduce between the ends, 2 on bad usage, 3 when a build or run
-// fails for reasons other than the code.
+// machine (runner/cli/bisect_run.h) or, with --remote --testbed NAME, queued on the server for
+// the agents of that testbed (`perfgate agent`); `perfgate bisect status ID` follows a queued
+// one. Printed as text, Markdown or JSON. Exit 0 with an answer (or a queued bisect), 1 when the
+// regression does not reproduce between the ends, 2 on bad usage, 3 when a build or run fails
+// for reasons other than the code (or a remote bisect failed).
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
-#include "runner/cli/alerts_client.h"
+#include "runner/cli/bisect_format.h"
 #include "runner/cli/bisect_run.h"
 #include "runner/cli/commands.h"
+#include "runner/cli/project_client.h"
 #include "runner/cli/session.h"
 #include "runner/compare/compare.h"
 
 namespace perfgate::cli {
 namespace {
 
-using nlohmann::ordered_json;
+using nlohmann::json;
 
 struct BisectArgs {
   BisectOptions options;
@@ -26,123 +31,32 @@ struct BisectArgs {
   bool all_parents = false;
   std::string config;
   std::string format = "text";
+  bool remote = false;
+  std::string testbed;
+  bool wait = false;
+  double poll_seconds = 5;
 };
 
-std::string Percent(double x) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%+.1f%%", 100 * x);
-  return text;
+struct StatusArgs {
+  std::string id;
+  std::string config;
+  std::string format = "text";
+  bool wait = false;
+  double poll_seconds = 5;
+};
+
+std::string Format(const bisect::Report& report, const std::string& format) {
+  return format == "json"       ? bisect::ReportJson(report).dump(2) + "\n"
+         : format == "markdown" ? FormatBisectMarkdown(report)
+                                : FormatBisectText(report);
 }
 
-std::string Number(double x) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.4g", x);
-  return text;
-}
-
-std::string CulpritLine(const Culprit& c) {
-  std::string line =
-      c.exact ? "culprit: " + c.sha.substr(0, 12) + " " + c.subject + " (" + c.author + ")"
-              : "culprit: one of " + std::to_string(c.candidates.size()) + " commits ending at " +
-                    c.sha.substr(0, 12) + " (the others could not be measured)";
-  return line + "\n  step " + Percent(c.magnitude) + " [" + Percent(c.ci_low) + ", " +
-         Percent(c.ci_high) + "] (95% CI), " + Percent(c.share).substr(1) +
-         " of the change between the ends\n";
-}
-
-std::string FormatText(const BisectReport& r) {
-  std::string out = "bisect " + r.good_sha.substr(0, 12) + ".." + r.bad_sha.substr(0, 12) + ": " +
-                    std::to_string(r.commits) + " commits, " + r.suite + " " +
-                    r.benchmarks.front() + " " + r.metric + "\n";
-  out += "ends: " + r.endpoints.reason + "\n";
-  for (const Culprit& c : r.culprits) out += CulpritLine(c);
-  if (r.culprits.empty()) out += "no culprit: the regression does not reproduce\n";
-  out += std::to_string(r.probes.size()) + " probes (about " + std::to_string(r.expected_probes) +
-         " expected), " + std::to_string(r.builds) + " builds, " + std::to_string(r.runs) +
-         " suite runs" + (r.resumed ? " (resumed)" : "") + "\n";
-  if (!r.probes.empty()) {
-    out += "\n  #  commit        n     median  verdict  subject / why\n";
-    int k = 0;
-    for (const ProbeRecord& p : r.probes) {
-      char line[128];
-      std::snprintf(line, sizeof line, "%3d  %-12s %3d %10s  %-7s  ", ++k,
-                    p.sha.substr(0, 12).c_str(), p.n, Number(p.median).c_str(), p.verdict.c_str());
-      out += line + p.subject + "\n       " + p.reason + "\n";
-    }
-  }
-  for (const std::string& w : r.warnings) out += "warning: " + w + "\n";
-  return out;
-}
-
-std::string FormatMarkdown(const BisectReport& r) {
-  std::string out = "### perfgate bisect: `" + r.benchmarks.front() + "` " + r.metric + "\n\n";
-  out += "Range `" + r.good_sha.substr(0, 12) + "..` `" + r.bad_sha.substr(0, 12) + "` (" +
-         std::to_string(r.commits) + " commits). Ends: " + r.endpoints.reason + ".\n\n";
-  for (const Culprit& c : r.culprits) {
-    out += "- **" + std::string(c.exact ? "Culprit" : "Culprit range") + "**: `" +
-           c.sha.substr(0, 12) + "` " + c.subject + " (" + c.author + "), step " +
-           Percent(c.magnitude) + " [" + Percent(c.ci_low) + ", " + Percent(c.ci_high) + "]\n";
-  }
-  out += "\n| # | commit | n | median | verdict | why |\n|---:|---|---:|---:|---|---|\n";
-  int k = 0;
-  for (const ProbeRecord& p : r.probes) {
-    out += "| " + std::to_string(++k) + " | `" + p.sha.substr(0, 12) + "` | " +
-           std::to_string(p.n) + " | " + Number(p.median) + " | " + p.verdict + " | " + p.reason +
-           " |\n";
-  }
-  out += "\n" + std::to_string(r.probes.size()) + " probes, " + std::to_string(r.builds) +
-         " builds, " + std::to_string(r.runs) + " suite runs.\n";
-  for (const std::string& w : r.warnings) out += "\n> " + w + "\n";
-  return out;
-}
-
-std::string FormatJson(const BisectReport& r) {
-  ordered_json culprits = ordered_json::array();
-  for (const Culprit& c : r.culprits) {
-    culprits.push_back({{"sha", c.sha},
-                        {"author", c.author},
-                        {"subject", c.subject},
-                        {"exact", c.exact},
-                        {"candidates", c.candidates},
-                        {"magnitude", c.magnitude},
-                        {"ci", {c.ci_low, c.ci_high}},
-                        {"share", c.share}});
-  }
-  ordered_json probes = ordered_json::array();
-  for (const ProbeRecord& p : r.probes) {
-    probes.push_back({{"position", p.position},
-                      {"sha", p.sha},
-                      {"subject", p.subject},
-                      {"n", p.n},
-                      {"median", p.median},
-                      {"verdict", p.verdict},
-                      {"reason", p.reason}});
-  }
-  ordered_json out = {{"good", r.good_sha},
-                      {"bad", r.bad_sha},
-                      {"suite", r.suite},
-                      {"benchmarks", r.benchmarks},
-                      {"metric", r.metric},
-                      {"commits", r.commits},
-                      {"endpoints",
-                       {{"reproduced", r.endpoints.reproduced},
-                        {"change", r.endpoints.change},
-                        {"p_value", r.endpoints.p_value}}},
-                      {"culprits", culprits},
-                      {"probes", probes},
-                      {"expected_probes", r.expected_probes},
-                      {"builds", r.builds},
-                      {"runs", r.runs},
-                      {"resumed", r.resumed},
-                      {"posted", r.posted},
-                      {"warnings", r.warnings}};
-  return out.dump(2) + "\n";
-}
+void Print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
 // --alert ID: the range, suite, benchmark and metric of a server's alert.
 Result<void> FromAlert(BisectArgs& args) {
   if (auto ok = CheckId(args.alert); !ok) return ok;
-  auto client = AlertsClient::Open(args.config);
+  auto client = ProjectClient::Open(args.config);
   if (!client) return tl::unexpected(client.error());
   auto alert = client->Call("GET", "/alerts/" + args.alert, "");
   if (!alert) return tl::unexpected(alert.error());
@@ -167,6 +81,135 @@ Result<void> FromAlert(BisectArgs& args) {
   return {};
 }
 
+// What a remote bisect has done so far, for `bisect status` while it runs: its state, the
+// step being measured and by which agent, and the probes decided so far.
+std::string FormatProgress(const json& b) {
+  const json progress = b.value("progress", json::object());
+  std::string out = "bisect " + b.value("id", json()).dump() + " on testbed " +
+                    b.value("remote", json::object()).value("testbed", "?") + ": " +
+                    b.value("state", "?");
+  int done = 0;
+  std::string current;
+  for (const json& step : b.value("steps", json::array())) {
+    const std::string state = step.value("state", "");
+    if (state == "done") ++done;
+    if (state == "queued" || state == "claimed") {
+      current = "step " + std::to_string(step.value("ordinal", 0) + 1) + " " + state +
+                (state == "claimed" ? " by " + step.value("agent", "?") + " (attempt " +
+                                          std::to_string(step.value("attempts", 0)) + ")"
+                                    : std::string(" (waiting for an agent)"));
+    }
+  }
+  out += ", " + std::to_string(done) + " measurements done" +
+         (current.empty() ? "" : ", " + current) + "\n";
+  if (!b.value("error", json()).is_null() && !b.value("error", "").empty()) {
+    out += "error: " + b.value("error", "") + "\n";
+  }
+  const json ends = progress.value("endpoints", json::object());
+  if (!ends.value("reason", "").empty()) out += "ends: " + ends.value("reason", "") + "\n";
+  int k = 0;
+  for (const json& p : progress.value("probes", json::array())) {
+    char line[160];
+    std::snprintf(line, sizeof line, "%3d  %-12s %3d  %-7s  ", ++k,
+                  p.value("sha", "").substr(0, 12).c_str(), p.value("n", 0),
+                  p.value("verdict", "").c_str());
+    out += line + p.value("subject", "") + "\n";
+  }
+  const std::size_t expected = progress.value("expected_probes", std::size_t{0});
+  if (expected > 0) {
+    out += std::to_string(k) + " of about " + std::to_string(expected) + " probes decided\n";
+  }
+  return out;
+}
+
+bool Finished(const std::string& state) {
+  return state == "succeeded" || state == "failed" || state == "cancelled";
+}
+
+// Prints a stored bisect (its answer when finished, else its progress), following it with
+// --wait; the exit code says how it ended.
+int ShowBisect(ProjectClient& client, const std::string& id, const std::string& format, bool wait,
+               double poll_seconds) {
+  std::string last;
+  while (true) {
+    auto answer = client.Call("GET", "/bisects/" + id, "");
+    if (!answer) return ReportError(answer.error());
+    const json b = answer->value("bisect", json::object());
+    const std::string state = b.value("state", "");
+    if (Finished(state)) {
+      if (b.contains("report") && b["report"].is_object()) {
+        auto report = bisect::ReportFromJson(b["report"]);
+        if (!report) return ReportError(report.error());
+        Print(Format(*report, format));
+        if (!report->culprits.empty()) return kExitPass;
+      }
+      if (state == "failed" && !b.value("error", json()).is_null()) {
+        return ReportError(Error{ErrorCode::kUnavailable,
+                                 "bisect " + id + " failed: " + b.value("error", ""), ""});
+      }
+      if (state == "cancelled")
+        std::fprintf(stderr, "perfgate: bisect %s was cancelled\n", id.c_str());
+      return kExitRegression;
+    }
+    const std::string now = format == "json" ? b.dump(2) + "\n" : FormatProgress(b);
+    if (now != last) {
+      if (wait) {
+        std::fwrite(now.data(), 1, now.size(), stderr);
+      } else {
+        Print(now);
+      }
+      last = now;
+    }
+    if (!wait) return kExitPass;
+    std::this_thread::sleep_for(std::chrono::duration<double>(poll_seconds));
+  }
+}
+
+// --remote: the range is listed here (the server has no repository) and queued on the server
+// for the agents of --testbed.
+int QueueRemote(BisectArgs& args) {
+  if (args.testbed.empty()) {
+    return ReportError(Error{ErrorCode::kInvalidArgument,
+                             "--remote needs --testbed NAME (the agents that measure)", "testbed"});
+  }
+  auto config = LoadConfig(args.config);
+  if (!config) return ReportError(config.error());
+  auto repo = git::Repository::Open(config->base_dir.string());
+  if (!repo) return ReportError(repo.error());
+  auto range = ListBisectRange(*repo, args.options);
+  if (!range) return ReportError(range.error());
+  json commits = json::array();
+  for (const git::CommitInfo& c : range->commits) {
+    commits.push_back({{"sha", c.sha}, {"subject", c.subject}, {"author", c.author}});
+  }
+  json body = {{"remote", true},
+               {"testbed", args.testbed},
+               {"good", range->commits.front().sha},
+               {"bad", range->commits.back().sha},
+               {"commits", std::move(commits)},
+               {"benchmarks", args.options.benchmarks},
+               {"suite", args.options.suite},
+               {"metric", args.options.metric},
+               {"build", args.options.build},
+               {"options", bisect::SearchOptionsJson(SearchOptionsOf(args.options))}};
+  if (!args.alert.empty()) body["alert_id"] = std::stoll(args.alert);
+  auto client = ProjectClient::Open(args.config);
+  if (!client) return ReportError(client.error());
+  auto queued = client->Call("POST", "/bisects", body.dump());
+  if (!queued) return ReportError(queued.error());
+  const std::string id = queued->value("bisect", json::object()).value("id", json()).dump();
+  std::fprintf(stderr,
+               "perfgate: queued as bisect %s: %zu commits for the agents of testbed %s "
+               "(`perfgate agent --testbed %s`); follow it with `perfgate bisect status %s`\n",
+               id.c_str(), range->commits.size() - 1, args.testbed.c_str(), args.testbed.c_str(),
+               id.c_str());
+  if (!args.wait) {
+    Print(id + "\n");
+    return kExitPass;
+  }
+  return ShowBisect(*client, id, args.format, true, args.poll_seconds);
+}
+
 int Run(BisectArgs& args) {
   if (!args.alert.empty()) {
     if (auto from = FromAlert(args); !from) return ReportError(from.error());
@@ -179,34 +222,36 @@ int Run(BisectArgs& args) {
   if (!threshold) return ReportError(threshold.error());
   args.options.threshold = *threshold;
   args.options.first_parent = !args.all_parents;
+  if (args.remote) return QueueRemote(args);
   auto config = LoadConfig(args.config);
   if (!config) return ReportError(config.error());
   auto report = RunBisect(*config, args.options);
   if (!report) return ReportError(report.error());
   if (!args.alert.empty()) {
     // The answer goes to the server with its alert, so that the alert shows its culprit.
-    nlohmann::json body = nlohmann::json::parse(FormatJson(*report));
+    json body = bisect::ReportJson(*report);
     body["alert_id"] = std::stoll(args.alert);
-    auto client = AlertsClient::Open(args.config);
+    auto client = ProjectClient::Open(args.config);
     auto stored = client ? client->Call("POST", "/bisects", body.dump())
-                         : Result<nlohmann::json>(tl::unexpected(client.error()));
+                         : Result<json>(tl::unexpected(client.error()));
     if (stored) {
       std::fprintf(stderr, "perfgate: stored on the server as bisect %s of alert %s\n",
-                   stored->value("bisect", nlohmann::json::object())
-                       .value("id", nlohmann::json())
-                       .dump()
-                       .c_str(),
+                   stored->value("bisect", json::object()).value("id", json()).dump().c_str(),
                    args.alert.c_str());
     } else {
       std::fprintf(stderr, "perfgate: warning: the bisect could not be stored on the server: %s\n",
                    stored.error().message.c_str());
     }
   }
-  const std::string text = args.format == "json"       ? FormatJson(*report)
-                           : args.format == "markdown" ? FormatMarkdown(*report)
-                                                       : FormatText(*report);
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  Print(Format(*report, args.format));
   return report->culprits.empty() ? kExitRegression : kExitPass;
+}
+
+int Status(const StatusArgs& args) {
+  if (auto ok = CheckId(args.id); !ok) return ReportError(ok.error());
+  auto client = ProjectClient::Open(args.config);
+  if (!client) return ReportError(client.error());
+  return ShowBisect(*client, args.id, args.format, args.wait, args.poll_seconds);
 }
 
 }  // namespace
@@ -219,8 +264,9 @@ void AddBisectCommand(CLI::App& app, int* exit_code) {
       "exported into a temporary tree and built with --build; your working tree is not "
       "touched), judges each against the two ends with U tests, adds repetitions when a commit "
       "is undecided, skips commits that do not build, and keeps its state so that an "
-      "interrupted bisect resumes. Exit 0 with an answer, 1 when the regression does not "
-      "reproduce between the ends, 2 usage, 3 a failing run");
+      "interrupted bisect resumes; with --remote --testbed NAME it is queued on the server for "
+      "that testbed's agents (`perfgate agent`). Exit 0 with an answer (or a queued bisect), 1 "
+      "when the regression does not reproduce between the ends, 2 usage, 3 a failing run");
   cmd->add_option("--alert", args->alert,
                   "A server alert's id: its range, suite, benchmark and metric (perfgate.yaml's "
                   "server, PERFGATE_TOKEN with the read scope); the options below override them");
@@ -256,7 +302,37 @@ void AddBisectCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--format", args->format, "Output format on stdout")
       ->check(CLI::IsMember({"text", "markdown", "json"}))
       ->capture_default_str();
-  cmd->callback([args, exit_code]() { *exit_code = Run(*args); });
+  cmd->add_flag("--remote", args->remote,
+                "Queue the bisect on perfgate.yaml's server for the agents of --testbed instead of "
+                "measuring here (PERFGATE_TOKEN with the ingest scope); prints its id");
+  cmd->add_option("--testbed", args->testbed, "With --remote: the testbed whose agents measure");
+  cmd->add_flag("--wait", args->wait,
+                "With --remote: follow the bisect (progress on stderr) and print its answer");
+  cmd->add_option("--poll", args->poll_seconds, "With --wait: seconds between looks")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+
+  auto status_args = std::make_shared<StatusArgs>();
+  CLI::App* status = cmd->add_subcommand(
+      "status",
+      "Show a bisect stored on the server (queued with --remote, or posted by --alert): its "
+      "answer when finished, else the step being measured and the probes decided so far. Exit "
+      "0 (an answer, or still running), 1 when it found no culprit, 3 when it failed");
+  status->add_option("ID", status_args->id, "The bisect's id")->required();
+  status->add_option("--config", status_args->config, "perfgate.yaml to use");
+  status->add_option("--format", status_args->format, "Output format on stdout")
+      ->check(CLI::IsMember({"text", "markdown", "json"}))
+      ->capture_default_str();
+  status->add_flag("--wait", status_args->wait,
+                   "Follow the bisect until it finishes (progress on stderr)");
+  status->add_option("--poll", status_args->poll_seconds, "With --wait: seconds between looks")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  status->callback([status_args, exit_code]() { *exit_code = Status(*status_args); });
+  cmd->callback([args, status, exit_code]() {
+    if (status->parsed()) return;  // `perfgate bisect status ID`
+    *exit_code = Run(*args);
+  });
 }
 
 }  // namespace perfgate::cli

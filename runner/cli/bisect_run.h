@@ -1,18 +1,17 @@
 // `perfgate bisect`, local mode: finds the commit of a range that made benchmarks slower, on
-// this machine. Each probe's commit is exported into a temporary tree (libgit2; the user's
-// working tree is never touched), built with --build (a failing build skips the commit, as
-// `git bisect skip`), and its suite run from that commit's perfgate.yaml; runner/bisect judges it
-// against the good and the bad end and chooses the next probe. Everything measured is kept in a
-// state file, so an interrupted bisect continues where it stopped.
+// this machine. runner/bisect/driver.h decides what to measure; runner/cli/bisect_probe.h builds
+// and measures it. Every measurement is kept in a state file, so an interrupted bisect
+// continues where it stopped (the driver replays the file's measurements, then goes on).
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "config/runner_config.h"
 #include "core/result.h"
-#include "runner/bisect/decide.h"
+#include "runner/bisect/driver.h"
+#include "runner/bisect/report.h"
+#include "runner/git/git_repo.h"
 
 namespace perfgate::cli {
 
@@ -32,51 +31,19 @@ struct BisectOptions {
   // as runs of branch "perfgate-bisect".
   bool post = true;
   std::string state_file;  // "": <config dir>/.perfgate/bisect-<good>-<bad>.json
-  int max_culprits = 3;    // steps looked for when one explains only part of the change
-  // While the culprits found explain less than this share of the change between the ends, the
-  // sides of the last one are checked for another step.
-  double explained_share = 0.9;
 };
 
-struct ProbeRecord {
-  std::size_t position = 0;  // 0 the good end, commits in order, the bad end last
-  std::string sha;
-  std::string subject;
-  int n = 0;            // repetitions measured (of the first benchmark)
-  double median = 0;    // of the first benchmark
-  std::string verdict;  // good, bad, skip, unknown
-  std::string reason;
-};
+bisect::SearchOptions SearchOptionsOf(const BisectOptions& options);
 
-struct Culprit {
-  std::string sha;
-  std::string author;
-  std::string subject;
-  bool exact = true;                    // false: one of `candidates` (the others were skipped)
-  std::vector<std::string> candidates;  // shas in (last good, first bad] when not exact
-  double magnitude = 0;                 // median(first bad) / median(last good) - 1
-  double ci_low = 0, ci_high = 0;       // 95% bootstrap
-  double share = 1;                     // magnitude / the ends' change
+// The range of a bisect: the good end's commit, then the commits of good..bad in order (first
+// parents only unless options.first_parent is false), the bad end last.
+struct BisectRange {
+  std::vector<git::CommitInfo> commits;
 };
-
-struct BisectReport {
-  std::string good_sha, bad_sha;
-  std::string suite, metric;
-  std::vector<std::string> benchmarks;
-  std::size_t commits = 0;  // in (good, bad]
-  bisect::EndpointCheck endpoints;
-  std::vector<Culprit> culprits;
-  std::vector<ProbeRecord> probes;  // in the order they were decided
-  int posted = 0;                   // commits posted to the server this session
-  int builds = 0;  // builds and suite runs, this session and earlier ones (the state file)
-  int runs = 0;
-  std::size_t expected_probes = 0;  // ceil(log2(commits))
-  bool resumed = false;
-  std::vector<std::string> warnings;
-};
+Result<BisectRange> ListBisectRange(const git::Repository& repo, const BisectOptions& options);
 
 // Progress goes to stderr. Errors: kInvalidArgument for bad revisions or options, kNotFound for
 // a benchmark or suite that the good end does not have, kUnavailable for a failing run.
-Result<BisectReport> RunBisect(const config::RunnerConfig& config, const BisectOptions& options);
+Result<bisect::Report> RunBisect(const config::RunnerConfig& config, const BisectOptions& options);
 
 }  // namespace perfgate::cli

@@ -24,6 +24,7 @@
 
 #include "server/app.h"
 #include "server/auth/tokens.h"
+#include "tests/e2e/bisect_repo.h"
 #include "tests/e2e/http_client.h"
 #include "tests/e2e/test_server.h"
 #include "tests/pg/pg_cluster.h"
@@ -35,102 +36,33 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr const char* kProgram = R"(#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-#include "level.h"
-/* A benchmark program in Google Benchmark's JSON: BM_Work around LEVEL ns, BM_Other around
-   500 ns, 2% Gaussian noise per repetition. */
-int main(int argc, char** argv) {
-  const char* out = 0;
-  int reps = 1;
-  for (int i = 1; i < argc; ++i) {
-    if (!strncmp(argv[i], "--benchmark_out=", 16)) out = argv[i] + 16;
-    if (!strncmp(argv[i], "--benchmark_repetitions=", 24)) reps = atoi(argv[i] + 24);
-  }
-  FILE* f = out ? fopen(out, "w") : stdout;
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  srand((unsigned)(ts.tv_nsec ^ getpid()));
-  fprintf(f, "{\"context\": {\"date\": \"2026-01-01T00:00:00+00:00\", \"host_name\": \"t\", "
-             "\"executable\": \"bench\", \"num_cpus\": 1, \"mhz_per_cpu\": 1000, "
-             "\"cpu_scaling_enabled\": false, \"library_build_type\": \"release\"}, "
-             "\"benchmarks\": [");
-  for (int b = 0; b < 2; ++b) {
-    for (int r = 0; r < reps; ++r) {
-      double u1 = (rand() + 1.0) / (RAND_MAX + 2.0), u2 = rand() / (RAND_MAX + 1.0);
-      double v = (b == 0 ? LEVEL : 500.0) * (1 + 0.02 * sqrt(-2 * log(u1)) * cos(6.2831853 * u2));
-      fprintf(f, "%s{\"name\": \"%s\", \"run_name\": \"%s\", \"run_type\": \"iteration\", "
-                 "\"repetitions\": %d, \"repetition_index\": %d, \"threads\": 1, "
-                 "\"iterations\": 1000, \"real_time\": %.6f, \"cpu_time\": %.6f, "
-                 "\"time_unit\": \"ns\"}", b || r ? ", " : "", b ? "BM_Other" : "BM_Work",
-              b ? "BM_Other" : "BM_Work", reps, r, v, v);
-    }
-  }
-  fprintf(f, "]}\n");
-  if (out) fclose(f);
-  return 0;
-}
-)";
-
 class BisectE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    repo_ = fs::temp_directory_path() /
-            ("perfgate-bisect-" + std::to_string(getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(repo_);
-    fs::create_directories(repo_);
-    ASSERT_EQ(Git("init -q -b main .").exit_code, 0);
-    std::ofstream(repo_ / "bench.c") << kProgram;
-    std::ofstream(repo_ / "perfgate.yaml")
-        << "version: 1\nsuites:\n  - {name: micro, type: gbench, binary: ./bench}\n";
-    std::ofstream(repo_ / ".gitignore") << ".perfgate/\nbench\n";
+    synthetic_ = std::make_unique<testing::SyntheticRepo>(
+        std::string("bisect-") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    ASSERT_TRUE(synthetic_->ok());
+    repo_ = synthetic_->path();
   }
-  void TearDown() override {
-    fs::remove_all(repo_);
-    fs::remove(repo_.string() + ".log");
-  }
+  void TearDown() override { synthetic_.reset(); }
 
-  testing::ShellOutcome Git(const std::string& args) {
-    return testing::RunShell("cd " + repo_.string() +
-                             " && GIT_CONFIG_NOSYSTEM=1 HOME=" + repo_.string() +
-                             " git -c user.name=T -c user.email=t@example.com " + args);
-  }
+  testing::ShellOutcome Git(const std::string& args) { return synthetic_->Git(args); }
 
   // Commits 0..n: commit k's level from `level(k)`; commits in `broken` do not compile.
   template <class Level>
   void MakeHistory(int n, Level level, const std::vector<int>& broken = {}) {
-    for (int k = 0; k <= n; ++k) {
-      std::ofstream(repo_ / "level.h")
-          << "#define LEVEL " << level(k) << "\n"
-          << (std::find(broken.begin(), broken.end(), k) != broken.end() ? "#error broken\n" : "")
-          << "/* commit " << k << " */\n";
-      ASSERT_EQ(Git("add -A").exit_code, 0);
-      ASSERT_EQ(Git("commit -q -m 'commit " + std::to_string(k) + "'").exit_code, 0);
-    }
+    ASSERT_TRUE(synthetic_->MakeHistory(n, level, broken));
   }
 
-  std::string Sha(int k, int n) {
-    return Trim(Git("rev-parse HEAD~" + std::to_string(n - k)).output);
-  }
-
-  static std::string Trim(std::string s) {
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-    return s;
-  }
+  std::string Sha(int k, int n) { return synthetic_->Sha(k, n); }
+  static std::string Trim(std::string s) { return testing::SyntheticRepo::Trim(std::move(s)); }
 
   testing::ShellOutcome Bisect(const std::string& args) {
-    std::string asan;
-    if (const char* a = std::getenv("ASAN_OPTIONS")) asan = std::string(" ASAN_OPTIONS=") + a;
     // stdout only (the JSON); the progress on stderr goes to the log.
-    return testing::RunShell("(cd " + repo_.string() + " &&" + asan + " " + PERFGATE_BIN_DIR +
-                             "/perfgate bisect " + args + " --build 'cc -O1 bench.c -o bench -lm'" +
-                             " --benchmark BM_Work --format json 2>" + repo_.string() + ".log" +
-                             ")");
+    return testing::RunShell("(cd " + repo_.string() + " &&" + testing::AsanEnv() + " " +
+                             PERFGATE_BIN_DIR + "/perfgate bisect " + args + " --build '" +
+                             testing::kBuildBench + "' --benchmark BM_Work --format json 2>" +
+                             repo_.string() + ".log" + ")");
   }
 
   json Parse(const testing::ShellOutcome& out) {
@@ -144,6 +76,7 @@ class BisectE2eTest : public ::testing::Test {
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
 
+  std::unique_ptr<testing::SyntheticRepo> synthetic_;
   fs::path repo_;
 };
 
@@ -222,26 +155,30 @@ TEST_F(BisectE2eTest, AnInterruptedBisectResumes) {
   const json first = Parse(full);
   ASSERT_EQ(first["culprits"].size(), 1u);
   EXPECT_FALSE(first["resumed"].get<bool>());
-  // As if it had stopped after two decisions: keep the ends and the first two probes.
+  // As if it had stopped early: keep the first three measurements (the ends, then the first
+  // probes; the state file's log is in the order they were made).
   std::ifstream in(state);
   json kept = json::parse(in);
-  json points = json::array();
-  std::set<std::size_t> keep = {0, static_cast<std::size_t>(n)};
-  for (std::size_t i = 0; i < 2 && i < first["probes"].size(); ++i) {
-    keep.insert(first["probes"][i]["position"].get<std::size_t>());
-  }
-  for (const json& p : kept["points"]) {
-    if (keep.count(p["position"].get<std::size_t>()) != 0) points.push_back(p);
-  }
-  kept["points"] = points;
+  ASSERT_GE(kept["measurements"].size(), 3u) << kept.dump(1);
+  json log = json::array();
+  for (std::size_t i = 0; i < 3; ++i) log.push_back(kept["measurements"][i]);
+  kept["measurements"] = log;
   std::ofstream(state) << kept.dump();
   const testing::ShellOutcome resumed = Bisect("--good HEAD~32 --bad HEAD --state " + state);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output << ReadLog();
   const json second = Parse(resumed);
   EXPECT_TRUE(second["resumed"].get<bool>());
+  EXPECT_EQ(second["resumed_measurements"], 3);
+  EXPECT_GT(second["measurements"].get<int>(), 3);
   ASSERT_EQ(second["culprits"].size(), 1u);
   EXPECT_EQ(second["culprits"][0]["sha"], Sha(k, n));
-  EXPECT_EQ(second["probes"].size() + 2, first["probes"].size()) << second.dump(2);
+  // The replayed measurements decide as they did the first time (the first probe's are all
+  // in the kept log unless it needed two doublings).
+  ASSERT_FALSE(second["probes"].empty());
+  EXPECT_EQ(second["probes"][0]["sha"], first["probes"][0]["sha"]);
+  EXPECT_EQ(second["probes"][0]["verdict"], first["probes"][0]["verdict"]);
+  EXPECT_EQ(second["probes"][0]["median"], first["probes"][0]["median"]);
+  EXPECT_NE(ReadLog().find("(3 measurements)"), std::string::npos) << ReadLog();
   EXPECT_NE(ReadLog().find("resuming"), std::string::npos);
 }
 
@@ -259,21 +196,12 @@ class BisectAlertE2eTest : public testing::ServerTest {
 };
 
 TEST_F(BisectAlertE2eTest, AnAlertsRangeIsBisectedToItsCommit) {
-  const fs::path repo =
-      fs::temp_directory_path() / ("perfgate-bisect-alert-" + std::to_string(getpid()));
-  fs::remove_all(repo);
-  fs::create_directories(repo);
-  auto git = [&](const std::string& args) {
-    return testing::RunShell("cd " + repo.string() +
-                             " && GIT_CONFIG_NOSYSTEM=1 HOME=" + repo.string() +
-                             " git -c user.name=T -c user.email=t@example.com " + args);
-  };
-  ASSERT_EQ(git("init -q -b main .").exit_code, 0);
-  std::ofstream(repo / "bench.c") << kProgram;
-  std::ofstream(repo / "perfgate.yaml")
-      << "version: 1\nserver: {url: \"http://127.0.0.1:" << app_->port()
-      << "\", project: proj}\nsuites:\n  - {name: micro, type: gbench, binary: ./bench}\n";
-  std::ofstream(repo / ".gitignore") << ".perfgate/\nbench\n";
+  testing::SyntheticRepo synthetic(
+      "bisect-alert",
+      "server: {url: \"http://127.0.0.1:" + std::to_string(app_->port()) + "\", project: proj}\n");
+  ASSERT_TRUE(synthetic.ok());
+  const fs::path& repo = synthetic.path();
+  auto git = [&](const std::string& args) { return synthetic.Git(args); };
   // Nightly at 0, 8, ..., 192 (25 points: the history's rank test needs about ten a side); the
   // step lands between 96 and 104.
   const int n = 192, k = 101;
@@ -320,12 +248,10 @@ TEST_F(BisectAlertE2eTest, AnAlertsRangeIsBisectedToItsCommit) {
   EXPECT_EQ(alerts[0]["range"]["last_good"]["sha"], shas[96]);
   EXPECT_EQ(alerts[0]["range"]["first_bad"]["sha"], shas[104]);
   const std::string id = std::to_string(alerts[0]["id"].get<int64_t>());
-  std::string asan;
-  if (const char* a = std::getenv("ASAN_OPTIONS")) asan = std::string(" ASAN_OPTIONS=") + a;
   const testing::ShellOutcome out = testing::RunShell(
-      "(cd " + repo.string() + " && PERFGATE_TOKEN=" + admin_ + asan + " " + PERFGATE_BIN_DIR +
-      "/perfgate bisect --alert " + id + " --build 'cc -O1 bench.c -o bench -lm' --format json 2>" +
-      repo.string() + ".log)");
+      "(cd " + repo.string() + " && PERFGATE_TOKEN=" + admin_ + testing::AsanEnv() + " " +
+      PERFGATE_BIN_DIR + "/perfgate bisect --alert " + id +
+      " --build 'cc -O1 bench.c -o bench -lm' --format json 2>" + repo.string() + ".log)");
   std::ifstream log(repo.string() + ".log");
   const std::string progress(std::istreambuf_iterator<char>(log), {});
   ASSERT_EQ(out.exit_code, 0) << out.output << progress;
@@ -357,8 +283,6 @@ TEST_F(BisectAlertE2eTest, AnAlertsRangeIsBisectedToItsCommit) {
   bool culprit_posted = false;
   for (const json& stored_run : runs["runs"]) culprit_posted |= stored_run["commit"] == shas[k];
   EXPECT_TRUE(culprit_posted) << runs.dump(2);
-  fs::remove_all(repo);
-  fs::remove(repo.string() + ".log");
 }
 
 }  // namespace

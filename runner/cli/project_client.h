@@ -1,7 +1,7 @@
-// The project's alerts on perfgate-server as the runner reaches them (perfgate.yaml's
+// A project's REST resources on perfgate-server as the runner reaches them (perfgate.yaml's
 // server.url and server.project, PERFGATE_TOKEN): requests with retries, the server's error body
-// as an Error (4xx: exit 2, 5xx and transport: exit 3). Used by `perfgate alerts` and
-// `perfgate bisect --alert`.
+// as an Error (4xx: exit 2, 5xx and transport: exit 3). Used by `perfgate alerts`,
+// `perfgate bisect` (--alert, --remote, status) and `perfgate agent`.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -18,11 +18,11 @@ Result<void> CheckId(const std::string& id);
 // The server's error body {"error": {"code", "message", "field"}} as an Error.
 Error HttpError(const client::HttpResponse& response, const std::string& hint_403);
 
-class AlertsClient {
+class ProjectClient {
  public:
   // Loads perfgate.yaml (--config, else $PERFGATE_CONFIG, else ./perfgate.yaml) and requires
   // the server settings.
-  static Result<AlertsClient> Open(const std::string& config_path);
+  static Result<ProjectClient> Open(const std::string& config_path);
 
   // A request to `path_and_query` under /api/v1/projects/<project>, with retries (setting a
   // state twice is harmless, so PATCH may be retried); the answer's JSON when the status is 2xx.
@@ -30,7 +30,7 @@ class AlertsClient {
                               const std::string& body, const std::string& hint_403 = "");
 
  private:
-  AlertsClient(client::HttpClient http, std::string base)
+  ProjectClient(client::HttpClient http, std::string base)
       : http_(std::move(http)), base_(std::move(base)) {}
   client::HttpClient http_;
   std::string base_;  // ".../api/v1/projects/<p>"

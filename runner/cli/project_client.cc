@@ -1,4 +1,4 @@
-#include "runner/cli/alerts_client.h"
+#include "runner/cli/project_client.h"
 
 #include <iostream>
 #include <random>
@@ -50,7 +50,7 @@ Error HttpError(const client::HttpResponse& response, const std::string& hint_40
   return Error{code, message, ""};
 }
 
-Result<AlertsClient> AlertsClient::Open(const std::string& config_path) {
+Result<ProjectClient> ProjectClient::Open(const std::string& config_path) {
   auto config = LoadConfig(config_path);
   if (!config) return tl::unexpected(config.error());
   if (auto ok = RequireServer(*config); !ok) return tl::unexpected(ok.error());
@@ -61,11 +61,11 @@ Result<AlertsClient> AlertsClient::Open(const std::string& config_path) {
   std::string base = config->server.url;
   while (!base.empty() && base.back() == '/') base.pop_back();
   base += "/api/v1/projects/" + client::EscapePathSegment(config->server.project);
-  return AlertsClient(std::move(*http), std::move(base));
+  return ProjectClient(std::move(*http), std::move(base));
 }
 
-Result<json> AlertsClient::Call(const std::string& method, const std::string& path_and_query,
-                                const std::string& body, const std::string& hint_403) {
+Result<json> ProjectClient::Call(const std::string& method, const std::string& path_and_query,
+                                 const std::string& body, const std::string& hint_403) {
   client::HttpRequest request;
   request.method = method;
   request.url = base_ + path_and_query;
@@ -77,13 +77,14 @@ Result<json> AlertsClient::Call(const std::string& method, const std::string& pa
   client::RetryContext context;
   context.seed = std::random_device{}();
   context.on_retry = [](const client::RetryNotice& notice) {
-    std::cerr << "perfgate: alerts request failed (" << notice.reason << "); retrying\n";
+    std::cerr << "perfgate: request to the server failed (" << notice.reason << "); retrying\n";
   };
   auto response = client::CallWithRetry(
       client::RetryPolicy{}, [&] { return http_.Send(request); }, context);
   if (!response) return tl::unexpected(response.error());
   if (response->status < 200 || response->status >= 300)
     return tl::unexpected(HttpError(*response, hint_403));
+  if (response->status == 204) return json::object();
   json answer = json::parse(response->body, nullptr, false);
   if (answer.is_discarded() || !answer.is_object()) {
     return MakeError(ErrorCode::kUnavailable, "the server's answer to " + method + " " +

@@ -1,0 +1,472 @@
+#include "runner/bisect/driver.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <utility>
+
+#include "runner/bisect/search.h"
+#include "stats/bootstrap.h"
+#include "stats/descriptive.h"
+
+namespace perfgate::bisect {
+namespace {
+
+using nlohmann::json;
+
+std::string Percent(double x) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%+.1f%%", 100 * x);
+  return text;
+}
+
+std::string Short(const std::string& sha) { return sha.substr(0, 12); }
+
+// The samples of one measurement's targets, in its request's order.
+using Paired = std::vector<std::vector<double>>;
+
+void Append(Paired& into, const Paired& from) {
+  for (std::size_t i = 0; i < into.size() && i < from.size(); ++i) {
+    into[i].insert(into[i].end(), from[i].begin(), from[i].end());
+  }
+}
+
+// The state of one run of the algorithm over the log: marks per position and the log's cursor.
+class Driver {
+ public:
+  Driver(const std::vector<CommitRef>& commits, const SearchOptions& options,
+         std::vector<Measurement>* log, const MeasureFn& measure, const ProgressFn& progress)
+      : commits_(commits),
+        options_(options),
+        log_(log),
+        measure_(measure),
+        progress_(progress),
+        marks_(commits.size(), Mark::kUnmeasured),
+        notes_(commits.size()) {}
+
+  Result<Outcome> Run();
+
+ private:
+  void Say(const std::string& line) const {
+    if (progress_) progress_(line);
+  }
+
+  // The next measurement: from the log while it lasts, then from `measure_`; without one, the
+  // run stops here (pending_ says what it waits for).
+  Result<Paired> Measure(const std::vector<std::size_t>& targets, int repetitions);
+  tl::unexpected<Error> EndFailed(std::size_t end) const {
+    return MakeError(ErrorCode::kUnavailable,
+                     std::string(end == 0 ? "the good end " : "the bad end ") +
+                         Short(commits_[end].sha) + ": " + notes_[end]);
+  }
+  Result<void> Search(std::size_t lo, std::size_t hi, bool first_window, int* step);
+  Result<void> MeasureCulprit(std::size_t lo, std::size_t hi, std::size_t last_good,
+                              std::size_t first_bad, bool exact);
+
+  const std::vector<CommitRef>& commits_;
+  const SearchOptions& options_;
+  std::vector<Measurement>* log_;
+  const MeasureFn& measure_;
+  const ProgressFn& progress_;
+  std::vector<Mark> marks_;
+  std::vector<std::string> notes_;
+  std::size_t cursor_ = 0;  // next measurement of the log
+  bool context_known_ = false;
+  Direction direction_ = Direction::kLowerIsBetter;
+  std::optional<Request> pending_;
+  Report report_;
+  std::vector<std::pair<std::size_t, std::size_t>> windows_;
+};
+
+Result<Paired> Driver::Measure(const std::vector<std::size_t>& targets, int repetitions) {
+  const Request request{targets, repetitions};
+  const Measurement* m = nullptr;
+  if (cursor_ < log_->size()) {
+    m = &(*log_)[cursor_];
+    if (!(m->request == request) || m->results.size() != targets.size()) {
+      return InvalidArgument("measurement " + std::to_string(cursor_ + 1) +
+                                 " of the log is not the one this bisect asks for (the log is "
+                                 "of another bisect, or of another version of perfgate)",
+                             "log");
+    }
+  } else if (measure_) {
+    auto made = measure_(request);
+    if (!made) return tl::unexpected(made.error());
+    if (made->results.size() != targets.size()) {
+      return MakeError(ErrorCode::kInternal,
+                       "a measurement returned " + std::to_string(made->results.size()) +
+                           " results for " + std::to_string(targets.size()) + " targets");
+    }
+    made->request = request;
+    log_->push_back(std::move(*made));
+    m = &log_->back();
+  } else {
+    pending_ = request;
+    return MakeError(ErrorCode::kUnavailable, "pending");
+  }
+  ++cursor_;
+  if (!context_known_) {
+    context_known_ = true;
+    report_.suite = m->suite;
+    report_.metric = m->metric;
+    direction_ = m->direction;
+  }
+  Paired out(targets.size());
+  for (std::size_t t = 0; t < targets.size(); ++t) {
+    const TargetResult& r = m->results[t];
+    if (r.skipped) {
+      marks_[targets[t]] = Mark::kSkip;
+      notes_[targets[t]] = r.note;
+    }
+    out[t] = r.samples;
+  }
+  return out;
+}
+
+Result<Outcome> Driver::Run() {
+  const std::size_t last = commits_.size() - 1;
+  report_.good_sha = commits_.front().sha;
+  report_.bad_sha = commits_.back().sha;
+  report_.commits = last;
+  report_.expected_probes = Search::ExpectedProbes(last);
+  Outcome outcome;
+  auto body = [&]() -> Result<bool> {
+    Say("bisecting " + std::to_string(last) + " commits (" + Short(report_.good_sha) + ".." +
+        Short(report_.bad_sha) + "), about " + std::to_string(report_.expected_probes) + " steps");
+    // The ends, side by side, until the regression shows between them (or the cap says it
+    // does not).
+    auto ends = Measure({0, last}, options_.repetitions);
+    if (!ends) return tl::unexpected(ends.error());
+    for (const std::size_t end : {std::size_t{0}, last}) {
+      if (marks_[end] == Mark::kSkip) return EndFailed(end);
+    }
+    auto check = [&] {
+      return CheckEndpoints((*ends)[0], (*ends)[1], direction_, options_.threshold, options_.alpha);
+    };
+    report_.endpoints = check();
+    for (int n = options_.repetitions;
+         !report_.endpoints.reproduced && n < options_.max_repetitions &&
+         std::fabs(report_.endpoints.change) >= options_.threshold &&
+         IsWorse(report_.endpoints.change, direction_);
+         n *= 2) {
+      auto again = Measure({0, last}, std::min(n, options_.max_repetitions - n));
+      if (!again) return tl::unexpected(again.error());
+      Append(*ends, *again);
+      report_.endpoints = check();
+    }
+    Say("ends: " + report_.endpoints.reason);
+    if (!report_.endpoints.reproduced) {
+      report_.warnings.push_back(
+          "the regression does not reproduce between the ends on this machine: " +
+          report_.endpoints.reason);
+      return true;
+    }
+    // Searches, each over a window whose ends differ; a culprit that explains only part of
+    // the change opens a new window on the side that still holds the rest.
+    windows_ = {{0, last}};
+    int step = 0;
+    while (!windows_.empty() && static_cast<int>(report_.culprits.size()) < options_.max_culprits) {
+      const auto [lo, hi] = windows_.front();
+      windows_.erase(windows_.begin());
+      if (auto searched = Search(lo, hi, lo == 0 && hi == last, &step); !searched) {
+        return tl::unexpected(searched.error());
+      }
+    }
+    return true;
+  };
+  auto done = body();
+  outcome.report = report_;
+  outcome.report.measurements = cursor_;
+  if (!done) {
+    if (pending_) {
+      outcome.pending = pending_;
+      return outcome;
+    }
+    return tl::unexpected(done.error());
+  }
+  outcome.finished = true;
+  return outcome;
+}
+
+Result<void> Driver::Search(std::size_t lo, std::size_t hi, bool first_window, int* step) {
+  // A later window judges against other ends, so it keeps only what does not build.
+  bisect::Search search(hi - lo);
+  for (std::size_t i = lo + 1; i < hi; ++i) {
+    if (!first_window && marks_[i] != Mark::kSkip) marks_[i] = Mark::kUnmeasured;
+    if (marks_[i] != Mark::kUnmeasured) search.Set(i - lo, marks_[i]);
+  }
+  while (auto next = search.Next()) {
+    const std::size_t position = lo + *next;
+    ++*step;
+    Decision decision;
+    auto paired = Measure({lo, position, hi}, options_.repetitions);
+    if (!paired) return tl::unexpected(paired.error());
+    for (int n = options_.repetitions; marks_[position] != Mark::kSkip; n *= 2) {
+      decision = Decide((*paired)[0], (*paired)[2], (*paired)[1], {options_.alpha});
+      if (decision.side != Side::kUnknown || n >= options_.max_repetitions) break;
+      Say("  " + Short(commits_[position].sha) + ": undecided (" + decision.reason +
+          "); measuring " + std::to_string(std::min(2 * n, options_.max_repetitions)) +
+          " repetitions");
+      auto again = Measure({lo, position, hi}, std::min(n, options_.max_repetitions - n));
+      if (!again) return tl::unexpected(again.error());
+      Append(*paired, *again);
+    }
+    if (marks_[lo] == Mark::kSkip || marks_[hi] == Mark::kSkip) {
+      return EndFailed(marks_[lo] == Mark::kSkip ? lo : hi);
+    }
+    if (marks_[position] != Mark::kSkip) {
+      marks_[position] = decision.side == Side::kGood  ? Mark::kGood
+                         : decision.side == Side::kBad ? Mark::kBad
+                                                       : Mark::kUnknown;
+      notes_[position] = decision.reason;
+    }
+    search.Set(*next, marks_[position]);
+    const std::vector<double>& s = (*paired)[1];
+    const CommitRef& c = commits_[position];
+    report_.probes.push_back({position, c.sha, c.subject, static_cast<int>(s.size()),
+                              s.empty() ? 0 : stats::Median(s), MarkName(marks_[position]),
+                              notes_[position]});
+    Say("step " + std::to_string(*step) + " of about " + std::to_string(report_.expected_probes) +
+        ": " + Short(c.sha) + " " + c.subject + ": " + MarkName(marks_[position]) + " (" +
+        notes_[position] + ")");
+  }
+  return MeasureCulprit(lo, hi, lo + search.LastGood(), lo + search.FirstBad(), search.Exact());
+}
+
+Result<void> Driver::MeasureCulprit(std::size_t lo, std::size_t hi, std::size_t last_good,
+                                    std::size_t first_bad, bool exact) {
+  const CommitRef& c = commits_[first_bad];
+  Culprit culprit;
+  culprit.sha = c.sha;
+  culprit.author = c.author;
+  culprit.subject = c.subject;
+  culprit.exact = exact;
+  if (!exact) {
+    for (std::size_t i = last_good + 1; i <= first_bad; ++i) {
+      culprit.candidates.push_back(commits_[i].sha);
+    }
+  }
+  // The step itself, measured side by side: its size and CI, and what it leaves unexplained.
+  Say("measuring the step " + Short(commits_[last_good].sha) + " -> " + Short(c.sha) +
+      " side by side");
+  auto pair = Measure({last_good, first_bad}, 2 * options_.repetitions);
+  if (!pair) return tl::unexpected(pair.error());
+  const std::vector<double>& before = (*pair)[0];
+  const std::vector<double>& after = (*pair)[1];
+  if (!before.empty() && !after.empty()) {
+    culprit.magnitude = stats::Median(after) / stats::Median(before) - 1;
+    const stats::Interval ci = stats::BootstrapMedianChangeCi(before, after, {});
+    culprit.ci_low = ci.lower;
+    culprit.ci_high = ci.upper;
+  }
+  const double change = report_.endpoints.change;
+  culprit.share = change != 0 ? culprit.magnitude / change : 1;
+  // A further step is looked for on a side whose ends differed by half the threshold; when the
+  // step it leads to, measured side by side, is not worse beyond doubt, that side's difference
+  // was noise, and the step is not reported.
+  const bool worse =
+      direction_ == Direction::kLowerIsBetter ? culprit.ci_low > 0 : culprit.ci_high < 0;
+  if (!report_.culprits.empty() && !worse) {
+    report_.warnings.push_back("the step at " + Short(c.sha) + " (" + Percent(culprit.magnitude) +
+                               " [" + Percent(culprit.ci_low) + ", " + Percent(culprit.ci_high) +
+                               "]) is not distinguishable from noise; not reported");
+    return {};
+  }
+  report_.culprits.push_back(culprit);
+  // What the culprits found so far explain together (their steps compound).
+  double explained = 1;
+  for (const Culprit& found : report_.culprits) explained *= 1 + found.magnitude;
+  const double share = change != 0 ? (explained - 1) / change : 1;
+  if (share >= options_.explained_share) return {};
+  // The rest may be another step on a side of this window whose two ends still differ.
+  std::size_t found = 0;
+  for (const auto& [a, b] : {std::pair{lo, last_good}, std::pair{first_bad, hi}}) {
+    if (b <= a) continue;
+    auto side = Measure({a, b}, options_.repetitions);
+    if (!side) return tl::unexpected(side.error());
+    const EndpointCheck rest =
+        CheckEndpoints((*side)[0], (*side)[1], direction_, options_.threshold / 2, options_.alpha);
+    if (rest.reproduced) {
+      windows_.push_back({a, b});
+      ++found;
+    }
+  }
+  const std::string who = report_.culprits.size() == 1 ? Short(c.sha) + " explains "
+                                                       : std::string("the culprits explain ");
+  if (found > 0) {
+    report_.warnings.push_back(who + Percent(share).substr(1) +
+                               " of the change between the ends; looking for another step");
+  } else if (share < 0.7) {
+    report_.warnings.push_back(who + "only " + Percent(share).substr(1) +
+                               " of the change between the ends, and no other step shows on "
+                               "either side (the rest may be spread over many commits)");
+  }
+  return {};
+}
+
+template <typename T>
+Result<T> Field(const json& j, const char* name, const std::string& prefix = "") {
+  auto it = j.find(name);
+  if (it == j.end()) return InvalidArgument("is missing", prefix + name);
+  try {
+    return it->get<T>();
+  } catch (const json::exception&) {
+    return InvalidArgument("has the wrong type", prefix + name);
+  }
+}
+
+}  // namespace
+
+Result<Outcome> RunSearch(const std::vector<CommitRef>& commits, const SearchOptions& options,
+                          std::vector<Measurement>* log, const MeasureFn& measure,
+                          const ProgressFn& progress) {
+  if (commits.size() < 2) return InvalidArgument("needs the good and the bad end", "commits");
+  if (options.repetitions < 2) return InvalidArgument("must be at least 2", "repetitions");
+  if (options.max_repetitions < options.repetitions) {
+    return InvalidArgument("must be at least repetitions", "max_repetitions");
+  }
+  if (!(options.threshold > 0) || !(options.alpha > 0 && options.alpha < 1) ||
+      options.max_culprits < 1 || !(options.explained_share > 0)) {
+    return InvalidArgument(
+        "threshold, alpha, max_culprits and explained_share must be positive "
+        "(alpha below 1)",
+        "options");
+  }
+  Driver driver(commits, options, log, measure, progress);
+  return driver.Run();
+}
+
+json RequestJson(const Request& request) {
+  return {{"targets", request.targets}, {"repetitions", request.repetitions}};
+}
+
+Result<Request> RequestFromJson(const json& j) {
+  if (!j.is_object()) return InvalidArgument("must be an object", "request");
+  Request r;
+  auto targets = Field<std::vector<std::size_t>>(j, "targets", "request.");
+  if (!targets) return tl::unexpected(targets.error());
+  auto repetitions = Field<int>(j, "repetitions", "request.");
+  if (!repetitions) return tl::unexpected(repetitions.error());
+  if (targets->empty()) return InvalidArgument("must not be empty", "request.targets");
+  if (*repetitions < 1) return InvalidArgument("must be positive", "request.repetitions");
+  r.targets = std::move(*targets);
+  r.repetitions = *repetitions;
+  return r;
+}
+
+json MeasurementJson(const Measurement& m) {
+  json results = json::array();
+  for (const TargetResult& r : m.results) {
+    json one = {{"samples", r.samples}};
+    if (r.skipped) {
+      one["skipped"] = true;
+      one["note"] = r.note;
+    }
+    results.push_back(std::move(one));
+  }
+  return {{"request", RequestJson(m.request)},
+          {"results", std::move(results)},
+          {"suite", m.suite},
+          {"metric", m.metric},
+          {"direction", std::string(DirectionName(m.direction))}};
+}
+
+Result<Measurement> MeasurementFromJson(const json& j) {
+  if (!j.is_object()) return InvalidArgument("must be an object", "measurement");
+  Measurement m;
+  auto request = RequestFromJson(j.value("request", json()));
+  if (!request) return tl::unexpected(request.error());
+  m.request = std::move(*request);
+  auto results = j.find("results");
+  if (results == j.end() || !results->is_array() || results->size() != m.request.targets.size()) {
+    return InvalidArgument("must be an array with one result per target", "measurement.results");
+  }
+  for (std::size_t i = 0; i < results->size(); ++i) {
+    const json& r = (*results)[i];
+    const std::string where = "measurement.results[" + std::to_string(i) + "].";
+    if (!r.is_object()) return InvalidArgument("must be an object", where);
+    TargetResult t;
+    auto samples = Field<std::vector<double>>(r, "samples", where);
+    if (!samples) return tl::unexpected(samples.error());
+    for (const double x : *samples) {
+      if (!std::isfinite(x)) return InvalidArgument("must be finite numbers", where + "samples");
+    }
+    t.samples = std::move(*samples);
+    t.skipped = r.value("skipped", false);
+    t.note = r.value("note", "");
+    if (!t.skipped && t.samples.empty()) {
+      return InvalidArgument("must not be empty unless skipped", where + "samples");
+    }
+    m.results.push_back(std::move(t));
+  }
+  auto suite = Field<std::string>(j, "suite", "measurement.");
+  if (!suite) return tl::unexpected(suite.error());
+  auto metric = Field<std::string>(j, "metric", "measurement.");
+  if (!metric) return tl::unexpected(metric.error());
+  auto direction = Field<std::string>(j, "direction", "measurement.");
+  if (!direction) return tl::unexpected(direction.error());
+  auto parsed = ParseDirection(*direction);
+  if (!parsed) {
+    return InvalidArgument("must be " + std::string(DirectionName(Direction::kLowerIsBetter)) +
+                               " or " + std::string(DirectionName(Direction::kHigherIsBetter)),
+                           "measurement.direction");
+  }
+  m.suite = std::move(*suite);
+  m.metric = std::move(*metric);
+  m.direction = *parsed;
+  return m;
+}
+
+json SearchOptionsJson(const SearchOptions& o) {
+  return {{"threshold", o.threshold},
+          {"repetitions", o.repetitions},
+          {"max_repetitions", o.max_repetitions},
+          {"alpha", o.alpha},
+          {"max_culprits", o.max_culprits},
+          {"explained_share", o.explained_share}};
+}
+
+Result<SearchOptions> SearchOptionsFromJson(const json& j) {
+  if (!j.is_object()) return InvalidArgument("must be an object", "options");
+  SearchOptions o;
+  for (const auto& [key, value] : j.items()) {
+    try {
+      if (key == "threshold")
+        o.threshold = value.get<double>();
+      else if (key == "repetitions")
+        o.repetitions = value.get<int>();
+      else if (key == "max_repetitions")
+        o.max_repetitions = value.get<int>();
+      else if (key == "alpha")
+        o.alpha = value.get<double>();
+      else if (key == "max_culprits")
+        o.max_culprits = value.get<int>();
+      else if (key == "explained_share")
+        o.explained_share = value.get<double>();
+      else
+        return InvalidArgument("is not an option of a bisect", "options." + key);
+    } catch (const json::exception&) {
+      return InvalidArgument("has the wrong type", "options." + key);
+    }
+    if (value.is_number_float() && !std::isfinite(value.get<double>())) {
+      return InvalidArgument("must be finite", "options." + key);
+    }
+  }
+  if (o.repetitions < 2) return InvalidArgument("must be at least 2", "options.repetitions");
+  if (o.max_repetitions < o.repetitions || o.max_repetitions > 100000) {
+    return InvalidArgument("must be between repetitions and 100000", "options.max_repetitions");
+  }
+  if (!(o.threshold > 0 && o.threshold < 10)) {
+    return InvalidArgument("must be above 0 (a fraction: 0.05 is 5%)", "options.threshold");
+  }
+  if (!(o.alpha > 0 && o.alpha < 1)) return InvalidArgument("must be in (0, 1)", "options.alpha");
+  if (o.max_culprits < 1 || o.max_culprits > 20) {
+    return InvalidArgument("must be between 1 and 20", "options.max_culprits");
+  }
+  if (!(o.explained_share > 0 && o.explained_share <= 1)) {
+    return InvalidArgument("must be in (0, 1]", "options.explained_share");
+  }
+  return o;
+}
+
+}  // namespace perfgate::bisect
