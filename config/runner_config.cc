@@ -32,6 +32,7 @@ constexpr std::array<std::string_view, 6> kSuiteCommonKeys = {"name",        "ty
                                                               "repetitions", "env",  "timeout"};
 constexpr std::array<std::string_view, 4> kGbenchKeys = {"binary", "filter", "min_time", "args"};
 constexpr std::array<std::string_view, 2> kCommandKeys = {"command", "warmup"};
+constexpr std::array<std::string_view, 1> kTrainKeys = {"command"};
 constexpr std::array<std::string_view, 12> kSuiteKeys = {
     "name",   "type",   "build",    "repetitions", "env",     "timeout",
     "binary", "filter", "min_time", "args",        "command", "warmup"};
@@ -304,14 +305,17 @@ void ReadSuite(Reader& r, const YAML::Node& node, std::string path, const Runner
   r.Require(map, "type");
   r.Text(map, "name", &suite.name, Check::kName);
   std::string type;
-  if (r.Text(map, "type", &type) && type != "gbench" && type != "command") {
+  if (r.Text(map, "type", &type) && type != "gbench" && type != "command" && type != "train") {
     return r.Fail(*map.Find("type"), map.Path("type"),
-                  "expected gbench or command, got \"" + type + "\"");
+                  "expected gbench, command or train, got \"" + type + "\"");
   }
   if (!r.ok()) return;
-  suite.type = type == "command" ? SuiteType::kCommand : SuiteType::kGbench;
+  suite.type = type == "command" ? SuiteType::kCommand
+               : type == "train" ? SuiteType::kTrain
+                                 : SuiteType::kGbench;
   const bool gbench = suite.type == SuiteType::kGbench;
-  const Keys own = gbench ? Keys(kGbenchKeys) : Keys(kCommandKeys);
+  const bool train = suite.type == SuiteType::kTrain;
+  const Keys own = gbench ? Keys(kGbenchKeys) : train ? Keys(kTrainKeys) : Keys(kCommandKeys);
   for (const auto& [key, entry] : map.entries) {
     if (!Contains(kSuiteCommonKeys, key) && !Contains(own, key)) {
       r.Fail(entry.key.Mark(), map.Path(key),
@@ -320,10 +324,11 @@ void ReadSuite(Reader& r, const YAML::Node& node, std::string path, const Runner
     }
   }
   r.Require(map, gbench ? "binary" : "command");
-  suite.repetitions = config.default_repetitions;
   suite.min_time = config.default_min_time;
   r.Text(map, "build", &suite.build, Check::kNonEmpty);
-  r.Integer(map, "repetitions", 2, 10000, &suite.repetitions);
+  // A training run's samples are its steps, so one run is a measurement; more runs pool them.
+  suite.repetitions = train ? 1 : config.default_repetitions;
+  r.Integer(map, "repetitions", train ? 1 : 2, 10000, &suite.repetitions);
   r.Integer(map, "timeout", 1, 604800, &suite.timeout_s);
   if (map.Find("env") != nullptr) {
     // Variable names are not a closed set: any key, each checked here.
@@ -480,7 +485,7 @@ void ReadDocument(Reader& r, const YAML::Node& root, const EnvLookup& env, Runne
 }  // namespace
 
 std::string_view SuiteTypeName(SuiteType type) {
-  return type == SuiteType::kCommand ? "command" : "gbench";
+  return type == SuiteType::kCommand ? "command" : type == SuiteType::kTrain ? "train" : "gbench";
 }
 
 bool ThresholdRule::Matches(std::string_view suite_name, std::string_view benchmark_name,

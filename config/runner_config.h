@@ -27,9 +27,11 @@ struct RunnerServer {
   std::string token;    // from PERFGATE_TOKEN only: secrets stay out of the repository
 };
 
-enum class SuiteType { kGbench, kCommand };
+// gbench: a Google Benchmark binary; command: a command timed as a whole; train: a command that
+// prints perfgate's JSON lines (a training benchmark: runner/adapters/train_lines.h).
+enum class SuiteType { kGbench, kCommand, kTrain };
 
-// "gbench" / "command".
+// "gbench" / "command" / "train".
 std::string_view SuiteTypeName(SuiteType type);
 
 struct Suite {
@@ -39,9 +41,9 @@ struct Suite {
   // command: argv, executed without a shell; a YAML string becomes {"/bin/sh", "-c", text}.
   std::vector<std::string> command;
   bool command_uses_shell = false;
-  std::string build;                       // shell command run first (sh -c), "" for none
-  std::string filter;                      // gbench --benchmark_filter, "" for all
-  int repetitions = 10;                    // the suite's value, else defaults.repetitions
+  std::string build;     // shell command run first (sh -c), "" for none
+  std::string filter;    // gbench --benchmark_filter, "" for all
+  int repetitions = 10;  // the suite's value, else defaults.repetitions (train: runs, default 1)
   std::optional<double> min_time;          // seconds; the suite's, else defaults.min_time
   std::vector<std::string> args;           // gbench: extra arguments
   std::map<std::string, std::string> env;  // added to the runner's environment

@@ -124,7 +124,7 @@ Result<void> Prober::MeasureOnce(const git::CommitInfo& commit, int repetitions,
   fs::create_directories(work);
   run::SuiteOptions options;
   options.repetitions = repetitions;
-  if (suite->type != config::SuiteType::kCommand) {
+  if (suite->type == config::SuiteType::kGbench) {
     options.benchmarks = {spec_.benchmarks.begin(), spec_.benchmarks.end()};
   }
   options.work_dir = work;

@@ -8,6 +8,7 @@
 
 #include "runner/adapters/gbench_reader.h"
 #include "runner/run/process.h"
+#include "runner/run/train_suite.h"
 
 namespace perfgate::run {
 namespace {
@@ -232,6 +233,9 @@ Result<SuiteOutcome> RunSuite(const config::RunnerConfig& config, const config::
   if (suite.type == config::SuiteType::kGbench) return RunGbench(config, suite, options, progress);
   if (!options.benchmarks.empty() && options.benchmarks.count(suite.name) == 0) {
     return SuiteOutcome{};
+  }
+  if (suite.type == config::SuiteType::kTrain) {
+    return RunTrainSuite(config, suite, options, progress);
   }
   return RunCommand(config, suite, options, progress);
 }

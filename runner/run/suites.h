@@ -1,7 +1,8 @@
 // Running the suites of perfgate.yaml: a Google Benchmark binary with JSON output and
 // repetitions (read back with the lossless reader: every repetition of real_time, cpu_time and
-// each counter becomes a series), or a command timed over N repetitions (metric wall_time, in
-// seconds). Threshold rules may override a metric's direction.
+// each counter becomes a series), a command timed over N repetitions (metric wall_time, in
+// seconds), or a training benchmark printing perfgate's JSON lines (train_suite.h). Threshold
+// rules may override a metric's direction.
 #pragma once
 
 #include <functional>

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 
 #include "runner/run/process.h"
@@ -79,6 +80,64 @@ TEST(RunSuite, TimesACommandOverItsRepetitionsAfterTheWarmUp) {
   EXPECT_NE(failed.error().message.find("suite tick"), std::string::npos);
   EXPECT_NE(failed.error().message.find("status 3"), std::string::npos);
   EXPECT_NE(failed.error().message.find("broken-thing"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// A training benchmark's JSON lines: steady-state steps pooled over runs as step_time and
+// step_<value>, one sample per run of each summary metric, units and directions as printed
+// (threshold rules may override a direction).
+TEST(RunSuite, ReadsATrainingBenchmarksJsonLinesOverItsRuns) {
+  char pattern[] = "/tmp/perfgate-train-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const fs::path dir = pattern;
+  std::ofstream(dir / "train.sh") << R"(echo "starting"
+echo '{"event":"step","step":0,"warmup":true,"time_s":0.5,"values":{"loss":3.0}}'
+for i in 1 2 3; do
+  echo "{\"event\":\"step\",\"step\":$i,\"time_s\":0.0$i,\"values\":{\"loss\":2.$i}}"
+done
+echo '{"event":"metric","name":"samples_per_s","value":1000,"unit":"samples/s"}'
+echo '{"event":"metric","name":"mfu","value":0.4,"unit":"ratio","direction":"higher"}'
+echo '{"event":"end"}'
+)";
+  config::RunnerConfig config;
+  config.base_dir = dir;
+  config::ThresholdRule rule;
+  rule.metric = "step_loss";
+  rule.direction = Direction::kHigherIsBetter;  // a rule overrides what the name implies
+  config.thresholds.push_back(rule);
+  config::Suite suite;
+  suite.name = "mlp";
+  suite.type = config::SuiteType::kTrain;
+  suite.command = {"/bin/sh", "train.sh"};
+  suite.repetitions = 2;
+  SuiteOptions options;
+  options.work_dir = dir;
+  auto outcome = RunSuite(config, suite, options, [](const std::string&) {});
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().ToString();
+  std::map<std::string, wire::ResultSeries> by_metric;
+  for (const wire::ResultSeries& s : outcome->series) {
+    EXPECT_EQ(s.suite, "mlp");
+    EXPECT_EQ(s.benchmark, "mlp");
+    by_metric[s.metric] = s;
+  }
+  ASSERT_EQ(by_metric.size(), 4u);
+  EXPECT_EQ(by_metric["step_time"].values,
+            (std::vector<double>{0.01, 0.02, 0.03, 0.01, 0.02, 0.03}));
+  EXPECT_EQ(by_metric["step_time"].unit, "s");
+  EXPECT_EQ(by_metric["step_time"].direction, Direction::kLowerIsBetter);
+  EXPECT_EQ(by_metric["step_loss"].values.size(), 6u);
+  EXPECT_EQ(by_metric["step_loss"].direction, Direction::kHigherIsBetter);
+  EXPECT_EQ(by_metric["samples_per_s"].values, (std::vector<double>{1000, 1000}));
+  EXPECT_EQ(by_metric["samples_per_s"].unit, "samples/s");
+  EXPECT_EQ(by_metric["samples_per_s"].direction, Direction::kHigherIsBetter);
+  EXPECT_EQ(by_metric["mfu"].values.size(), 2u);
+
+  // Output that breaks the protocol fails the suite with the line and the field.
+  std::ofstream(dir / "train.sh") << "echo '{\"event\":\"step\",\"tim_s\":1}'\n";
+  auto bad = RunSuite(config, suite, options, [](const std::string&) {});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("suite mlp: mlp-1.log:1: tim_s"), std::string::npos)
+      << bad.error().message;
   fs::remove_all(dir);
 }
 

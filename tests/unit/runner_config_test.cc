@@ -203,6 +203,29 @@ suites:
   EXPECT_EQ(SuiteTypeName(suite.type), "command");
 }
 
+// A training benchmark: one run by default (its steps are the samples); only `command` of its
+// own keys (warm-up is the command's to mark, per step).
+TEST(RunnerConfig, TrainSuitesRunOnceByDefault) {
+  auto config = Parse(R"(version: 1
+defaults: {repetitions: 7}
+suites:
+  - {name: mlp, type: train, command: ./cuda_train --precision bf16}
+  - {name: mlp3, type: train, command: [./cuda_train], repetitions: 3}
+)");
+  ASSERT_TRUE(config) << config.error().ToString();
+  EXPECT_EQ(SuiteTypeName(config->suites[0].type), "train");
+  EXPECT_EQ(config->suites[0].repetitions, 1);
+  EXPECT_TRUE(config->suites[0].command_uses_shell);
+  EXPECT_EQ(config->suites[1].repetitions, 3);
+  auto bad = Parse(R"(version: 1
+suites:
+  - {name: mlp, type: train, command: x, warmup: 2}
+)");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("not valid for type train"), std::string::npos)
+      << bad.error().message;
+}
+
 TEST(RunnerConfig, ThresholdsResolveFirstMatchWins) {
   auto config = Parse(std::string(kMinimal) + R"(  - {name: startup, type: command, command: [x]}
 thresholds:
@@ -291,7 +314,7 @@ TEST(RunnerConfig, RejectsBadInputWithPositionAndKey) {
        "build, repetitions, env, timeout, command, warmup)",
        "suites[0].filter"},
       {"bad type", Suites("  - {name: a, type: python, binary: b}\n"),
-       "perfgate.yaml:3:21: suites[0].type: expected gbench or command, got \"python\"",
+       "perfgate.yaml:3:21: suites[0].type: expected gbench, command or train, got \"python\"",
        "suites[0].type"},
       {"missing type", Suites("  - {name: a, binary: b}\n"),
        "perfgate.yaml:3:5: suites[0]: missing required key type", "suites[0]"},
