@@ -2,17 +2,22 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 
 #include "runner/client/spool.h"
 #include "runner/run/suites.h"
 #include "runner/run/upload.h"
 #include "runner/telemetry/ci_env.h"
+#include "runner/telemetry/gpu_sampler.h"
 #include "runner/telemetry/host.h"
+#include "runner/telemetry/nvml.h"
 
 namespace perfgate::cli {
 namespace {
@@ -23,6 +28,25 @@ void Progress(const std::string& line) { std::fprintf(stderr, "perfgate: %s\n", 
 
 fs::path LastRunPath(const config::RunnerConfig& config) {
   return config.spool_dir.parent_path() / "last-run.json";
+}
+
+// The suite's GPU metrics (benchmark = the suite's name) and, when power or thermal caps slowed
+// the GPUs, a warning: such a run measures the host's cooling or power budget, not the code.
+void AddGpuTelemetry(const config::Suite& suite, const telemetry::GpuSummary& summary,
+                     run::SuiteOutcome& outcome) {
+  double samples_per_s = 0;
+  for (const wire::ResultSeries& s : outcome.series) {
+    if (s.metric == "samples_per_s" && !s.values.empty()) samples_per_s = s.values.back();
+  }
+  for (wire::ResultSeries& s :
+       telemetry::GpuSeries(summary, suite.name, suite.name, samples_per_s)) {
+    outcome.series.push_back(std::move(s));
+  }
+  if (summary.Throttled()) {
+    outcome.warnings.push_back("suite " + suite.name + ": GPU " + summary.ThrottleNote() +
+                               ": its timings measure the host's cooling or power cap, not the "
+                               "code");
+  }
 }
 
 }  // namespace
@@ -85,6 +109,20 @@ Result<Measured> MeasureAndSpool(const config::RunnerConfig& config,
   inputs.target_branch = request.target_branch;
   inputs.ci = telemetry::DetectCi();
   inputs.host = telemetry::CaptureHost();
+  // The GPUs, when NVML is there: their fingerprint, and telemetry around every suite.
+  std::unique_ptr<telemetry::Nvml> nvml;
+  if (auto loaded = telemetry::Nvml::Load(); loaded) {
+    nvml = std::move(*loaded);
+    const telemetry::GpuFingerprint gpus = nvml->Fingerprint();
+    inputs.gpu_fingerprint_json = telemetry::ToJson(gpus);
+    Progress("GPU telemetry: " + std::to_string(gpus.gpus.size()) + " x " +
+             (gpus.gpus.empty() ? std::string("?") : gpus.gpus.front().name) + ", driver " +
+             gpus.driver_version);
+  } else if (std::any_of(suites.begin(), suites.end(), [](const config::Suite* s) {
+               return s->type == config::SuiteType::kTrain;
+             })) {
+    Progress("no GPU telemetry: " + loaded.error().message);  // said once, then carry on
+  }
   for (size_t i = 0; i < suites.size(); ++i) {
     const config::Suite& suite = *suites[i];
     Progress("[" + std::to_string(i + 1) + "/" + std::to_string(suites.size()) + "] suite " +
@@ -96,8 +134,11 @@ Result<Measured> MeasureAndSpool(const config::RunnerConfig& config,
     if (auto it = request.only.find(suite.name); it != request.only.end()) {
       options.benchmarks = it->second;
     }
+    std::optional<telemetry::GpuSampler> sampler;
+    if (nvml) sampler.emplace(*nvml).Start();
     auto outcome = run::RunSuite(config, suite, options, Progress);
     if (!outcome) return tl::unexpected(outcome.error());
+    if (sampler) AddGpuTelemetry(suite, sampler->Stop(), *outcome);
     if (!outcome->library_build_type.empty()) {
       inputs.host.library_build_type = outcome->library_build_type;
     }

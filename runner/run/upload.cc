@@ -9,10 +9,15 @@
 
 namespace perfgate::run {
 
-std::string TestbedFingerprint(const telemetry::HostFingerprint& host) {
+std::string TestbedFingerprint(const telemetry::HostFingerprint& host,
+                               const std::string& gpu_fingerprint_json) {
   nlohmann::json json = nlohmann::json::parse(telemetry::ToJson(host), nullptr, false);
   if (!json.is_object()) json = nlohmann::json::object();
   json.erase("hostname");
+  if (!gpu_fingerprint_json.empty()) {
+    nlohmann::json gpu = nlohmann::json::parse(gpu_fingerprint_json, nullptr, false);
+    if (gpu.is_object()) json["gpu"] = std::move(gpu);
+  }
   return json.dump();
 }
 
@@ -102,7 +107,7 @@ Result<wire::RunUpload> BuildUpload(const config::RunnerConfig& config, const Up
   }
 
   upload.testbed.name = config.testbed;
-  upload.testbed.fingerprint_json = TestbedFingerprint(in.host);
+  upload.testbed.fingerprint_json = TestbedFingerprint(in.host, in.gpu_fingerprint_json);
   upload.ci.provider = in.ci.provider;
   upload.ci.job_url = in.ci.job_url;
   upload.ci.pr = in.ci.pr;

@@ -23,6 +23,7 @@ struct UploadInputs {
   std::string target_branch;  // "" = from CI, else perfgate.yaml's target_branch
   telemetry::CiMetadata ci;
   telemetry::HostFingerprint host;
+  std::string gpu_fingerprint_json;  // telemetry::ToJson(GpuFingerprint), "" without NVML
   std::string started_at;
   std::string finished_at;
   std::vector<wire::ResultSeries> results;
@@ -33,8 +34,10 @@ Result<wire::RunUpload> BuildUpload(const config::RunnerConfig& config, const Up
                                     std::vector<std::string>* warnings);
 
 // The fingerprint that names a testbed: the host's stable properties (no host name: CI runners
-// are ephemeral), as a JSON object text.
-std::string TestbedFingerprint(const telemetry::HostFingerprint& host);
+// are ephemeral) and, on a GPU host, its GPUs under "gpu" (a new driver or power limit is a new
+// testbed, so its series start afresh), as a JSON object text.
+std::string TestbedFingerprint(const telemetry::HostFingerprint& host,
+                               const std::string& gpu_fingerprint_json = "");
 
 // A random (version 4) UUID in canonical lowercase form.
 Result<std::string> NewRunId();
