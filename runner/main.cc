@@ -1,6 +1,6 @@
-// perfgate: the command-line runner. Verbs: compare, run, push, gate, analyze, alerts, bisect
-// (runner/cli/). Exit codes: 0 pass, 1 regression, 2 usage or input error, 3 infrastructure
-// failure.
+// perfgate: the command-line runner. Verbs: compare, run, push, gate, analyze, alerts, bisect,
+// agent, ab (runner/cli/). Exit codes: 0 pass, 1 regression, 2 usage or input error, 3
+// infrastructure failure.
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <set>
@@ -23,14 +23,20 @@ int main(int argc, char** argv) {
   cli::AddAnalyzeCommand(app, &exit_code);
   cli::AddAlertsCommand(app, &exit_code);
   cli::AddBisectCommand(app, &exit_code);
+  cli::AddAgentCommand(app, &exit_code);
+  cli::AddAbCommand(app, &exit_code);
 
-  const std::set<std::string> verbs = {"compare", "run",    "push",  "gate",
-                                       "analyze", "alerts", "bisect"};
+  // The verbs are the subcommands registered above, so this list cannot drift from them.
+  std::set<std::string> verbs;
+  std::string names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    verbs.insert(sub->get_name());
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
   const std::string verb = argc > 1 ? argv[1] : "";
   if (!verb.empty() && verb[0] != '-' && verbs.count(verb) == 0) {
-    std::cerr << "perfgate: error: unknown verb '" << verb
-              << "' (available: compare, run, push, gate, analyze, alerts, bisect; run perfgate "
-                 "--help)\n";
+    std::cerr << "perfgate: error: unknown verb '" << verb << "' (available: " << names
+              << "; run perfgate --help)\n";
     return cli::kExitUsage;
   }
   try {

@@ -1,0 +1,53 @@
+// `perfgate ab`: two configurations (two commands) compared on this machine, run interleaved in
+// randomised blocks so that drift (a warming GPU, a neighbour's load, this VM's speed regimes)
+// falls on both alike. Without I/O here: the schedule and the analysis. Each run is one sample
+// of every metric (a training run's steady-state median step time, its summary metrics, its GPU
+// telemetry; a plain command's wall time): the runs, not the steps inside them, are the
+// independent repetitions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/metric.h"
+
+namespace perfgate::compare {
+
+enum class Arm { kA, kB };
+
+// `runs` runs of each arm in blocks of two, one of each, each block's order drawn from `seed`.
+std::vector<Arm> AbSchedule(int runs, std::uint64_t seed);
+
+struct AbMetric {
+  std::string name;
+  std::string unit;
+  Direction direction = Direction::kLowerIsBetter;
+  std::vector<double> a, b;  // one value per run
+};
+
+struct AbRow {
+  std::string name, unit;
+  Direction direction = Direction::kLowerIsBetter;
+  int n_a = 0, n_b = 0;
+  double median_a = 0, median_b = 0;
+  double change = 0;               // median_b / median_a - 1
+  double ci_low = 0, ci_high = 0;  // 95% bootstrap of the change
+  double p_value = 1;              // two-sided Mann-Whitney U
+  std::string verdict;             // "better", "worse", "no difference", "too few runs"
+};
+
+struct AbReport {
+  std::string name_a = "A", name_b = "B";
+  std::string primary;  // the metric the speedup is of
+  // How many times faster B is than A on the primary metric (A's median over B's for
+  // lower-is-better metrics, B's over A's for higher-is-better ones), with its 95% CI.
+  double speedup = 1, speedup_low = 1, speedup_high = 1;
+  std::vector<AbRow> rows;  // the primary first, then by name
+  std::vector<std::string> warnings;
+};
+
+// Verdicts at `alpha`; a metric whose runs cannot reach it (too few) says so.
+AbReport AnalyzeAb(const std::vector<AbMetric>& metrics, const std::string& primary, double alpha);
+
+}  // namespace perfgate::compare
