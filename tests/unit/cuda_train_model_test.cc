@@ -333,3 +333,48 @@ TEST(CudaTrainReference, TheSyntheticTaskIsLearnable) {
 
 }  // namespace
 }  // namespace perfgate::cuda_train
+
+namespace perfgate::cuda_train {
+namespace {
+
+// The compulsory traffic of a step, counted by hand for a one-hidden-layer fp32 MLP
+// (widths 2, 3, 4; batch 5): GEMMs, element-wise kernels and AdamW, each tensor once.
+TEST(BytesPerStep, CountsEveryTensorOnceByHand) {
+  ModelShape shape;
+  shape.widths = {2, 3, 4};
+  shape.batch = 5;
+  shape.precision = Precision::kFp32;
+  const double B = 5, a = 4;
+  double expected = 0;
+  // Layer 0 (2 -> 3, hidden): forward, bias + GELU, dW, bias gradient (no dX: its input is data).
+  expected += 2 * 3 * a + B * 2 * a + B * 3 * a;
+  expected += B * 3 * a + 3 * 4 + 2 * B * 3 * a;
+  expected += B * 3 * a + B * 2 * a + 2 * 3 * 4;
+  expected += B * 3 * a + 3 * 4;
+  // Layer 1 (3 -> 4, logits in fp32): forward, dW, bias gradient, dX and GELU backward.
+  expected += 3 * 4 * a + B * 3 * a + B * 4 * 4;
+  expected += B * 4 * a + B * 3 * a + 3 * 4 * 4;
+  expected += B * 4 * a + 4 * 4;
+  expected += 3 * 4 * a + B * 4 * a + B * 3 * a;
+  expected += 3 * B * 3 * a;
+  // Softmax cross-entropy, then AdamW over 2*3+3 + 3*4+4 = 25 parameters.
+  expected += B * 4 * 4 + B * 4 + B * 4 * a + B * 4;
+  expected += 25 * 28;
+  EXPECT_DOUBLE_EQ(BytesPerStep(shape), expected);
+  // bf16 halves the activations' bytes and adds the weights' bf16 copies.
+  shape.precision = Precision::kBf16;
+  EXPECT_LT(BytesPerStep(shape), expected);
+}
+
+TEST(DeviceBandwidth, DatasheetFigures) {
+  EXPECT_EQ(DatasheetBandwidthGbs("NVIDIA H100 80GB HBM3"), 3350);
+  EXPECT_EQ(DatasheetBandwidthGbs("NVIDIA H100 PCIe"), 2000);
+  EXPECT_EQ(DatasheetBandwidthGbs("NVIDIA H200"), 4800);
+  EXPECT_EQ(DatasheetBandwidthGbs("NVIDIA A100-SXM4-80GB"), 2039);
+  EXPECT_EQ(DatasheetBandwidthGbs("NVIDIA A100-PCIE-40GB"), 1555);
+  EXPECT_EQ(DatasheetBandwidthGbs("NVIDIA L4"), 300);
+  EXPECT_FALSE(DatasheetBandwidthGbs("Tesla T4").has_value());
+}
+
+}  // namespace
+}  // namespace perfgate::cuda_train

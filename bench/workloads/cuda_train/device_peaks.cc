@@ -9,22 +9,25 @@ namespace {
 // GPU", "H200 Tensor Core GPU", "GH200 Grace Hopper Superchip", "A100 Tensor Core GPU", "L4
 // Tensor Core GPU", "L40S GPU"). The Hopper and L4 datasheets print tensor-core figures "with
 // sparsity" only; the dense figure is half of it. fp32 is the non-tensor FP32 figure.
+// Bandwidth in GB/s from the same datasheets (GPU memory bandwidth); the A100 row is the 40GB
+// board's (80GB boards: 1,935 PCIe, 2,039 SXM4; DatasheetBandwidthGbs looks at the name).
 struct DatasheetRow {
   const char* product;
   double fp32;
   double tf32;
   double bf16;
+  double bandwidth_gbs;
 };
 
-constexpr DatasheetRow kH100Sxm = {"H100 SXM", 67, 494.5, 989.5};
-constexpr DatasheetRow kH100Pcie = {"H100 PCIe", 51, 378, 756.5};
-constexpr DatasheetRow kH100Nvl = {"H100 NVL", 60, 417.5, 835.5};
-constexpr DatasheetRow kH200Sxm = {"H200 SXM", 67, 494.5, 989.5};
-constexpr DatasheetRow kH200Nvl = {"H200 NVL", 60, 417.5, 835.5};
-constexpr DatasheetRow kGh200 = {"GH200", 67, 494.5, 989.5};
-constexpr DatasheetRow kA100 = {"A100 (SXM4 and PCIe)", 19.5, 156, 312};
-constexpr DatasheetRow kL4 = {"L4", 30.3, 60, 121};
-constexpr DatasheetRow kL40s = {"L40S", 91.6, 183, 362.05};
+constexpr DatasheetRow kH100Sxm = {"H100 SXM", 67, 494.5, 989.5, 3350};
+constexpr DatasheetRow kH100Pcie = {"H100 PCIe", 51, 378, 756.5, 2000};
+constexpr DatasheetRow kH100Nvl = {"H100 NVL", 60, 417.5, 835.5, 3900};
+constexpr DatasheetRow kH200Sxm = {"H200 SXM", 67, 494.5, 989.5, 4800};
+constexpr DatasheetRow kH200Nvl = {"H200 NVL", 60, 417.5, 835.5, 4800};
+constexpr DatasheetRow kGh200 = {"GH200", 67, 494.5, 989.5, 4000};
+constexpr DatasheetRow kA100 = {"A100 (SXM4 and PCIe)", 19.5, 156, 312, 1555};
+constexpr DatasheetRow kL4 = {"L4", 30.3, 60, 121, 300};
+constexpr DatasheetRow kL40s = {"L40S", 91.6, 183, 362.05, 864};
 
 bool Contains(const std::string& haystack, const char* needle) {
   return haystack.find(needle) != std::string::npos;
@@ -80,6 +83,17 @@ std::optional<PeakTflops> DatasheetPeak(std::string_view device_name, Precision 
                 PrecisionName(precision) +
                 (precision == Precision::kFp32 ? " (non-tensor)" : " tensor core");
   return peak;
+}
+
+std::optional<double> DatasheetBandwidthGbs(std::string_view device_name) {
+  const DatasheetRow* row = FindRow(device_name);
+  if (row == nullptr) return std::nullopt;
+  if (row == &kA100) {
+    std::string name(device_name);
+    for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (Contains(name, "80GB")) return Contains(name, "PCIE") ? 1935.0 : 2039.0;
+  }
+  return row->bandwidth_gbs;
 }
 
 std::optional<PeakTflops> EstimatedPeak(int cc_major, int cc_minor, int sm_count, double clock_khz,

@@ -27,6 +27,10 @@ std::optional<PeakTflops> DatasheetPeak(std::string_view device_name, Precision 
 std::optional<PeakTflops> EstimatedPeak(int cc_major, int cc_minor, int sm_count, double clock_khz,
                                         Precision precision);
 
+// The datasheet's peak memory bandwidth in GB/s (10^9 bytes/s) for a device name; nullopt when not
+// in the table. With the peak TFLOP/s it gives the roofline's ridge point.
+std::optional<double> DatasheetBandwidthGbs(std::string_view device_name);
+
 // --peak-tflops if given, else the datasheet, else the estimate.
 std::optional<PeakTflops> ResolvePeak(std::optional<double> override_tflops,
                                       std::string_view device_name, int cc_major, int cc_minor,

@@ -60,6 +60,7 @@ int Plan(const Options& options) {
   EmitShape(options, flops);
   Emit(MetricLine("params", static_cast<double>(ParamCount(shape)), "count", "lower"));
   Emit(MetricLine("flops_per_step", flops.total(), "flop", "lower"));
+  Emit(MetricLine("bytes_per_step", BytesPerStep(shape), "bytes", "lower"));
   EmitMemory(PlanMemory(shape, kCublasWorkspaceBytes));
   Emit(EndLine());
   return 0;
@@ -87,6 +88,8 @@ int Train(const Options& options, const DeviceInfo& device, cudaStream_t stream)
   if (peak) {
     Emit(InfoLine("peak_tflops", peak->tflops));
     Emit(InfoLine("peak_tflops_source", peak->source));
+    // As metrics too: with bytes_per_step they place the step on the device's roofline.
+    Emit(MetricLine("peak_tflops", peak->tflops, "TFLOP/s", "higher"));
   } else {
     Emit(InfoLine("peak_tflops_source", "unknown device: no MFU (give --peak-tflops)"));
   }
@@ -196,6 +199,10 @@ int Train(const Options& options, const DeviceInfo& device, cudaStream_t stream)
   metric("step_time_p99", Percentile(measured, 99), "s", "lower");
   metric("params", static_cast<double>(ParamCount(shape)), "count", "lower");
   metric("flops_per_step", flops.total(), "flop", "lower");
+  metric("bytes_per_step", BytesPerStep(shape), "bytes", "lower");
+  if (const auto bandwidth = DatasheetBandwidthGbs(device.props.name)) {
+    metric("peak_bandwidth_gbs", *bandwidth, "GB/s", "higher");
+  }
   metric("tflops", tflops, "TFLOP/s", "higher");
   if (peak) metric("mfu", tflops / peak->tflops, "ratio", "higher");
   EmitMemory(used);

@@ -101,6 +101,35 @@ StepFlops FlopsPerStep(const ModelShape& shape) {
   return flops;
 }
 
+double BytesPerStep(const ModelShape& shape) {
+  const double batch = static_cast<double>(shape.batch);
+  const double a = static_cast<double>(ActivationBytes(shape.precision));
+  // The GEMMs read weights in the activation type (bf16 copies for bf16, fp32 otherwise).
+  const double w = a;
+  double bytes = 0;
+  const std::size_t layers = shape.layers();
+  for (std::size_t l = 0; l < layers; ++l) {
+    const double in = static_cast<double>(shape.widths[l]);
+    const double out = static_cast<double>(shape.widths[l + 1]);
+    const bool last = l + 1 == layers;
+    const double y = last ? 4 : a;                                        // logits are fp32
+    bytes += in * out * w + batch * in * a + batch * out * y;             // forward GEMM
+    if (!last) bytes += batch * out * a + out * 4 + 2 * batch * out * a;  // bias + GELU
+    bytes += batch * out * a + batch * in * a + in * out * 4;             // dW = dY X^T
+    bytes += batch * out * a + out * 4;                                   // the bias gradient
+    if (l > 0) {
+      bytes += in * out * w + batch * out * a + batch * in * a;  // dX = W^T dY
+      bytes += 3 * batch * in * a;  // GELU backward of this layer's input: grad, pre -> grad
+    }
+  }
+  const double classes = static_cast<double>(shape.classes());
+  bytes += batch * classes * 4 + batch * 4 + batch * classes * a + batch * 4;  // softmax CE
+  const double params = static_cast<double>(ParamCount(shape));
+  bytes += params * (4 * 4 + 3 * 4);  // AdamW: read p, g, m, v; write p, m, v
+  if (shape.precision == Precision::kBf16) bytes += static_cast<double>(WeightCount(shape)) * 2;
+  return bytes;
+}
+
 MemoryPlan PlanMemory(const ModelShape& shape, std::int64_t cublas_workspace_bytes) {
   MemoryPlan plan;
   const std::int64_t params = ParamCount(shape);

@@ -61,6 +61,15 @@ struct StepFlops {
 };
 StepFlops FlopsPerStep(const ModelShape& shape);
 
+// Bytes one training step must move to and from device memory at the least (its compulsory
+// traffic, for a roofline): every GEMM reads its two operands and writes its result once, every
+// element-wise kernel reads and writes its tensors once (bias + GELU, softmax cross-entropy,
+// the bias gradients, GELU's backward), and AdamW reads parameters, gradients and both moments
+// and writes parameters and moments (and, for bf16, the weights' bf16 copies). Caches can only
+// lower the real traffic of a kernel below this when its operands were left in L2 by the one
+// before; flops_per_step / bytes_per_step against the device's ridge point classifies the step.
+double BytesPerStep(const ModelShape& shape);
+
 // Device memory, by category, in requested bytes (what cuda_train asks cudaMalloc for; the
 // allocator rounds each buffer up to its granularity, which this plan does not model).
 struct MemoryPlan {
