@@ -185,6 +185,7 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
                      });
   s.deps.verdicts = s.verdicts.get();
   s.deps.history = s.stores.get();
+  s.deps.bisects = s.stores.get();
   s.deps.history_params = HistoryOptions(config.history);
   if (config.history.enabled) {
     s.history = std::make_unique<history::HistoryService>(*s.stores, s.deps.history_params);

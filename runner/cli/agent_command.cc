@@ -39,6 +39,10 @@ struct AgentArgs {
   double poll_seconds = 5;
   bool once = false;
   double exit_when_idle = 0;  // seconds; 0: never
+  // The build command is a shell command: one queued by whoever holds an ingest token runs only
+  // when the host's owner says so. Otherwise the agent builds with its own --build, or not at all.
+  std::string build;
+  bool trust_queued_build = false;
 };
 
 void Say(const std::string& line) { std::fprintf(stderr, "perfgate agent: %s\n", line.c_str()); }
@@ -163,6 +167,13 @@ class Agent {
       }
       commits.push_back(std::move(*info));
     }
+    const std::string queued_build = step.value("build", "");
+    if (problem.empty() && !queued_build.empty() && args_.build.empty() &&
+        !args_.trust_queued_build) {
+      problem = "the bisect asks to build with `" + queued_build +
+                "`, and this agent runs no build command from the server (start it with --build "
+                "CMD, or --trust-queued-build)";
+    }
     if (problem.empty() && commits.size() != request->targets.size()) {
       problem = "the step names " + std::to_string(commits.size()) + " commits for " +
                 std::to_string(request->targets.size()) + " targets";
@@ -172,7 +183,6 @@ class Agent {
         "): " + std::to_string(request->targets.size()) + " commits x " +
         std::to_string(request->repetitions) + " repetitions");
     json result = {{"token", token}};
-    std::optional<Prober::Measured> unused;
     if (problem.empty()) {
       auto prober = ProberFor(bisect_id, step);
       if (!prober) return tl::unexpected(prober.error());
@@ -230,7 +240,7 @@ class Agent {
     spec.benchmarks = step.value("benchmarks", std::vector<std::string>{});
     spec.suite = step.value("suite", "");
     spec.metric = step.value("metric", "");
-    spec.build = step.value("build", "");
+    spec.build = !args_.build.empty() ? args_.build : step.value("build", "");
     if (spec.benchmarks.empty()) {
       return MakeError(ErrorCode::kUnavailable, "the server's step names no benchmark");
     }
@@ -297,6 +307,12 @@ void AddAgentCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--poll", args->poll_seconds, "Seconds between looks at an empty queue")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
+  cmd->add_option("--build", args->build,
+                  "Shell command that builds each checked-out commit on this host (used instead "
+                  "of the bisect's --build)");
+  cmd->add_flag("--trust-queued-build", args->trust_queued_build,
+                "Run the build command a bisect was queued with (any holder of an ingest token "
+                "can queue one: only on hosts where that is acceptable)");
   cmd->add_flag("--once", args->once, "Work on at most one step, then exit");
   cmd->add_option("--exit-when-idle", args->exit_when_idle,
                   "Exit after this many seconds without a step (0: never)")

@@ -13,6 +13,7 @@ void RegisterRoutes(http::Router& router, const ApiDeps& deps) {
   RegisterVerdictRoutes(router, deps);
   RegisterAlertRoutes(router, deps);
   RegisterBisectRoutes(router, deps);
+  RegisterBisectStepRoutes(router, deps);
 }
 
 }  // namespace perfgate::server::api

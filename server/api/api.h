@@ -8,6 +8,7 @@
 #include "server/history/service.h"
 #include "server/http/metrics.h"
 #include "server/http/router.h"
+#include "server/store/bisect_store.h"
 #include "server/store/store.h"
 
 namespace perfgate::server::gate {
@@ -23,6 +24,7 @@ struct ApiDeps {
   store::SeriesStore* series = nullptr;
   gate::VerdictService* verdicts = nullptr;  // null: the verdict routes are not registered
   store::HistoryStore* history = nullptr;    // null: the alert routes are not registered
+  store::BisectStore* bisects = nullptr;     // null: remote bisects are refused (no queue)
   history::HistoryService* history_service = nullptr;  // told about stored runs; may be null
   history::HistoryServiceOptions history_params;       // for on-demand analysis
   http::Metrics* metrics = nullptr;                    // may be null

@@ -2,6 +2,7 @@
 // OpenAPI document. Internal to server/api.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -10,14 +11,19 @@
 
 namespace perfgate::server::api {
 
-void RegisterHealthRoutes(http::Router& router, const ApiDeps& deps);   // health.cc
-void RegisterProjectRoutes(http::Router& router, const ApiDeps& deps);  // projects.cc
-void RegisterRunRoutes(http::Router& router, const ApiDeps& deps);      // runs.cc
-void RegisterSeriesRoutes(http::Router& router, const ApiDeps& deps);   // series.cc
-void RegisterCompareRoutes(http::Router& router, const ApiDeps& deps);  // compare.cc
-void RegisterVerdictRoutes(http::Router& router, const ApiDeps& deps);  // verdicts.cc
-void RegisterAlertRoutes(http::Router& router, const ApiDeps& deps);    // alerts.cc
-void RegisterBisectRoutes(http::Router& router, const ApiDeps& deps);   // bisects.cc
+void RegisterHealthRoutes(http::Router& router, const ApiDeps& deps);      // health.cc
+void RegisterProjectRoutes(http::Router& router, const ApiDeps& deps);     // projects.cc
+void RegisterRunRoutes(http::Router& router, const ApiDeps& deps);         // runs.cc
+void RegisterSeriesRoutes(http::Router& router, const ApiDeps& deps);      // series.cc
+void RegisterCompareRoutes(http::Router& router, const ApiDeps& deps);     // compare.cc
+void RegisterVerdictRoutes(http::Router& router, const ApiDeps& deps);     // verdicts.cc
+void RegisterAlertRoutes(http::Router& router, const ApiDeps& deps);       // alerts.cc
+void RegisterBisectRoutes(http::Router& router, const ApiDeps& deps);      // bisects.cc
+void RegisterBisectStepRoutes(http::Router& router, const ApiDeps& deps);  // bisect_steps.cc
+
+// bisects.cc: a stored bisect as the API shows it (docs/api.md), the remote fields and steps
+// included; `progress` (may be null) is the replay's partial answer of a running one.
+nlohmann::json BisectJson(const store::BisectRecord& bisect, const nlohmann::json* progress);
 
 // compare.cc: pairs the series of `metric` in two stored runs by benchmark name ("suite/name"
 // when the runs' series of that metric span several suites) and judges them.

@@ -148,11 +148,33 @@ struct NewBisect {
   std::string created_by;   // token name
 };
 
+// One step of a remote bisect (bisect_store.h): a measurement queued for the testbed's agents.
+struct BisectStepRecord {
+  int64_t id = 0;
+  int64_t ordinal = 0;
+  std::string state;         // queued, claimed, done, failed, cancelled
+  std::string agent;         // the last agent that claimed it, "" when none
+  int64_t attempts = 0;      // claims so far
+  std::string request_json;  // bisect::RequestJson
+  std::string result_json;   // bisect::MeasurementJson, "" until done
+  int64_t builds = 0, runs = 0;
+  std::string lease_expires_at;  // "" when not claimed
+  std::string last_error;
+  std::string created_at, finished_at;
+};
+
 struct BisectRecord {
   int64_t id = 0;
   std::optional<int64_t> alert_id;
   std::string good_sha, bad_sha, culprit_sha, state, created_by, created_at;
   std::string report_json;  // "" in lists
+  // Remote bisects only (testbed "" for a posted local answer). GetBisect fills them; lists
+  // leave request_json and steps empty.
+  std::string testbed;
+  std::string request_json;  // what it was queued with (commits, options, benchmarks...)
+  std::string error;         // why it failed without a report
+  std::string finished_at;
+  std::vector<BisectStepRecord> steps;  // in ordinal order
 };
 
 struct AlertDetail {
@@ -235,7 +257,7 @@ class HistoryStore {
                                           const AlertUpdate& update) = 0;
   // kNotFound when the alert is not in the project.
   virtual Result<BisectRecord> SaveBisect(const Project& project, const NewBisect& bisect) = 0;
-  // kNotFound when absent.
+  // kNotFound when absent. A remote bisect comes with its request and steps (results included).
   virtual Result<BisectRecord> GetBisect(const Project& project, int64_t id) = 0;
   // kNotFound when no such series; kInvalidArgument when the query is ambiguous.
   virtual Result<HistorySeriesPoints> GetHistorySeries(const Project& project,

@@ -1,5 +1,6 @@
 // PgStore: alerts (list, count, one with its points, triage with re-baseline), bisects posted by
-// the runner, and a whole series of a tracked branch for on-demand analysis.
+// the runner (reading one is pg_bisect_store.cc, with the remote ones), and a whole series of a
+// tracked branch for on-demand analysis.
 #include <algorithm>
 
 #include "server/store/pg_history_rows.h"
@@ -179,34 +180,6 @@ Result<BisectRecord> PgStore::SaveBisect(const Project& project, const NewBisect
     out.report_json = bisect.report_json;
     return out;
   });
-}
-
-Result<BisectRecord> PgStore::GetBisect(const Project& project, int64_t id) {
-  return pool_.WithStatements<BisectRecord>(
-      [&](pqxx::transaction_base& tx) -> Result<BisectRecord> {
-        pqxx::result r = tx.exec_params(
-            "SELECT id, alert_id, good_sha, bad_sha, coalesce(culprit_sha, ''), state, "
-            "created_by, " +
-                pgutil::Rfc3339Sql("created_at") +
-                ", coalesce(report::text, '{}') FROM bisect_jobs WHERE id = $1 AND "
-                "project_id = $2",
-            id, project.id);
-        if (r.empty()) {
-          return MakeError(ErrorCode::kNotFound,
-                           "no bisect " + std::to_string(id) + " in project " + project.name, "id");
-        }
-        BisectRecord out;
-        out.id = r[0][0].as<int64_t>();
-        if (!r[0][1].is_null()) out.alert_id = r[0][1].as<int64_t>();
-        out.good_sha = Text(r[0][2]);
-        out.bad_sha = Text(r[0][3]);
-        out.culprit_sha = Text(r[0][4]);
-        out.state = Text(r[0][5]);
-        out.created_by = Text(r[0][6]);
-        out.created_at = Text(r[0][7]);
-        out.report_json = Text(r[0][8]);
-        return out;
-      });
 }
 
 Result<HistorySeriesPoints> PgStore::GetHistorySeries(const Project& project,

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "server/store/bisect_store.h"
 #include "server/store/history_store.h"
 #include "server/store/pool.h"
 #include "server/store/store.h"
@@ -18,7 +19,8 @@ class PgStore final : public ProjectStore,
                       public RunStore,
                       public SeriesStore,
                       public VerdictStore,
-                      public HistoryStore {
+                      public HistoryStore,
+                      public BisectStore {
  public:
   explicit PgStore(ConnectionPool& pool) : pool_(pool) {}
 
@@ -68,9 +70,21 @@ class PgStore final : public ProjectStore,
   Result<AlertRecord> UpdateAlert(const Project& project, int64_t id,
                                   const AlertUpdate& update) override;
   Result<BisectRecord> SaveBisect(const Project& project, const NewBisect& bisect) override;
-  Result<BisectRecord> GetBisect(const Project& project, int64_t id) override;
+  Result<BisectRecord> GetBisect(const Project& project, int64_t id) override;  // pg_bisect_store
   Result<HistorySeriesPoints> GetHistorySeries(const Project& project,
                                                const HistorySeriesQuery& query) override;
+
+  // BisectStore (pg_bisect_store.cc)
+  Result<BisectRecord> QueueRemoteBisect(const Project& project,
+                                         const NewRemoteBisect& bisect) override;
+  Result<std::optional<ClaimedStep>> ClaimStep(const Project& project,
+                                               const StepClaimRequest& claim) override;
+  Result<StepLease> HeartbeatStep(const Project& project, int64_t step_id,
+                                  const std::string& token_hash, int64_t lease_seconds) override;
+  Result<BisectRecord> CompleteStep(const Project& project, int64_t step_id,
+                                    const std::string& token_hash, const StepReport& report,
+                                    const BisectReplay& replay) override;
+  Result<BisectRecord> CancelBisect(const Project& project, int64_t id) override;
 
  private:
   ConnectionPool& pool_;
