@@ -101,6 +101,10 @@ std::string HeadlineSentence(const Verdict& verdict) {
       if (c.Compared() == 0) return "no benchmark metric was compared with a baseline";
       return "no benchmark metric slower than its threshold (" + std::to_string(c.Compared()) +
              " compared)";
+    case Outcome::kNoisyEnvironment:
+      return std::to_string(c.regression) + " of " +
+             Plural(std::max(c.Compared(), c.regression), "benchmark metric", "benchmark metrics") +
+             " slower, all on throttled GPUs: the run must be repeated on a healthy host";
     case Outcome::kNoBaseline:
       return "no baseline run to compare with" +
              (verdict.testbed.empty() ? std::string() : " on testbed " + verdict.testbed) +
@@ -176,6 +180,34 @@ std::string ReasonSentence(const MetricResult& result, size_t max_reason) {
         std::to_string(result.repetitions_needed) + " repetitions would decide it";
     out = out.empty() ? needed : out + " (" + needed + ")";
   }
+  return out;
+}
+
+std::string AttributionSentence(const MetricResult& result) {
+  if (!result.attribution) return "";
+  const Attribution& a = *result.attribution;
+  std::string out;
+  auto part = [&](const std::string& text) { out += (out.empty() ? "" : "; ") + text; };
+  std::string moved;
+  for (const MovedMetric& m : a.moved) {
+    moved += (moved.empty() ? "" : ", ") + m.metric;
+    if (m.change) moved += " " + Printf("%+.1f%%", *m.change * 100);
+    if (m.verdict != "REGRESSION" && m.verdict != "IMPROVEMENT" && !m.verdict.empty()) {
+      std::string word = m.verdict;
+      for (char& c : word) c = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+      moved += " (" + word + ")";
+    }
+  }
+  if (!moved.empty()) part("moved: " + moved);
+  if (a.roofline && !a.roofline->bound.empty()) {
+    std::string roofline = "roofline: " + a.roofline->bound;
+    if (a.roofline->intensity && a.roofline->ridge) {
+      roofline += " (" + Printf("%.3g", *a.roofline->intensity) + " FLOP/byte, ridge " +
+                  Printf("%.3g", *a.roofline->ridge) + ")";
+    }
+    part(roofline);
+  }
+  if (!a.hint.empty()) part("hint: " + a.hint);
   return out;
 }
 

@@ -68,6 +68,11 @@ size_t DisplayWidth(std::string_view text);
 // would; the reason is cut to `max_reason` bytes.
 std::string ReasonSentence(const MetricResult& result, size_t max_reason = std::string::npos);
 
+// "moved: gpu_utilization -18.0% (inconclusive), tflops -9.5%; roofline: memory-bound (2.5
+// FLOP/byte, ridge 156); hint: ..." from the result's attribution (verdicts other than
+// REGRESSION and IMPROVEMENT are named, lower case); "" when it has none.
+std::string AttributionSentence(const MetricResult& result);
+
 // True for the kinds that the reports put first and explain: REGRESSION and INCONCLUSIVE.
 inline bool NeedsAttention(ResultKind kind) {
   return kind == ResultKind::kRegression || kind == ResultKind::kInconclusive;

@@ -115,6 +115,12 @@ std::string TestCase(const MetricResult& r, const Verdict& verdict) {
                             " (threshold " +
                             internal::FormatThreshold(internal::ThresholdOf(r, verdict)) + ")";
       if (r.p_adjusted) message += ", p=" + internal::FormatPCompact(*r.p_adjusted);
+      // The message is what CI test reports show first: the cause goes there, not in the body,
+      // the host's state first (it voids the rest).
+      if (!r.environment.empty()) message += "; environment: " + r.environment;
+      if (const std::string why = internal::AttributionSentence(r); !why.empty()) {
+        message += "; " + why;
+      }
       return out + ">\n      <failure" + Attr("message", message) + Attr("type", "REGRESSION") +
              ">" + XmlEscape(Body(r), false) + "</failure>\n    </testcase>\n";
     }

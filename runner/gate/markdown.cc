@@ -80,6 +80,8 @@ std::string StatusWord(Outcome outcome) {
       return "**Pass**";
     case Outcome::kNoBaseline:
       return "**No baseline**";
+    case Outcome::kNoisyEnvironment:
+      return "**Noisy environment**";
   }
   return "";
 }
@@ -156,13 +158,24 @@ std::string TableRow(const MetricResult& r, bool suites) {
   return out;
 }
 
-// "- **BM_x** \[real\_time\]: reason (30 repetitions would decide it)"; "" with nothing to say.
+// "- **BM_x** \[real\_time\]: reason (30 repetitions would decide it)", then what moved with
+// it and the host's state as nested items; "" with nothing to say.
 std::string ReasonItem(const MetricResult& r) {
-  if (r.reason.empty() && r.repetitions_needed == 0) return "";
+  const std::string attribution = internal::AttributionSentence(r);
+  if (r.reason.empty() && r.repetitions_needed <= 0 && attribution.empty() &&
+      r.environment.empty()) {
+    return "";
+  }
   const std::string text = Escape(internal::ReasonSentence(r, kMaxSentence));
-  return "- " + std::string(ResultKindName(r.kind)) + " **" +
-         Escape(Truncate(r.benchmark, kMaxName)) + "** \\[" + Escape(Truncate(r.metric, kMaxName)) +
-         "\\]: " + text + "\n";
+  std::string out = "- " + std::string(ResultKindName(r.kind)) + " **" +
+                    Escape(Truncate(r.benchmark, kMaxName)) + "** \\[" +
+                    Escape(Truncate(r.metric, kMaxName)) + "\\]" +
+                    (text.empty() ? "" : ": " + text) + "\n";
+  if (!attribution.empty()) out += "  - " + Escape(Truncate(attribution, kMaxSentence)) + "\n";
+  if (!r.environment.empty()) {
+    out += "  - environment: " + Escape(Truncate(r.environment, kMaxSentence)) + "\n";
+  }
+  return out;
 }
 
 }  // namespace

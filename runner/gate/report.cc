@@ -45,6 +45,8 @@ std::string StatusWord(const Verdict& verdict, bool color) {
       return Paint("pass", kGreen, color);
     case Outcome::kNoBaseline:
       return "no baseline";
+    case Outcome::kNoisyEnvironment:
+      return Paint("NOISY ENVIRONMENT", kYellow, color);
   }
   return "";
 }
@@ -151,14 +153,20 @@ std::string RenderText(const Verdict& verdict, const TextOptions& options) {
   bool any_reason = false;
   for (size_t i = 0; i < shown; ++i) {
     const MetricResult& r = *ordered[i];
-    if (!internal::NeedsAttention(r.kind) || (r.reason.empty() && r.repetitions_needed == 0)) {
+    const std::string reason = internal::ReasonSentence(r);
+    const std::string attribution = internal::AttributionSentence(r);
+    if (!internal::NeedsAttention(r.kind) ||
+        (reason.empty() && attribution.empty() && r.environment.empty())) {
       continue;
     }
     if (!any_reason) out += "\n";
     any_reason = true;
     out += "  " + Paint(ResultKindName(r.kind), KindColor(r.kind), options.color) + " " +
-           CleanLine(r.benchmark) + " [" + CleanLine(r.metric) +
-           "]: " + CleanLine(internal::ReasonSentence(r)) + "\n";
+           CleanLine(r.benchmark) + " [" + CleanLine(r.metric) + "]" +
+           (reason.empty() ? "" : ": " + CleanLine(reason)) + "\n";
+    // What moved with it and why the host may be to blame, indented under the regression.
+    if (!attribution.empty()) out += "    " + CleanLine(attribution) + "\n";
+    if (!r.environment.empty()) out += "    environment: " + CleanLine(r.environment) + "\n";
   }
   if (!verdict.warnings.empty()) {
     out += "\nwarnings:\n";

@@ -33,6 +33,8 @@ std::string_view OutcomeName(Outcome outcome) {
       return "pass";
     case Outcome::kNoBaseline:
       return "no_baseline";
+    case Outcome::kNoisyEnvironment:
+      return "noisy_environment";
   }
   return "pass";
 }
@@ -59,6 +61,13 @@ bool HasRegression(const Verdict& verdict) {
   if (verdict.outcome == Outcome::kRegression || verdict.counts.regression > 0) return true;
   return std::any_of(verdict.results.begin(), verdict.results.end(),
                      [](const MetricResult& r) { return r.kind == ResultKind::kRegression; });
+}
+
+bool IsNoisyEnvironment(const Verdict& verdict) {
+  if (verdict.outcome != Outcome::kNoisyEnvironment) return false;
+  return std::all_of(verdict.results.begin(), verdict.results.end(), [](const MetricResult& r) {
+    return r.kind != ResultKind::kRegression || !r.environment.empty();
+  });
 }
 
 bool NaturalLess(std::string_view a, std::string_view b) {

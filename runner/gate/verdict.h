@@ -14,13 +14,14 @@
 
 namespace perfgate::gate {
 
-// The run as a whole.
-enum class Outcome { kRegression, kPass, kNoBaseline };
+// The run as a whole. kNoisyEnvironment: every regression happened on a host whose GPUs were
+// throttled; the run must be repeated on a healthy host (older servers never send it).
+enum class Outcome { kRegression, kPass, kNoBaseline, kNoisyEnvironment };
 
 // One benchmark metric. The enumerators are in the order reports list them (OrderedResults).
 enum class ResultKind { kRegression, kInconclusive, kImprovement, kNew, kEquivalent, kIgnored };
 
-// "regression" / "pass" / "no_baseline", as on the wire.
+// "regression" / "pass" / "no_baseline" / "noisy_environment", as on the wire.
 std::string_view OutcomeName(Outcome outcome);
 // "REGRESSION", "INCONCLUSIVE", ..., as on the wire.
 std::string_view ResultKindName(ResultKind kind);
@@ -84,6 +85,28 @@ struct Interval {
   double upper = 0;
 };
 
+// A metric of the same benchmark (or the suite's GPU telemetry) that moved with a regression.
+struct MovedMetric {
+  std::string metric;
+  std::string verdict;  // as on the wire: a newer server's word renders as it is
+  std::optional<double> change;
+};
+
+// Where a training step sits on the roofline: "compute-bound" or "memory-bound" at `intensity`
+// FLOP/byte against the `ridge` point of the GPU's peaks.
+struct Roofline {
+  std::string bound;  // "class" on the wire
+  std::optional<double> intensity;
+  std::optional<double> ridge;
+};
+
+// What the server could tell about a regression's cause (docs/api.md, "Verdicts").
+struct Attribution {
+  std::vector<MovedMetric> moved;  // most significant first
+  std::optional<Roofline> roofline;
+  std::string hint;  // one line; "" when none
+};
+
 struct MetricResult {
   std::string suite;
   std::string benchmark;
@@ -98,8 +121,11 @@ struct MetricResult {
   std::optional<Interval> change_ci;
   std::optional<double> p_value;
   std::optional<double> p_adjusted;
-  int64_t repetitions_needed = 0;  // INCONCLUSIVE: repetitions power analysis asks for
+  // INCONCLUSIVE: repetitions power analysis asks for; -1 when a side has too few to tell.
+  int64_t repetitions_needed = 0;
   std::string reason;
+  std::optional<Attribution> attribution;  // REGRESSION rows the server could explain
+  std::string environment;  // the host's state when it spoils the measurement; "" otherwise
 };
 
 struct Verdict {
@@ -131,8 +157,13 @@ struct Verdict {
 Result<Verdict> DecodeVerdict(std::string_view json);
 
 // True when the server's outcome is a regression or any result is one: an inconsistent verdict
-// fails the gate rather than passing it.
+// fails the gate rather than passing it. A noisy_environment verdict has regressions too.
 bool HasRegression(const Verdict& verdict);
+
+// True when the server says noisy_environment and every regression carries an environment note:
+// the run measured the host, so it must be repeated rather than judged. A regression without a
+// note makes it false (it fails as a regression), so an inconsistent verdict cannot excuse one.
+bool IsNoisyEnvironment(const Verdict& verdict);
 
 // The order every report lists results in: REGRESSION by how much worse (largest first), then
 // INCONCLUSIVE, IMPROVEMENT, NEW, EQUIVALENT, IGNORED, each by benchmark name (digit runs compared

@@ -209,6 +209,33 @@ std::optional<ResultKind> ParseResultKind(std::string_view text) {
   return std::nullopt;
 }
 
+// A newer server may add keys to these objects; they are ignored like everywhere else.
+Attribution ReadAttribution(Reader& reader, const json& object, const std::string& path) {
+  Attribution a;
+  if (const json* moved = reader.Array(object, "moved", path)) {
+    for (size_t i = 0; i < moved->size(); ++i) {
+      const json& item = (*moved)[i];
+      const std::string at = Reader::Index(Reader::Join(path, "moved"), i);
+      if (!reader.Expect(item, item.is_object(), "an object", at)) break;
+      MovedMetric m;
+      m.metric = reader.String(item, "metric", at, /*required=*/true);
+      m.verdict = reader.String(item, "verdict", at);
+      m.change = reader.Number(item, "change", at);
+      a.moved.push_back(std::move(m));
+    }
+  }
+  if (const json* roofline = reader.Object(object, "roofline", path)) {
+    const std::string at = Reader::Join(path, "roofline");
+    Roofline r;
+    r.bound = reader.String(*roofline, "class", at);
+    r.intensity = reader.Number(*roofline, "intensity", at);
+    r.ridge = reader.Number(*roofline, "ridge", at);
+    a.roofline = std::move(r);
+  }
+  a.hint = reader.String(object, "hint", path);
+  return a;
+}
+
 MetricResult ReadResult(Reader& reader, const json& object, const std::string& path) {
   MetricResult r;
   r.suite = reader.String(object, "suite", path, /*required=*/true);
@@ -253,8 +280,14 @@ MetricResult ReadResult(Reader& reader, const json& object, const std::string& p
   }
   r.p_value = reader.Number(object, "p_value", path);
   r.p_adjusted = reader.Number(object, "p_adjusted", path);
-  r.repetitions_needed = reader.Integer(object, "repetitions_needed", path, 0).value_or(0);
+  // -1: the server could not estimate the noise (a side with one value, like GPU telemetry).
+  r.repetitions_needed = reader.Integer(object, "repetitions_needed", path, -1).value_or(0);
   r.reason = reader.String(object, "reason", path);
+  // Servers before attribution and environment notes leave both out.
+  if (const json* attribution = reader.Object(object, "attribution", path)) {
+    r.attribution = ReadAttribution(reader, *attribution, Reader::Join(path, "attribution"));
+  }
+  r.environment = reader.String(object, "environment", path);
   return r;
 }
 
@@ -298,9 +331,13 @@ Verdict ReadVerdict(Reader& reader, const json& object, const std::string& path)
       v.outcome = Outcome::kPass;
     } else if (*outcome == "no_baseline") {
       v.outcome = Outcome::kNoBaseline;
+    } else if (*outcome == "noisy_environment") {
+      v.outcome = Outcome::kNoisyEnvironment;
     } else {
       reader.Fail(Reader::Join(path, "outcome"),
-                  "expected \"regression\", \"pass\" or \"no_baseline\", got \"" + *outcome + "\"");
+                  "expected \"regression\", \"pass\", \"no_baseline\" or "
+                  "\"noisy_environment\", got \"" +
+                      *outcome + "\"");
     }
   }
   v.algorithm_version = reader.String(object, "algorithm_version", path);

@@ -2,9 +2,10 @@
 // replay). docs/api.md ("Verdicts") documents the object built here.
 #include "server/gate/verdict.h"
 
-#include <charconv>
 #include <cmath>
 
+#include "server/gate/attribution.h"
+#include "server/gate/results_writer.h"
 #include "stats/descriptive.h"
 
 namespace perfgate::server::gate {
@@ -31,74 +32,6 @@ json BaselineJson(const store::BaselineChoice& b) {
 
 namespace {
 
-// The results array is written as text: a verdict of 500 metrics is ~200 KB, and building it as
-// a JSON tree first cost more than a tenth of a verdict's CPU. Keys in the order nlohmann's
-// dump uses (sorted), numbers in their shortest round-trip form, strings escaped by nlohmann.
-class ResultsWriter {
- public:
-  void Open() {
-    out_ += first_ ? "[{" : ",{";
-    first_ = false, key_first_ = true;
-  }
-  void Close() { out_ += '}'; }
-  std::string Finish() { return std::move(out_) + (first_ ? "[]" : "]"); }
-
-  void Key(std::string_view key) {
-    if (!key_first_) out_ += ',';
-    key_first_ = false;
-    out_ += '"';
-    out_ += key;  // keys are plain words
-    out_ += "\":";
-  }
-  void String(std::string_view key, std::string_view value) {
-    Key(key);
-    out_ += json(value).dump();
-  }
-  void Number(std::string_view key, double value) {
-    Key(key);
-    AppendNumber(value);
-  }
-  void Integer(std::string_view key, long long value) {
-    Key(key);
-    out_ += std::to_string(value);
-  }
-  void Null(std::string_view key) {
-    Key(key);
-    out_ += "null";
-  }
-  void Interval(std::string_view key, const stats::Interval& ci) {
-    Key(key);
-    out_ += '[';
-    AppendNumber(ci.lower);
-    out_ += ',';
-    AppendNumber(ci.upper);
-    out_ += ']';
-  }
-  void Side(std::string_view key, const stats::SampleSummary& side) {
-    Key(key);
-    out_ += "{\"cv\":";
-    AppendNumber(side.cv);
-    out_ += ",\"median\":";
-    AppendNumber(side.median);
-    out_ += ",\"n\":" + std::to_string(side.n) + "}";
-  }
-
- private:
-  void AppendNumber(double value) {
-    if (!std::isfinite(value)) {
-      out_ += "null";
-      return;
-    }
-    char buffer[32];
-    const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-    out_.append(buffer, ec == std::errc() ? end : buffer);
-  }
-
-  std::string out_;
-  bool first_ = true;
-  bool key_first_ = true;
-};
-
 // One result row before it is written: a judged metric, or an IGNORED or NEW series.
 struct Row {
   const store::SampleSet* set = nullptr;
@@ -106,6 +39,7 @@ struct Row {
   const char* verdict = nullptr;  // IGNORED / NEW; nullptr: judged (`input` indexes it)
   const char* reason = nullptr;
   size_t input = 0;
+  const std::vector<double>* base = nullptr;  // the baseline's values; nullptr when none
 };
 
 }  // namespace
@@ -140,6 +74,7 @@ Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
         matched[base_index] = true;
       }
     }
+    if (has_base) row.base = &baseline->sets[base_index].values;
     if (rule != nullptr && rule->ignore) {
       row.verdict = "IGNORED";
       row.reason = "ignored by a threshold rule";
@@ -181,10 +116,26 @@ Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
   // Only what the verdict object reports (no Hodges-Lehmann, Cohen's d, other tests).
   auto judged = stats::JudgeMetrics(inputs, request.policy, stats::JudgeOutputs::kVerdictOnly);
   if (!judged) return tl::unexpected(judged.error());
-  ResultsWriter writer;
+  std::vector<AttributionInput> explained;
+  explained.reserve(rows.size());
   for (const Row& row : rows) {
     const stats::MetricVerdict* v = row.verdict == nullptr ? &judged->metrics[row.input] : nullptr;
+    explained.push_back({row.set->suite, row.set->benchmark, row.set->metric, row.set->unit,
+                         row.set->direction,
+                         v != nullptr ? stats::VerdictName(v->verdict) : row.verdict,
+                         v != nullptr ? v->change : NAN, v != nullptr ? v->p_adjusted : NAN,
+                         row.threshold, &row.set->values, row.base});
+  }
+  const Attributions notes = Attribute(explained);
+  ResultsWriter writer;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& row = rows[i];
+    const stats::MetricVerdict* v = row.verdict == nullptr ? &judged->metrics[row.input] : nullptr;
     writer.Open();
+    // Keys in sorted order: "attribution" before "base", "environment" after "direction".
+    if (notes.rows[i].attribution) {
+      writer.Raw("attribution", AttributionJson(*notes.rows[i].attribution));
+    }
     if (v != nullptr) {
       writer.Side("base", v->base);
     } else {
@@ -204,6 +155,9 @@ Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
                               values.size() >= 2 ? stats::Cv(values) : NAN});
     }
     writer.String("direction", DirectionName(row.set->direction));
+    if (!notes.rows[i].environment.empty()) {
+      writer.String("environment", notes.rows[i].environment);
+    }
     writer.String("metric", row.set->metric);
     if (v != nullptr) {
       writer.Number("p_adjusted", v->p_adjusted);
@@ -232,7 +186,11 @@ Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
   if (baseline == nullptr) {
     out.outcome = "no_baseline";
   } else {
-    out.outcome = judged->regressions > 0 ? "regression" : "pass";
+    // Regressions that a throttled host explains, all of them: the run must be repeated, not
+    // fixed. One regression on a healthy suite still makes it a regression.
+    out.outcome = judged->regressions == 0  ? "pass"
+                  : notes.noisy_environment ? "noisy_environment"
+                                            : "regression";
   }
   return out;
 }

@@ -54,7 +54,7 @@ Result<VerdictRequest> DecodeParameters(const nlohmann::json& parameters);
 
 // The judgement of a contender against a baseline (nullptr: none), without I/O.
 struct Judgement {
-  std::string outcome;              // "regression", "pass", "no_baseline"
+  std::string outcome;              // "regression", "noisy_environment", "pass", "no_baseline"
   std::string results_json = "[]";  // the API's "results" array, as text
   nlohmann::json counts = nlohmann::json::object();
   std::vector<std::string> warnings;

@@ -1,7 +1,8 @@
 // Verdicts end to end: a real server and PostgreSQL, runs posted over HTTP, then
 // POST/GET .../verdict. Baseline selection (merge-base, first-parent ancestor, a main branch
 // that moved on, another host fingerprint, none), the three-way verdict with thresholds and
-// rules, pooling reruns, replay, and the auth rules of the two routes.
+// rules, pooling reruns, replay, the auth rules of the two routes, and the attribution and
+// environment notes of a training suite's GPU telemetry.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -86,6 +87,22 @@ json Upload(const RunSpec& s) {
   return upload;
 }
 
+// A training suite's run (benchmark = suite name, runner/run/train_suite.h): step_time with a
+// sample per step, and GPU telemetry with one value per run (runner/telemetry/gpu_sampler.h).
+json TrainUpload(const RunSpec& s, double step_factor, double utilization, double throttled) {
+  json upload = Upload(s);
+  auto series = [](const std::string& metric, const std::string& unit, const std::string& direction,
+                   std::vector<double> values) {
+    return json{{"suite", "train"}, {"benchmark", "train"},   {"metric", metric},
+                {"unit", unit},     {"direction", direction}, {"values", std::move(values)}};
+  };
+  upload["results"] = {series("step_time", "s", "lower", Noisy(0.1 * step_factor, s.salt, 40)),
+                       series("gpu_utilization", "%", "higher", {utilization}),
+                       series("gpu_sm_clock", "MHz", "higher", {1980}),
+                       series("gpu_throttled_fraction", "ratio", "lower", {throttled})};
+  return upload;
+}
+
 class VerdictE2eTest : public testing::ServerTest {
  protected:
   void SetUp() override {
@@ -107,6 +124,18 @@ class VerdictE2eTest : public testing::ServerTest {
     HttpResponse r = http_->Post("/api/v1/projects/proj/runs", Upload(spec).dump(), ci_);
     ASSERT_EQ(r.status, 201) << r.body;
   }
+  void PostTrain(const RunSpec& spec, double step_factor, double utilization, double throttled) {
+    HttpResponse r =
+        http_->Post("/api/v1/projects/proj/runs",
+                    TrainUpload(spec, step_factor, utilization, throttled).dump(), ci_);
+    ASSERT_EQ(r.status, 201) << r.body;
+  }
+  void ExpectReplayMatches(int run) {
+    HttpResponse replay =
+        http_->Get("/api/v1/projects/proj/runs/" + RunId(run) + "/verdict?replay=1", reader_);
+    ASSERT_EQ(replay.status, 200) << replay.body;
+    EXPECT_TRUE(replay.Json()["replay"]["matches"].get<bool>()) << replay.body;
+  }
   // POST .../verdict; the verdict object (null on failure, with a test failure).
   json Verdict(int run, const json& body = json::object(), int expected_status = 201) {
     HttpResponse r =
@@ -114,6 +143,14 @@ class VerdictE2eTest : public testing::ServerTest {
     EXPECT_EQ(r.status, expected_status) << r.body;
     json parsed = r.Json();
     return parsed.is_object() && parsed.contains("verdict") ? parsed["verdict"] : parsed;
+  }
+  static const json& Row(const json& verdict, const std::string& metric) {
+    static const json none;
+    for (const json& r : verdict["results"]) {
+      if (r["metric"] == metric) return r;
+    }
+    ADD_FAILURE() << "no result for " << metric;
+    return none;
   }
   static const json& Result(const json& verdict, const std::string& benchmark) {
     static const json none;
@@ -381,6 +418,49 @@ TEST_F(VerdictE2eTest, MainRunsPrepareTheirBaselineBeforeTheFirstGate) {
   EXPECT_EQ(Result(v, "BM_A")["verdict"], "REGRESSION");
   EXPECT_EQ(cache_stat("misses"), misses);
   EXPECT_EQ(cache_stat("hits"), hits + 1);
+}
+
+// A training run whose step time rose while GPU utilisation fell is told to look at its input
+// pipeline; the same slowdown on throttled GPUs is the host's, and the outcome says so.
+TEST_F(VerdictE2eTest, GpuTelemetryExplainsARegressionAndThrottlingVoidsIt) {
+  for (int run = 1; run <= 3; ++run) {
+    PostTrain({.id = run, .commit = 1, .salt = run}, 1.0, 80 + run * 0.5, 0);
+  }
+  PostTrain(
+      {.id = 10, .branch = "feature", .commit = 100, .target_branch = "main", .merge_base = 1},
+      1.10, 64, 0);
+  json v = Verdict(10);
+  EXPECT_EQ(v["outcome"], "regression");
+  EXPECT_EQ(v["counts"]["regression"], 1);
+  const json& step = Row(v, "step_time");
+  EXPECT_EQ(step["verdict"], "REGRESSION");
+  EXPECT_EQ(step["attribution"]["hint"],
+            "utilisation fell while step time rose: look at the input pipeline or "
+            "synchronisation (the GPU waited)");
+  ASSERT_EQ(step["attribution"]["moved"].size(), 1u) << step.dump();
+  EXPECT_EQ(step["attribution"]["moved"][0]["metric"], "gpu_utilization");
+  EXPECT_NEAR(step["attribution"]["moved"][0]["change"].get<double>(), -0.2, 0.01);
+  EXPECT_FALSE(step.contains("environment"));
+  ExpectReplayMatches(10);
+
+  PostTrain({.id = 11, .branch = "hot", .commit = 101, .target_branch = "main", .merge_base = 1},
+            1.10, 64, 0.2);
+  json noisy = Verdict(11);
+  EXPECT_EQ(noisy["outcome"], "noisy_environment");
+  EXPECT_EQ(noisy["counts"]["regression"], 1);
+  const json& hot = Row(noisy, "step_time");
+  EXPECT_EQ(hot["verdict"], "REGRESSION");
+  EXPECT_EQ(hot["environment"],
+            "the GPUs were throttled in 20% of the samples (power or thermal caps): this run "
+            "measures the host, not the code");
+  EXPECT_EQ(hot["attribution"]["hint"],
+            "the GPU clock fell (power or thermal cap, or application clocks changed): the "
+            "environment, not the code");
+  // Stored (the outcome passes the table's check) and read back as computed.
+  HttpResponse got = http_->Get("/api/v1/projects/proj/runs/" + RunId(11) + "/verdict", reader_);
+  ASSERT_EQ(got.status, 200) << got.body;
+  EXPECT_EQ(got.Json()["verdict"]["outcome"], "noisy_environment");
+  ExpectReplayMatches(11);
 }
 
 }  // namespace

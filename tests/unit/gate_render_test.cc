@@ -4,6 +4,7 @@
 // written here, itself tested on broken documents), and GitLab metric names.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
 #include <regex>
@@ -136,7 +137,8 @@ TEST(XmlProblem, AcceptsWellFormedAndRejectsBrokenDocuments) {
 }
 
 TEST(RenderJUnit, IsWellFormedAndCountsTestsFailuresAndSkips) {
-  for (const std::string name : {"regression", "pass", "no_baseline", "special_names"}) {
+  for (const std::string name : {"regression", "pass", "no_baseline", "special_names",
+                                 "gpu_attribution", "noisy_environment"}) {
     EXPECT_EQ(XmlProblem(RenderJUnit(Load(name))), "") << name;
   }
   const std::string xml = RenderJUnit(Load("regression"));
@@ -157,6 +159,55 @@ TEST(RenderJUnit, IsWellFormedAndCountsTestsFailuresAndSkips) {
                       "      <skipped message="),
             std::string::npos);
   EXPECT_EQ(none.find("BM_Sort"), std::string::npos);
+}
+
+// What moved, the hint and the host's state go where each audience looks first: under the
+// regression in the job log and the PR comment, into the failure message of JUnit.
+TEST(Render, ShowsAttributionAndEnvironmentWithTheRegression) {
+  const Verdict noisy = Load("noisy_environment");
+  const std::string text = RenderText(noisy, {.color = true});
+  EXPECT_TRUE(
+      text.starts_with("perfgate: \x1b[33mNOISY ENVIRONMENT\x1b[0m \u2014 1 of 3 "
+                       "benchmark metrics slower, all on throttled GPUs"))
+      << text;
+  const auto lines = Lines(RenderText(noisy));
+  const auto at = std::find_if(lines.begin(), lines.end(), [](const std::string& line) {
+    return line.starts_with("  REGRESSION mlp [step_time]: ");
+  });
+  ASSERT_NE(at, lines.end());
+  ASSERT_LT(at + 2, lines.end());
+  EXPECT_TRUE(
+      at[1].starts_with("    moved: gpu_sm_clock -16.0% (inconclusive); hint: the GPU "
+                        "clock fell"))
+      << at[1];
+  EXPECT_TRUE(at[2].starts_with("    environment: the GPUs were throttled in 20% of the samples"))
+      << at[2];
+
+  const std::string md = RenderMarkdown(noisy, {.comment = true});
+  EXPECT_NE(md.find("### perfgate: **Noisy environment**\n"), std::string::npos);
+  EXPECT_NE(md.find("\n  - moved: gpu\\_sm\\_clock -16.0% (inconclusive); hint: "),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("\n  - environment: the GPUs were throttled in 20% of the samples"),
+            std::string::npos);
+
+  const std::string xml = RenderJUnit(noisy);
+  EXPECT_NE(xml.find("<property name=\"outcome\" value=\"noisy_environment\"/>"),
+            std::string::npos);
+  EXPECT_NE(xml.find("<failure message=\"+19.80% (threshold 5%), p=1.0e-15; environment: the "
+                     "GPUs were throttled in 20% of the samples (power or thermal caps): this run "
+                     "measures the host, not the code; moved: gpu_sm_clock -16.0% (inconclusive)"
+                     "; hint: "),
+            std::string::npos)
+      << xml;
+
+  // A regression with neither a reason nor anything moved still shows its hint.
+  const std::string gpu = RenderText(Load("gpu_attribution"));
+  EXPECT_NE(gpu.find("  REGRESSION BM_Gather/4096 [real_time]\n    hint: real time rose but CPU "
+                     "time did not"),
+            std::string::npos)
+      << gpu;
+  EXPECT_NE(gpu.find("roofline: memory-bound (42.5 FLOP/byte, ridge 295)"), std::string::npos);
 }
 
 TEST(RenderText, AlignsTheTableAndColoursOnlyWhenAsked) {
@@ -289,6 +340,20 @@ TEST(RenderMarkdown, KeepsACommentUnder60000CharactersAndCountsWhatIsLeftOut) {
   EXPECT_NE(long_names.find(" of 400 benchmark metrics not shown"), std::string::npos);
   EXPECT_EQ(long_names.find("<details>"), std::string::npos);
 
+  // Long attributions and environment notes are cut like reasons, and counted in the budget.
+  Verdict explained = Many(400, 400, 0);
+  for (MetricResult& r : explained.results) {
+    Attribution a;
+    for (int i = 0; i < 100; ++i)
+      a.moved.push_back({"metric_" + std::to_string(i), "IMPROVEMENT", -0.5});
+    a.hint = std::string(2000, 'h');
+    r.attribution = a;
+    r.environment = std::string(2000, 'e');
+  }
+  const std::string cut = RenderMarkdown(explained, {.comment = true});
+  EXPECT_LT(cut.size(), 60000u);
+  EXPECT_NE(cut.find(" of 400 benchmark metrics not shown"), std::string::npos);
+
   // A step summary may be far longer: nothing is left out here.
   const std::string summary =
       RenderMarkdown(v, {.comment = false, .max_rows = std::numeric_limits<size_t>::max()});
@@ -307,7 +372,8 @@ TEST(RenderGitLabMetrics, OneNameValueLinePerMetricWithAllowedNames) {
             std::string::npos);
   EXPECT_EQ(text.find("BM_Sort_65536_real_time_change_percent"), std::string::npos);  // NEW
   const std::regex kLine("[a-zA-Z_:][a-zA-Z0-9_:]* -?[0-9.e+-]+");
-  for (const std::string name : {"regression", "pass", "no_baseline", "special_names"}) {
+  for (const std::string name : {"regression", "pass", "no_baseline", "special_names",
+                                 "gpu_attribution", "noisy_environment"}) {
     for (const std::string& line : Lines(RenderGitLabMetrics(Load(name)))) {
       EXPECT_TRUE(std::regex_match(line, kLine)) << name << ": " << line;
     }

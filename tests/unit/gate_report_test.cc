@@ -1,5 +1,5 @@
 // `perfgate gate` verdicts: decoding the server's answer (types, nulls, errors naming the field),
-// the order results are listed in, and golden renderings of the four fixture verdicts in
+// the order results are listed in, and golden renderings of the six fixture verdicts in
 // tests/fixtures/verdicts. Properties of each rendering are in gate_render_test.cc.
 #include <gtest/gtest.h>
 
@@ -21,7 +21,8 @@ namespace {
 using perfgate::testing::FixturePath;
 using perfgate::testing::ReadFile;
 
-const std::vector<std::string> kFixtures = {"regression", "pass", "no_baseline", "special_names"};
+const std::vector<std::string> kFixtures = {
+    "regression", "pass", "no_baseline", "special_names", "gpu_attribution", "noisy_environment"};
 
 Verdict Load(const std::string& name) {
   auto verdict = DecodeVerdict(ReadFile(FixturePath("verdicts/" + name + ".json")));
@@ -84,6 +85,38 @@ TEST(DecodeVerdict, ReadsEveryDocumentedField) {
   EXPECT_EQ(special.counts.new_metrics, 1);
 }
 
+TEST(DecodeVerdict, ReadsAttributionEnvironmentAndTheNoisyOutcome) {
+  const Verdict v = Load("gpu_attribution");
+  const MetricResult& step = v.results.at(0);
+  ASSERT_TRUE(step.attribution.has_value());
+  EXPECT_EQ(step.attribution->hint.rfind("utilisation fell while step time rose", 0), 0u);
+  ASSERT_EQ(step.attribution->moved.size(), 3u);
+  EXPECT_EQ(step.attribution->moved[1].metric, "gpu_utilization");
+  EXPECT_EQ(step.attribution->moved[1].verdict, "INCONCLUSIVE");
+  EXPECT_EQ(step.attribution->moved[1].change, -0.18);
+  ASSERT_TRUE(step.attribution->roofline.has_value());
+  EXPECT_EQ(step.attribution->roofline->bound, "memory-bound");
+  EXPECT_EQ(step.attribution->roofline->intensity, 42.5);
+  EXPECT_EQ(step.environment, "");
+  // Without a hint or a roofline: only what moved.
+  const MetricResult& samples = v.results.at(1);
+  ASSERT_TRUE(samples.attribution.has_value());
+  EXPECT_EQ(samples.attribution->hint, "");
+  EXPECT_FALSE(samples.attribution->roofline.has_value());
+  EXPECT_FALSE(v.results.at(2).attribution.has_value());
+
+  const Verdict noisy = Load("noisy_environment");
+  EXPECT_EQ(noisy.outcome, Outcome::kNoisyEnvironment);
+  EXPECT_EQ(OutcomeName(noisy.outcome), "noisy_environment");
+  EXPECT_NE(noisy.results.at(0).environment.find("throttled in 20% of the samples"),
+            std::string::npos);
+  // An older server's verdict has neither key.
+  for (const MetricResult& r : Load("regression").results) {
+    EXPECT_FALSE(r.attribution.has_value()) << r.benchmark;
+    EXPECT_EQ(r.environment, "") << r.benchmark;
+  }
+}
+
 // The server writes what it could not compute (a NaN) as null, the bounds of an interval too.
 TEST(DecodeVerdict, ReadsNullsAsAbsent) {
   auto v = DecodeVerdict(R"({"verdict": {"outcome": "pass", "pr": null, "baseline": null,
@@ -113,7 +146,9 @@ TEST(DecodeVerdict, ErrorsNameTheField) {
       "results": [
         {"suite": "s", "benchmark": "b", "metric": "m", "verdict": "EQUIVALENT"},
         {"suite": "s", "benchmark": "c", "metric": "m", "verdict": "REGRESSION", "direction": "lower",
-         "base": {"n": 1, "median": 1.0}, "change_ci": [0.1, 0.2]}]}})");
+         "base": {"n": 1, "median": 1.0}, "change_ci": [0.1, 0.2], "environment": "hot",
+         "attribution": {"hint": "h", "moved": [{"metric": "n", "verdict": "REGRESSION", "change": 0.1}],
+                         "roofline": {"class": "memory-bound", "intensity": 1, "ridge": 2}}}]}})");
   ASSERT_TRUE(DecodeVerdict(valid.dump()).has_value());
   struct Case {
     std::string pointer;
@@ -147,6 +182,24 @@ TEST(DecodeVerdict, ErrorsNameTheField) {
       {"/verdict/parameters/rules/0/ignore", "yes", "verdict.parameters.rules[0].ignore",
        "expected a boolean"},
       {"/verdict/parameters/seed", -1, "verdict.parameters.seed", "non-negative integer"},
+      {"/verdict/results/1/attribution", "x", "verdict.results[1].attribution",
+       "expected an object"},
+      {"/verdict/results/1/attribution/moved", 3, "verdict.results[1].attribution.moved",
+       "expected an array"},
+      {"/verdict/results/1/attribution/moved/0", "n", "verdict.results[1].attribution.moved[0]",
+       "expected an object"},
+      {"/verdict/results/1/attribution/moved/0/metric", std::nullopt,
+       "verdict.results[1].attribution.moved[0].metric", "missing"},
+      {"/verdict/results/1/attribution/moved/0/change", "x",
+       "verdict.results[1].attribution.moved[0].change", "a number"},
+      {"/verdict/results/1/attribution/roofline", 1, "verdict.results[1].attribution.roofline",
+       "expected an object"},
+      {"/verdict/results/1/attribution/roofline/ridge", "2",
+       "verdict.results[1].attribution.roofline.ridge", "a number"},
+      {"/verdict/results/1/attribution/hint", 5, "verdict.results[1].attribution.hint",
+       "expected a string"},
+      {"/verdict/results/1/environment", false, "verdict.results[1].environment",
+       "expected a string"},
       {"/verdict/pr", "42", "verdict.pr", "expected an integer, got a string"},
       {"/verdict/warnings/0", false, "verdict.warnings[0]", "expected a string, got a boolean"},
       {"/verdict/report_url", 5, "verdict.report_url", "expected a string"},
@@ -185,6 +238,19 @@ TEST(HasRegression, FollowsTheOutcomeAndFailsSafeOnInconsistency) {
   EXPECT_FALSE(HasRegression(Load("no_baseline")));
   Verdict odd = Load("pass");
   odd.results[0].kind = ResultKind::kRegression;
+  EXPECT_TRUE(HasRegression(odd));
+}
+
+TEST(IsNoisyEnvironment, OnlyWhenEveryRegressionHasAnEnvironmentNote) {
+  const Verdict noisy = Load("noisy_environment");
+  EXPECT_TRUE(IsNoisyEnvironment(noisy));
+  EXPECT_TRUE(HasRegression(noisy));  // it is not a pass either
+  EXPECT_FALSE(IsNoisyEnvironment(Load("regression")));
+  EXPECT_FALSE(IsNoisyEnvironment(Load("gpu_attribution")));
+  // A regression the note does not cover fails as a regression, whatever the outcome says.
+  Verdict odd = noisy;
+  odd.results[0].environment.clear();
+  EXPECT_FALSE(IsNoisyEnvironment(odd));
   EXPECT_TRUE(HasRegression(odd));
 }
 

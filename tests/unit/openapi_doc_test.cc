@@ -349,7 +349,7 @@ TEST_F(OpenApiRoutesTest, TheVerdictSchemasNameEveryKeyTheServerWrites) {
   EXPECT_EQ(verdict["outcome"], "regression");
 
   // Judged, NEW and IGNORED results all carry the documented keys, and only those; the optional
-  // ones are what regressions may add (attribution_test.cc has verdicts with them).
+  // ones are what regressions may add (verdict_attribution_test.cc has verdicts with them).
   Keys optional = Properties("VerdictResult");
   for (const std::string& key : Required("VerdictResult")) optional.erase(key);
   EXPECT_EQ(optional, (Keys{"attribution", "environment"}));
