@@ -156,16 +156,8 @@ Result<SuiteOutcome> RunCommand(const config::RunnerConfig& config, const config
   const auto started = std::chrono::steady_clock::now();
   for (int i = 0; i < total; ++i) {
     auto result = RunProcess(p);
-    if (!result) {
-      return MakeError(result.error().code, "suite " + suite.name + ": " + result.error().message);
-    }
-    if (result->timed_out || result->exit_code != 0) {
-      return MakeError(
-          ErrorCode::kUnavailable,
-          "suite " + suite.name + ": `" + ShellQuote(suite.command) + "` " +
-              (result->timed_out ? "timed out"
-                                 : "exited with status " + std::to_string(result->exit_code)) +
-              " in repetition " + std::to_string(i + 1) + "; its output ends:\n" + FileTail(log));
+    if (auto failed = SuiteRunError(suite, result, log, "repetition " + std::to_string(i + 1))) {
+      return tl::unexpected(*failed);
     }
     if (i >= suite.warmup) {
       series.values.push_back(std::chrono::duration<double>(result->wall).count());
@@ -183,6 +175,20 @@ Result<SuiteOutcome> RunCommand(const config::RunnerConfig& config, const config
 }
 
 }  // namespace
+
+std::optional<Error> SuiteRunError(const config::Suite& suite, const Result<ProcessResult>& result,
+                                   const std::filesystem::path& log, const std::string& which) {
+  if (!result) {
+    return Error{result.error().code, "suite " + suite.name + ": " + result.error().message, ""};
+  }
+  if (!result->timed_out && result->exit_code == 0) return std::nullopt;
+  return Error{ErrorCode::kUnavailable,
+               "suite " + suite.name + ": `" + ShellQuote(suite.command) + "` " +
+                   (result->timed_out ? "timed out"
+                                      : "exited with status " + std::to_string(result->exit_code)) +
+                   " in " + which + "; its output ends:\n" + FileTail(log),
+               ""};
+}
 
 std::string BinaryCompiler(const std::filesystem::path& binary) {
   std::ifstream in(binary, std::ios::binary);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "config/runner_config.h"
 #include "core/result.h"
 #include "core/wire.h"
+#include "runner/run/process.h"
 
 namespace perfgate::run {
 
@@ -36,6 +38,12 @@ using ProgressLine = std::function<void(const std::string&)>;
 // command and end with the tail of its output; kUnavailable for a failed build or run.
 Result<SuiteOutcome> RunSuite(const config::RunnerConfig& config, const config::Suite& suite,
                               const SuiteOptions& options, const ProgressLine& progress);
+
+// What went wrong with one run of a suite's command, as the error to return: it did not start,
+// timed out or exited non-zero (the suite, the command, `which` run, e.g. "repetition 3", and
+// the tail of its output in `log`); nullopt when it succeeded.
+std::optional<Error> SuiteRunError(const config::Suite& suite, const Result<ProcessResult>& result,
+                                   const std::filesystem::path& log, const std::string& which);
 
 // The compiler that built an ELF binary, from the identification strings compilers leave in its
 // .comment section ("GCC: (Debian 12.2.0-14) 12.2.0", "clang version 15.0.6"); "" when none.

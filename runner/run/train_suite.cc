@@ -60,16 +60,8 @@ Result<SuiteOutcome> RunTrainSuite(const config::RunnerConfig& config, const con
     p.output_file = log;
     const auto started = std::chrono::steady_clock::now();
     auto result = RunProcess(p);
-    if (!result) {
-      return MakeError(result.error().code, "suite " + suite.name + ": " + result.error().message);
-    }
-    if (result->timed_out || result->exit_code != 0) {
-      return MakeError(
-          ErrorCode::kUnavailable,
-          "suite " + suite.name + ": `" + ShellQuote(suite.command) + "` " +
-              (result->timed_out ? "timed out"
-                                 : "exited with status " + std::to_string(result->exit_code)) +
-              " in run " + std::to_string(run + 1) + "; its output ends:\n" + FileTail(log));
+    if (auto failed = SuiteRunError(suite, result, log, "run " + std::to_string(run + 1))) {
+      return tl::unexpected(*failed);
     }
     auto output = adapters::ReadTrainLines(ReadFile(log), log.filename().string());
     if (!output) {

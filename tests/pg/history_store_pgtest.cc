@@ -18,32 +18,9 @@
 namespace perfgate::store {
 namespace {
 
-std::string Sha(int n) {
-  char buffer[41];
-  std::snprintf(buffer, sizeof(buffer), "%040x", n + 0x5a);
-  return buffer;
-}
+std::string Sha(int n) { return testing::StoreSha(n); }
 
-std::string Uuid(int n) {
-  char buffer[37];
-  std::snprintf(buffer, sizeof(buffer), "00000000-0000-4000-8000-%012x", n);
-  return buffer;
-}
-
-wire::RunUpload MakeRun(int n, int commit, const std::string& branch = "main", double level = 100) {
-  wire::RunUpload run;
-  run.id = Uuid(n);
-  run.project = "proj";
-  run.branch = branch;
-  run.commit = {
-      Sha(commit), {Sha(commit - 1)}, "2024-05-01T10:00:00Z", "c" + std::to_string(commit), "Ann"};
-  run.testbed = {"ci-1", R"({"cpu_model":"x"})"};
-  run.results = {
-      {"gb", "BM_A", "real_time", "ns", Direction::kLowerIsBetter, {level, level + 2, level + 1}},
-      {"gb", "BM_B", "real_time", "ns", Direction::kLowerIsBetter, {2 * level}},
-  };
-  return run;
-}
+std::string Uuid(int n) { return testing::TestRunId(n); }
 
 // What the worker's analysis would write, without any detection: fixed states, no alerts.
 HistoryAnalyse Recording(std::vector<HistoryRunWork>* seen, std::mutex* mutex) {
@@ -78,8 +55,8 @@ class HistoryStoreTest : public testing::PgStoreTest {
 };
 
 TEST_F(HistoryStoreTest, TwoWorkersAppendEveryRunOnceInArrivalOrder) {
-  for (int i = 1; i <= 24; ++i) Ingest(MakeRun(i, i, "main", 100 + i));
-  Ingest(MakeRun(100, 500, "feature"));  // not tracked: marked, no points
+  for (int i = 1; i <= 24; ++i) Ingest(testing::SampleRun(i, i, "main", 100 + i));
+  Ingest(testing::SampleRun(100, 500, "feature"));  // not tracked: marked, no points
   std::vector<HistoryRunWork> seen;
   std::mutex mutex;
   std::atomic<int> analysed{0};
@@ -124,7 +101,7 @@ TEST_F(HistoryStoreTest, ALongSeriesKeepsABoundedAnalysisWindow) {
   std::vector<HistoryRunWork> seen;
   std::mutex mutex;
   for (int i = 1; i <= 14; ++i) {
-    Ingest(MakeRun(i, i));
+    Ingest(testing::SampleRun(i, i));
     auto next = store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex));
     ASSERT_TRUE(next.has_value() && next->has_value());
     const HistorySeriesData& s = seen.back().series.front();
@@ -139,11 +116,11 @@ TEST_F(HistoryStoreTest, ALongSeriesKeepsABoundedAnalysisWindow) {
 TEST_F(HistoryStoreTest, ARerunPoolsIntoItsPointAndForcesAFullAnalysis) {
   std::vector<HistoryRunWork> seen;
   std::mutex mutex;
-  Ingest(MakeRun(1, 1));
-  Ingest(MakeRun(2, 2));
+  Ingest(testing::SampleRun(1, 1));
+  Ingest(testing::SampleRun(2, 2));
   ASSERT_TRUE(store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex)).has_value());
   ASSERT_TRUE(store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex)).has_value());
-  Ingest(MakeRun(3, 1, "main", 200));  // commit 1 again
+  Ingest(testing::SampleRun(3, 1, "main", 200));  // commit 1 again
   bool state_dropped = false;
   auto next = store_->AnalyseNextRun(
       tracked_, [&](const HistoryRunWork& work) -> Result<std::vector<HistorySeriesUpdate>> {
@@ -165,7 +142,7 @@ TEST_F(HistoryStoreTest, ARerunPoolsIntoItsPointAndForcesAFullAnalysis) {
 }
 
 TEST_F(HistoryStoreTest, AFailedAnalysisLeavesTheRunPendingAndNothingAppended) {
-  Ingest(MakeRun(1, 1));
+  Ingest(testing::SampleRun(1, 1));
   auto failed = store_->AnalyseNextRun(
       tracked_, [](const HistoryRunWork&) -> Result<std::vector<HistorySeriesUpdate>> {
         return MakeError(ErrorCode::kInternal, "boom");
@@ -182,7 +159,7 @@ TEST_F(HistoryStoreTest, AFailedAnalysisLeavesTheRunPendingAndNothingAppended) {
 }
 
 TEST_F(HistoryStoreTest, AlertsAreStoredListedAndTriageRebaselines) {
-  for (int i = 1; i <= 6; ++i) Ingest(MakeRun(i, i, "main", i <= 3 ? 100 : 120));
+  for (int i = 1; i <= 6; ++i) Ingest(testing::SampleRun(i, i, "main", i <= 3 ? 100 : 120));
   std::vector<HistoryRunWork> seen;
   std::mutex mutex;
   for (int i = 1; i < 6; ++i) {
@@ -237,7 +214,7 @@ TEST_F(HistoryStoreTest, AlertsAreStoredListedAndTriageRebaselines) {
   EXPECT_TRUE(a.environment_change_json.empty());
 
   // A later run measures the open alert again: new figures, the same BH factor (q / p = 2).
-  Ingest(MakeRun(7, 7, "main", 120));
+  Ingest(testing::SampleRun(7, 7, "main", 120));
   auto again = store_->AnalyseNextRun(
       tracked_, [](const HistoryRunWork& work) -> Result<std::vector<HistorySeriesUpdate>> {
         std::vector<HistorySeriesUpdate> updates;

@@ -5,12 +5,39 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 
+#include "core/wire.h"
 #include "server/store/migrator.h"
 #include "server/store/pg_stores.h"
+#include "tests/e2e/ids.h"
 #include "tests/pg/pg_cluster.h"
 
 namespace perfgate::testing {
+
+// The commit shas and run ids of the store tests (tests/e2e/ids.h, salted for them).
+inline std::string StoreSha(int n) { return TestSha(n, 0x5a); }
+
+// Run n of project "proj" on testbed ci-1, at commit `commit` (its parent: commit - 1): BM_A
+// with three repetitions around `level` (median level + 1), BM_B with one of 2 x level.
+inline wire::RunUpload SampleRun(int n, int commit, const std::string& branch = "main",
+                                 double level = 100) {
+  wire::RunUpload run;
+  run.id = TestRunId(n);
+  run.project = "proj";
+  run.branch = branch;
+  run.commit = {StoreSha(commit),
+                {StoreSha(commit - 1)},
+                "2024-05-01T10:00:00Z",
+                "c" + std::to_string(commit),
+                "Ann"};
+  run.testbed = {"ci-1", R"({"cpu_model":"x"})"};
+  run.results = {
+      {"gb", "BM_A", "real_time", "ns", Direction::kLowerIsBetter, {level, level + 2, level + 1}},
+      {"gb", "BM_B", "real_time", "ns", Direction::kLowerIsBetter, {2 * level}},
+  };
+  return run;
+}
 
 class PgStoreTest : public PgTest {
  protected:
