@@ -202,7 +202,7 @@ struct NewVerdict {
   std::string run_id;
   std::vector<std::string> contender_run_ids;
   std::vector<std::string> baseline_run_ids;
-  std::string outcome;  // pass, regression, improvement, inconclusive, no_baseline
+  std::string outcome;  // pass, regression, no_baseline, noisy_environment (migration 0009)
   std::string algorithm_version;
   std::string parameters_json = "{}";
   std::string baseline_json;  // "" for none
