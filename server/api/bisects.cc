@@ -61,7 +61,8 @@ json StepJson(const store::BisectStepRecord& step) {
               {"repetitions", request.is_object() ? request.value("repetitions", 0) : 0},
               {"lease_expires_at", NullIfEmpty(step.lease_expires_at)},
               {"last_error", NullIfEmpty(step.last_error)},
-              {"finished_at", NullIfEmpty(step.finished_at)}};
+              {"finished_at", NullIfEmpty(step.finished_at)},
+              {"reused_from", step.reused_from ? json(*step.reused_from) : json(nullptr)}};
   if (step.state == "done") {
     out["builds"] = step.builds;
     out["runs"] = step.runs;
@@ -88,7 +89,7 @@ Result<http::Response> QueueRemote(const ApiDeps& deps, const http::Request& req
   if (!caller) return tl::unexpected(caller.error());
   auto queued = remote_bisect::Prepare(*remote, *caller);
   if (!queued) return tl::unexpected(queued.error());
-  auto saved = deps.bisects->QueueRemoteBisect(project, *queued);
+  auto saved = deps.bisects->QueueRemoteBisect(project, *queued, remote_bisect::Decide);
   if (!saved) return tl::unexpected(saved.error());
   auto progress = remote_bisect::Progress(*saved);
   return JsonResponse(

@@ -95,9 +95,14 @@ class BisectStore {
   virtual ~BisectStore() = default;
 
   // Stores the job (state pending) and its step 0 in one transaction; returns it as GetBisect
-  // does. kNotFound when the alert is not in the project.
+  // does. kNotFound when the alert is not in the project. A step that a measurement made
+  // before answers (the same commits side by side, the same repetitions, benchmarks, suite,
+  // metric and build, by another bisect on the same testbed) is done at once from it
+  // (reused_from), and `replay` decides the next, until one must be measured or the bisect is
+  // finished.
   virtual Result<BisectRecord> QueueRemoteBisect(const Project& project,
-                                                 const NewRemoteBisect& bisect) = 0;
+                                                 const NewRemoteBisect& bisect,
+                                                 const BisectReplay& replay) = 0;
 
   // Takes the oldest claimable step of the project's pending or running bisects on the
   // testbed (queued, or claimed with its lease run out and fewer than kMaxStepAttempts claims),
@@ -118,7 +123,8 @@ class BisectStore {
   // - an error report requeues the step (token cleared, error kept) while it has had fewer than
   //   kMaxStepAttempts claims, and fails the step and its job after that;
   // - a measurement marks the step done and calls `replay` with the log of done steps; its
-  //   decision queues step ordinal + 1 or finishes the job (report, culprit, state).
+  //   decision queues step ordinal + 1 (or reuses a measurement, as QueueRemoteBisect does) or
+  //   finishes the job (report, culprit, state).
   // Returns the job as GetBisect does.
   virtual Result<BisectRecord> CompleteStep(const Project& project, int64_t step_id,
                                             const std::string& token_hash, const StepReport& report,

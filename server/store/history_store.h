@@ -161,6 +161,7 @@ struct BisectStepRecord {
   std::string lease_expires_at;  // "" when not claimed
   std::string last_error;
   std::string created_at, finished_at;
+  std::optional<int64_t> reused_from;  // done from another bisect's measurement (no agent)
 };
 
 struct BisectRecord {

@@ -2,6 +2,8 @@
 // a transaction that waits for locks takes the job row before its steps (CompleteStep,
 // CancelBisect); ClaimStep never waits (SKIP LOCKED on both rows) and HeartbeatStep locks only
 // its step, so no two of them can deadlock.
+#include <nlohmann/json.hpp>
+
 #include "server/auth/tokens.h"
 #include "server/store/bisect_store.h"
 #include "server/store/pg_run_rows.h"
@@ -63,7 +65,7 @@ Result<BisectRecord> ReadBisect(pqxx::transaction_base& tx, const Project& proje
       "coalesce(result::text, ''), coalesce(builds, 0), coalesce(runs, 0), " +
           Rfc3339Sql("lease_expires_at") + ", coalesce(last_error, ''), " +
           Rfc3339Sql("created_at") + ", " + Rfc3339Sql("finished_at") +
-          " FROM bisect_steps WHERE bisect_id = $1 ORDER BY ordinal",
+          ", reused_from FROM bisect_steps WHERE bisect_id = $1 ORDER BY ordinal",
       id);
   for (const pqxx::row& s : steps) {
     BisectStepRecord step;
@@ -80,6 +82,7 @@ Result<BisectRecord> ReadBisect(pqxx::transaction_base& tx, const Project& proje
     step.last_error = Text(s[10]);
     step.created_at = Text(s[11]);
     step.finished_at = Text(s[12]);
+    if (!s[13].is_null()) step.reused_from = s[13].as<int64_t>();
     out.steps.push_back(std::move(step));
   }
   return out;
@@ -110,18 +113,54 @@ void FailStep(pqxx::work& tx, int64_t bisect_id, int64_t step_id, const std::str
       bisect_id, error);
 }
 
-Result<void> Apply(pqxx::work& tx, int64_t bisect_id, int64_t ordinal,
-                   const BisectDecision& decision) {
-  if (decision.state == "running") {
-    if (decision.next_request_json.empty()) {
-      return MakeError(ErrorCode::kInternal, "the replay gave no next measurement");
-    }
-    tx.exec_params(
-        "INSERT INTO bisect_steps (bisect_id, ordinal, request) VALUES ($1, $2, $3::jsonb)",
-        bisect_id, ordinal + 1, decision.next_request_json);
-    tx.exec_params("UPDATE bisect_jobs SET updated_at = now() WHERE id = $1", bisect_id);
-    return {};
+// A measurement another bisect of the project already made on the same testbed that answers
+// `step_request` of this bisect: the same commits (by sha, in the same order) side by side, the
+// same repetitions, benchmarks, suite, metric and build. A measurement stands on its own (its
+// commits measured interleaved), so it answers the same request of any bisect whatever its
+// range. Only original measurements qualify (not reused copies), and none this bisect already
+// reused, so that no sample is counted twice. Returns the step and its result with this
+// bisect's request (positions differ between ranges).
+struct Reusable {
+  int64_t step_id = 0;
+  std::string result_json;
+};
+std::optional<Reusable> FindReusable(pqxx::work& tx, int64_t bisect_id,
+                                     const std::string& job_request_json,
+                                     const std::string& step_request_json) {
+  using nlohmann::json;
+  const json job = json::parse(job_request_json, nullptr, false);
+  const json step = json::parse(step_request_json, nullptr, false);
+  if (!job.is_object() || !step.is_object() || !job.contains("commits")) return std::nullopt;
+  const json& commits = job["commits"];
+  std::vector<std::string> shas;
+  for (const json& t : step.value("targets", json::array())) {
+    if (!t.is_number_unsigned() || t.get<std::size_t>() >= commits.size()) return std::nullopt;
+    shas.push_back(commits[t.get<std::size_t>()].value("sha", ""));
   }
+  pqxx::result r = tx.exec_params(
+      "SELECT s.id, jsonb_set(s.result, '{request}', $6::jsonb)::text "
+      "FROM bisect_steps s JOIN bisect_jobs j ON j.id = s.bisect_id "
+      "JOIN bisect_jobs me ON me.id = $1 "
+      "WHERE j.project_id = me.project_id AND j.testbed_name = me.testbed_name AND j.id <> me.id "
+      "AND s.state = 'done' AND s.reused_from IS NULL AND s.result IS NOT NULL "
+      "AND s.request -> 'repetitions' = $6::jsonb -> 'repetitions' "
+      "AND j.request -> 'benchmarks' = $2::jsonb AND j.request -> 'suite' = $3::jsonb "
+      "AND j.request -> 'metric' = $4::jsonb AND j.request -> 'build' = $5::jsonb "
+      "AND ARRAY(SELECT j.request -> 'commits' -> (t.v::int) ->> 'sha' "
+      "          FROM jsonb_array_elements_text(s.request -> 'targets') WITH ORDINALITY "
+      "          AS t(v, i) ORDER BY t.i) = $7::text[] "
+      "AND s.id NOT IN (SELECT reused_from FROM bisect_steps WHERE bisect_id = $1 "
+      "                 AND reused_from IS NOT NULL) "
+      "ORDER BY s.finished_at DESC, s.id DESC LIMIT 1",
+      bisect_id, job.value("benchmarks", json::array()).dump(), job.value("suite", json("")).dump(),
+      job.value("metric", json("")).dump(), job.value("build", json("")).dump(), step_request_json,
+      pgutil::TextArray(shas));
+  if (r.empty()) return std::nullopt;
+  return Reusable{r[0][0].as<int64_t>(), Text(r[0][1])};
+}
+
+// Finishes the job as the replay's decision says.
+Result<void> Finish(pqxx::work& tx, int64_t bisect_id, const BisectDecision& decision) {
   if (decision.state != "succeeded" && decision.state != "failed") {
     return MakeError(ErrorCode::kInternal, "the replay gave state " + decision.state);
   }
@@ -135,6 +174,36 @@ Result<void> Apply(pqxx::work& tx, int64_t bisect_id, int64_t ordinal,
   return {};
 }
 
+// Queues the measurement `request_json` as step `ordinal`, unless a measurement made before
+// answers it (FindReusable): then the step is done at once from it, the replay decides again,
+// and so on until a step must be measured or the bisect is finished. `input` is the log so far.
+Result<void> Advance(pqxx::work& tx, int64_t bisect_id, int64_t ordinal, std::string request_json,
+                     BisectReplayInput& input, const BisectReplay& replay) {
+  for (;; ++ordinal) {
+    if (request_json.empty()) {
+      return MakeError(ErrorCode::kInternal, "the replay gave no next measurement");
+    }
+    const std::optional<Reusable> reused =
+        FindReusable(tx, bisect_id, input.request_json, request_json);
+    if (!reused) {
+      tx.exec_params(
+          "INSERT INTO bisect_steps (bisect_id, ordinal, request) VALUES ($1, $2, $3::jsonb)",
+          bisect_id, ordinal, request_json);
+      tx.exec_params("UPDATE bisect_jobs SET updated_at = now() WHERE id = $1", bisect_id);
+      return {};
+    }
+    tx.exec_params(
+        "INSERT INTO bisect_steps (bisect_id, ordinal, request, state, result, builds, runs, "
+        "reused_from, finished_at) VALUES ($1, $2, $3::jsonb, 'done', $4::jsonb, 0, 0, $5, now())",
+        bisect_id, ordinal, request_json, reused->result_json, reused->step_id);
+    input.done.push_back({ordinal, request_json, reused->result_json, 0, 0});
+    Result<BisectDecision> decision = replay(input);
+    if (!decision) return tl::unexpected(decision.error());
+    if (decision->state != "running") return Finish(tx, bisect_id, *decision);
+    request_json = decision->next_request_json;
+  }
+}
+
 }  // namespace
 
 Result<BisectRecord> PgStore::GetBisect(const Project& project, int64_t id) {
@@ -144,7 +213,8 @@ Result<BisectRecord> PgStore::GetBisect(const Project& project, int64_t id) {
 }
 
 Result<BisectRecord> PgStore::QueueRemoteBisect(const Project& project,
-                                                const NewRemoteBisect& bisect) {
+                                                const NewRemoteBisect& bisect,
+                                                const BisectReplay& replay) {
   return pool_.WithTransaction<BisectRecord>([&](pqxx::work& tx) -> Result<BisectRecord> {
     if (bisect.alert_id && tx.exec_params("SELECT 1 FROM alerts WHERE id = $1 AND project_id = $2",
                                           *bisect.alert_id, project.id)
@@ -162,9 +232,12 @@ Result<BisectRecord> PgStore::QueueRemoteBisect(const Project& project,
         project.id, OrNull(alert), bisect.good_sha, bisect.bad_sha, bisect.created_by,
         bisect.testbed, bisect.request_json);
     const int64_t id = r[0][0].as<int64_t>();
-    tx.exec_params(
-        "INSERT INTO bisect_steps (bisect_id, ordinal, request) VALUES ($1, 0, $2::jsonb)", id,
-        bisect.first_step_json);
+    BisectReplayInput input;
+    input.bisect_id = id;
+    input.request_json = bisect.request_json;
+    if (auto advanced = Advance(tx, id, 0, bisect.first_step_json, input, replay); !advanced) {
+      return tl::unexpected(advanced.error());
+    }
     return ReadBisect(tx, project, id);
   });
 }
@@ -311,9 +384,11 @@ Result<BisectRecord> PgStore::CompleteStep(const Project& project, int64_t step_
     }
     Result<BisectDecision> decision = replay(input);
     if (!decision) return tl::unexpected(decision.error());
-    if (auto applied = Apply(tx, bisect_id, ordinal, *decision); !applied) {
-      return tl::unexpected(applied.error());
-    }
+    const Result<void> applied =
+        decision->state == "running"
+            ? Advance(tx, bisect_id, ordinal + 1, decision->next_request_json, input, replay)
+            : Finish(tx, bisect_id, *decision);
+    if (!applied) return tl::unexpected(applied.error());
     return ReadBisect(tx, project, bisect_id);
   });
 }

@@ -75,8 +75,8 @@ class PgStore final : public ProjectStore,
                                                const HistorySeriesQuery& query) override;
 
   // BisectStore (pg_bisect_store.cc)
-  Result<BisectRecord> QueueRemoteBisect(const Project& project,
-                                         const NewRemoteBisect& bisect) override;
+  Result<BisectRecord> QueueRemoteBisect(const Project& project, const NewRemoteBisect& bisect,
+                                         const BisectReplay& replay) override;
   Result<std::optional<ClaimedStep>> ClaimStep(const Project& project,
                                                const StepClaimRequest& claim) override;
   Result<StepLease> HeartbeatStep(const Project& project, int64_t step_id,

@@ -143,6 +143,18 @@ TEST_F(BisectRemoteE2eTest, TwoAgentsShareABisectAndFindTheCulprit) {
   const json runs = json::parse(
       http_->Get("/api/v1/projects/proj/runs?branch=perfgate-bisect&limit=200", admin_).body);
   EXPECT_GE(runs["runs"].size(), r["probes"].size()) << runs.dump(1);
+
+  // The same bisect queued again (another alert on that range, say) is answered from the
+  // measurements already stored: every step reused, nothing built or run, the same culprit.
+  const std::string again = Queue(n);
+  const json b2 = GetBisect(again);
+  EXPECT_EQ(b2["state"], "succeeded") << b2.dump(2);
+  EXPECT_EQ(b2["culprit"], repo_->Sha(k, n));
+  EXPECT_EQ(b2["steps"].size(), b["steps"].size());
+  for (const json& step : b2["steps"]) EXPECT_TRUE(step["reused_from"].is_number()) << step.dump();
+  EXPECT_EQ(b2["report"]["builds"], 0);
+  EXPECT_EQ(b2["report"]["runs"], 0);
+  EXPECT_EQ(b2["report"]["culprits"][0]["magnitude"], r["culprits"][0]["magnitude"]);
 }
 
 TEST_F(BisectRemoteE2eTest, AKilledAgentsStepIsReclaimed) {

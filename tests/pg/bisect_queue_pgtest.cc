@@ -80,7 +80,7 @@ BisectReplay Scripted(int steps, std::vector<BisectReplayInput>* seen = nullptr)
 class BisectQueueTest : public testing::PgStoreTest {
  protected:
   int64_t Queue(const NewRemoteBisect& bisect = MakeBisect()) {
-    auto queued = store_->QueueRemoteBisect(project_, bisect);
+    auto queued = store_->QueueRemoteBisect(project_, bisect, Scripted(1));
     EXPECT_TRUE(queued.has_value()) << queued.error().ToString();
     return queued ? queued->id : 0;
   }
@@ -119,7 +119,7 @@ class BisectQueueTest : public testing::PgStoreTest {
 };
 
 TEST_F(BisectQueueTest, QueuedStepZeroIsClaimedByOneAgentAtATime) {
-  auto queued = store_->QueueRemoteBisect(project_, MakeBisect());
+  auto queued = store_->QueueRemoteBisect(project_, MakeBisect(), Scripted(1));
   ASSERT_TRUE(queued.has_value()) << queued.error().ToString();
   EXPECT_EQ(queued->state, "pending");
   EXPECT_EQ(queued->testbed, "gpu-1");
@@ -241,6 +241,81 @@ TEST_F(BisectQueueTest, ResultsQueueTheNextStepsUntilTheReplayFinishes) {
   EXPECT_TRUE(NothingToClaim());
 }
 
+// A measurement is its commits measured side by side, so a later bisect on the same testbed
+// with the same benchmarks, suite, metric and build takes it instead of measuring again, even
+// over another range (positions differ, shas match); only original measurements are reused, and
+// each at most once per bisect.
+TEST_F(BisectQueueTest, AnotherBisectsMeasurementOfTheSameCommitsIsReused) {
+  auto bisect_over = [&](int first, int last) {
+    NewRemoteBisect b = MakeBisect();
+    json commits = json::array();
+    for (int k = first; k <= last; ++k) commits.push_back({{"sha", Sha(k)}});
+    b.good_sha = Sha(first);
+    b.bad_sha = Sha(last);
+    b.request_json = json{
+        {"benchmarks", {"BM_A"}},
+        {"suite", ""},
+        {"metric", ""},
+        {"build", "make"},
+        {"commits",
+         commits}}.dump();
+    b.first_step_json = StepJson({0, last - first});
+    return b;
+  };
+  // A over commits 0..9 measures its ends (0 and 9) once.
+  auto a = store_->QueueRemoteBisect(project_, bisect_over(0, 9), Scripted(5));
+  ASSERT_TRUE(a.has_value()) << a.error().ToString();
+  ClaimedStep step = MustClaim("agent-a", Hash('a'));
+  const json measurement = {{"request", json::parse(StepJson({0, 9}))}, {"samples", 1}};
+  ASSERT_TRUE(
+      store_->CompleteStep(project_, step.id, Hash('a'), Measured(measurement.dump()), Scripted(5))
+          .has_value());
+  // B over the same ends (another alert's copy of the range): its step 0 is A's measurement,
+  // with B's request, and nobody measures it; its step 1 is queued.
+  std::vector<BisectReplayInput> seen;
+  auto b = store_->QueueRemoteBisect(project_, bisect_over(0, 9), Scripted(5, &seen));
+  ASSERT_TRUE(b.has_value()) << b.error().ToString();
+  ASSERT_EQ(b->steps.size(), 2u);
+  EXPECT_EQ(b->steps[0].state, "done");
+  EXPECT_EQ(b->steps[0].reused_from, step.id);
+  EXPECT_EQ(b->steps[0].builds, 0);
+  EXPECT_EQ(json::parse(b->steps[0].result_json)["samples"], 1);
+  EXPECT_EQ(b->steps[1].state, "queued");
+  ASSERT_EQ(seen.size(), 1u);  // the replay decided once, on the reused step
+  // A copy is not a source: C takes A's original again, not B's copy.
+  auto c = store_->QueueRemoteBisect(project_, bisect_over(0, 9), Scripted(5));
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->steps[0].reused_from, step.id);
+  // Another build, or other commits at the ends: measured anew.
+  NewRemoteBisect other_build = bisect_over(0, 9);
+  other_build.request_json = json{{"benchmarks", {"BM_A"}},
+                                  {"suite", ""},
+                                  {"metric", ""},
+                                  {"build", "make -j8"},
+                                  {"commits", json::parse(other_build.request_json)["commits"]}}
+                                 .dump();
+  auto d = store_->QueueRemoteBisect(project_, other_build, Scripted(5));
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->steps[0].state, "queued");
+  auto e = store_->QueueRemoteBisect(project_, bisect_over(1, 9), Scripted(5));
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->steps[0].state, "queued");
+  // Within one bisect a measurement is used once: a replay that asks for the same ends again
+  // (as a doubling would) gets them measured.
+  BisectReplay again = [](const BisectReplayInput& input) -> Result<BisectDecision> {
+    BisectDecision decision;
+    decision.state = "running";
+    decision.next_request_json = input.done.back().request_json;
+    return decision;
+  };
+  auto f = store_->QueueRemoteBisect(project_, bisect_over(0, 9), again);
+  ASSERT_TRUE(f.has_value());
+  ASSERT_EQ(f->steps.size(), 2u);
+  EXPECT_EQ(f->steps[0].reused_from, step.id);
+  EXPECT_EQ(f->steps[1].state, "queued");
+  EXPECT_FALSE(f->steps[1].reused_from.has_value());
+}
+
 TEST_F(BisectQueueTest, AReplayErrorStoresNothingAndKeepsTheClaim) {
   const int64_t id = Queue();
   ClaimedStep step = MustClaim("agent-a", Hash('a'));
@@ -353,7 +428,7 @@ TEST_F(BisectQueueTest, StepsOfAnotherProjectAreNotFound) {
 
   NewRemoteBisect bad_alert = MakeBisect();
   bad_alert.alert_id = 424242;
-  auto refused = store_->QueueRemoteBisect(project_, bad_alert);
+  auto refused = store_->QueueRemoteBisect(project_, bad_alert, Scripted(1));
   ASSERT_FALSE(refused.has_value());
   EXPECT_EQ(refused.error().code, ErrorCode::kNotFound);
   EXPECT_EQ(refused.error().field, "alert_id");
