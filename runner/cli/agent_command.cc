@@ -213,6 +213,19 @@ class Agent {
       result["error"] = problem;
     }
     auto reported = client_.Call("POST", base + "/result", result.dump());
+    if (!reported && reported.error().code == ErrorCode::kInvalidArgument &&
+        result.contains("measurement")) {
+      // The server refused the measurement (its suite or metric is not the bisect's: this
+      // host's perfgate.yaml differs, say): report that as the step's failure, so that the step
+      // goes back to the queue or, the third time, the bisect fails saying why.
+      Say("the server refused the measurement of step " + std::to_string(id) + ": " +
+          reported.error().ToString());
+      reported = client_.Call("POST", base + "/result",
+                              json{{"token", token},
+                                   {"error", "the server refused this agent's measurement: " +
+                                                 reported.error().ToString()}}
+                                  .dump());
+    }
     if (!reported) {
       if (reported.error().code == ErrorCode::kConflict) {
         Say("step " + std::to_string(id) + " was taken over (" + reported.error().message +
