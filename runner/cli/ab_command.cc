@@ -7,13 +7,11 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
-#include <sstream>
 #include <string>
 
 #include "runner/adapters/train_lines.h"
@@ -52,13 +50,6 @@ struct RunValues {
   std::map<std::string, double> values;
 };
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Runs `command` once; its metrics.
 Result<RunValues> RunOnce(const std::string& command, const fs::path& log, std::int64_t timeout,
                           const telemetry::Nvml* nvml) {
@@ -88,7 +79,7 @@ Result<RunValues> RunOnce(const std::string& command, const fs::path& log, std::
   };
   set("wall_time", "s", Direction::kLowerIsBetter,
       std::chrono::duration<double>(result->wall).count());
-  const std::string text = ReadFile(log);
+  const std::string text = run::FileText(log);
   if (text.find("{\"event\"") != std::string::npos) {
     auto train = adapters::ReadTrainLines(text, log.filename().string());
     if (!train) return tl::unexpected(train.error());

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "runner/cli/project_client.h"
 #include "runner/cli/alerts_render.h"
 #include "runner/cli/commands.h"
+#include "runner/cli/project_client.h"
 #include "runner/cli/session.h"
 #include "runner/client/http_client.h"
 #include "runner/client/retry.h"

@@ -6,9 +6,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <thread>
 
 extern char** environ;
@@ -111,16 +113,20 @@ Result<ProcessResult> RunProcess(const ProcessOptions& options) {
   return result;
 }
 
+std::string FileText(const std::filesystem::path& path) {
+  return FileTail(path, std::numeric_limits<size_t>::max());
+}
+
 std::string FileTail(const std::filesystem::path& path, size_t max_bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return "";
   in.seekg(0, std::ios::end);
   const std::streamoff size = in.tellg();
-  const std::streamoff from = size > static_cast<std::streamoff>(max_bytes)
-                                  ? size - static_cast<std::streamoff>(max_bytes)
-                                  : 0;
-  in.seekg(from);
-  std::string text(static_cast<size_t>(size - from), '\0');
+  if (size <= 0) return "";
+  // Compared unsigned, so that max_bytes may be any size_t (FileText asks for all).
+  const size_t take = std::min(static_cast<size_t>(size), max_bytes);
+  in.seekg(size - static_cast<std::streamoff>(take));
+  std::string text(take, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   return text;
 }

@@ -35,6 +35,8 @@ Result<ProcessResult> RunProcess(const ProcessOptions& options);
 
 // The last `max_bytes` of a file (a failed child's output, for messages); "" when unreadable.
 std::string FileTail(const std::filesystem::path& path, size_t max_bytes = 2000);
+// A child's whole output (a training benchmark's JSON lines); "" when unreadable.
+std::string FileText(const std::filesystem::path& path);
 
 // "a b 'c d'": argv for messages, quoted as a POSIX shell would need.
 std::string ShellQuote(const std::vector<std::string>& argv);

@@ -2,22 +2,13 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "runner/adapters/train_lines.h"
 #include "runner/run/process.h"
 
 namespace perfgate::run {
 namespace {
-
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::string Seconds(std::chrono::steady_clock::duration d) {
   char text[32];
@@ -63,7 +54,7 @@ Result<SuiteOutcome> RunTrainSuite(const config::RunnerConfig& config, const con
     if (auto failed = SuiteRunError(suite, result, log, "run " + std::to_string(run + 1))) {
       return tl::unexpected(*failed);
     }
-    auto output = adapters::ReadTrainLines(ReadFile(log), log.filename().string());
+    auto output = adapters::ReadTrainLines(FileText(log), log.filename().string());
     if (!output) {
       return MakeError(ErrorCode::kInvalidArgument,
                        "suite " + suite.name + ": " + output.error().message, output.error().field);

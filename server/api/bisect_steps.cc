@@ -70,6 +70,37 @@ std::string Truncate(std::string text) {
   return text + "...";
 }
 
+// What a heartbeat and a result share: the step id of the path, the JSON body with only
+// `fields`, and the hash of the body's step token; checked in that order. `refused` is the
+// response to send when the body is not JSON (its own status, 415).
+struct StepCall {
+  int64_t id = 0;
+  json body;
+  std::string token_hash;
+  std::optional<http::Response> refused;
+};
+Result<StepCall> ReadStepCall(const ApiDeps& deps, const http::Request& request,
+                              const http::PathParams& params,
+                              std::initializer_list<std::string_view> fields) {
+  if (auto none = NoQueue(deps)) return tl::unexpected(*none);
+  StepCall call;
+  auto id = PositiveIdParam(params, "a bisect step id");
+  if (!id) return tl::unexpected(id.error());
+  call.id = *id;
+  if (auto bad_type = CheckJsonContentType(request)) {
+    call.refused = std::move(*bad_type);
+    return call;
+  }
+  auto body = ParseJsonObject(request.body, deps.json_max_depth);
+  if (!body) return tl::unexpected(body.error());
+  if (auto only = OnlyFields(*body, fields); !only) return tl::unexpected(only.error());
+  auto hash = TokenHash(*body);
+  if (!hash) return tl::unexpected(hash.error());
+  call.body = std::move(*body);
+  call.token_hash = std::move(*hash);
+  return call;
+}
+
 Result<http::Response> Claim(const ApiDeps& deps, const http::Request& request,
                              const store::Project& project) {
   if (auto none = NoQueue(deps)) return tl::unexpected(*none);
@@ -111,20 +142,12 @@ Result<http::Response> Claim(const ApiDeps& deps, const http::Request& request,
 
 Result<http::Response> Heartbeat(const ApiDeps& deps, const http::Request& request,
                                  const http::PathParams& params, const store::Project& project) {
-  if (auto none = NoQueue(deps)) return tl::unexpected(*none);
-  auto id = PositiveIdParam(params, "a bisect step id");
-  if (!id) return tl::unexpected(id.error());
-  if (auto bad_type = CheckJsonContentType(request)) return *bad_type;
-  auto body = ParseJsonObject(request.body, deps.json_max_depth);
-  if (!body) return tl::unexpected(body.error());
-  if (auto only = OnlyFields(*body, {"token", "lease_seconds"}); !only) {
-    return tl::unexpected(only.error());
-  }
-  auto hash = TokenHash(*body);
-  if (!hash) return tl::unexpected(hash.error());
-  auto lease = IntField(*body, "lease_seconds", kMinLease, kMaxLease, 0);  // 0: the claim's
+  auto call = ReadStepCall(deps, request, params, {"token", "lease_seconds"});
+  if (!call) return tl::unexpected(call.error());
+  if (call->refused) return *call->refused;
+  auto lease = IntField(call->body, "lease_seconds", kMinLease, kMaxLease, 0);  // 0: the claim's
   if (!lease) return tl::unexpected(lease.error());
-  auto renewed = deps.bisects->HeartbeatStep(project, *id, *hash, *lease);
+  auto renewed = deps.bisects->HeartbeatStep(project, call->id, call->token_hash, *lease);
   if (!renewed) return tl::unexpected(renewed.error());
   return JsonResponse(200, {{"step",
                              {{"id", renewed->id},
@@ -134,42 +157,37 @@ Result<http::Response> Heartbeat(const ApiDeps& deps, const http::Request& reque
 
 Result<http::Response> Report(const ApiDeps& deps, const http::Request& request,
                               const http::PathParams& params, const store::Project& project) {
-  if (auto none = NoQueue(deps)) return tl::unexpected(*none);
-  auto id = PositiveIdParam(params, "a bisect step id");
-  if (!id) return tl::unexpected(id.error());
-  if (auto bad_type = CheckJsonContentType(request)) return *bad_type;
-  auto body = ParseJsonObject(request.body, deps.json_max_depth);
-  if (!body) return tl::unexpected(body.error());
-  if (auto only = OnlyFields(*body, {"token", "measurement", "builds", "runs", "error"}); !only) {
-    return tl::unexpected(only.error());
-  }
-  auto hash = TokenHash(*body);
-  if (!hash) return tl::unexpected(hash.error());
+  auto call =
+      ReadStepCall(deps, request, params, {"token", "measurement", "builds", "runs", "error"});
+  if (!call) return tl::unexpected(call.error());
+  if (call->refused) return *call->refused;
+  const json& body = call->body;
   store::StepReport report;
-  const bool has_measurement = body->contains("measurement");
-  const bool has_error = body->contains("error");
+  const bool has_measurement = body.contains("measurement");
+  const bool has_error = body.contains("error");
   if (has_measurement == has_error) {
     return InvalidArgument("give either a measurement or an error", "measurement");
   }
   if (has_error) {
-    const json& error = (*body)["error"];
+    const json& error = body["error"];
     if (!error.is_string() || error.get<std::string>().empty()) {
       return InvalidArgument("must be a non-empty string (why the step failed)", "error");
     }
     report.error = Truncate(error.get<std::string>());
   } else {
-    auto measurement = bisect::MeasurementFromJson((*body)["measurement"]);
+    auto measurement = bisect::MeasurementFromJson(body["measurement"]);
     if (!measurement) return tl::unexpected(measurement.error());
     // Stored as the driver writes it, whatever spelling the agent sent.
     report.measurement_json = bisect::MeasurementJson(*measurement).dump();
-    auto builds = IntField(*body, "builds", 0, INT_MAX, 0);
+    auto builds = IntField(body, "builds", 0, INT_MAX, 0);
     if (!builds) return tl::unexpected(builds.error());
-    auto runs = IntField(*body, "runs", 0, INT_MAX, 0);
+    auto runs = IntField(body, "runs", 0, INT_MAX, 0);
     if (!runs) return tl::unexpected(runs.error());
     report.builds = *builds;
     report.runs = *runs;
   }
-  auto bisect = deps.bisects->CompleteStep(project, *id, *hash, report, remote_bisect::Decide);
+  auto bisect = deps.bisects->CompleteStep(project, call->id, call->token_hash, report,
+                                           remote_bisect::Decide);
   if (!bisect) return tl::unexpected(bisect.error());
   return JsonResponse(200, {{"bisect", BisectJson(*bisect, nullptr)}});
 }
