@@ -116,6 +116,11 @@ Result<void> SetMigrationsDir(ServerConfig& config, std::string_view text) {
   return {};
 }
 
+Result<void> SetWebRoot(ServerConfig& config, std::string_view text) {
+  config.web_root = std::string(text);
+  return {};
+}
+
 Result<void> SetBodyBytes(ServerConfig& config, std::string_view text) {
   auto value = ParseByteSize(text, 1, std::int64_t{1} << 30);
   if (!value) return tl::unexpected(value.error());
@@ -203,12 +208,13 @@ struct KeySetter {
   Setter set;
 };
 
-constexpr std::array<KeySetter, 16> kKeys = {{
+constexpr std::array<KeySetter, 17> kKeys = {{
     {"listen", SetListen},
     {"threads", SetThreads},
     {"database_url", SetDatabaseUrl},
     {"data_dir", SetDataDir},
     {"migrations_dir", SetMigrationsDir},
+    {"web_root", SetWebRoot},
     {"pool_size", SetPoolSize},
     {"limits.body_bytes", SetBodyBytes},
     {"limits.header_bytes", SetHeaderBytes},
@@ -515,6 +521,7 @@ std::string DescribeForLog(const ServerConfig& config) {
                                       : RedactSecrets(config.database_url))
       << " data_dir=" << config.data_dir
       << " migrations_dir=" << (config.migrations_dir.empty() ? "built-in" : config.migrations_dir)
+      << " web_root=" << (config.web_root.empty() ? "built-in" : config.web_root)
       << " pool_size=" << config.pool_size << " body_bytes=" << config.limits.body_bytes
       << " header_bytes=" << config.limits.header_bytes
       << " read_timeout_ms=" << config.limits.read_timeout_ms

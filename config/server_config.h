@@ -65,6 +65,9 @@ struct ServerConfig {
   std::string database_url;  // empty: perfgate-server runs its own PostgreSQL under data_dir
   std::string data_dir = "./.perfgate";
   std::string migrations_dir;  // empty: the migrations the server was built with
+  // The dashboard's files (the repository's web/): empty serves the copy built into the binary;
+  // a directory serves its files from disk, read at every request (front-end development).
+  std::string web_root;
   ServerLimits limits;
   int pool_size = 8;  // PostgreSQL connections
   LogConfig log;

@@ -15,6 +15,7 @@
 #include "server/store/migrator.h"
 #include "server/store/pg_stores.h"
 #include "server/store/pool.h"
+#include "server/web/dashboard.h"
 
 namespace perfgate::server {
 namespace {
@@ -206,6 +207,7 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
   s.deps.database_ready = [pool]() { return pool->Ping(); };
   http::Router router;
   api::RegisterRoutes(router, s.deps);
+  web::RegisterDashboardRoutes(router, web::DashboardOptions{config.web_root});
 
   http::ServerOptions options;
   options.host = config.listen.host;

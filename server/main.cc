@@ -46,6 +46,8 @@ int main(int argc, char** argv) {
   flag("--listen", "listen", "HOST:PORT to listen on (default 127.0.0.1:8080)");
   flag("--data-dir", "data_dir", "Directory of the embedded PostgreSQL (default ./.perfgate)");
   flag("--database-url", "database_url", "PostgreSQL DSN; empty: the embedded PostgreSQL");
+  flag("--web-root", "web_root",
+       "Serve the dashboard's files from this directory (default: the copy built in)");
   flag("--threads", "threads", "HTTP worker threads");
   flag("--log-format", "log.format", "plain or json");
   flag("--log-level", "log.level", "trace, debug, info, warn, error");

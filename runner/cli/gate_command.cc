@@ -96,7 +96,14 @@ Result<gate::Verdict> AskVerdict(const config::RunnerConfig& config, const std::
                                                      : ErrorCode::kInvalidArgument;
     return MakeError(code, message);
   }
-  return gate::DecodeVerdict(response->body);
+  auto verdict = gate::DecodeVerdict(response->body);
+  // The PR comment's "Full report" link: the server's dashboard page of this verdict, unless
+  // the server named one itself.
+  if (verdict && (!verdict->report_url || verdict->report_url->empty())) {
+    verdict->report_url = base + "/#/p/" + client::EscapePathSegment(config.server.project) +
+                          "/runs/" + run_id + "/verdict";
+  }
+  return verdict;
 }
 
 // Inconclusive benchmarks per suite, and the repetitions that the largest ask needs.

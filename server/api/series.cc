@@ -1,4 +1,5 @@
-// Dashboards: GET /api/v1/projects/{project}/benchmarks, .../metrics and .../series. A series
+// Dashboards: GET /api/v1/projects/{project}/benchmarks, .../metrics, .../branches,
+// .../testbeds and .../series. A series
 // point pools every repetition at one commit; its summary (median, p95, mean with a t interval)
 // is computed here from the raw values so that the numbers match docs/statistics.md.
 #include <algorithm>
@@ -14,6 +15,22 @@ namespace {
 
 using nlohmann::json;
 
+json MetricJson(const store::MetricInfo& m) {
+  return {
+      {"name", m.name}, {"unit", m.unit}, {"direction", std::string(DirectionName(m.direction))}};
+}
+
+json NamedRunsJson(const std::vector<store::NamedRuns>& list) {
+  json out = json::array();
+  for (const auto& item : list) {
+    out.push_back(
+        {{"name", item.name},
+         {"runs", item.runs},
+         {"last_run_at", item.last_run_at.empty() ? json(nullptr) : json(item.last_run_at)}});
+  }
+  return out;
+}
+
 json SeriesPointJson(const store::SeriesPoint& point, bool raw) {
   const auto& v = point.values;
   json out = {{"commit", point.commit_sha},
@@ -28,6 +45,8 @@ json SeriesPointJson(const store::SeriesPoint& point, bool raw) {
   out["median"] = Number(stats::Median(v));
   out["min"] = Number(min);
   out["max"] = Number(max);
+  out["q1"] = Number(stats::Quantile(v, 0.25, stats::QuantileMethod::kLinear));
+  out["q3"] = Number(stats::Quantile(v, 0.75, stats::QuantileMethod::kLinear));
   out["p95"] = Number(stats::Quantile(v, 0.95, stats::QuantileMethod::kLinear));
   out["mean"] = Number(stats::Mean(v));
   if (v.size() >= 2) {
@@ -43,18 +62,22 @@ json SeriesPointJson(const store::SeriesPoint& point, bool raw) {
 }  // namespace
 
 void RegisterSeriesRoutes(http::Router& router, const ApiDeps& deps) {
-  router.Add(
-      "GET", "/api/v1/projects/{project}/benchmarks", "benchmarks.list",
-      HandleProject(deps, {}, auth::Scope::kRead,
-                    [deps](const http::Request& /*request*/, const http::PathParams& /*params*/,
-                           const store::Project& project) -> Result<http::Response> {
-                      auto list = deps.series->ListBenchmarks(project);
-                      if (!list) return tl::unexpected(list.error());
-                      json out = json::array();
-                      for (const auto& b : *list)
-                        out.push_back({{"suite", b.suite}, {"name", b.name}});
-                      return JsonResponse(200, {{"benchmarks", std::move(out)}});
-                    }));
+  router.Add("GET", "/api/v1/projects/{project}/benchmarks", "benchmarks.list",
+             HandleProject(
+                 deps, {}, auth::Scope::kRead,
+                 [deps](const http::Request& /*request*/, const http::PathParams& /*params*/,
+                        const store::Project& project) -> Result<http::Response> {
+                   auto list = deps.series->ListBenchmarks(project);
+                   if (!list) return tl::unexpected(list.error());
+                   json out = json::array();
+                   for (const auto& b : *list) {
+                     json metrics = json::array();
+                     for (const auto& m : b.metrics) metrics.push_back(MetricJson(m));
+                     out.push_back(
+                         {{"suite", b.suite}, {"name", b.name}, {"metrics", std::move(metrics)}});
+                   }
+                   return JsonResponse(200, {{"benchmarks", std::move(out)}});
+                 }));
 
   router.Add(
       "GET", "/api/v1/projects/{project}/metrics", "metrics.list",
@@ -64,13 +87,27 @@ void RegisterSeriesRoutes(http::Router& router, const ApiDeps& deps) {
                       auto list = deps.series->ListMetrics(project);
                       if (!list) return tl::unexpected(list.error());
                       json out = json::array();
-                      for (const auto& m : *list) {
-                        out.push_back({{"name", m.name},
-                                       {"unit", m.unit},
-                                       {"direction", std::string(DirectionName(m.direction))}});
-                      }
+                      for (const auto& m : *list) out.push_back(MetricJson(m));
                       return JsonResponse(200, {{"metrics", std::move(out)}});
                     }));
+
+  // The dashboard's filters: branch and testbed names with their runs, newest first.
+  router.Add("GET", "/api/v1/projects/{project}/branches", "branches.list",
+             HandleProject(deps, {}, auth::Scope::kRead,
+                           [deps](const http::Request&, const http::PathParams&,
+                                  const store::Project& project) -> Result<http::Response> {
+                             auto list = deps.series->ListBranches(project);
+                             if (!list) return tl::unexpected(list.error());
+                             return JsonResponse(200, {{"branches", NamedRunsJson(*list)}});
+                           }));
+  router.Add("GET", "/api/v1/projects/{project}/testbeds", "testbeds.list",
+             HandleProject(deps, {}, auth::Scope::kRead,
+                           [deps](const http::Request&, const http::PathParams&,
+                                  const store::Project& project) -> Result<http::Response> {
+                             auto list = deps.series->ListTestbeds(project);
+                             if (!list) return tl::unexpected(list.error());
+                             return JsonResponse(200, {{"testbeds", NamedRunsJson(*list)}});
+                           }));
 
   router.Add(
       "GET", "/api/v1/projects/{project}/series", "series.get",

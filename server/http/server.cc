@@ -228,9 +228,11 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     response_.result(static_cast<unsigned>(response.status));
     response_.set(bhttp::field::server, "perfgate");
-    response_.set(bhttp::field::content_type, response.content_type.empty()
-                                                  ? "application/octet-stream"
-                                                  : response.content_type);
+    if (!response.content_type.empty()) {
+      response_.set(bhttp::field::content_type, response.content_type);
+    } else if (response.status != 204 && response.status != 304) {  // those have no body
+      response_.set(bhttp::field::content_type, "application/octet-stream");
+    }
     for (const auto& [name, value] : response.headers.fields()) response_.insert(name, value);
     response_.body() = std::move(response.body);
     response_.keep_alive(keep_alive);

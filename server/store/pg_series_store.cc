@@ -18,10 +18,22 @@ Result<std::vector<BenchmarkInfo>> PgStore::ListBenchmarks(const Project& projec
   return pool_.WithTransaction<std::vector<BenchmarkInfo>>(
       [&](pqxx::work& tx) -> Result<std::vector<BenchmarkInfo>> {
         std::vector<BenchmarkInfo> out;
-        for (const pqxx::row& row : tx.exec_params(
-                 "SELECT suite, name FROM benchmarks WHERE project_id = $1 ORDER BY suite, name",
-                 project.id)) {
-          out.push_back({row[0].as<std::string>(), row[1].as<std::string>()});
+        // A benchmark's metrics: one probe of the sample_sets_series index per pair.
+        for (const pqxx::row& row :
+             tx.exec_params("SELECT b.suite, b.name, m.name, m.unit, m.direction FROM benchmarks b"
+                            " LEFT JOIN metrics m ON m.project_id = b.project_id AND EXISTS ("
+                            "  SELECT 1 FROM sample_sets s WHERE s.benchmark_id = b.id"
+                            "  AND s.metric_id = m.id)"
+                            " WHERE b.project_id = $1 ORDER BY b.suite, b.name, m.name, m.unit",
+                            project.id)) {
+          std::string suite = row[0].as<std::string>(), name = row[1].as<std::string>();
+          if (out.empty() || out.back().suite != suite || out.back().name != name) {
+            out.push_back({std::move(suite), std::move(name), {}});
+          }
+          if (!row[2].is_null()) {
+            out.back().metrics.push_back(
+                {row[2].as<std::string>(), row[3].as<std::string>(), ReadDirection(row[4])});
+          }
         }
         return out;
       });
@@ -39,6 +51,36 @@ Result<std::vector<MetricInfo>> PgStore::ListMetrics(const Project& project) {
     }
     return out;
   });
+}
+
+namespace {
+
+Result<std::vector<NamedRuns>> ListNamed(ConnectionPool& pool, const Project& project,
+                                         const std::string& table, const std::string& column) {
+  return pool.WithTransaction<std::vector<NamedRuns>>(
+      [&](pqxx::work& tx) -> Result<std::vector<NamedRuns>> {
+        std::vector<NamedRuns> out;
+        // `table` and `column` are one of two fixed pairs below, never user input.
+        for (const pqxx::row& row : tx.exec_params(
+                 "SELECT t.name, count(r.id), " + pgutil::Rfc3339Sql("max(r.created_at)") +
+                     " FROM " + table + " t LEFT JOIN runs r ON r." + column +
+                     " = t.id WHERE t.project_id = $1 GROUP BY t.name"
+                     " ORDER BY max(r.created_at) DESC NULLS LAST, t.name",
+                 project.id)) {
+          out.push_back({row[0].as<std::string>(), row[1].as<int64_t>(), Text(row[2])});
+        }
+        return out;
+      });
+}
+
+}  // namespace
+
+Result<std::vector<NamedRuns>> PgStore::ListBranches(const Project& project) {
+  return ListNamed(pool_, project, "branches", "branch_id");
+}
+
+Result<std::vector<NamedRuns>> PgStore::ListTestbeds(const Project& project) {
+  return ListNamed(pool_, project, "testbeds", "testbed_id");
 }
 
 Result<Series> PgStore::GetSeries(const Project& project, const SeriesQuery& query) {
@@ -73,7 +115,7 @@ Result<Series> PgStore::GetSeries(const Project& project, const SeriesQuery& que
                              "suite");
     }
     const int64_t benchmark_id = benchmarks[0][0].as<int64_t>();
-    series.benchmark = {benchmarks[0][1].as<std::string>(), benchmarks[0][2].as<std::string>()};
+    series.benchmark = {benchmarks[0][1].as<std::string>(), benchmarks[0][2].as<std::string>(), {}};
 
     pqxx::result metrics = tx.exec_params(
         "SELECT id, name, unit, direction FROM metrics WHERE project_id = $1 AND name = $2 "

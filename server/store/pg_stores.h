@@ -45,6 +45,8 @@ class PgStore final : public ProjectStore,
   // SeriesStore
   Result<std::vector<BenchmarkInfo>> ListBenchmarks(const Project& project) override;
   Result<std::vector<MetricInfo>> ListMetrics(const Project& project) override;
+  Result<std::vector<NamedRuns>> ListBranches(const Project& project) override;
+  Result<std::vector<NamedRuns>> ListTestbeds(const Project& project) override;
   Result<Series> GetSeries(const Project& project, const SeriesQuery& query) override;
 
   // VerdictStore (pg_verdict_store.cc)

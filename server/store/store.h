@@ -116,15 +116,23 @@ class RunStore {
   virtual Result<StoredRun> GetRun(const Project& project, const std::string& run_id) = 0;
 };
 
-struct BenchmarkInfo {
-  std::string suite;
-  std::string name;
-};
-
 struct MetricInfo {
   std::string name;
   std::string unit;
   Direction direction = Direction::kLowerIsBetter;
+};
+
+struct BenchmarkInfo {
+  std::string suite;
+  std::string name;
+  std::vector<MetricInfo> metrics;  // the metrics stored for it, by name and unit
+};
+
+// A branch or a testbed name (all its fingerprints) with its runs.
+struct NamedRuns {
+  std::string name;
+  int64_t runs = 0;
+  std::string last_run_at;  // created_at of its newest run; "" when it has none
 };
 
 struct SeriesQuery {
@@ -164,6 +172,9 @@ class SeriesStore {
   virtual ~SeriesStore() = default;
   virtual Result<std::vector<BenchmarkInfo>> ListBenchmarks(const Project& project) = 0;
   virtual Result<std::vector<MetricInfo>> ListMetrics(const Project& project) = 0;
+  // Newest run first (names without runs last, by name).
+  virtual Result<std::vector<NamedRuns>> ListBranches(const Project& project) = 0;
+  virtual Result<std::vector<NamedRuns>> ListTestbeds(const Project& project) = 0;
   virtual Result<Series> GetSeries(const Project& project, const SeriesQuery& query) = 0;
 };
 

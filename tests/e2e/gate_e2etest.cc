@@ -165,6 +165,10 @@ TEST_F(GateE2eTest, APlantedTenPercentFailsThatSuiteOnlyAndAnAaRunPasses) {
   std::stringstream md;
   md << std::ifstream(comment).rdbuf();
   EXPECT_NE(md.str().find("<!-- perfgate:gate"), std::string::npos) << md.str();
+  // The reviewer's link lands on the dashboard's page of this verdict.
+  const std::string link = "[Full report](<http://127.0.0.1:" + std::to_string(port_) + "/#/p/";
+  EXPECT_NE(md.str().find(link), std::string::npos) << md.str();
+  EXPECT_NE(md.str().find("/verdict>)"), std::string::npos) << md.str();
 
   // +2% everywhere: under the threshold, passes.
   ASSERT_EQ(Git("checkout -q main").exit_code, 0);

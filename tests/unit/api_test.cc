@@ -144,7 +144,14 @@ class FakeRuns : public store::RunStore {
 class FakeSeries : public store::SeriesStore {
  public:
   Result<std::vector<store::BenchmarkInfo>> ListBenchmarks(const store::Project&) override {
-    return std::vector<store::BenchmarkInfo>{{"gbench", "BM_Sort/1024"}};
+    return std::vector<store::BenchmarkInfo>{
+        {"gbench", "BM_Sort/1024", {{"real_time", "ns", Direction::kLowerIsBetter}}}};
+  }
+  Result<std::vector<store::NamedRuns>> ListBranches(const store::Project&) override {
+    return std::vector<store::NamedRuns>{{"main", 3, "2024-04-02T01:00:00Z"}, {"old", 0, ""}};
+  }
+  Result<std::vector<store::NamedRuns>> ListTestbeds(const store::Project&) override {
+    return std::vector<store::NamedRuns>{{"ci-x86-1", 3, "2024-04-02T01:00:00Z"}};
   }
   Result<std::vector<store::MetricInfo>> ListMetrics(const store::Project&) override {
     return std::vector<store::MetricInfo>{{"real_time", "ns", Direction::kLowerIsBetter}};
@@ -152,7 +159,7 @@ class FakeSeries : public store::SeriesStore {
   Result<store::Series> GetSeries(const store::Project&, const store::SeriesQuery& query) override {
     last_query = query;
     store::Series series;
-    series.benchmark = {"gbench", query.benchmark};
+    series.benchmark = {"gbench", query.benchmark, {}};
     series.metric = {query.metric, "ns", Direction::kLowerIsBetter};
     series.branch = query.branch;
     series.points.push_back({std::string(40, 'a'),
@@ -638,6 +645,8 @@ TEST_F(ApiTest, SeriesSummaries) {
   EXPECT_DOUBLE_EQ(p["max"].get<double>(), 10);
   EXPECT_DOUBLE_EQ(p["mean"].get<double>(), 5.5);
   EXPECT_NEAR(p["p95"].get<double>(), 9.55, 1e-12);  // numpy.percentile(1..10, 95)
+  EXPECT_NEAR(p["q1"].get<double>(), 3.25, 1e-12);   // numpy.percentile(1..10, 25)
+  EXPECT_NEAR(p["q3"].get<double>(), 7.75, 1e-12);   // numpy.percentile(1..10, 75)
   // mean +/- t(0.975, 9) * s / sqrt(10) (scipy.stats.t.interval)
   EXPECT_NEAR(p["ci"][0].get<double>(), 3.3341494103866087, 1e-9);
   EXPECT_NEAR(p["ci"][1].get<double>(), 7.665850589613392, 1e-9);
@@ -646,6 +655,7 @@ TEST_F(ApiTest, SeriesSummaries) {
   EXPECT_TRUE(single["ci"].is_null());
   EXPECT_TRUE(single["author_time"].is_null());
   EXPECT_DOUBLE_EQ(single["p95"].get<double>(), 42);
+  EXPECT_DOUBLE_EQ(single["q1"].get<double>(), 42);
 
   auto plain =
       Call("GET", "/api/v1/projects/alpha/series?benchmark=b&metric=m&branch=main", alpha_read_);
@@ -655,12 +665,22 @@ TEST_F(ApiTest, SeriesSummaries) {
 TEST_F(ApiTest, BenchmarksAndMetrics) {
   auto benchmarks = Call("GET", "/api/v1/projects/alpha/benchmarks", alpha_read_);
   ASSERT_EQ(benchmarks.status, 200);
-  EXPECT_EQ(Body(benchmarks)["benchmarks"],
-            json::parse(R"([{"suite":"gbench","name":"BM_Sort/1024"}])"));
+  EXPECT_EQ(Body(benchmarks)["benchmarks"], json::parse(R"([{"suite":"gbench","name":"BM_Sort/1024",
+                "metrics":[{"name":"real_time","unit":"ns","direction":"lower"}]}])"));
   auto metrics = Call("GET", "/api/v1/projects/alpha/metrics", alpha_read_);
   ASSERT_EQ(metrics.status, 200);
   EXPECT_EQ(Body(metrics)["metrics"],
             json::parse(R"([{"name":"real_time","unit":"ns","direction":"lower"}])"));
+  auto branches = Call("GET", "/api/v1/projects/alpha/branches", alpha_read_);
+  ASSERT_EQ(branches.status, 200);
+  EXPECT_EQ(Body(branches)["branches"],
+            json::parse(R"([{"name":"main","runs":3,"last_run_at":"2024-04-02T01:00:00Z"},
+                            {"name":"old","runs":0,"last_run_at":null}])"));
+  auto testbeds = Call("GET", "/api/v1/projects/alpha/testbeds", alpha_read_);
+  ASSERT_EQ(testbeds.status, 200);
+  EXPECT_EQ(Body(testbeds)["testbeds"][0]["name"], "ci-x86-1");
+  EXPECT_EQ(Call("GET", "/api/v1/projects/alpha/branches").status, 401);
+  EXPECT_EQ(Call("GET", "/api/v1/projects/alpha/testbeds?x=1", alpha_read_).status, 400);
 }
 
 TEST_F(ApiTest, CompareFindsAPlantedRegression) {
