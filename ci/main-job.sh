@@ -15,7 +15,10 @@
 #     a planted 8% step at the 15th commit); the server's history analysis must raise exactly one
 #     regression alert on that benchmark with the right commit range, which `perfgate alerts
 #     list` and `perfgate alerts show` print;
-#  6. stops the server gracefully.
+#  6. creates a read/triage token for the browser and ends by printing the dashboard's page of
+#     the planted regression (the history step and its alert); the server keeps running for it
+#     (the script prints how to stop it) unless CI=true or PERFGATE_KEEP_SERVER=0, which stop
+#     it gracefully.
 # Exits 0 when all of that behaved as expected.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -168,7 +171,30 @@ fi
 PERFGATE_TOKEN="$token" "$perfgate" alerts show "$check" --config "$repo/perfgate.yaml"
 echo "main-job: the history analysis raised one alert on the planted step, with its commit range"
 
-kill -TERM "$server"; wait "$server"
-trap - EXIT
-rm -rf "$data"
-echo "main-job: the server stored and served the runs and the verdict, and stopped cleanly"
+echo "== the dashboard"
+# A read + triage token for the browser, passed in the URL's fragment (which browsers never send
+# to a server); the page keeps it in its local storage and takes it out of the address bar.
+view=$(curl -sf -X POST "$api/projects/demo/tokens" -H "Authorization: Bearer $admin" "${json[@]}" \
+  -d '{"name":"dashboard","scopes":["read","triage"]}' | python3 -c 'import sys,json; print(json.load(sys.stdin)["token"])')
+if ! curl -sf "http://127.0.0.1:$port/" | grep -q '<title>'; then
+  echo "main-job: the server does not serve the dashboard at /" >&2
+  exit 1
+fi
+site="http://127.0.0.1:$port"
+echo "  the pull request's verdict (the link in the PR comment):"
+echo "    $site/#/p/demo/runs/$run_id/verdict?token=$view"
+echo "  the alerts of main, with triage buttons:  $site/#/p/demo/alerts?token=$view"
+
+if [ "${CI:-}" = "true" ] || [ "${PERFGATE_KEEP_SERVER:-1}" = "0" ]; then
+  kill -TERM "$server"; wait "$server"
+  trap - EXIT
+  rm -rf "$data"
+  echo "main-job: the server stored and served the runs and the verdict, and stopped cleanly"
+  echo "main-job: the planted regression on the dashboard (while a server runs):"
+else
+  trap - EXIT
+  echo "main-job: the server keeps running so that the pages stay up; stop it with:"
+  echo "    kill $server && rm -rf $data"
+  echo "main-job: the planted regression on the dashboard:"
+fi
+echo "$site/#/p/demo/series?suite=nightly&benchmark=BM_Train%2Fstep&metric=real_time&branch=main&testbed=nightly-host&token=$view"

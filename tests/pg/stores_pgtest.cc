@@ -176,6 +176,12 @@ TEST_F(StoresTest, IngestRoundTrip) {
   ASSERT_EQ(benchmarks->size(), 2u);
   EXPECT_EQ((*benchmarks)[0].suite, "gb");
   EXPECT_EQ((*benchmarks)[1].name, "resnet");
+  // Each benchmark lists the metrics stored for it, not every metric of the project.
+  ASSERT_EQ((*benchmarks)[0].metrics.size(), 2u);
+  EXPECT_EQ((*benchmarks)[0].metrics[0].name, "items_per_second");
+  EXPECT_EQ((*benchmarks)[0].metrics[0].direction, Direction::kHigherIsBetter);
+  ASSERT_EQ((*benchmarks)[1].metrics.size(), 1u);
+  EXPECT_EQ((*benchmarks)[1].metrics[0].name, "real_time");
   Result<std::vector<MetricInfo>> metrics = store_->ListMetrics(project_);
   ASSERT_TRUE(metrics);
   ASSERT_EQ(metrics->size(), 2u);
@@ -194,6 +200,25 @@ TEST_F(StoresTest, IngestRoundTrip) {
   moved.testbed.fingerprint_json = R"({"cores":16})";
   ASSERT_TRUE(store_->IngestRun(project_, moved));
   EXPECT_EQ(Count("testbeds"), 2);
+
+  // The dashboard's filters: names with their runs, newest first; a testbed name covers its
+  // fingerprints.
+  ASSERT_TRUE(store_->IngestRun(project_, MakeRun(4, "feature", 2)));
+  Result<std::vector<NamedRuns>> branches = store_->ListBranches(project_);
+  ASSERT_TRUE(branches) << branches.error().ToString();
+  ASSERT_EQ(branches->size(), 2u);
+  EXPECT_EQ((*branches)[0].name, "feature");
+  EXPECT_EQ((*branches)[0].runs, 1);
+  EXPECT_EQ((*branches)[1].name, "main");
+  EXPECT_EQ((*branches)[1].runs, 3);
+  EXPECT_FALSE((*branches)[1].last_run_at.empty());
+  Result<std::vector<NamedRuns>> testbeds = store_->ListTestbeds(project_);
+  ASSERT_TRUE(testbeds);
+  ASSERT_EQ(testbeds->size(), 1u);
+  EXPECT_EQ((*testbeds)[0].name, "ci-1");
+  EXPECT_EQ((*testbeds)[0].runs, 4);
+  Project empty = *store_->CreateProject("empty", false);
+  EXPECT_TRUE(store_->ListBranches(empty)->empty());
 }
 
 TEST_F(StoresTest, IdempotentRepostAndConflict) {
