@@ -9,7 +9,7 @@ packages=(
   g++ cmake ninja-build ccache pkg-config git curl jq python3
   libgtest-dev libgmock-dev libbenchmark-dev
   libboost1.81-dev nlohmann-json3-dev libexpected-dev libcli11-dev
-  libpqxx-dev libssl-dev libyaml-cpp-dev libspdlog-dev libgit2-dev libcurl4-openssl-dev
+  libpqxx-dev libssl-dev libyaml-cpp-dev libspdlog-dev libgit2-dev libcurl4-openssl-dev zlib1g-dev
   postgresql-15 postgresql-client-15
   chromium fonts-dejavu-core
 )

@@ -175,6 +175,7 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& request) {
   opt(CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connect_timeout.count()));
   opt(CURLOPT_TIMEOUT_MS, static_cast<long>(options.total_timeout.count()));
   opt(CURLOPT_USERAGENT, options.user_agent.c_str());
+  opt(CURLOPT_ACCEPT_ENCODING, "");  // gzip (the server's large answers), decoded by libcurl
   opt(CURLOPT_SSL_VERIFYPEER, 1L);
   opt(CURLOPT_SSL_VERIFYHOST, 2L);
   if (!ca_bundle.empty()) opt(CURLOPT_CAINFO, ca_bundle.c_str());

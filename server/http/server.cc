@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/http/compression.h"
 #include "server/http/errors.h"
 
 namespace perfgate::http {
@@ -200,6 +201,7 @@ class Session : public std::enable_shared_from_this<Session> {
       net::post(*server_->compute, [self = shared_from_this(), request = std::move(request),
                                     started, keep_alive, version]() mutable {
         Router::Routed routed = self->server_->router.Route(request);
+        CompressIfAccepted(request, routed.response);
         net::post(self->stream_.get_executor(),
                   [self, routed = std::move(routed), started, keep_alive, version]() mutable {
                     self->Respond(std::move(routed), started, keep_alive, version);
@@ -207,7 +209,9 @@ class Session : public std::enable_shared_from_this<Session> {
       });
       return;
     }
-    Respond(server_->router.Route(request), started, keep_alive, version);
+    Router::Routed routed = server_->router.Route(request);
+    CompressIfAccepted(request, routed.response);
+    Respond(std::move(routed), started, keep_alive, version);
   }
 
   void Respond(Router::Routed routed, std::chrono::steady_clock::time_point started,

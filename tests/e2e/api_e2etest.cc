@@ -776,7 +776,10 @@ TEST_F(ApiE2eTest, SqlLookingStringsAreStoredVerbatim) {
 
   HttpResponse benchmarks = http().Get("/api/v1/projects/p/benchmarks", token);
   ASSERT_EQ(benchmarks.status, 200);
-  EXPECT_EQ(benchmarks.Json()["benchmarks"], (json{{{"suite", suite}, {"name", benchmark}}}));
+  EXPECT_EQ(benchmarks.Json()["benchmarks"],
+            (json{{{"suite", suite},
+                   {"name", benchmark},
+                   {"metrics", {{{"name", metric}, {"unit", "ns"}, {"direction", "lower"}}}}}}));
 
   // A SQL-looking filter matches nothing (or is refused), never everything.
   HttpResponse filtered =
