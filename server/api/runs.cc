@@ -110,10 +110,16 @@ void RegisterRunRoutes(http::Router& router, const ApiDeps& deps) {
                                   const store::Project& project) -> Result<http::Response> {
                              auto run = deps.runs->GetRun(project, params.at("id"));
                              if (!run) return tl::unexpected(run.error());
+                             json verdict = nullptr;
+                             if (run->latest_verdict) {
+                               verdict = {{"id", run->latest_verdict->id},
+                                          {"outcome", run->latest_verdict->outcome},
+                                          {"created_at", run->latest_verdict->created_at}};
+                             }
                              return JsonResponse(
-                                 200,
-                                 {{"run", RunJson(run->summary)},
-                                  {"upload", json::parse(wire::EncodeRunUpload(run->upload))}});
+                                 200, {{"run", RunJson(run->summary)},
+                                       {"upload", json::parse(wire::EncodeRunUpload(run->upload))},
+                                       {"verdict", std::move(verdict)}});
                            }));
 }
 

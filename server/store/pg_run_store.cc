@@ -359,25 +359,38 @@ Result<StoredRun> PgStore::GetRun(const Project& project, const std::string& run
     return MakeError(ErrorCode::kNotFound, "no run " + run_id + " in project " + project.name,
                      "id");
   }
-  Result<std::pair<RunSummary, std::string>> row =
-      pool_.WithTransaction<std::pair<RunSummary, std::string>>(
-          [&](pqxx::work& tx) -> Result<std::pair<RunSummary, std::string>> {
-            pqxx::result r = tx.exec_params(
-                "SELECT " + SummaryColumns() + ", r.upload::text, r.upload_sha256 IS NOT NULL" +
-                    SummaryJoins() + "WHERE r.id = $1::uuid AND r.project_id = $2",
-                run_id, project.id);
-            if (r.empty()) {
-              return MakeError(ErrorCode::kNotFound,
-                               "no run " + run_id + " in project " + project.name, "id");
-            }
-            std::string text = r[0][kSummaryColumnCount].as<std::string>();
-            if (r[0][kSummaryColumnCount + 1].as<bool>()) {
-              Result<std::string> filled = FillValues(tx, run_id, text);
-              if (!filled) return tl::unexpected(filled.error());
-              text = std::move(*filled);
-            }
-            return std::pair(ReadSummary(r[0]), std::move(text));
-          });
+  struct Row {
+    RunSummary summary;
+    std::string upload;
+    std::optional<VerdictRef> verdict;
+  };
+  Result<Row> row = pool_.WithTransaction<Row>([&](pqxx::work& tx) -> Result<Row> {
+    // The newest verdict (as LatestVerdict orders them) rides along: the dashboard's run page
+    // asks for the verdict only when there is one.
+    pqxx::result r = tx.exec_params(
+        "SELECT " + SummaryColumns() + ", r.upload::text, r.upload_sha256 IS NOT NULL, lv.id, " +
+            "lv.outcome, " + pgutil::Rfc3339Sql("lv.created_at") + SummaryJoins() +
+            "LEFT JOIN LATERAL (SELECT v.id, v.outcome, v.created_at FROM verdicts v"
+            " WHERE v.run_id = r.id ORDER BY v.created_at DESC, v.id DESC LIMIT 1) lv ON true "
+            "WHERE r.id = $1::uuid AND r.project_id = $2",
+        run_id, project.id);
+    if (r.empty()) {
+      return MakeError(ErrorCode::kNotFound, "no run " + run_id + " in project " + project.name,
+                       "id");
+    }
+    Row out{ReadSummary(r[0]), r[0][kSummaryColumnCount].as<std::string>(), std::nullopt};
+    if (r[0][kSummaryColumnCount + 1].as<bool>()) {
+      Result<std::string> filled = FillValues(tx, run_id, out.upload);
+      if (!filled) return tl::unexpected(filled.error());
+      out.upload = std::move(*filled);
+    }
+    if (!r[0][kSummaryColumnCount + 2].is_null()) {
+      out.verdict = VerdictRef{r[0][kSummaryColumnCount + 2].as<int64_t>(),
+                               r[0][kSummaryColumnCount + 3].as<std::string>(),
+                               r[0][kSummaryColumnCount + 4].as<std::string>()};
+    }
+    return out;
+  });
   if (!row) return tl::unexpected(row.error());
   // What was stored passed the decoder with the server's limits, whatever they were then.
   wire::DecodeLimits limits;
@@ -385,12 +398,12 @@ Result<StoredRun> PgStore::GetRun(const Project& project, const std::string& run
   limits.max_values = SIZE_MAX;
   limits.max_string = SIZE_MAX;
   limits.max_depth = 10000;
-  Result<wire::RunUpload> upload = wire::DecodeRunUpload(row->second, limits);
+  Result<wire::RunUpload> upload = wire::DecodeRunUpload(row->upload, limits);
   if (!upload) {
     return MakeError(ErrorCode::kInternal, "stored upload of run " + run_id +
                                                " does not decode: " + upload.error().ToString());
   }
-  return StoredRun{std::move(row->first), std::move(*upload)};
+  return StoredRun{std::move(row->summary), std::move(*upload), std::move(row->verdict)};
 }
 
 }  // namespace perfgate::store

@@ -98,9 +98,17 @@ struct RunPage {
   std::string next_cursor;       // "" when this is the last page
 };
 
+// The newest verdict of a run, named (the whole verdict: VerdictStore::LatestVerdict).
+struct VerdictRef {
+  int64_t id = 0;
+  std::string outcome;
+  std::string created_at;
+};
+
 struct StoredRun {
   RunSummary summary;
-  wire::RunUpload upload;  // as stored (canonical), results include every sample
+  wire::RunUpload upload;                    // as stored (canonical), results include every sample
+  std::optional<VerdictRef> latest_verdict;  // GetRun fills it; nullopt when it has none
 };
 
 class RunStore {

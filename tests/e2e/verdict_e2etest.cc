@@ -211,6 +211,14 @@ TEST_F(VerdictE2eTest, APlantedRegressionFailsOnlyThatBenchmark) {
   json rebased = Verdict(10);
   EXPECT_NE(rebased["id"], v["id"]);
   EXPECT_EQ(rebased["baseline"]["run_ids"].size(), 3u);
+
+  // A run names its newest verdict (the dashboard's run page); a baseline run has none.
+  json run = http_->Get("/api/v1/projects/proj/runs/" + RunId(10), reader_).Json();
+  EXPECT_EQ(run["verdict"]["id"], rebased["id"]);
+  EXPECT_EQ(run["verdict"]["outcome"], "regression");
+  EXPECT_EQ(run["verdict"]["created_at"], rebased["created_at"]);
+  EXPECT_TRUE(
+      http_->Get("/api/v1/projects/proj/runs/" + RunId(3), reader_).Json()["verdict"].is_null());
 }
 
 TEST_F(VerdictE2eTest, AnAaRunPassesAndATwoPercentSlowdownPasses) {

@@ -117,7 +117,7 @@ class FakeRuns : public store::RunStore {
     summary.started_at = run.started_at;
     summary.created_at = "2024-05-01T10:00:00Z";
     summary.sample_count = static_cast<int64_t>(run.SampleCount());
-    runs[run.id] = {summary, run};
+    runs[run.id] = {summary, run, std::nullopt};
     return store::IngestOutcome{true, summary};
   }
   Result<store::RunPage> ListRuns(const store::Project&, const store::RunFilter& filter) override {

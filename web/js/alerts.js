@@ -1,0 +1,168 @@
+// The alerts page (#/p/{p}/alerts?state=&kind=&alert=): alerts of tracked branches grouped by
+// commit range, with their bisects, and triage (needs a token with the triage scope).
+import {h, route, message, select} from './dom.js';
+import {api, errorBlock, errorText, mapLimit} from './api.js';
+import {shortSha, dateTime, pct, pctRange, pValue, withUnit, ago} from './format.js';
+
+const STATES = ['open', 'acknowledged', 'false_positive', 'resolved', 'all'];
+const TRIAGE = [
+  {state: 'acknowledged', label: 'Acknowledge', testid: 'triage-acknowledge'},
+  {state: 'false_positive', label: 'False positive', testid: 'triage-false-positive'},
+  {state: 'resolved', label: 'Resolved', testid: 'triage-resolved'},
+  {state: 'open', label: 'Reopen', testid: 'triage-reopen'},
+];
+
+function commitLabel(c) {
+  if (!c) return '–';
+  return h('span', {title: (c.subject || '') + (c.author ? ' — ' + c.author : '')},
+    h('span', {class: 'mono'}, shortSha(c.sha)), c.subject ? ' ' + c.subject : '');
+}
+
+function bisectLine(project, alert, detail) {
+  if (!detail) return h('div', {class: 'bisect muted'}, 'loading bisects…');
+  const bisects = detail.bisects || [];
+  const hint = h('span', {class: 'cmd', testid: 'bisect-hint'}, 'perfgate bisect --alert ' + alert.id);
+  if (!bisects.length) return h('div', {class: 'bisect muted', testid: 'bisect-status'}, 'No bisect yet: ', hint);
+  const b = bisects[0];
+  return h('div', {class: 'bisect', testid: 'bisect-status'}, 'Bisect #' + b.id + ': ',
+    h('b', null, b.state), b.culprit ? [' · culprit ', h('span', {class: 'mono', testid: 'bisect-culprit'}, b.culprit.slice(0, 12))] : '',
+    b.created_by ? ' · by ' + b.created_by : '', ' · ', dateTime(b.created_at),
+    bisects.length > 1 ? ' (' + bisects.length + ' bisects)' : '', ' · ', hint);
+}
+
+function alertRow(project, alert, detail, highlight, onChange) {
+  const s = alert.series || {};
+  const note = h('input', {type: 'text', placeholder: 'note (optional)', testid: 'triage-note', value: ''});
+  const status = h('span', {testid: 'triage-status'});
+  const buttons = TRIAGE.filter((t) => t.state !== alert.state && (t.state !== 'open' || alert.state !== 'open')).map((t) =>
+    h('button', {type: 'button', testid: t.testid, onclick: async (e) => {
+      const all = e.target.parentNode.querySelectorAll('button');
+      all.forEach((b) => { b.disabled = true; });
+      status.className = '';
+      status.textContent = 'saving…';
+      const body = {state: t.state};
+      if (note.value.trim()) body.note = note.value.trim();
+      try {
+        const answer = await api.triage(project, alert.id, body);
+        const updated = answer.alert || answer;
+        onChange(updated, 'now ' + String(updated.state).replace('_', ' '));
+      } catch (err) {
+        all.forEach((b) => { b.disabled = false; });
+        status.className = 'triage-error';
+        status.textContent = errorText(err) + (err.isAuth
+          ? ' — triage needs a token with the triage scope: use the "Token" button at the top right.' : '');
+      }
+    }}, t.label));
+  const link = route(['p', project, 'series'], {suite: s.suite, benchmark: s.benchmark, metric: s.metric, branch: s.branch, testbed: s.testbed});
+  const env = alert.environment_change;
+  return h('div', {class: 'alert-row' + (highlight ? ' highlight' : ''), testid: 'alert-row',
+    id: 'alert-' + alert.id, dataset: {alertId: String(alert.id), state: alert.state}},
+  h('div', {class: 'alert-main'},
+    h('span', {class: 'badge k-' + alert.kind}, alert.kind),
+    h('span', {class: 'series-name'}, s.benchmark, ' · ', s.metric),
+    h('span', {class: alert.kind === 'regression' ? 'worse' : 'better'}, h('b', null, pct(alert.magnitude)), ' ', pctRange(alert.ci)),
+    h('span', {class: 'muted'}, withUnit(alert.level_before, s.unit), ' → ', withUnit(alert.level_after, s.unit)),
+    h('span', {class: 'badge s-' + alert.state, testid: 'alert-state'}, alert.state.replace('_', ' ')),
+    alert.cause === 'environment' ? h('span', {class: 'badge v-INCONCLUSIVE'}, 'environment') : null,
+    h('a', {href: link, testid: 'alert-series-link'}, 'series →'),
+    h('span', {class: 'faint'}, '#' + alert.id)),
+  h('div', {class: 'alert-sub'},
+    h('span', null, 'branch ', s.branch, ' · testbed ', s.testbed, s.suite ? ' · suite ' + s.suite : ''),
+    h('span', null, 'detectors: ', (alert.detectors || []).join(', ') || '–'),
+    h('span', null, 'p ', pValue(alert.p_value), ' · q ', pValue(alert.q_value)),
+    h('span', null, 'raised ', ago(alert.created_at)),
+    alert.state_changed_by ? h('span', null, alert.state + ' by ', alert.state_changed_by, ' ', ago(alert.state_changed_at)) : null,
+    alert.note ? h('span', {testid: 'alert-note'}, 'note: “', alert.note, '”') : null,
+    env ? h('span', null, 'testbed changed: ' + (env.changed || []).join(', ')) : null),
+  bisectLine(project, alert, detail),
+  h('div', {class: 'triage'}, note, buttons, status));
+}
+
+export async function renderAlerts(ctx) {
+  const {root, project, query} = ctx;
+  const state = STATES.includes(query.state) ? query.state : 'open';
+  const kind = query.kind || '';
+  const highlight = query.alert ? Number(query.alert) : null;
+  root.appendChild(h('div', {class: 'page-head'}, h('h1', null, 'Alerts'), h('span', {class: 'sub'}, project + ' · tracked branches')));
+  const filters = {state, kind: kind || undefined, alert: query.alert};
+  root.appendChild(h('div', {class: 'toolbar'},
+    h('label', null, 'State', select({testid: 'alert-state-filter', onchange: (e) => ctx.setQuery({...filters, state: e.target.value})},
+      STATES.map((s) => ({value: s, label: s.replace('_', ' ')})), state)),
+    h('label', null, 'Kind', select({testid: 'alert-kind-filter', onchange: (e) => ctx.setQuery({...filters, kind: e.target.value})},
+      [{value: '', label: 'all kinds'}, 'regression', 'improvement'], kind))));
+  const list = h('div', {testid: 'alert-list'});
+  root.appendChild(list);
+  let res;
+  try {
+    res = await api.alerts(project, {state, kind: kind || undefined, limit: 200});
+  } catch (err) {
+    if (!ctx.alive()) return;
+    root.appendChild(errorBlock(err, 'Cannot list alerts'));
+    ctx.fail(errorText(err));
+    return;
+  }
+  if (!ctx.alive()) return;
+  let alerts = res.alerts || [];
+  // A linked alert (from a chart marker) is shown even when another page of the list holds it.
+  if (highlight && !alerts.some((a) => a.id === highlight)) {
+    try {
+      const one = await api.alert(project, highlight);
+      alerts = [one.alert || one, ...alerts];
+    } catch {
+      // Not in this project: the list as it is.
+    }
+  }
+  if (!alerts.length) {
+    list.appendChild(message('empty', state === 'all' ? 'No alerts.' : 'No ' + state.replace('_', ' ') + ' alerts.',
+      ' The history analysis raises one when a series of a tracked branch (main, master) moves by more than the threshold.'));
+    ctx.ready();
+    return;
+  }
+  if (res.next_cursor) list.appendChild(h('div', {class: 'muted'}, 'Showing the newest ' + alerts.length + ' alerts; narrow the filters for older ones.'));
+  const groups = new Map();
+  for (const a of alerts) {
+    const key = a.group || String(a.id);
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(a);
+  }
+  const details = new Map();
+  const slots = new Map();
+  const current = new Map();
+  const place = (alert) => {
+    current.set(alert.id, alert);
+    const old = slots.get(alert.id);
+    const row = alertRow(project, alert, details.get(alert.id), alert.id === highlight, (updated, text) => {
+      place(updated);
+      const status = slots.get(alert.id).querySelector('[data-testid=triage-status]');
+      status.className = 'triage-ok';
+      status.textContent = 'saved: ' + text;
+    });
+    if (old) old.replaceWith(row);
+    slots.set(alert.id, row);
+    return row;
+  };
+  for (const [key, members] of groups) {
+    const first = members[0];
+    const range = first.range || {};
+    list.appendChild(h('div', {class: 'alert-group', testid: 'alert-group', dataset: {group: key}},
+      h('div', {class: 'alert-group-head'},
+        h('h3', null, 'Range ', h('span', {class: 'mono'}, key)),
+        h('span', {class: 'muted'}, members.length + ' alert' + (members.length === 1 ? '' : 's'), ' · last good ', commitLabel(range.last_good),
+          ' · first bad ', commitLabel(range.first_bad), range.first_bad && range.first_bad.author ? ' (' + range.first_bad.author + ')' : '')),
+      members.map((a) => place(a))));
+  }
+  if (highlight && slots.has(highlight)) slots.get(highlight).scrollIntoView({block: 'center'});
+  // The bisects of each alert (GET alerts/{id}).
+  await mapLimit(alerts, 4, async (a) => {
+    try {
+      const d = await api.alert(project, a.id);
+      details.set(a.id, d.alert ? {...d.alert, bisects: d.bisects || d.alert.bisects} : d);
+    } catch {
+      details.set(a.id, {bisects: []});
+    }
+    if (ctx.alive()) place(current.get(a.id));
+  });
+  if (!ctx.alive()) return;
+  ctx.ready();
+}
+
