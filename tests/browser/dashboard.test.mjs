@@ -335,6 +335,8 @@ async function main() {
     check(await attr(marker.first(), 'data-commit') === shas[STEP_AT - 1], `the marker is at commit ${STEP_AT} (${shas[STEP_AT - 1]}), got ${await attr(marker.first(), 'data-commit')}`);
     check(await attr(marker.first(), 'data-alert-id') === String(alert.id), 'the marker is the alert');
     check(await marker.first().isVisible(), 'the marker is visible');
+    // Change points come after the page is ready (the server computes them on demand).
+    await page.waitForSelector('[data-testid=series-charts][data-change-points=done]', {timeout: PAGE_TIMEOUT});
     const cp = realChart.locator('[data-testid=change-points]');
     check(await cp.count() === 1 && Number(await attr(cp, 'data-count')) >= 1, 'the change points are drawn');
     // Hover: the commit's details; wheel: a synced zoom; double-click: reset.

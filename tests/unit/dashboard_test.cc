@@ -52,6 +52,18 @@ TEST(Dashboard, EmbedsEveryFileOfWebExactly) {
   }
 }
 
+TEST(Dashboard, IndexPreloadsEveryModule) {
+  // The series page is four imports deep; index.html names every module so that the browser
+  // fetches them at once. A module added without its line would only be slower: caught here.
+  const std::string index = ReadFile(kWeb / "index.html");
+  for (const auto& entry : std::filesystem::directory_iterator(kWeb / "js")) {
+    if (entry.path().extension() != ".js") continue;
+    const std::string link = "<link rel=\"modulepreload\" href=\"/ui/js/" +
+                             entry.path().filename().string() + "\">";
+    EXPECT_NE(index.find(link), std::string::npos) << link;
+  }
+}
+
 TEST(Dashboard, ServesIndexAtRootAndFilesUnderUi) {
   http::Router router;
   RegisterDashboardRoutes(router, {});

@@ -48,6 +48,31 @@ export async function renderSeries(ctx) {
     h('span', {class: 'sub'}, query.suite ? 'suite ' + query.suite : ''));
   root.appendChild(head);
 
+  // When the address names the branch and metrics (links from the benchmark browser, alerts
+  // and verdicts do), the series and their alerts load together with the lists instead of after
+  // them: on a 10,000-commit series that is most of the page's wait.
+  const early = new Map();
+  const fetchEarly = (key, start) => {
+    if (!early.has(key)) {
+      const promise = start();
+      promise.catch(() => {});  // awaited later, or dropped when the lists change the question
+      early.set(key, promise);
+    }
+    return early.get(key);
+  };
+  const seriesParams = (bench, metric, suiteName, branchName, testbedName) => ({benchmark: bench,
+    suite: suiteName || undefined, metric, branch: branchName, testbed: testbedName || undefined, raw: 1, limit: 10000});
+  const alertParams = (bench, branchName, testbedName) => ({state: 'all', benchmark: bench, branch: branchName,
+    testbed: testbedName || undefined, limit: 500});
+  const loadSeries = (params) => fetchEarly('series ' + JSON.stringify(params), () => api.series(project, params));
+  const loadAlerts = (params) => fetchEarly('alerts ' + JSON.stringify(params), () => api.alerts(project, params));
+  if (query.branch && query.metric) {
+    for (const name of list(query.metric)) {
+      loadSeries(seriesParams(benchmark, name, query.suite, query.branch, query.testbed));
+    }
+    loadAlerts(alertParams(benchmark, query.branch, query.testbed));
+  }
+
   const [benchRes, branchRes, testbedRes] = await Promise.allSettled([
     api.benchmarks(project), api.branches(project), api.testbeds(project)]);
   if (!ctx.alive()) return;
@@ -59,6 +84,9 @@ export async function renderSeries(ctx) {
   const benchmarks = benchRes.value.benchmarks || [];
   const entry = benchmarks.find((b) => b.name === benchmark && (!query.suite || b.suite === query.suite));
   const suite = query.suite || (entry && entry.suite) || '';
+  // The suite the series requests name: none when the benchmark's name is unique (as the early
+  // requests above, which could not know), else the one the address or the list gives.
+  const ownSuite = query.suite || (benchmarks.filter((b) => b.name === benchmark).length > 1 ? suite : '');
   let available = entry && Array.isArray(entry.metrics) ? entry.metrics : null;
   const notes = [];
   if (!available) {
@@ -141,8 +169,7 @@ export async function renderSeries(ctx) {
   }
   const loaded = await mapLimit(wanted, 4, async (w) => {
     try {
-      const s = await api.series(project, {benchmark: w.bench, suite: suite || undefined, metric: w.name,
-        branch, testbed: testbed || undefined, raw: 1, limit: 10000});
+      const s = await loadSeries(seriesParams(w.bench, w.name, w.bench === benchmark ? ownSuite : suite, branch, testbed));
       return {...w, series: s};
     } catch (err) {
       return {...w, error: err};
@@ -169,10 +196,10 @@ export async function renderSeries(ctx) {
   // Alerts of this benchmark on this branch (all states), to mark.
   let alerts = [];
   try {
-    const res = await api.alerts(project, {state: 'all', benchmark, branch, testbed: testbed || undefined, limit: 500});
+    const res = await loadAlerts(alertParams(benchmark, branch, testbed));
     alerts = res.alerts || [];
     if (selectedTelemetry.length) {
-      const res2 = await api.alerts(project, {state: 'all', benchmark: suite, branch, testbed: testbed || undefined, limit: 500});
+      const res2 = await loadAlerts(alertParams(suite, branch, testbed));
       alerts = alerts.concat(res2.alerts || []);
     }
   } catch (err) {
@@ -246,9 +273,11 @@ export async function renderSeries(ctx) {
   window.addEventListener('resize', onResize);
   ctx.onCleanup(() => window.removeEventListener('resize', onResize));
 
-  // After the charts: change points (computed on demand by the server) and the repository URL
-  // of the newest run (for commit links).
+  // The page is ready with its charts, repetitions and alerts drawn. Change points follow (the
+  // server computes them on demand, over the whole series) and the repository URL of the newest
+  // run (for commit links); the charts' box says `data-change-points="done"` when they are in.
   const newestRun = commits.length && commits[commits.length - 1].runs[0];
+  ctx.ready();
   await Promise.all([
     mapLimit(charts, 3, async ({s, chart, cpNote}) => {
       // The detector runs on one testbed's series: with several, the user picks one.
@@ -272,5 +301,5 @@ export async function renderSeries(ctx) {
     newestRun ? api.run(project, newestRun).then((r) => { repoCi = r.upload && r.upload.ci; }, () => {}) : null,
   ]);
   if (!ctx.alive()) return;
-  ctx.ready();
+  chartsBox.dataset.changePoints = 'done';
 }
