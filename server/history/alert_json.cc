@@ -153,8 +153,10 @@ ordered_json WebhookBody(const std::vector<store::AlertRecord>& alerts,
       std::string line = "\n• " + what + " " + Percent(a->magnitude) + " " + a->series.benchmark +
                          " " + a->series.metric + " on " + a->series.testbed;
       if (!public_url.empty()) {
-        line += " <" + public_url + "/api/v1/projects/" + a->project + "/alerts/" +
-                std::to_string(a->id) + "|alert " + std::to_string(a->id) + ">";
+        // The dashboard's alerts page with this one highlighted: series, range, triage.
+        line += " <" + public_url + "/#/p/" + a->project +
+                "/alerts?state=all&alert=" + std::to_string(a->id) + "|alert " +
+                std::to_string(a->id) + ">";
       } else {
         line += " (alert " + std::to_string(a->id) + ")";
       }

@@ -251,6 +251,12 @@ async function main() {
       return (a.json && a.json.alerts || []).find((x) => x.range.first_bad.sha === shas[STEP_AT - 1]);
     }, 180_000, 500);
     log(`alert ${alert.id} raised: ${alert.kind} ${(alert.magnitude * 100).toFixed(1)}% at ${alert.range.first_bad.sha.slice(0, 8)}`);
+    // A bisect of the alert's range that found the planted commit, as `perfgate bisect --alert`
+    // posts its answer.
+    r = await call('POST', `/api/v1/projects/${PROJECT}/bisects`, token, {alert_id: alert.id,
+      good: shas[STEP_AT - 2], bad: shas[STEP_AT - 1], culprits: [{sha: shas[STEP_AT - 1]}]});
+    check(r.status === 201, `POST bisect: ${r.status} ${r.text}`);
+    const bisectId = r.json.bisect.id;
     r = await call('POST', `/api/v1/projects/${PROJECT}/runs/${prRun}/verdict`, token);
     check(r.status === 201 || r.status === 200, `POST verdict: ${r.status} ${r.text}`);
     check(r.json.verdict.outcome === 'regression', `the PR verdict is ${r.json.verdict.outcome}, expected regression`);
@@ -423,6 +429,9 @@ async function main() {
     row = page.locator(`[data-testid=alert-row][data-alert-id="${alert.id}"]`);
     check((await row.locator('[data-testid=alert-state]').textContent()).trim() === 'open', 'the alert is open');
     check(await row.locator('[data-testid=bisect-hint]').count() === 1, 'the bisect hint is shown');
+    const bisectText = await row.locator('[data-testid=bisect-status]').textContent();
+    check(bisectText.includes(`Bisect #${bisectId}`) && bisectText.includes('succeeded'), `the bisect's state is shown: ${bisectText}`);
+    check((await row.locator('[data-testid=bisect-culprit]').textContent()) === shas[STEP_AT - 1].slice(0, 12), 'the culprit is shown');
     await row.locator('[data-testid=triage-note]').fill('looking into it');
     await row.locator('[data-testid=triage-acknowledge]').click();
     await poll('the acknowledged state on the page', async () =>

@@ -334,6 +334,11 @@ TEST_F(HistoryE2eTest, PlantedStepAlertTriageRebaselineAndANewStep) {
     for (const std::string& body : sink_.bodies()) {
       const json hook = json::parse(body);
       EXPECT_NE(hook["text"].get<std::string>().find("perfgate:"), std::string::npos);
+      // Links go to the alert on the dashboard (history.public_url is set above).
+      EXPECT_NE(hook["text"].get<std::string>().find(
+                    "<http://perfgate.example/#/p/proj/alerts?state=all&alert="),
+                std::string::npos)
+          << hook["text"];
       announced += static_cast<int>(hook["alerts"].size());
     }
     if (announced < 3) std::this_thread::sleep_for(std::chrono::milliseconds(100));
