@@ -128,8 +128,9 @@ echo "  the PR comment body:  (first lines)"; head -5 "$data/comment.md" | sed '
 
 echo "== history: 30 nightly runs of main with a planted 8% step at the 15th commit"
 python3 - "$api" "$token" <<'PY'
-import json, random, sys, urllib.request
+import hashlib, json, random, sys, urllib.request
 api, token = sys.argv[1], sys.argv[2]
+sha = lambda k: hashlib.sha1(b"nightly commit %d" % k).hexdigest()  # commit k's id
 rng = random.Random(20261123)
 for k in range(1, 31):
     level = 1000.0 * (1.08 if k >= 15 else 1.0) * (1 + rng.gauss(0, 0.01))
@@ -140,8 +141,8 @@ for k in range(1, 31):
                 "unit": "ns", "direction": "lower",
                 "values": [500 * (1 + rng.gauss(0, 0.01)) for _ in range(10)]}]
     run = {"id": "6f1c0c4e-0000-4000-8000-%012d" % k, "project": "demo", "branch": "main",
-           "commit": {"sha": "%040x" % (0xa11 + k), "subject": "nightly commit %d" % k,
-                      "parents": ["%040x" % (0xa11 + k - 1)]},
+           "commit": {"sha": sha(k), "subject": "nightly commit %d" % k,
+                      "parents": [sha(k - 1)]},
            "testbed": {"name": "nightly-host", "fingerprint": {"cpu_model": "demo"}},
            "results": results}
     request = urllib.request.Request(api + "/projects/demo/runs", data=json.dumps(run).encode(),
@@ -157,7 +158,7 @@ for _ in $(seq 1 120); do
   sleep 0.5
 done
 alerts_cli list
-expected=$(printf '%040x' $((0xa11 + 15)))
+expected=$(python3 -c 'import hashlib; print(hashlib.sha1(b"nightly commit 15").hexdigest())')
 check=$(alerts_cli list --format json | python3 -c '
 import json, sys
 alerts = json.load(sys.stdin)["alerts"]
