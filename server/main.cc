@@ -98,8 +98,10 @@ int main(int argc, char** argv) {
         "  %s\n",
         (*app)->new_admin_token().c_str());
   }
-  std::printf("perfgate-server: listening on http://%s:%d (Ctrl-C to stop)\n",
-              config->listen.host.c_str(), (*app)->port());
+  std::printf(
+      "perfgate-server: listening on http://%s:%d (Ctrl-C to stop); the dashboard is at /, "
+      "the API under /api/v1\n",
+      config->listen.host.c_str(), (*app)->port());
   std::fflush(stdout);
 
   int received = 0;

@@ -65,6 +65,9 @@ const CFG = {
   endpointReps: intEnv('PERFGATE_BENCH_ENDPOINT_REPS', 10),
   pageReps: intEnv('PERFGATE_BENCH_PAGE_REPS', 5),
   skipPage: env.PERFGATE_BENCH_SKIP_PAGE === '1',
+  // 1: the server analyses the history as it does by default (seeding then waits until every
+  // run is analysed), so that change points are timed on a 10,000-point history.
+  history: env.PERFGATE_BENCH_HISTORY === '1',
   chromium: env.PERFGATE_CHROMIUM || '/usr/bin/chromium',
 };
 const PROJECT = 'bench';
@@ -164,7 +167,7 @@ async function startServer() {
   fs.mkdirSync(dir, {recursive: true});
   fs.chmodSync(dir, 0o755);  // as root, PostgreSQL runs as postgres and must reach it
   const config = path.join(dir, 'bench-server.yaml');
-  fs.writeFileSync(config, 'history:\n  enabled: false\nlog:\n  level: warn\n');
+  fs.writeFileSync(config, `history:\n  enabled: ${CFG.history}\nlog:\n  level: warn\n`);
   const tokenFile = path.join(dir, 'bench-admin-token');
   let admin = fs.existsSync(tokenFile) ? fs.readFileSync(tokenFile, 'utf8').trim() : '';
   if (!admin) {
@@ -567,7 +570,7 @@ async function main() {
     machine: {cpus: os.cpus().length, cpu_model: os.cpus()[0] && os.cpus()[0].model, mem_gb: os.totalmem() / 2 ** 30,
       kernel: os.release(), node: process.version},
     config: {commits: CFG.commits, base_commits: CFG.baseCommits, reps: CFG.reps, server: CFG.server,
-      web_root: CFG.webRoot || 'builtin', web_digest: webDigest(), history: 'disabled (history.enabled: false)'},
+      web_root: CFG.webRoot || 'builtin', web_digest: webDigest(), history: CFG.history ? 'enabled (the default)' : 'disabled (history.enabled: false)'},
   };
   console.log(`perfgate series load: ${CFG.commits} commits x ${CFG.reps} repetitions; server ${CFG.server}; ` +
     `web ${result.config.web_root} (digest ${result.config.web_digest})`);
@@ -589,6 +592,22 @@ async function main() {
         `${result.seed.runs_per_s.toFixed(0)} runs/s (${(result.seed.runs_per_s * CFG.reps * 2).toFixed(0)} samples/s)`);
     }
 
+    if (CFG.history && !result.seed.skipped) {
+      // The worker takes runs in arrival order; wait until it has analysed all of them (the
+      // gauge counts since the server started: a reused data directory is not waited for).
+      const t0 = now();
+      let last = -1;
+      for (;;) {
+        const m = (await requestOk('GET', '/metrics')).body.toString();
+        const runs = Number((/perfgate_history\{stat="runs"\} ([0-9.e+]+)/.exec(m) || [])[1] || 0);
+        if (runs >= CFG.commits) break;
+        if (Math.floor(runs / 1000) !== Math.floor(last / 1000)) console.log(`  history: ${runs} runs analysed`);
+        last = runs;
+        await sleep(1000);
+      }
+      result.history_wait_s = (now() - t0) / 1000;
+      console.log(`history analysed ${CFG.commits} runs ${f1(result.history_wait_s)} s after seeding`);
+    }
     console.log('endpoint...');
     const e = await measureEndpoint(token);
     result.endpoint = e;
