@@ -145,8 +145,10 @@ std::vector<int64_t> StoreUpdates(pqxx::work& tx, int64_t project_id,
           "first_bad_commit_id = f.commit_id, last_good_run_id = g.run_ids[1], "
           "first_bad_run_id = f.run_ids[1], kind = $4, cause = $5, magnitude = $6, "
           "ci_low = ($7::float8[])[1], ci_high = ($8::float8[])[1], p_value = $9, "
-          // The Benjamini-Hochberg factor of the ingest that raised it, on the new p-value.
-          "q_value = CASE WHEN a.p_value > 0 THEN least(1, $9 * a.q_value / a.p_value) "
+          // The Benjamini-Hochberg factor of the ingest that raised it (q / p, in [1, m]), on
+          // the new p-value; the factor first: p-values of long series go far below 1e-154,
+          // where p * q underflows, which PostgreSQL refuses.
+          "q_value = CASE WHEN a.p_value > 0 THEN least(1, $9 * (a.q_value / a.p_value)) "
           "ELSE a.q_value END, "
           "level_before = $10, level_after = $11, detectors = string_to_array($12, ',') "
           "FROM history_points g JOIN history_points f ON f.series_id = g.series_id "

@@ -214,40 +214,51 @@ TEST_F(HistoryStoreTest, AlertsAreStoredListedAndTriageRebaselines) {
   EXPECT_TRUE(a.environment_change_json.empty());
 
   // A later run measures the open alert again: new figures, the same BH factor (q / p = 2).
-  Ingest(testing::SampleRun(7, 7, "main", 120));
-  auto again = store_->AnalyseNextRun(
-      tracked_, [](const HistoryRunWork& work) -> Result<std::vector<HistorySeriesUpdate>> {
-        std::vector<HistorySeriesUpdate> updates;
-        for (const HistorySeriesData& s : work.series) {
-          HistorySeriesUpdate u;
-          u.series_id = s.key.id;
-          u.detector_state_json = "{}";
-          u.monitor_state_json = "{}";
-          if (s.key.benchmark == "BM_A") {
-            EXPECT_EQ(s.open_alert_positions, (std::vector<int64_t>{3}));
-            NewAlertRecord measured;
-            measured.position = 3;
-            measured.kind = "regression";
-            measured.cause = "code";
-            measured.magnitude = 0.21;
-            measured.p_value = 1e-6;
-            measured.level_before = 100;
-            measured.level_after = 121;
-            measured.detectors = {"e-divisive"};
-            u.refreshed.emplace_back(3, measured);
+  auto remeasure = [&](int run, double p_value) {
+    Ingest(testing::SampleRun(run, run, "main", 120));
+    auto again = store_->AnalyseNextRun(
+        tracked_, [&](const HistoryRunWork& work) -> Result<std::vector<HistorySeriesUpdate>> {
+          std::vector<HistorySeriesUpdate> updates;
+          for (const HistorySeriesData& s : work.series) {
+            HistorySeriesUpdate u;
+            u.series_id = s.key.id;
+            u.detector_state_json = "{}";
+            u.monitor_state_json = "{}";
+            if (s.key.benchmark == "BM_A") {
+              EXPECT_EQ(s.open_alert_positions, (std::vector<int64_t>{3}));
+              NewAlertRecord measured;
+              measured.position = 3;
+              measured.kind = "regression";
+              measured.cause = "code";
+              measured.magnitude = 0.21;
+              measured.p_value = p_value;
+              measured.level_before = 100;
+              measured.level_after = 121;
+              measured.detectors = {"e-divisive"};
+              u.refreshed.emplace_back(3, measured);
+            }
+            updates.push_back(u);
           }
-          updates.push_back(u);
-        }
-        return updates;
-      });
-  ASSERT_TRUE(again.has_value() && again->has_value());
-  EXPECT_TRUE((*again)->new_alert_ids.empty());
+          return updates;
+        });
+    ASSERT_TRUE(again.has_value() && again->has_value()) << again.error().ToString();
+    EXPECT_TRUE((*again)->new_alert_ids.empty());
+  };
+  remeasure(7, 1e-6);
   auto refreshed = store_->ListAlerts(project_, AlertFilter{});
   ASSERT_TRUE(refreshed.has_value());
   ASSERT_EQ(refreshed->alerts.size(), 1u);
   EXPECT_EQ(refreshed->alerts[0].magnitude, 0.21);
   EXPECT_DOUBLE_EQ(refreshed->alerts[0].q_value, 2e-6);
   EXPECT_FALSE(refreshed->alerts[0].ci_low.has_value());
+  // A long series with a large step has p-values far below 1e-154, whose product with the old
+  // q-value is below the smallest double: the factor is taken first, so nothing underflows (a
+  // 10,000-point series once stopped the history here, retrying for ever).
+  remeasure(8, 1e-200);
+  remeasure(9, 1e-250);
+  refreshed = store_->ListAlerts(project_, AlertFilter{});
+  ASSERT_TRUE(refreshed.has_value());
+  EXPECT_DOUBLE_EQ(refreshed->alerts[0].q_value, 2e-250);
 
   auto detail = store_->GetAlert(project_, id, 2);
   ASSERT_TRUE(detail.has_value());
