@@ -198,7 +198,8 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
           {{{"stat", "runs"}}, static_cast<double>(stats.runs)},
           {{{"stat", "alerts"}}, static_cast<double>(stats.alerts)},
           {{{"stat", "errors"}}, static_cast<double>(stats.errors)},
-          {{{"stat", "webhook_failures"}}, static_cast<double>(stats.webhook_failures)}};
+          {{{"stat", "webhook_failures"}}, static_cast<double>(stats.webhook_failures)},
+          {{{"stat", "skipped"}}, static_cast<double>(stats.skipped)}};
     });
     s.history->Start();
   }

@@ -165,7 +165,8 @@ Result<int> HistoryService::DrainNow() {
 }
 
 void HistoryService::Loop() {
-  std::chrono::milliseconds backoff{500};
+  std::chrono::milliseconds backoff = options_.first_backoff;
+  int failures = 0;  // in a row, outages not counted
   while (true) {
     {
       std::lock_guard lock(mutex_);
@@ -173,17 +174,35 @@ void HistoryService::Loop() {
     }
     auto step = Step();
     if (step && *step) {
-      backoff = std::chrono::milliseconds{500};
+      backoff = options_.first_backoff;
+      failures = 0;
       continue;  // more may be pending
     }
     std::chrono::milliseconds wait = options_.poll;
     if (!step) {
-      spdlog::warn("history: analysis failed ({}); retrying in {} ms", step.error().message,
-                   backoff.count());
       {
         std::lock_guard lock(mutex_);
         ++stats_.errors;
       }
+      if (step.error().code != ErrorCode::kUnavailable && ++failures >= options_.max_attempts) {
+        // The same run failed again and again: a bug its data exposes, not an outage. Set it
+        // aside rather than stop the project's history behind it.
+        const std::string reason = step.error().message;
+        auto skipped = store_.SkipNextRun(options_.tracked_branches, reason);
+        if (skipped && *skipped) {
+          spdlog::error(
+              "history: run {} set aside after {} failed analyses ({}); its points "
+              "are not in history (runs.history_error)",
+              **skipped, failures, reason);
+          std::lock_guard lock(mutex_);
+          ++stats_.skipped;
+        }
+        failures = 0;
+        backoff = options_.first_backoff;
+        continue;
+      }
+      spdlog::warn("history: analysis failed ({}); retrying in {} ms", step.error().message,
+                   backoff.count());
       wait = backoff;
       backoff = std::min(backoff * 2, std::chrono::milliseconds{30'000});
     }

@@ -25,6 +25,11 @@ struct HistoryServiceOptions {
   std::string webhook_url;                 // "" for none
   std::string public_url;                  // links in webhook messages
   std::chrono::milliseconds poll{10'000};  // also looks without being notified this often
+  // A run whose analysis fails this many times in a row for a reason other than an outage
+  // (kUnavailable: the database is down or busy, which is waited out) is set aside
+  // (HistoryStore::SkipNextRun) so that the project's history goes on.
+  int max_attempts = 5;
+  std::chrono::milliseconds first_backoff{500};  // doubled after each failure, up to 30 s
 };
 
 // The analysis of one run's series: an update per series (states, steps, new alerts with
@@ -58,6 +63,7 @@ class HistoryService {
     int64_t alerts = 0;
     int64_t errors = 0;
     int64_t webhook_failures = 0;
+    int64_t skipped = 0;  // runs set aside after max_attempts failed analyses
   };
   Stats stats() const;
 

@@ -243,6 +243,11 @@ class HistoryStore {
   virtual Result<std::optional<HistoryRunResult>> AnalyseNextRun(
       const std::vector<std::string>& tracked_branches, const HistoryAnalyse& analyse) = 0;
   virtual Result<int64_t> PendingHistoryRuns() = 0;
+  // Sets aside the run AnalyseNextRun would take next (marked analysed, `error` recorded in
+  // runs.history_error, its points not appended), so that a run whose analysis keeps failing
+  // does not stop its project's history. Its id; nullopt when no run is pending.
+  virtual Result<std::optional<std::string>> SkipNextRun(
+      const std::vector<std::string>& tracked_branches, const std::string& error) = 0;
 
   virtual Result<AlertPage> ListAlerts(const Project& project, const AlertFilter& filter) = 0;
   // Alerts by kind, cause and state, with the filter's series fields (its state, limit and

@@ -201,47 +201,60 @@ std::vector<int64_t> StoreUpdates(pqxx::work& tx, int64_t project_id,
 
 }  // namespace
 
+namespace {
+
+// Marks runs of untracked branches done, then claims the run to analyse next: the oldest
+// pending run of the project with the oldest pending run, under that project's advisory lock
+// (`FOR UPDATE ... SKIP LOCKED`). Columns: id, project_id, branch_id, commit_id, testbed_id,
+// testbed name, project name, public_read, project created_at. nullopt when none is pending.
+std::optional<pqxx::row> ClaimNextRun(pqxx::work& tx, const std::string& tracked) {
+  tx.exec_params(
+      "UPDATE runs r SET history_analysed_at = now() FROM branches b "
+      "WHERE r.history_analysed_at IS NULL AND b.id = r.branch_id "
+      "AND NOT (b.name = ANY ($1::text[]))",
+      tracked);
+  // The project's lock comes before the claim: a worker holding it is the only one
+  // appending to the project's series, so its oldest pending run is taken first even
+  // when two workers look at once.
+  std::vector<int64_t> tried;
+  std::optional<pqxx::row> claimed;
+  for (int attempt = 0; attempt < 8 && !claimed; ++attempt) {
+    pqxx::result candidate = tx.exec_params(
+        "SELECT r.project_id FROM runs r JOIN branches b ON b.id = r.branch_id "
+        "WHERE r.history_analysed_at IS NULL AND b.name = ANY ($1::text[]) "
+        "AND NOT (r.project_id = ANY ($2::bigint[])) ORDER BY r.created_at, r.id LIMIT 1",
+        tracked, pgutil::IntegerArray(tried));
+    if (candidate.empty()) return std::nullopt;
+    const int64_t project = candidate[0][0].as<int64_t>();
+    tx.exec_params("SELECT pg_advisory_xact_lock($1, $2::int)", kHistoryLockClass,
+                   project % 2147483647);
+    pqxx::result claim = tx.exec_params(
+        "SELECT r.id::text, r.project_id, r.branch_id, r.commit_id, r.testbed_id, t.name, "
+        "p.name, p.public_read, " +
+            pgutil::Rfc3339Sql("p.created_at") +
+            " FROM runs r JOIN branches b ON b.id = r.branch_id "
+            "JOIN testbeds t ON t.id = r.testbed_id JOIN projects p ON p.id = r.project_id "
+            "WHERE r.history_analysed_at IS NULL AND b.name = ANY ($1::text[]) "
+            "AND r.project_id = $2 ORDER BY r.created_at, r.id LIMIT 1 "
+            "FOR UPDATE OF r SKIP LOCKED",
+        tracked, project);
+    if (claim.empty()) {
+      tried.push_back(project);  // another worker finished them meanwhile
+    } else {
+      claimed = claim[0];
+    }
+  }
+  return claimed;
+}
+
+}  // namespace
+
 Result<std::optional<HistoryRunResult>> PgStore::AnalyseNextRun(
     const std::vector<std::string>& tracked_branches, const HistoryAnalyse& analyse) {
   const std::string tracked = pgutil::TextArray(tracked_branches);
   return pool_.WithTransaction<std::optional<HistoryRunResult>>(
       [&](pqxx::work& tx) -> Result<std::optional<HistoryRunResult>> {
-        tx.exec_params(
-            "UPDATE runs r SET history_analysed_at = now() FROM branches b "
-            "WHERE r.history_analysed_at IS NULL AND b.id = r.branch_id "
-            "AND NOT (b.name = ANY ($1::text[]))",
-            tracked);
-        // The project's lock comes before the claim: a worker holding it is the only one
-        // appending to the project's series, so its oldest pending run is taken first even
-        // when two workers look at once.
-        std::vector<int64_t> tried;
-        std::optional<pqxx::row> claimed;
-        for (int attempt = 0; attempt < 8 && !claimed; ++attempt) {
-          pqxx::result candidate = tx.exec_params(
-              "SELECT r.project_id FROM runs r JOIN branches b ON b.id = r.branch_id "
-              "WHERE r.history_analysed_at IS NULL AND b.name = ANY ($1::text[]) "
-              "AND NOT (r.project_id = ANY ($2::bigint[])) ORDER BY r.created_at, r.id LIMIT 1",
-              tracked, pgutil::IntegerArray(tried));
-          if (candidate.empty()) return std::optional<HistoryRunResult>();
-          const int64_t project = candidate[0][0].as<int64_t>();
-          tx.exec_params("SELECT pg_advisory_xact_lock($1, $2::int)", kHistoryLockClass,
-                         project % 2147483647);
-          pqxx::result claim = tx.exec_params(
-              "SELECT r.id::text, r.project_id, r.branch_id, r.commit_id, r.testbed_id, t.name, "
-              "p.name, p.public_read, " +
-                  pgutil::Rfc3339Sql("p.created_at") +
-                  " FROM runs r JOIN branches b ON b.id = r.branch_id "
-                  "JOIN testbeds t ON t.id = r.testbed_id JOIN projects p ON p.id = r.project_id "
-                  "WHERE r.history_analysed_at IS NULL AND b.name = ANY ($1::text[]) "
-                  "AND r.project_id = $2 ORDER BY r.created_at, r.id LIMIT 1 "
-                  "FOR UPDATE OF r SKIP LOCKED",
-              tracked, project);
-          if (claim.empty()) {
-            tried.push_back(project);  // another worker finished them meanwhile
-          } else {
-            claimed = claim[0];
-          }
-        }
+        std::optional<pqxx::row> claimed = ClaimNextRun(tx, tracked);
         if (!claimed) return std::optional<HistoryRunResult>();
         const pqxx::row& row = *claimed;
         const std::string run_id = row[0].as<std::string>();
@@ -273,6 +286,21 @@ Result<std::optional<HistoryRunResult>> PgStore::AnalyseNextRun(
         result.new_alert_ids = StoreUpdates(tx, project_id, *updates);
         tx.exec_params("UPDATE runs SET history_analysed_at = now() WHERE id = $1::uuid", run_id);
         return std::optional<HistoryRunResult>(std::move(result));
+      });
+}
+
+Result<std::optional<std::string>> PgStore::SkipNextRun(
+    const std::vector<std::string>& tracked_branches, const std::string& error) {
+  const std::string tracked = pgutil::TextArray(tracked_branches);
+  return pool_.WithTransaction<std::optional<std::string>>(
+      [&](pqxx::work& tx) -> Result<std::optional<std::string>> {
+        std::optional<pqxx::row> claimed = ClaimNextRun(tx, tracked);
+        if (!claimed) return std::optional<std::string>();
+        const std::string run_id = (*claimed)[0].as<std::string>();
+        tx.exec_params(
+            "UPDATE runs SET history_analysed_at = now(), history_error = $2 WHERE id = $1::uuid",
+            run_id, error);
+        return std::optional<std::string>(run_id);
       });
 }
 

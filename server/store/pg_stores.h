@@ -63,6 +63,8 @@ class PgStore final : public ProjectStore,
   Result<std::optional<HistoryRunResult>> AnalyseNextRun(
       const std::vector<std::string>& tracked_branches, const HistoryAnalyse& analyse) override;
   Result<int64_t> PendingHistoryRuns() override;
+  Result<std::optional<std::string>> SkipNextRun(const std::vector<std::string>& tracked_branches,
+                                                 const std::string& error) override;
   // The analysis window of AnalyseNextRun (default HistoryWindow{}).
   void SetHistoryWindow(const HistoryWindow& window) { history_window_ = window; }
   Result<AlertPage> ListAlerts(const Project& project, const AlertFilter& filter) override;

@@ -1,16 +1,18 @@
 // PgStore's history against a real, migrated PostgreSQL: runs of tracked branches become one
 // point per series in arrival order (even with two workers claiming at once), a rerun of a
 // commit pools into its point and forces a full analysis, runs of other branches are only
-// marked, a failed analysis leaves the run pending with nothing appended, and triage moves the
-// series' baseline and drops its states.
+// marked, a failed analysis leaves the run pending with nothing appended (and one that always
+// fails is set aside by the worker), and triage moves the series' baseline and drops its states.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "server/history/service.h"
 #include "server/store/migrator.h"
 #include "server/store/pg_stores.h"
 #include "tests/pg/store_fixture.h"
@@ -156,6 +158,64 @@ TEST_F(HistoryStoreTest, AFailedAnalysisLeavesTheRunPendingAndNothingAppended) {
   auto retried = store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex));
   ASSERT_TRUE(retried.has_value() && retried->has_value());
   EXPECT_EQ(Query("SELECT count(*) FROM history_points"), 2);
+}
+
+TEST_F(HistoryStoreTest, ARunSetAsideIsMarkedWithItsErrorAndTheNextIsAnalysed) {
+  Ingest(testing::SampleRun(1, 1));
+  Ingest(testing::SampleRun(2, 2));
+  auto skipped = store_->SkipNextRun(tracked_, "value out of range: underflow");
+  ASSERT_TRUE(skipped.has_value()) << skipped.error().ToString();
+  EXPECT_EQ(*skipped, std::optional<std::string>(Uuid(1)));
+  EXPECT_EQ(Query("SELECT count(*) FROM runs WHERE history_error = "
+                  "'value out of range: underflow' AND history_analysed_at IS NOT NULL"),
+            1);
+  std::vector<HistoryRunWork> seen;
+  std::mutex mutex;
+  auto next = store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex));
+  ASSERT_TRUE(next.has_value() && next->has_value());
+  EXPECT_EQ((*next)->run_id, Uuid(2));
+  EXPECT_EQ(Query("SELECT count(*) FROM history_points"), 2);    // run 2's two series, not run 1's
+  EXPECT_EQ(*store_->SkipNextRun(tracked_, "x"), std::nullopt);  // nothing pending
+}
+
+// The worker itself: a run whose analysis the database refuses every time (a trigger stands in
+// for a bug such data exposes) is set aside after max_attempts, and the runs behind it are
+// analysed; without that the project's history would stop there for ever.
+TEST_F(HistoryStoreTest, TheWorkerSetsAsideARunThatAlwaysFailsAndGoesOn) {
+  *pool_->WithTransaction<int64_t>([&](pqxx::work& tx) -> Result<int64_t> {
+    tx.exec(
+        "CREATE FUNCTION refuse_commit_3() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        "IF (SELECT sha FROM commits WHERE id = NEW.commit_id) = '" +
+        Sha(3) +
+        "' THEN RAISE EXCEPTION 'refused for the test' USING ERRCODE = '22003'; END IF; "
+        "RETURN NEW; END $$");
+    tx.exec(
+        "CREATE TRIGGER refuse_commit_3 BEFORE INSERT ON history_points FOR EACH ROW "
+        "EXECUTE FUNCTION refuse_commit_3()");
+    return 0;
+  });
+  server::history::HistoryServiceOptions options;
+  options.tracked_branches = tracked_;
+  options.max_attempts = 3;
+  options.first_backoff = std::chrono::milliseconds(1);
+  options.poll = std::chrono::milliseconds(20);
+  server::history::HistoryService service(*store_, options);
+  for (int i = 1; i <= 5; ++i) Ingest(testing::SampleRun(i, i, "main", 100 + i));
+  service.Start();
+  for (int i = 0; i < 600 && *store_->PendingHistoryRuns() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  service.Stop();
+  EXPECT_EQ(*store_->PendingHistoryRuns(), 0);
+  EXPECT_EQ(service.stats().skipped, 1);
+  EXPECT_EQ(service.stats().runs, 4);
+  EXPECT_GE(service.stats().errors, 3);
+  EXPECT_EQ(Query("SELECT count(*) FROM runs WHERE history_error LIKE '%refused for the test%' "
+                  "AND id = '" +
+                  Uuid(3) + "'"),
+            1);
+  // Four points per series: commits 1, 2, 4 and 5.
+  EXPECT_EQ(Query("SELECT max(length) FROM history_series"), 4);
 }
 
 TEST_F(HistoryStoreTest, AlertsAreStoredListedAndTriageRebaselines) {

@@ -246,6 +246,10 @@ class NoHistory : public store::HistoryStore {
     return std::optional<store::HistoryRunResult>();
   }
   Result<int64_t> PendingHistoryRuns() override { return 0; }
+  Result<std::optional<std::string>> SkipNextRun(const std::vector<std::string>&,
+                                                 const std::string&) override {
+    return std::nullopt;
+  }
   Result<store::AlertPage> ListAlerts(const store::Project&, const store::AlertFilter&) override {
     return store::AlertPage{};
   }
