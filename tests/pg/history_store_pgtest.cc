@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -37,6 +38,21 @@ HistoryAnalyse Recording(std::vector<HistoryRunWork>* seen, std::mutex* mutex) {
     }
     std::lock_guard lock(*mutex);
     seen->push_back(work);
+    return updates;
+  };
+}
+
+// An analysis that writes empty states for every series and lets `bm_a` fill in BM_A's update.
+HistoryAnalyse ForBmA(std::function<void(const HistorySeriesData&, HistorySeriesUpdate&)> bm_a) {
+  return [bm_a](const HistoryRunWork& work) -> Result<std::vector<HistorySeriesUpdate>> {
+    std::vector<HistorySeriesUpdate> updates;
+    for (const HistorySeriesData& s : work.series) {
+      HistorySeriesUpdate& u = updates.emplace_back();
+      u.series_id = s.key.id;
+      u.detector_state_json = "{}";
+      u.monitor_state_json = "{}";
+      if (s.key.benchmark == "BM_A") bm_a(s, u);
+    }
     return updates;
   };
 }
@@ -226,35 +242,24 @@ TEST_F(HistoryStoreTest, AlertsAreStoredListedAndTriageRebaselines) {
     ASSERT_TRUE(store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex)).has_value());
   }
   // The sixth run: an alert at position 3 on BM_A, and a step for the change points.
-  auto last = store_->AnalyseNextRun(
-      tracked_, [](const HistoryRunWork& work) -> Result<std::vector<HistorySeriesUpdate>> {
-        std::vector<HistorySeriesUpdate> updates;
-        for (const HistorySeriesData& s : work.series) {
-          HistorySeriesUpdate u;
-          u.series_id = s.key.id;
-          u.detector_state_json = "{}";
-          u.monitor_state_json = "{}";
-          if (s.key.benchmark == "BM_A") {
-            u.steps.push_back({3, 0.2, 1e-5, 101, 121, {"e-divisive", "cusum"}});
-            NewAlertRecord a;
-            a.position = 3;
-            a.kind = "regression";
-            a.cause = "code";
-            a.magnitude = 0.2;
-            a.ci_low = 0.18;
-            a.ci_high = 0.22;
-            a.p_value = 1e-5;
-            a.q_value = 2e-5;
-            a.level_before = 101;
-            a.level_after = 121;
-            a.detectors = {"e-divisive", "cusum"};
-            u.alerts.push_back(a);
-            u.alerts.push_back(a);  // the same position twice: stored once
-          }
-          updates.push_back(u);
-        }
-        return updates;
-      });
+  auto last =
+      store_->AnalyseNextRun(tracked_, ForBmA([](const HistorySeriesData&, HistorySeriesUpdate& u) {
+                               u.steps.push_back({3, 0.2, 1e-5, 101, 121, {"e-divisive", "cusum"}});
+                               NewAlertRecord a;
+                               a.position = 3;
+                               a.kind = "regression";
+                               a.cause = "code";
+                               a.magnitude = 0.2;
+                               a.ci_low = 0.18;
+                               a.ci_high = 0.22;
+                               a.p_value = 1e-5;
+                               a.q_value = 2e-5;
+                               a.level_before = 101;
+                               a.level_after = 121;
+                               a.detectors = {"e-divisive", "cusum"};
+                               u.alerts.push_back(a);
+                               u.alerts.push_back(a);  // the same position twice: stored once
+                             }));
   ASSERT_TRUE(last.has_value() && last->has_value()) << last.error().ToString();
   ASSERT_EQ((*last)->new_alert_ids.size(), 1u);
   const int64_t id = (*last)->new_alert_ids[0];
@@ -277,30 +282,19 @@ TEST_F(HistoryStoreTest, AlertsAreStoredListedAndTriageRebaselines) {
   auto remeasure = [&](int run, double p_value) {
     Ingest(testing::SampleRun(run, run, "main", 120));
     auto again = store_->AnalyseNextRun(
-        tracked_, [&](const HistoryRunWork& work) -> Result<std::vector<HistorySeriesUpdate>> {
-          std::vector<HistorySeriesUpdate> updates;
-          for (const HistorySeriesData& s : work.series) {
-            HistorySeriesUpdate u;
-            u.series_id = s.key.id;
-            u.detector_state_json = "{}";
-            u.monitor_state_json = "{}";
-            if (s.key.benchmark == "BM_A") {
-              EXPECT_EQ(s.open_alert_positions, (std::vector<int64_t>{3}));
-              NewAlertRecord measured;
-              measured.position = 3;
-              measured.kind = "regression";
-              measured.cause = "code";
-              measured.magnitude = 0.21;
-              measured.p_value = p_value;
-              measured.level_before = 100;
-              measured.level_after = 121;
-              measured.detectors = {"e-divisive"};
-              u.refreshed.emplace_back(3, measured);
-            }
-            updates.push_back(u);
-          }
-          return updates;
-        });
+        tracked_, ForBmA([&](const HistorySeriesData& s, HistorySeriesUpdate& u) {
+          EXPECT_EQ(s.open_alert_positions, (std::vector<int64_t>{3}));
+          NewAlertRecord measured;
+          measured.position = 3;
+          measured.kind = "regression";
+          measured.cause = "code";
+          measured.magnitude = 0.21;
+          measured.p_value = p_value;
+          measured.level_before = 100;
+          measured.level_after = 121;
+          measured.detectors = {"e-divisive"};
+          u.refreshed.emplace_back(3, measured);
+        }));
     ASSERT_TRUE(again.has_value() && again->has_value()) << again.error().ToString();
     EXPECT_TRUE((*again)->new_alert_ids.empty());
   };
