@@ -139,12 +139,7 @@ Result<SuiteOutcome> RunCommand(const config::RunnerConfig& config, const config
                                 const SuiteOptions& options, const ProgressLine& progress) {
   const int repetitions = options.repetitions > 0 ? options.repetitions : suite.repetitions;
   const std::filesystem::path log = options.work_dir / (suite.name + ".log");
-  ProcessOptions p;
-  p.argv = suite.command;
-  p.cwd = config.base_dir;
-  p.env = suite.env;
-  p.timeout = std::chrono::seconds(suite.timeout_s);
-  p.output_file = log;
+  const ProcessOptions p = SuiteCommandProcess(config, suite, log);
   wire::ResultSeries series;
   series.suite = suite.name;
   series.benchmark = suite.name;
@@ -175,6 +170,17 @@ Result<SuiteOutcome> RunCommand(const config::RunnerConfig& config, const config
 }
 
 }  // namespace
+
+ProcessOptions SuiteCommandProcess(const config::RunnerConfig& config, const config::Suite& suite,
+                                   const std::filesystem::path& log) {
+  ProcessOptions p;
+  p.argv = suite.command;
+  p.cwd = config.base_dir;
+  p.env = suite.env;
+  p.timeout = std::chrono::seconds(suite.timeout_s);
+  p.output_file = log;
+  return p;
+}
 
 std::optional<Error> SuiteRunError(const config::Suite& suite, const Result<ProcessResult>& result,
                                    const std::filesystem::path& log, const std::string& which) {

@@ -39,6 +39,11 @@ using ProgressLine = std::function<void(const std::string&)>;
 Result<SuiteOutcome> RunSuite(const config::RunnerConfig& config, const config::Suite& suite,
                               const SuiteOptions& options, const ProgressLine& progress);
 
+// How a command or training suite's command runs: in the config's folder, with the suite's
+// environment and timeout, its output (stdout and stderr) to `log`.
+ProcessOptions SuiteCommandProcess(const config::RunnerConfig& config, const config::Suite& suite,
+                                   const std::filesystem::path& log);
+
 // What went wrong with one run of a suite's command, as the error to return: it did not start,
 // timed out or exited non-zero (the suite, the command, `which` run, e.g. "repetition 3", and
 // the tail of its output in `log`); nullopt when it succeeded.

@@ -43,12 +43,7 @@ Result<SuiteOutcome> RunTrainSuite(const config::RunnerConfig& config, const con
   for (int run = 0; run < runs; ++run) {
     const std::filesystem::path log =
         options.work_dir / (suite.name + "-" + std::to_string(run + 1) + ".log");
-    ProcessOptions p;
-    p.argv = suite.command;
-    p.cwd = config.base_dir;
-    p.env = suite.env;
-    p.timeout = std::chrono::seconds(suite.timeout_s);
-    p.output_file = log;
+    const ProcessOptions p = SuiteCommandProcess(config, suite, log);
     const auto started = std::chrono::steady_clock::now();
     auto result = RunProcess(p);
     if (auto failed = SuiteRunError(suite, result, log, "run " + std::to_string(run + 1))) {

@@ -186,22 +186,21 @@ void RegisterSeriesRoutes(http::Router& router, const ApiDeps& deps) {
                     }));
 
   // The dashboard's filters: branch and testbed names with their runs, newest first.
-  router.Add("GET", "/api/v1/projects/{project}/branches", "branches.list",
-             HandleProject(deps, {}, auth::Scope::kRead,
-                           [deps](const http::Request&, const http::PathParams&,
-                                  const store::Project& project) -> Result<http::Response> {
-                             auto list = deps.series->ListBranches(project);
-                             if (!list) return tl::unexpected(list.error());
-                             return JsonResponse(200, {{"branches", NamedRunsJson(*list)}});
-                           }));
-  router.Add("GET", "/api/v1/projects/{project}/testbeds", "testbeds.list",
-             HandleProject(deps, {}, auth::Scope::kRead,
-                           [deps](const http::Request&, const http::PathParams&,
-                                  const store::Project& project) -> Result<http::Response> {
-                             auto list = deps.series->ListTestbeds(project);
-                             if (!list) return tl::unexpected(list.error());
-                             return JsonResponse(200, {{"testbeds", NamedRunsJson(*list)}});
-                           }));
+  using ListNamed =
+      Result<std::vector<store::NamedRuns>> (store::SeriesStore::*)(const store::Project&);
+  for (auto [key, list_named] :
+       {std::pair<std::string, ListNamed>{"branches", &store::SeriesStore::ListBranches},
+        std::pair<std::string, ListNamed>{"testbeds", &store::SeriesStore::ListTestbeds}}) {
+    router.Add("GET", "/api/v1/projects/{project}/" + key, key + ".list",
+               HandleProject(deps, {}, auth::Scope::kRead,
+                             [deps, key, list_named](
+                                 const http::Request&, const http::PathParams&,
+                                 const store::Project& project) -> Result<http::Response> {
+                               auto list = (deps.series->*list_named)(project);
+                               if (!list) return tl::unexpected(list.error());
+                               return JsonResponse(200, {{key, NamedRunsJson(*list)}});
+                             }));
+  }
 
   router.Add("GET", "/api/v1/projects/{project}/series", "series.get",
              HandleProject(deps,

@@ -3,23 +3,11 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <cctype>
+
+#include "core/text.h"
 
 namespace perfgate::http {
 namespace {
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
 
 // The quality of one Accept-Encoding element ("gzip;q=0.5" -> 0.5); 1 without a q.
 double Quality(std::string_view parameters) {
@@ -39,7 +27,7 @@ double Quality(std::string_view parameters) {
 }
 
 bool Compressible(std::string_view content_type) {
-  const std::string type = Lower(content_type.substr(0, content_type.find(';')));
+  const std::string type = AsciiLower(content_type.substr(0, content_type.find(';')));
   return type == "application/json" || type == "text/javascript" || type == "text/css" ||
          type == "text/html" || type == "text/plain" || type == "image/svg+xml" ||
          type == "application/yaml";
@@ -56,7 +44,7 @@ bool AcceptsGzip(const Request& request) {
       const size_t end = std::min(list.find(',', at), list.size());
       std::string_view element = Trim(list.substr(at, end - at));
       const size_t semicolon = std::min(element.find(';'), element.size());
-      const std::string coding = Lower(Trim(element.substr(0, semicolon)));
+      const std::string coding = AsciiLower(Trim(element.substr(0, semicolon)));
       const double q = Quality(element.substr(semicolon));
       if (coding == "gzip" || coding == "x-gzip") {
         return q > 0;  // an explicit entry decides

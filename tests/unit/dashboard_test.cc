@@ -58,8 +58,8 @@ TEST(Dashboard, IndexPreloadsEveryModule) {
   const std::string index = ReadFile(kWeb / "index.html");
   for (const auto& entry : std::filesystem::directory_iterator(kWeb / "js")) {
     if (entry.path().extension() != ".js") continue;
-    const std::string link = "<link rel=\"modulepreload\" href=\"/ui/js/" +
-                             entry.path().filename().string() + "\">";
+    const std::string link =
+        "<link rel=\"modulepreload\" href=\"/ui/js/" + entry.path().filename().string() + "\">";
     EXPECT_NE(index.find(link), std::string::npos) << link;
   }
 }
