@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "net/http_client.h"
+#include "net/retry.h"
 #include "runner/cli/alerts_render.h"
 #include "runner/cli/commands.h"
 #include "runner/cli/project_client.h"
 #include "runner/cli/session.h"
-#include "runner/client/http_client.h"
-#include "runner/client/retry.h"
 #include "runner/client/uploader.h"
 
 namespace perfgate::cli {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "runner/bisect/report.h"
+#include "bisect/report.h"
 
 namespace perfgate::cli {
 

@@ -13,10 +13,10 @@
 #include <utility>
 #include <vector>
 
+#include "bisect/driver.h"
 #include "config/runner_config.h"
 #include "core/result.h"
 #include "core/wire.h"
-#include "runner/bisect/driver.h"
 #include "runner/git/git_repo.h"
 
 namespace perfgate::cli {

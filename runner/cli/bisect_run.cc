@@ -5,7 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "runner/bisect/search.h"
+#include "bisect/search.h"
 #include "runner/cli/bisect_probe.h"
 #include "runner/cli/temp_dir.h"
 

@@ -1,5 +1,5 @@
 // `perfgate bisect`, local mode: finds the commit of a range that made benchmarks slower, on
-// this machine. runner/bisect/driver.h decides what to measure; runner/cli/bisect_probe.h builds
+// this machine. bisect/driver.h decides what to measure; runner/cli/bisect_probe.h builds
 // and measures it. Every measurement is kept in a state file, so an interrupted bisect
 // continues where it stopped (the driver replays the file's measurements, then goes on).
 #pragma once
@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "bisect/driver.h"
+#include "bisect/report.h"
 #include "config/runner_config.h"
 #include "core/result.h"
-#include "runner/bisect/driver.h"
-#include "runner/bisect/report.h"
 #include "runner/git/git_repo.h"
 
 namespace perfgate::cli {

@@ -13,11 +13,11 @@
 #include <random>
 #include <set>
 
+#include "net/http_client.h"
+#include "net/retry.h"
 #include "runner/cli/commands.h"
 #include "runner/cli/confirm.h"
 #include "runner/cli/session.h"
-#include "runner/client/http_client.h"
-#include "runner/client/retry.h"
 #include "runner/client/uploader.h"
 #include "runner/gate/report.h"
 

@@ -3,8 +3,8 @@
 #include <iostream>
 #include <random>
 
+#include "net/retry.h"
 #include "runner/cli/session.h"
-#include "runner/client/retry.h"
 #include "runner/client/uploader.h"
 
 namespace perfgate::cli {

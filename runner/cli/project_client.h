@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/result.h"
-#include "runner/client/http_client.h"
+#include "net/http_client.h"
 
 namespace perfgate::cli {
 

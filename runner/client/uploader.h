@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "core/result.h"
-#include "runner/client/http_client.h"
-#include "runner/client/retry.h"
+#include "net/http_client.h"
+#include "net/retry.h"
 #include "runner/client/spool.h"
 
 namespace perfgate::client {

@@ -83,12 +83,6 @@ Result<std::string> HashToken(std::string_view token) {
   return hex;
 }
 
-bool ConstantTimeEquals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  if (a.empty()) return true;
-  return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
-}
-
 std::string_view ScopeName(Scope scope) {
   switch (scope) {
     case Scope::kIngest:

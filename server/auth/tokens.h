@@ -1,6 +1,6 @@
 // API tokens: generation ("pgt_" + 43 base64url characters from 32 random bytes), the SHA-256
-// hash that is all the store ever keeps, constant-time comparison, scopes, and parsing of the
-// "Authorization: Bearer ..." header. No I/O beyond OpenSSL's random generator.
+// hash that is all the store ever keeps (compared with core/constant_time.h), scopes, and
+// parsing of the "Authorization: Bearer ..." header. No I/O beyond OpenSSL's random generator.
 #pragma once
 
 #include <cstdint>
@@ -27,11 +27,6 @@ bool IsWellFormedToken(std::string_view token);
 // Lowercase hex SHA-256 of the token's bytes (64 characters): what the tokens table stores.
 // kInternal only if OpenSSL fails (allocation).
 Result<std::string> HashToken(std::string_view token);
-
-// True when a and b are byte-for-byte equal. Runs in time independent of where they differ;
-// the lengths are not secret (callers compare fixed-length hashes) and differing lengths are
-// simply unequal.
-bool ConstantTimeEquals(std::string_view a, std::string_view b);
 
 // kTriage: change the state and note of alerts (issue 5); a CI token has only kIngest.
 enum class Scope : std::uint8_t { kIngest, kRead, kAdmin, kTriage };

@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "runner/bisect/report.h"
+#include "bisect/report.h"
 
 namespace perfgate::server::remote_bisect {
 namespace {

@@ -1,5 +1,5 @@
 // Remote bisects on the server (issue 6): the queued job's request (decoded, validated, stored
-// as JSON), and the replay that runs the bisect algorithm (runner/bisect/driver.h) over the log
+// as JSON), and the replay that runs the bisect algorithm (bisect/driver.h) over the log
 // of measured steps: its first request when a bisect is queued, its decision after each step
 // an agent reports (the next step, or the answer), and its partial answer for status pages.
 // No I/O: the store calls Decide inside the transaction that stores a step's result.
@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "bisect/driver.h"
 #include "core/result.h"
-#include "runner/bisect/driver.h"
 #include "server/store/bisect_store.h"
 #include "server/store/history_store.h"
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "runner/client/http_client.h"
+#include "net/http_client.h"
 #include "server/history/alert_json.h"
 
 namespace perfgate::server::history {

@@ -4,7 +4,7 @@
 // its step, so no two of them can deadlock.
 #include <nlohmann/json.hpp>
 
-#include "server/auth/tokens.h"
+#include "core/constant_time.h"
 #include "server/store/bisect_store.h"
 #include "server/store/pg_run_rows.h"
 #include "server/store/pg_stores.h"
@@ -92,7 +92,7 @@ Result<BisectRecord> ReadBisect(pqxx::transaction_base& tx, const Project& proje
 Result<void> CheckHeld(int64_t step_id, const std::string& state, const pqxx::field& stored_hash,
                        const std::string& token_hash) {
   const bool held = state == "claimed" && !stored_hash.is_null() &&
-                    auth::ConstantTimeEquals(stored_hash.as<std::string>(), token_hash);
+                    ConstantTimeEquals(stored_hash.as<std::string>(), token_hash);
   if (held) return {};
   std::string why = state == "claimed" ? "another agent claimed it after this claim's lease ran out"
                                        : "it is " + state;

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "config/server_config.h"
-#include "runner/client/http_client.h"
-#include "runner/client/retry.h"
+#include "net/http_client.h"
+#include "net/retry.h"
 #include "runner/client/spool.h"
 #include "runner/client/uploader.h"
 #include "server/app.h"

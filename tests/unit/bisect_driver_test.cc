@@ -1,4 +1,4 @@
-// The whole bisect algorithm (runner/bisect/driver.h) against simulated measurements: it finds a
+// The whole bisect algorithm (bisect/driver.h) against simulated measurements: it finds a
 // planted step among noise and around a commit that does not build, a log replays to the same
 // answer without measuring again, a cut log stops at the measurement that follows (how the
 // server queues remote steps), a log of another bisect is refused, an end that does not build
@@ -10,7 +10,7 @@
 #include <set>
 #include <vector>
 
-#include "runner/bisect/driver.h"
+#include "bisect/driver.h"
 
 namespace perfgate::bisect {
 namespace {

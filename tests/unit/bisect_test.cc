@@ -1,4 +1,4 @@
-// The search and the decisions of `perfgate bisect` (runner/bisect), without git or processes:
+// The search and the decisions of `perfgate bisect` (bisect/), without git or processes:
 // a clean search over 64 commits takes log2(64) probes to the culprit, skipped and unknown
 // commits are stepped around (or widen the answer when nothing else is left), noisy verdicts
 // never leave the window, and probes are judged against the two ends with U tests.
@@ -7,8 +7,8 @@
 #include <random>
 #include <vector>
 
-#include "runner/bisect/decide.h"
-#include "runner/bisect/search.h"
+#include "bisect/decide.h"
+#include "bisect/search.h"
 
 namespace perfgate::bisect {
 namespace {

@@ -17,8 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "runner/client/http_client.h"
-#include "runner/client/retry.h"
+#include "net/http_client.h"
+#include "net/retry.h"
 #include "runner/client/uploader.h"
 
 namespace perfgate::client {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "config/server_config.h"
+#include "core/constant_time.h"
 
 namespace perfgate::auth {
 namespace {

@@ -1,7 +1,7 @@
-// HttpClient: the runner's HTTP(S) transport to perfgate-server, over one libcurl easy handle
-// per object (connections are kept alive between requests). Any HTTP status is a response; only
-// transport failures (refused, timeout, TLS, DNS) are errors, so callers decide what a status
-// means. libcurl types stay inside http_client.cc.
+// HttpClient: HTTP(S) over one libcurl easy handle per object (connections are kept alive between
+// requests), used by the runner to reach perfgate-server and by the server for its webhook. Any
+// HTTP status is a response; only transport failures (refused, timeout, TLS, DNS) are errors, so
+// callers decide what a status means. libcurl types stay inside http_client.cc.
 #pragma once
 
 #include <chrono>
@@ -45,7 +45,7 @@ struct HttpClientOptions {
   // $CURL_CA_BUNDLE, else libcurl's built-in default.
   std::string ca_bundle;
   // A response body larger than this fails the request (kUnavailable): a misbehaving server
-  // must not exhaust the runner's memory.
+  // must not exhaust the caller's memory.
   size_t max_response_bytes = 64u << 20;
 };
 

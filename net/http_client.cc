@@ -1,4 +1,4 @@
-#include "runner/client/http_client.h"
+#include "net/http_client.h"
 
 #include <curl/curl.h>
 
@@ -8,7 +8,7 @@
 #include <utility>
 
 #ifndef PERFGATE_VERSION
-#error "PERFGATE_VERSION must be defined by the build (runner/client/CMakeLists.txt)"
+#error "PERFGATE_VERSION must be defined by the build (net/CMakeLists.txt)"
 #endif
 
 namespace perfgate::client {

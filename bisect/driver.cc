@@ -1,11 +1,11 @@
-#include "runner/bisect/driver.h"
+#include "bisect/driver.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <utility>
 
-#include "runner/bisect/search.h"
+#include "bisect/search.h"
 #include "stats/bootstrap.h"
 #include "stats/descriptive.h"
 

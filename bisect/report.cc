@@ -1,4 +1,4 @@
-#include "runner/bisect/report.h"
+#include "bisect/report.h"
 
 namespace perfgate::bisect {
 

@@ -1,4 +1,4 @@
-#include "runner/bisect/search.h"
+#include "bisect/search.h"
 
 #include <cmath>
 #include <cstdlib>

@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "core/result.h"
-#include "runner/client/http_client.h"
+#include "net/http_client.h"
 
 namespace perfgate::client {
 

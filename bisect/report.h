@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "bisect/decide.h"
 #include "core/result.h"
-#include "runner/bisect/decide.h"
 
 namespace perfgate::bisect {
 

@@ -1,4 +1,4 @@
-#include "runner/client/retry.h"
+#include "net/retry.h"
 
 #include <algorithm>
 #include <cmath>

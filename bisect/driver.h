@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "bisect/report.h"
 #include "core/metric.h"
 #include "core/result.h"
-#include "runner/bisect/report.h"
 
 namespace perfgate::bisect {
 

@@ -1,4 +1,4 @@
-#include "runner/bisect/decide.h"
+#include "bisect/decide.h"
 
 #include <cmath>
 #include <cstdio>
