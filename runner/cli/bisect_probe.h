@@ -15,9 +15,9 @@
 
 #include "config/runner_config.h"
 #include "core/result.h"
-#include "core/wire.h"
 #include "runner/bisect/driver.h"
 #include "runner/git/git_repo.h"
+#include "wire/run_upload.h"
 
 namespace perfgate::cli {
 

@@ -3,12 +3,12 @@
 // validated before the store is called, so a rejected upload stores nothing.
 #include <cctype>
 
-#include "core/wire.h"
 #include "server/api/auth.h"
 #include "server/api/json_util.h"
 #include "server/api/routes.h"
 #include "server/gate/verdict.h"
 #include "server/http/errors.h"
+#include "wire/run_upload.h"
 
 namespace perfgate::server::api {
 namespace {
