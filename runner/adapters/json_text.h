@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/json_type_name.h"
 #include "core/result.h"
+#include "wire/json_type_name.h"
 
 namespace perfgate::adapters {
 
@@ -21,7 +21,7 @@ Result<nlohmann::json> ParseJsonText(std::string_view text, std::string_view sou
 // ParseJsonText reads them back unchanged. Never throws.
 std::string DumpJsonText(const nlohmann::json& value);
 
-// JsonTypeName (core/json_type_name.h) names a value's kind in messages.
+// JsonTypeName (wire/json_type_name.h) names a value's kind in messages.
 using ::perfgate::JsonTypeName;
 
 // 1-based line and column (in bytes) of byte `offset` of `text`; an offset past the end points

@@ -16,8 +16,8 @@
 #include "bisect/driver.h"
 #include "config/runner_config.h"
 #include "core/result.h"
-#include "core/wire.h"
 #include "runner/git/git_repo.h"
+#include "wire/run_upload.h"
 
 namespace perfgate::cli {
 

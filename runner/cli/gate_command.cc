@@ -17,6 +17,7 @@
 #include "net/retry.h"
 #include "runner/cli/commands.h"
 #include "runner/cli/confirm.h"
+#include "runner/cli/project_client.h"
 #include "runner/cli/session.h"
 #include "runner/client/uploader.h"
 #include "runner/gate/report.h"
@@ -84,17 +85,7 @@ Result<gate::Verdict> AskVerdict(const config::RunnerConfig& config, const std::
       client::RetryPolicy{}, [&] { return http->Send(request); }, context);
   if (!response) return tl::unexpected(response.error());
   if (response->status != 201 && response->status != 200) {
-    json body = json::parse(response->body, nullptr, false);
-    std::string message = "the server answered HTTP " + std::to_string(response->status);
-    if (body.is_object() && body.contains("error") && body["error"].is_object()) {
-      message += ": " + body["error"].value("message", "");
-      const std::string field = body["error"].value("field", "");
-      if (!field.empty()) message += " (" + field + ")";
-    }
-    const ErrorCode code = response->status >= 500   ? ErrorCode::kUnavailable
-                           : response->status == 404 ? ErrorCode::kNotFound
-                                                     : ErrorCode::kInvalidArgument;
-    return MakeError(code, message);
+    return tl::unexpected(HttpError(*response, ""));
   }
   auto verdict = gate::DecodeVerdict(response->body);
   // The PR comment's "Full report" link: the server's dashboard page of this verdict, unless

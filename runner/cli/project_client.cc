@@ -6,6 +6,7 @@
 #include "net/retry.h"
 #include "runner/cli/session.h"
 #include "runner/client/uploader.h"
+#include "wire/error.h"
 
 namespace perfgate::cli {
 
@@ -25,28 +26,18 @@ Result<void> CheckId(const std::string& id) {
   return {};
 }
 
-// The server's error body {"error": {"code", "message", "field"}} as an Error: 5xx and an
-// answer that is not JSON are kUnavailable (exit 3), 4xx map to their code (exit 2).
+// The server's error body (wire/error.h) as an Error: 5xx and an answer that is not JSON are
+// kUnavailable (exit 3), 4xx map to their code (exit 2).
 Error HttpError(const client::HttpResponse& response, const std::string& hint_403) {
-  json body = json::parse(response.body, nullptr, false);
   std::string message = "the server answered HTTP " + std::to_string(response.status);
-  if (body.is_object() && body.contains("error") && body["error"].is_object()) {
-    const json& e = body["error"];
-    if (e.contains("message") && e["message"].is_string()) {
-      message += ": " + e["message"].get<std::string>();
-    }
-    if (e.contains("field") && e["field"].is_string() && !e["field"].get<std::string>().empty()) {
-      message += " (" + e["field"].get<std::string>() + ")";
-    }
+  if (Result<wire::ErrorBody> body = wire::DecodeErrorBody(response.body)) {
+    if (!body->message.empty()) message += ": " + body->message;
+    if (!body->field.empty()) message += " (" + body->field + ")";
   }
-  ErrorCode code = ErrorCode::kInvalidArgument;
-  if (response.status >= 500) code = ErrorCode::kUnavailable;
-  if (response.status == 401) code = ErrorCode::kUnauthenticated;
-  if (response.status == 403) {
-    code = ErrorCode::kPermissionDenied;
-    if (!hint_403.empty()) message += " (" + hint_403 + ")";
-  }
-  if (response.status == 404) code = ErrorCode::kNotFound;
+  // Whatever code a 5xx names, the server failed: the request may succeed later.
+  const ErrorCode code =
+      response.status >= 500 ? ErrorCode::kUnavailable : wire::CodeOfStatus(response.status);
+  if (code == ErrorCode::kPermissionDenied && !hint_403.empty()) message += " (" + hint_403 + ")";
   return Error{code, message, ""};
 }
 

@@ -10,8 +10,8 @@
 
 #include "config/runner_config.h"
 #include "core/result.h"
-#include "core/wire.h"
 #include "runner/client/uploader.h"
+#include "wire/run_upload.h"
 
 namespace perfgate::cli {
 

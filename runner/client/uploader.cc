@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "wire/error.h"
+
 namespace perfgate::client {
 namespace {
 
@@ -24,22 +26,13 @@ Result<std::string> ProjectOf(const std::string& upload_json) {
 }
 
 // "HTTP 400 INVALID_ARGUMENT: message (field: results[0].values)" from the server's error body
-// {"error": {"code", "message", "field"}}; the raw body (shortened) when it is not one.
+// (wire/error.h); the raw body (shortened) when it is not one.
 std::string DescribeAnswer(const HttpResponse& response) {
   std::string text = "HTTP " + std::to_string(response.status);
-  const json body = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
-  const auto member = [&](const char* name) -> std::string {
-    const json& error = body["error"];
-    auto found = error.find(name);
-    return found != error.end() && found->is_string() ? found->get<std::string>() : "";
-  };
-  if (body.is_object() && body.contains("error") && body["error"].is_object()) {
-    const std::string code = member("code");
-    const std::string message = member("message");
-    const std::string field = member("field");
-    if (!code.empty()) text += " " + code;
-    if (!message.empty()) text += ": " + message;
-    if (!field.empty()) text += " (field: " + field + ")";
+  if (Result<wire::ErrorBody> body = wire::DecodeErrorBody(response.body)) {
+    if (!body->code.empty()) text += " " + body->code;
+    if (!body->message.empty()) text += ": " + body->message;
+    if (!body->field.empty()) text += " (field: " + body->field + ")";
     return text;
   }
   if (!response.body.empty()) text += ": " + response.body.substr(0, kBodyExcerpt);
@@ -174,12 +167,12 @@ Result<PushReport> PushAll(Spool& spool, HttpClient& http, const std::string& se
       ++(status == 201 ? report.sent : report.already_present);
       tell(status == 201 ? PushEvent::Kind::kSent : PushEvent::Kind::kAlreadyPresent, run_id, "");
     } else if (status == 401 || status == 403) {
-      return stop(status == 401 ? ErrorCode::kUnauthenticated : ErrorCode::kPermissionDenied,
+      return stop(wire::CodeOfStatus(status),
                   "the server refused the token: " + DescribeAnswer(*answer), left);
     } else if (status == 404) {
       // No such project, or a server URL with a wrong path: a setup error that every upload
       // would hit, so stop and keep them all rather than reject them one by one.
-      return stop(ErrorCode::kNotFound,
+      return stop(wire::CodeOfStatus(status),
                   "the server has no such project or path (check server.url and "
                   "server.project): " +
                       DescribeAnswer(*answer),

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/json_type_name.h"
 #include "runner/gate/verdict.h"
+#include "wire/json_type_name.h"
 
 namespace perfgate::gate {
 namespace {

@@ -13,8 +13,8 @@
 
 #include "config/runner_config.h"
 #include "core/result.h"
-#include "core/wire.h"
 #include "runner/run/process.h"
+#include "wire/run_upload.h"
 
 namespace perfgate::run {
 

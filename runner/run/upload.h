@@ -9,9 +9,9 @@
 
 #include "config/runner_config.h"
 #include "core/result.h"
-#include "core/wire.h"
 #include "runner/telemetry/ci_env.h"
 #include "runner/telemetry/host.h"
+#include "wire/run_upload.h"
 
 namespace perfgate::run {
 

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/wire.h"
 #include "runner/telemetry/nvml.h"
+#include "wire/run_upload.h"
 
 namespace perfgate::telemetry {
 

@@ -7,6 +7,7 @@
 #include "server/api/json_util.h"
 #include "server/api/routes.h"
 #include "server/bisect/remote_bisect.h"
+#include "wire/validate.h"
 
 namespace perfgate::server::api {
 namespace {
@@ -18,7 +19,7 @@ Result<store::NewBisect> DecodeBisect(const json& body) {
   store::NewBisect bisect;
   for (const char* field : {"good", "bad"}) {
     auto it = body.find(field);
-    if (it == body.end() || !it->is_string() || !IsSha(it->get<std::string>())) {
+    if (it == body.end() || !it->is_string() || !wire::IsSha(it->get<std::string>())) {
       return InvalidArgument("must be a full commit sha (40 hex digits)", field);
     }
   }
@@ -31,7 +32,7 @@ Result<store::NewBisect> DecodeBisect(const json& body) {
   for (std::size_t i = 0; i < culprits->size(); ++i) {
     const json& c = (*culprits)[i];
     if (!c.is_object() || !c.contains("sha") || !c["sha"].is_string() ||
-        !IsSha(c["sha"].get<std::string>())) {
+        !wire::IsSha(c["sha"].get<std::string>())) {
       return InvalidArgument("must be an object with a full commit sha",
                              "culprits[" + std::to_string(i) + "].sha");
     }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "server/http/errors.h"
+#include "wire/validate.h"
 
 namespace perfgate::server::api {
 namespace {
@@ -52,20 +53,6 @@ class DepthLimitedSax : public nlohmann::detail::json_sax_dom_parser<json> {
   int depth_ = 0;
   std::optional<std::string> error_;
 };
-
-bool AllDigits(std::string_view text) {
-  if (text.empty()) return false;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-  }
-  return true;
-}
-
-int ToInt(std::string_view digits) {
-  int value = 0;
-  std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  return value;
-}
 
 json NullIfEmpty(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
 
@@ -145,7 +132,7 @@ Result<int> IntParam(const http::Request& request, std::string_view name, int mi
 Result<std::string> TimeParam(const http::Request& request, std::string_view name) {
   auto text = request.Query(name);
   if (!text) return std::string();
-  if (!IsRfc3339(*text)) {
+  if (!wire::IsRfc3339(*text)) {
     return InvalidArgument("not an RFC 3339 timestamp (YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM))",
                            std::string(name));
   }
@@ -162,58 +149,8 @@ Result<std::string> StringParam(const http::Request& request, std::string_view n
   return *text;
 }
 
-bool IsRfc3339(std::string_view t) {
-  // 0123456789012345678
-  // YYYY-MM-DDTHH:MM:SS
-  if (t.size() < 20) return false;
-  auto digits = [&](size_t pos, size_t n) { return AllDigits(t.substr(pos, n)); };
-  if (!digits(0, 4) || t[4] != '-' || !digits(5, 2) || t[7] != '-' || !digits(8, 2) ||
-      t[10] != 'T' || !digits(11, 2) || t[13] != ':' || !digits(14, 2) || t[16] != ':' ||
-      !digits(17, 2)) {
-    return false;
-  }
-  int year = ToInt(t.substr(0, 4));
-  int month = ToInt(t.substr(5, 2));
-  int day = ToInt(t.substr(8, 2));
-  static constexpr int kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (month < 1 || month > 12 || day < 1 || day > kDays[month - 1]) return false;
-  bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-  if (month == 2 && day == 29 && !leap) return false;
-  if (ToInt(t.substr(11, 2)) > 23 || ToInt(t.substr(14, 2)) > 59 || ToInt(t.substr(17, 2)) > 60) {
-    return false;
-  }
-  size_t pos = 19;
-  if (t[pos] == '.') {
-    size_t start = ++pos;
-    while (pos < t.size() && t[pos] >= '0' && t[pos] <= '9') ++pos;
-    if (pos == start) return false;
-  }
-  std::string_view zone = t.substr(pos);
-  if (zone == "Z") return true;
-  if (zone.size() != 6 || (zone[0] != '+' && zone[0] != '-') || !AllDigits(zone.substr(1, 2)) ||
-      zone[3] != ':' || !AllDigits(zone.substr(4, 2))) {
-    return false;
-  }
-  return ToInt(zone.substr(1, 2)) <= 23 && ToInt(zone.substr(4, 2)) <= 59;
-}
-
-bool IsSha(std::string_view text) {
-  if (text.size() != 40) return false;
-  for (char c : text) {
-    bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-    if (!hex) return false;
-  }
-  return true;
-}
-
 bool IsProjectName(std::string_view text) {
-  if (text.empty() || text.size() > 200) return false;
-  for (char c : text) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
+  return wire::IsName(text) && text.find('/') == std::string_view::npos;
 }
 
 json ProjectJson(const store::Project& project) {

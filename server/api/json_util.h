@@ -46,11 +46,7 @@ Result<std::string> TimeParam(const http::Request& request, std::string_view nam
 // A plain string parameter ("" when absent); `required` makes absence a 400.
 Result<std::string> StringParam(const http::Request& request, std::string_view name, bool required);
 
-// Strict RFC 3339 date-time: YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM), ranges checked.
-bool IsRfc3339(std::string_view text);
-// 40 hex digits.
-bool IsSha(std::string_view text);
-// Project names as in the wire format, minus '/': 1..200 characters from [A-Za-z0-9._-].
+// Project names: wire::IsName minus '/' (a project is one URL path segment).
 bool IsProjectName(std::string_view text);
 
 nlohmann::json ProjectJson(const store::Project& project);

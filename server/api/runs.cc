@@ -3,12 +3,13 @@
 // validated before the store is called, so a rejected upload stores nothing.
 #include <cctype>
 
-#include "core/wire.h"
 #include "server/api/auth.h"
 #include "server/api/json_util.h"
 #include "server/api/routes.h"
 #include "server/gate/verdict.h"
 #include "server/http/errors.h"
+#include "wire/run_upload.h"
+#include "wire/validate.h"
 
 namespace perfgate::server::api {
 namespace {
@@ -81,7 +82,7 @@ void RegisterRunRoutes(http::Router& router, const ApiDeps& deps) {
                    filter.testbed = request.Query("testbed").value_or("");
                    filter.cursor = request.Query("cursor").value_or("");
                    filter.commit = request.Query("commit").value_or("");
-                   if (!filter.commit.empty() && !IsSha(filter.commit)) {
+                   if (!filter.commit.empty() && !wire::IsSha(filter.commit)) {
                      return InvalidArgument("not a full commit sha (40 hex digits)", "commit");
                    }
                    for (char& c : filter.commit) c = static_cast<char>(std::tolower(c));

@@ -8,30 +8,12 @@
 #include <utility>
 
 #include "bisect/report.h"
+#include "wire/validate.h"
 
 namespace perfgate::server::remote_bisect {
 namespace {
 
 using nlohmann::json;
-
-bool IsLowerSha(std::string_view text) {
-  if (text.size() != 40) return false;
-  for (char c : text) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
-
-// Testbed names as the wire format takes them.
-bool IsName(std::string_view text) {
-  if (text.empty() || text.size() > 200) return false;
-  for (char c : text) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '_' || c == '-' || c == '/';
-    if (!ok) return false;
-  }
-  return true;
-}
 
 // An optional string member: "" when absent or null.
 Result<std::string> OptionalString(const json& object, const std::string& key,
@@ -44,7 +26,8 @@ Result<std::string> OptionalString(const json& object, const std::string& key,
 
 Result<std::string> Sha(const json& object, const std::string& key, const std::string& field) {
   auto it = object.find(key);
-  if (it == object.end() || !it->is_string() || !IsLowerSha(it->get<std::string>())) {
+  if (it == object.end() || !it->is_string() ||
+      !wire::IsSha(it->get<std::string>(), wire::HexCase::kLower)) {
     return InvalidArgument("must be a full commit sha (40 lowercase hex digits)", field);
   }
   return it->get<std::string>();
@@ -193,7 +176,8 @@ Result<RemoteBisect> Decode(const json& body) {
   }
   RemoteBisect out;
   auto testbed = body.find("testbed");
-  if (testbed == body.end() || !testbed->is_string() || !IsName(testbed->get<std::string>())) {
+  if (testbed == body.end() || !testbed->is_string() ||
+      !wire::IsName(testbed->get<std::string>())) {
     return InvalidArgument("must be a testbed name: 1..200 characters from [A-Za-z0-9._/-]",
                            "testbed");
   }

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <set>
 
-#include "core/json_type_name.h"
 #include "server/gate/verdict.h"
+#include "wire/json_type_name.h"
 
 namespace perfgate::server::gate {
 namespace {

@@ -1,45 +1,23 @@
 #include "server/http/errors.h"
 
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include "wire/error.h"
 
 namespace perfgate::http {
 
-int HttpStatus(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kInvalidArgument:
-      return 400;
-    case ErrorCode::kUnauthenticated:
-      return 401;
-    case ErrorCode::kPermissionDenied:
-      return 403;
-    case ErrorCode::kNotFound:
-      return 404;
-    case ErrorCode::kConflict:
-      return 409;
-    case ErrorCode::kUnavailable:
-      return 503;
-    case ErrorCode::kInternal:
-      return 500;
-  }
-  return 500;
-}
-
 Response ErrorResponse(int status, std::string_view code, std::string_view message,
                        std::string_view field) {
-  nlohmann::json error = {{"code", code}, {"message", message}, {"field", nullptr}};
-  if (!field.empty()) error["field"] = field;
-  // Messages may quote client input that is not UTF-8; replace rather than throw.
   Response response =
-      Response::Json(status, nlohmann::json{{"error", error}}.dump(
-                                 -1, ' ', false, nlohmann::json::error_handler_t::replace));
+      Response::Json(status, wire::EncodeErrorBody(wire::ErrorBody{
+                                 std::string(code), std::string(message), std::string(field)}));
   if (status == 401) response.headers.Set("WWW-Authenticate", "Bearer");
   if (status == 503) response.headers.Set("Retry-After", "1");
   return response;
 }
 
 Response ErrorResponse(const Error& error) {
-  return ErrorResponse(HttpStatus(error.code), ErrorCodeName(error.code), error.message,
+  return ErrorResponse(wire::StatusOf(error.code), ErrorCodeName(error.code), error.message,
                        error.field);
 }
 

@@ -1,5 +1,5 @@
-// The one place where perfgate's transport-agnostic ErrorCode becomes an HTTP status, and the
-// one shape every error body has: {"error":{"code":"NOT_FOUND","message":"...","field":null}}.
+// Error responses: an Error as its status (wire::StatusOf, the one ErrorCode -> status map) and
+// its body (wire::EncodeErrorBody: {"error":{"code":"NOT_FOUND","message":"...","field":null}}).
 // Handlers return ErrorResponse(error); the server uses the protocol helpers (413, 431, ...).
 #pragma once
 
@@ -10,10 +10,6 @@
 #include "server/http/types.h"
 
 namespace perfgate::http {
-
-// kInvalidArgument 400, kUnauthenticated 401, kPermissionDenied 403, kNotFound 404,
-// kConflict 409, kInternal 500, kUnavailable 503.
-int HttpStatus(ErrorCode code);
 
 // JSON error response for `error`; `field` is null when the error names no field. A 401 carries
 // `WWW-Authenticate: Bearer` (RFC 6750), a 503 carries `Retry-After: 1`.

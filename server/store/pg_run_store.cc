@@ -12,6 +12,7 @@
 #include "server/store/pg_run_rows.h"
 #include "server/store/pg_stores.h"
 #include "server/store/pg_util.h"
+#include "wire/validate.h"
 
 namespace perfgate::store {
 namespace {
@@ -259,7 +260,8 @@ Result<std::string> FillValues(pqxx::work& tx, const std::string& run_id,
 }  // namespace
 
 Result<IngestOutcome> PgStore::IngestRun(const Project& project, const wire::RunUpload& run) {
-  if (!pgutil::IsUuid(run.id)) return InvalidArgument("not a lowercase UUID", "id");
+  if (!wire::IsUuid(run.id, wire::HexCase::kLower))
+    return InvalidArgument("not a lowercase UUID", "id");
   if (run.branch.empty()) return InvalidArgument("required", "branch");
   const std::string upload = wire::EncodeRunUpload(run);
   const std::string digest = pgutil::Sha256Hex(upload);
@@ -308,10 +310,10 @@ Result<RunPage> PgStore::ListRuns(const Project& project, const RunFilter& filte
   if (filter.limit < 1 || filter.limit > 1000) {
     return InvalidArgument("must be between 1 and 1000", "limit");
   }
-  if (!filter.since.empty() && !pgutil::IsRfc3339(filter.since)) {
+  if (!filter.since.empty() && !pgutil::IsStorableRfc3339(filter.since)) {
     return InvalidArgument("not an RFC 3339 timestamp", "since");
   }
-  if (!filter.until.empty() && !pgutil::IsRfc3339(filter.until)) {
+  if (!filter.until.empty() && !pgutil::IsStorableRfc3339(filter.until)) {
     return InvalidArgument("not an RFC 3339 timestamp", "until");
   }
   // The cursor is hex("<created_at with microseconds>|<id>") of the last run of a page.
@@ -324,7 +326,8 @@ Result<RunPage> PgStore::ListRuns(const Project& project, const RunFilter& filte
       cursor_time = decoded.substr(0, bar);
       cursor_id = decoded.substr(bar + 1);
     }
-    if (!pgutil::IsRfc3339(cursor_time) || !pgutil::IsUuid(cursor_id)) {
+    if (!pgutil::IsStorableRfc3339(cursor_time) ||
+        !wire::IsUuid(cursor_id, wire::HexCase::kLower)) {
       return InvalidArgument("not a cursor from a previous page", "cursor");
     }
   }
@@ -355,7 +358,7 @@ Result<RunPage> PgStore::ListRuns(const Project& project, const RunFilter& filte
 }
 
 Result<StoredRun> PgStore::GetRun(const Project& project, const std::string& run_id) {
-  if (!pgutil::IsUuid(run_id)) {
+  if (!wire::IsUuid(run_id, wire::HexCase::kLower)) {
     return MakeError(ErrorCode::kNotFound, "no run " + run_id + " in project " + project.name,
                      "id");
   }

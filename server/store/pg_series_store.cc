@@ -90,10 +90,10 @@ Result<Series> PgStore::GetSeries(const Project& project, const SeriesQuery& que
   if (query.limit < 1 || query.limit > 10000) {
     return InvalidArgument("must be between 1 and 10000", "limit");
   }
-  if (!query.since.empty() && !pgutil::IsRfc3339(query.since)) {
+  if (!query.since.empty() && !pgutil::IsStorableRfc3339(query.since)) {
     return InvalidArgument("not an RFC 3339 timestamp", "since");
   }
-  if (!query.until.empty() && !pgutil::IsRfc3339(query.until)) {
+  if (!query.until.empty() && !pgutil::IsStorableRfc3339(query.until)) {
     return InvalidArgument("not an RFC 3339 timestamp", "until");
   }
   return pool_.WithTransaction<Series>([&](pqxx::work& tx) -> Result<Series> {

@@ -7,24 +7,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+
+#include "wire/validate.h"
 
 namespace perfgate::store::pgutil {
-namespace {
-
-bool Digits(std::string_view text, size_t pos, size_t count, int* value) {
-  if (pos + count > text.size()) return false;
-  int v = 0;
-  for (size_t i = pos; i < pos + count; ++i) {
-    if (text[i] < '0' || text[i] > '9') return false;
-    v = v * 10 + (text[i] - '0');
-  }
-  *value = v;
-  return true;
-}
-
-bool IsLeap(int year) { return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0; }
-
-}  // namespace
 
 std::string Rfc3339Sql(std::string_view column) {
   return "to_char(" + std::string(column) +
@@ -154,40 +141,9 @@ std::vector<double> ParseFloat8Array(std::string_view text) {
   return out;
 }
 
-bool IsRfc3339(std::string_view t) {
-  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
-  if (!Digits(t, 0, 4, &year) || t.size() < 20 || t[4] != '-' || !Digits(t, 5, 2, &month) ||
-      t[7] != '-' || !Digits(t, 8, 2, &day) || t[10] != 'T' || !Digits(t, 11, 2, &hour) ||
-      t[13] != ':' || !Digits(t, 14, 2, &minute) || t[16] != ':' || !Digits(t, 17, 2, &second)) {
-    return false;
-  }
-  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (year < 1 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) {
-    return false;
-  }
-  if (day > kDays[month - 1] + (month == 2 && IsLeap(year) ? 1 : 0)) return false;
-  size_t pos = 19;
-  if (t[pos] == '.') {
-    const size_t start = ++pos;
-    while (pos < t.size() && t[pos] >= '0' && t[pos] <= '9') ++pos;
-    if (pos == start || pos - start > 9) return false;
-  }
-  if (pos < t.size() && t[pos] == 'Z') return pos + 1 == t.size();
-  int oh = 0, om = 0;
-  return pos + 6 == t.size() && (t[pos] == '+' || t[pos] == '-') && Digits(t, pos + 1, 2, &oh) &&
-         t[pos + 3] == ':' && Digits(t, pos + 4, 2, &om) && oh <= 23 && om <= 59;
-}
-
-bool IsUuid(std::string_view t) {
-  if (t.size() != 36) return false;
-  for (size_t i = 0; i < t.size(); ++i) {
-    if (i == 8 || i == 13 || i == 18 || i == 23) {
-      if (t[i] != '-') return false;
-    } else if (!((t[i] >= '0' && t[i] <= '9') || (t[i] >= 'a' && t[i] <= 'f'))) {
-      return false;
-    }
-  }
-  return true;
+bool IsStorableRfc3339(std::string_view text) {
+  const std::optional<wire::Rfc3339Time> time = wire::ParseRfc3339(text);
+  return time && time->year >= 1 && time->second <= 59 && time->fraction_digits <= 9;
 }
 
 std::string HexEncode(std::string_view bytes) {

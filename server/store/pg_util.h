@@ -1,6 +1,6 @@
 // Helpers shared by the PgStore source files (not part of the store's interface): SQL
 // fragments for fixed columns, PostgreSQL array literals passed as bound parameters, and
-// parsing of array results and of the RFC 3339 / UUID texts the stores accept.
+// parsing of array results and the RFC 3339 texts the stores accept.
 #pragma once
 
 #include <cstdint>
@@ -39,11 +39,9 @@ std::vector<double> ParseFloat8Array(std::string_view text);
 // server printing and the client parsing decimal text. False on anything else.
 bool AppendFloat8ArraySend(std::string_view bytea_hex, std::vector<double>& out);
 
-// Strict RFC 3339 date-time shape (YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)) with field
-// ranges checked, so that PostgreSQL's cast cannot fail on it.
-bool IsRfc3339(std::string_view text);
-// Canonical lowercase 8-4-4-4-12 UUID.
-bool IsUuid(std::string_view text);
+// wire::IsRfc3339 narrowed to what the stores take as written: year 1 or later, no leap
+// second, at most 9 fraction digits (so that PostgreSQL's cast cannot fail on it).
+bool IsStorableRfc3339(std::string_view text);
 
 std::string HexEncode(std::string_view bytes);
 // Lowercase hex SHA-256 of `text`.

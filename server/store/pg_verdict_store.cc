@@ -1,23 +1,17 @@
 // PgStore: what verdicts need. A run's place in history, its baseline (the same testbed's runs
 // at the nearest measured commit of the candidates the runner's ancestry gives), pooled sample
 // sets, and stored verdicts.
-#include <algorithm>
 #include <set>
 
 #include "server/store/pg_run_rows.h"
 #include "server/store/pg_stores.h"
 #include "server/store/pg_util.h"
+#include "wire/validate.h"
 
 namespace perfgate::store {
 namespace {
 
 using pgutil::Text;
-
-bool IsSha(const std::string& s) {
-  return s.size() == 40 && std::all_of(s.begin(), s.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
-}
 
 struct Candidate {
   std::string sha;
@@ -30,7 +24,8 @@ std::vector<Candidate> Candidates(const RunContext& run, bool pull_request) {
   std::vector<Candidate> out;
   std::set<std::string> seen = {run.summary.commit_sha};
   auto add = [&](const std::string& sha, const char* selection, int distance) {
-    if (IsSha(sha) && seen.insert(sha).second) out.push_back({sha, selection, distance});
+    if (wire::IsSha(sha, wire::HexCase::kLower) && seen.insert(sha).second)
+      out.push_back({sha, selection, distance});
   };
   if (pull_request) {
     add(run.merge_base, "merge_base", 0);
@@ -51,7 +46,7 @@ std::vector<Candidate> Candidates(const RunContext& run, bool pull_request) {
 }  // namespace
 
 Result<RunContext> PgStore::GetRunContext(const Project& project, const std::string& run_id) {
-  if (!pgutil::IsUuid(run_id)) {
+  if (!wire::IsUuid(run_id, wire::HexCase::kLower)) {
     return MakeError(ErrorCode::kNotFound, "no run " + run_id + " in project " + project.name,
                      "id");
   }
@@ -161,7 +156,8 @@ Result<std::optional<BaselineChoice>> PgStore::FindBaseline(const Project& proje
 Result<std::vector<SampleSet>> PgStore::GetSampleSets(const Project& project,
                                                       const std::vector<std::string>& run_ids) {
   for (const std::string& id : run_ids) {
-    if (!pgutil::IsUuid(id)) return MakeError(ErrorCode::kNotFound, "no run " + id, "run_ids");
+    if (!wire::IsUuid(id, wire::HexCase::kLower))
+      return MakeError(ErrorCode::kNotFound, "no run " + id, "run_ids");
   }
   return pool_.WithStatements<std::vector<SampleSet>>(
       [&](pqxx::transaction_base& tx) -> Result<std::vector<SampleSet>> {
@@ -268,7 +264,7 @@ Result<StoredVerdict> PgStore::SaveVerdict(const Project& project, const NewVerd
 
 Result<std::optional<StoredVerdict>> PgStore::LatestVerdict(const Project& project,
                                                             const std::string& run_id) {
-  if (!pgutil::IsUuid(run_id)) return std::optional<StoredVerdict>();
+  if (!wire::IsUuid(run_id, wire::HexCase::kLower)) return std::optional<StoredVerdict>();
   return pool_.WithStatements<std::optional<StoredVerdict>>(
       [&](pqxx::transaction_base& tx) -> Result<std::optional<StoredVerdict>> {
         pqxx::result r = tx.exec_params(

@@ -10,7 +10,7 @@
 
 #include "core/metric.h"
 #include "core/result.h"
-#include "core/wire.h"
+#include "wire/run_upload.h"
 
 namespace perfgate::store {
 

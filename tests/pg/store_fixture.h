@@ -7,11 +7,11 @@
 #include <memory>
 #include <string>
 
-#include "core/wire.h"
 #include "server/store/migrator.h"
 #include "server/store/pg_stores.h"
 #include "tests/e2e/ids.h"
 #include "tests/pg/pg_cluster.h"
+#include "wire/run_upload.h"
 
 namespace perfgate::testing {
 

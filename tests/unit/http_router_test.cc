@@ -10,6 +10,7 @@
 #include "server/http/metrics.h"
 #include "server/http/router.h"
 #include "server/http/types.h"
+#include "wire/error.h"
 
 namespace perfgate::http {
 namespace {
@@ -149,7 +150,7 @@ TEST(HttpErrorsTest, OneMapFromErrorCodeToStatus) {
         Case{ErrorCode::kNotFound, 404, "NOT_FOUND"}, Case{ErrorCode::kConflict, 409, "CONFLICT"},
         Case{ErrorCode::kInternal, 500, "INTERNAL"},
         Case{ErrorCode::kUnavailable, 503, "UNAVAILABLE"}}) {
-    EXPECT_EQ(HttpStatus(c.code), c.status) << c.name;
+    EXPECT_EQ(wire::StatusOf(c.code), c.status) << c.name;
     Response response = ErrorResponse(Error{c.code, "msg", ""});
     EXPECT_EQ(response.status, c.status);
     EXPECT_EQ(response.content_type, "application/json");

@@ -1,8 +1,6 @@
 // Tests of the wire format v1 decoder: the fixtures in tests/fixtures/wire decode to the values
 // they spell and survive Decode(Encode(x)) == x; a table of bad inputs, one per rule, each
 // answered with kInvalidArgument naming the field and the problem; hostile nesting depth.
-#include "core/wire.h"
-
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "tests/testing/oracle_csv.h"
+#include "wire/run_upload.h"
 
 namespace perfgate::wire {
 namespace {

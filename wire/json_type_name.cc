@@ -1,4 +1,4 @@
-#include "core/json_type_name.h"
+#include "wire/json_type_name.h"
 
 namespace perfgate {
 
