@@ -2,9 +2,9 @@
 // (a GPU host, say). It claims the next queued step of its testbed from the server (the server
 // hands each step to one agent, under a lease that the agent renews while it measures; a dead
 // agent's step is claimed again when the lease runs out), measures the step's commits side by
-// side with runner/cli/bisect_probe.h in trees exported from PATH's repository, reports the
-// measurement (the server's driver then queues the next step) and posts the measured commits
-// as runs of branch perfgate-bisect. Several agents of a testbed share the queue.
+// side with runner/local_bisect/bisect_probe.h in trees exported from PATH's repository, reports
+// the measurement (the server's driver then queues the next step) and posts the measured commits as
+// runs of branch perfgate-bisect. Several agents of a testbed share the queue.
 #include <unistd.h>
 
 #include <atomic>
@@ -18,11 +18,11 @@
 #include <string>
 #include <thread>
 
-#include "runner/cli/bisect_probe.h"
 #include "runner/cli/commands.h"
-#include "runner/cli/project_client.h"
-#include "runner/cli/session.h"
-#include "runner/cli/temp_dir.h"
+#include "runner/client/project_client.h"
+#include "runner/local_bisect/bisect_probe.h"
+#include "runner/run/session.h"
+#include "runner/run/temp_dir.h"
 
 namespace perfgate::cli {
 namespace {
@@ -59,7 +59,7 @@ class Heartbeat {
  public:
   Heartbeat(const std::string& config_path, std::string path, std::string token, int lease)
       : path_(std::move(path)), token_(std::move(token)), lease_(lease) {
-    auto client = ProjectClient::Open(config_path);
+    auto client = run::OpenProjectClient(config_path);
     if (client) client_.emplace(std::move(*client));
     thread_ = std::thread([this] { Loop(); });
   }
@@ -90,7 +90,7 @@ class Heartbeat {
     }
   }
 
-  std::optional<ProjectClient> client_;
+  std::optional<client::ProjectClient> client_;
   std::string path_, token_;
   int lease_;
   std::mutex mutex_;
@@ -105,13 +105,14 @@ class Heartbeat {
 struct Workspace {
   int64_t bisect_id = 0;
   std::string spec_key;
-  std::unique_ptr<TempDir> dir;
-  std::unique_ptr<Prober> prober;
+  std::unique_ptr<run::TempDir> dir;
+  std::unique_ptr<local_bisect::Prober> prober;
 };
 
 class Agent {
  public:
-  Agent(AgentArgs args, config::RunnerConfig config, git::Repository repo, ProjectClient client)
+  Agent(AgentArgs args, config::RunnerConfig config, git::Repository repo,
+        client::ProjectClient client)
       : args_(std::move(args)),
         config_(std::move(config)),
         repo_(std::move(repo)),
@@ -242,14 +243,14 @@ class Agent {
              : std::string()));
     if (workspace_.prober) {
       std::vector<std::string> warnings;
-      PostMeasured(config_, workspace_.prober->TakeMeasured(), &warnings);
+      local_bisect::PostMeasured(config_, workspace_.prober->TakeMeasured(), &warnings);
       for (const std::string& w : warnings) Say("warning: " + w);
     }
     return {};
   }
 
-  Result<Prober*> ProberFor(int64_t bisect_id, const json& step) {
-    ProbeSpec spec;
+  Result<local_bisect::Prober*> ProberFor(int64_t bisect_id, const json& step) {
+    local_bisect::ProbeSpec spec;
     spec.benchmarks = step.value("benchmarks", std::vector<std::string>{});
     spec.suite = step.value("suite", "");
     spec.metric = step.value("metric", "");
@@ -263,11 +264,11 @@ class Agent {
     }
     workspace_.prober.reset();
     workspace_.dir.reset();
-    auto dir = TempDir::Make(config_.spool_dir.parent_path(), "agent-");
+    auto dir = run::TempDir::Make(config_.spool_dir.parent_path(), "agent-");
     if (!dir) return tl::unexpected(dir.error());
-    workspace_.dir = std::make_unique<TempDir>(std::move(*dir));
-    workspace_.prober =
-        std::make_unique<Prober>(config_, std::move(spec), repo_, workspace_.dir->path());
+    workspace_.dir = std::make_unique<run::TempDir>(std::move(*dir));
+    workspace_.prober = std::make_unique<local_bisect::Prober>(config_, std::move(spec), repo_,
+                                                               workspace_.dir->path());
     workspace_.bisect_id = bisect_id;
     workspace_.spec_key = key;
     return workspace_.prober.get();
@@ -276,20 +277,20 @@ class Agent {
   AgentArgs args_;
   config::RunnerConfig config_;
   git::Repository repo_;
-  ProjectClient client_;
+  client::ProjectClient client_;
   Workspace workspace_;
 };
 
 int Run(AgentArgs& args) {
   if (args.name.empty()) args.name = DefaultName();
   if (args.config.empty()) args.config = args.repo + "/perfgate.yaml";
-  auto config = LoadConfig(args.config);
+  auto config = run::LoadConfig(args.config);
   if (!config) return ReportError(config.error());
-  if (auto ok = RequireServer(*config); !ok) return ReportError(ok.error());
+  if (auto ok = run::RequireServer(*config); !ok) return ReportError(ok.error());
   config->testbed = args.testbed;  // the runs it posts are of the testbed it serves
   auto repo = git::Repository::Open(args.repo);
   if (!repo) return ReportError(repo.error());
-  auto client = ProjectClient::Open(args.config);
+  auto client = run::OpenProjectClient(args.config);
   if (!client) return ReportError(client.error());
   Agent agent(args, std::move(*config), std::move(*repo), std::move(*client));
   return agent.Run();

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "runner/adapters/series_input.h"
 #include "runner/cli/commands.h"
-#include "runner/cli/series_input.h"
 #include "runner/compare/compare.h"
 #include "stats/change_points.h"
 #include "stats/descriptive.h"
@@ -200,9 +200,9 @@ int RunAnalyze(const AnalyzeArgs& args) {
     if (!threshold) return Fail(threshold.error());
     result.options.threshold = *threshold;
   }
-  auto points = ReadSeries(args.file);
+  auto points = adapters::ReadSeries(args.file);
   if (!points) return Fail(points.error());
-  const std::vector<double> levels = PointLevels(*points);
+  const std::vector<double> levels = adapters::PointLevels(*points);
   result.points = levels.size();
   auto found = result.raw ? RawEDivisive(levels, result.options) : Perfgate(levels, result.options);
   if (!found) return Fail(found.error());
