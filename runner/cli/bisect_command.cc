@@ -81,47 +81,6 @@ Result<void> FromAlert(BisectArgs& args) {
   return {};
 }
 
-// What a remote bisect has done so far, for `bisect status` while it runs: its state, the
-// step being measured and by which agent, and the probes decided so far.
-std::string FormatProgress(const json& b) {
-  const json progress = b.value("progress", json::object());
-  std::string out = "bisect " + b.value("id", json()).dump() + " on testbed " +
-                    b.value("remote", json::object()).value("testbed", "?") + ": " +
-                    b.value("state", "?");
-  int done = 0;
-  std::string current;
-  for (const json& step : b.value("steps", json::array())) {
-    const std::string state = step.value("state", "");
-    if (state == "done") ++done;
-    if (state == "queued" || state == "claimed") {
-      current = "step " + std::to_string(step.value("ordinal", 0) + 1) + " " + state +
-                (state == "claimed" ? " by " + step.value("agent", "?") + " (attempt " +
-                                          std::to_string(step.value("attempts", 0)) + ")"
-                                    : std::string(" (waiting for an agent)"));
-    }
-  }
-  out += ", " + std::to_string(done) + " measurements done" +
-         (current.empty() ? "" : ", " + current) + "\n";
-  if (!b.value("error", json()).is_null() && !b.value("error", "").empty()) {
-    out += "error: " + b.value("error", "") + "\n";
-  }
-  const json ends = progress.value("endpoints", json::object());
-  if (!ends.value("reason", "").empty()) out += "ends: " + ends.value("reason", "") + "\n";
-  int k = 0;
-  for (const json& p : progress.value("probes", json::array())) {
-    char line[160];
-    std::snprintf(line, sizeof line, "%3d  %-12s %3d  %-7s  ", ++k,
-                  p.value("sha", "").substr(0, 12).c_str(), p.value("n", 0),
-                  p.value("verdict", "").c_str());
-    out += line + p.value("subject", "") + "\n";
-  }
-  const std::size_t expected = progress.value("expected_probes", std::size_t{0});
-  if (expected > 0) {
-    out += std::to_string(k) + " of about " + std::to_string(expected) + " probes decided\n";
-  }
-  return out;
-}
-
 bool Finished(const std::string& state) {
   return state == "succeeded" || state == "failed" || state == "cancelled";
 }
@@ -151,7 +110,7 @@ int ShowBisect(client::ProjectClient& client, const std::string& id, const std::
         std::fprintf(stderr, "perfgate: bisect %s was cancelled\n", id.c_str());
       return kExitRegression;
     }
-    const std::string now = format == "json" ? b.dump(2) + "\n" : FormatProgress(b);
+    const std::string now = format == "json" ? b.dump(2) + "\n" : report::FormatBisectProgress(b);
     if (now != last) {
       if (wait) {
         std::fwrite(now.data(), 1, now.size(), stderr);
