@@ -1,51 +1,17 @@
 // `perfgate agent --testbed NAME [--repo PATH]`: the worker of remote bisects on a benchmark host
-// (a GPU host, say). It claims the next queued step of its testbed from the server (the server
-// hands each step to one agent, under a lease that the agent renews while it measures; a dead
-// agent's step is claimed again when the lease runs out), measures the step's commits side by
-// side with runner/cli/bisect_probe.h in trees exported from PATH's repository, reports the
-// measurement (the server's driver then queues the next step) and posts the measured commits
-// as runs of branch perfgate-bisect. Several agents of a testbed share the queue.
+// (a GPU host, say); runner/local_bisect/agent.h does the work, here only the flags.
 #include <unistd.h>
 
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <cstdio>
 #include <memory>
-#include <mutex>
-#include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
-#include <thread>
 
-#include "runner/cli/bisect_probe.h"
 #include "runner/cli/commands.h"
-#include "runner/cli/project_client.h"
-#include "runner/cli/session.h"
-#include "runner/cli/temp_dir.h"
+#include "runner/git/git_repo.h"
+#include "runner/local_bisect/agent.h"
+#include "runner/run/session.h"
 
 namespace perfgate::cli {
 namespace {
-
-using nlohmann::json;
-using Clock = std::chrono::steady_clock;
-
-struct AgentArgs {
-  std::string testbed;
-  std::string repo = ".";
-  std::string config;
-  std::string name;
-  int lease_seconds = 60;
-  double poll_seconds = 5;
-  bool once = false;
-  double exit_when_idle = 0;  // seconds; 0: never
-  // The build command is a shell command: one queued by whoever holds an ingest token runs only
-  // when the host's owner says so. Otherwise the agent builds with its own --build, or not at all.
-  std::string build;
-  bool trust_queued_build = false;
-};
-
-void Say(const std::string& line) { std::fprintf(stderr, "perfgate agent: %s\n", line.c_str()); }
 
 std::string DefaultName() {
   char host[256] = {};
@@ -53,252 +19,27 @@ std::string DefaultName() {
   return std::string(host[0] != '\0' ? host : "agent") + ":" + std::to_string(getpid());
 }
 
-// Renews a step's lease every third of it while the step is measured; says when the claim is
-// lost (the server gave the step to another agent after a missed renewal).
-class Heartbeat {
- public:
-  Heartbeat(const std::string& config_path, std::string path, std::string token, int lease)
-      : path_(std::move(path)), token_(std::move(token)), lease_(lease) {
-    auto client = ProjectClient::Open(config_path);
-    if (client) client_.emplace(std::move(*client));
-    thread_ = std::thread([this] { Loop(); });
-  }
-  ~Heartbeat() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-  }
-  bool lost() const { return lost_; }
-
- private:
-  void Loop() {
-    std::unique_lock lock(mutex_);
-    while (!stop_) {
-      wake_.wait_for(lock, std::chrono::seconds(std::max(1, lease_ / 3)));
-      if (stop_ || !client_) break;
-      lock.unlock();
-      auto renewed = client_->Call("POST", path_, json{{"token", token_}}.dump());
-      lock.lock();
-      if (!renewed && renewed.error().code == ErrorCode::kConflict) {
-        lost_ = true;
-        Say("the step's claim was lost (" + renewed.error().message + ")");
-        break;
-      }
-    }
-  }
-
-  std::optional<ProjectClient> client_;
-  std::string path_, token_;
-  int lease_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false;
-  std::atomic<bool> lost_{false};
-  std::thread thread_;
-};
-
-// The trees of the bisect the agent works on, kept between its steps (the ends are measured
-// in every step and are built once).
-struct Workspace {
-  int64_t bisect_id = 0;
-  std::string spec_key;
-  std::unique_ptr<TempDir> dir;
-  std::unique_ptr<Prober> prober;
-};
-
-class Agent {
- public:
-  Agent(AgentArgs args, config::RunnerConfig config, git::Repository repo, ProjectClient client)
-      : args_(std::move(args)),
-        config_(std::move(config)),
-        repo_(std::move(repo)),
-        client_(std::move(client)) {}
-
-  int Run() {
-    Say(args_.name + " serving testbed " + args_.testbed + " from " + repo_.WorkDir());
-    auto idle_since = Clock::now();
-    while (true) {
-      auto claimed = client_.Call("POST", "/bisect-steps/claim",
-                                  json{{"testbed", args_.testbed},
-                                       {"agent", args_.name},
-                                       {"lease_seconds", args_.lease_seconds}}
-                                      .dump());
-      if (!claimed) return ReportError(claimed.error());
-      if (claimed->contains("step")) {
-        if (auto done = Work((*claimed)["step"]); !done) return ReportError(done.error());
-        if (args_.once) return kExitPass;
-        idle_since = Clock::now();
-        continue;
-      }
-      if (args_.once) {
-        Say("no queued step for testbed " + args_.testbed);
-        return kExitPass;
-      }
-      const double idle = std::chrono::duration<double>(Clock::now() - idle_since).count();
-      if (args_.exit_when_idle > 0 && idle >= args_.exit_when_idle) {
-        Say("idle for " + std::to_string(static_cast<int>(idle)) + " s; stopping");
-        return kExitPass;
-      }
-      std::this_thread::sleep_for(std::chrono::duration<double>(args_.poll_seconds));
-    }
-  }
-
- private:
-  // One step: measure, report, post. Errors returned are the agent's own (it stops); a step
-  // that cannot be measured here is reported to the server as failed (it tries it elsewhere).
-  Result<void> Work(const json& step) {
-    const int64_t id = step.value("id", int64_t{0});
-    const int64_t bisect_id = step.value("bisect_id", int64_t{0});
-    const std::string token = step.value("token", "");
-    const std::string base = "/bisect-steps/" + std::to_string(id);
-    auto request = bisect::RequestFromJson(step.value("request", json()));
-    if (!request) return tl::unexpected(request.error());
-    std::vector<git::CommitInfo> commits;
-    std::string problem;
-    for (const json& c : step.value("commits", json::array())) {
-      auto info = repo_.Describe(c.value("sha", ""));
-      if (!info) {
-        problem = "commit " + c.value("sha", "") + " is not in " + repo_.WorkDir() +
-                  " (fetch it): " + info.error().message;
-        break;
-      }
-      commits.push_back(std::move(*info));
-    }
-    const std::string queued_build = step.value("build", "");
-    if (problem.empty() && !queued_build.empty() && args_.build.empty() &&
-        !args_.trust_queued_build) {
-      problem = "the bisect asks to build with `" + queued_build +
-                "`, and this agent runs no build command from the server (start it with --build "
-                "CMD, or --trust-queued-build)";
-    }
-    if (problem.empty() && commits.size() != request->targets.size()) {
-      problem = "the step names " + std::to_string(commits.size()) + " commits for " +
-                std::to_string(request->targets.size()) + " targets";
-    }
-    Say("step " + std::to_string(step.value("ordinal", 0) + 1) + " of bisect " +
-        std::to_string(bisect_id) + " (attempt " + std::to_string(step.value("attempt", 1)) +
-        "): " + std::to_string(request->targets.size()) + " commits x " +
-        std::to_string(request->repetitions) + " repetitions");
-    json result = {{"token", token}};
-    if (problem.empty()) {
-      auto prober = ProberFor(bisect_id, step);
-      if (!prober) return tl::unexpected(prober.error());
-      const int builds = (*prober)->builds(), runs = (*prober)->runs();
-      std::optional<Result<bisect::Measurement>> measured;
-      bool lost = false;
-      {
-        Heartbeat heartbeat(args_.config, base + "/heartbeat", token, args_.lease_seconds);
-        measured.emplace((*prober)->Measure(commits, request->repetitions));
-        lost = heartbeat.lost();
-      }
-      if (lost) {
-        Say("dropping the measurement of step " + std::to_string(id) +
-            ": another agent has it now");
-        return {};
-      }
-      if (*measured) {
-        (*measured)->request = *request;
-        result["measurement"] = bisect::MeasurementJson(**measured);
-        result["builds"] = (*prober)->builds() - builds;
-        result["runs"] = (*prober)->runs() - runs;
-      } else {
-        problem = (*measured).error().message;
-      }
-    }
-    if (!problem.empty()) {
-      Say("step " + std::to_string(id) + " failed here: " + problem);
-      result["error"] = problem;
-    }
-    auto reported = client_.Call("POST", base + "/result", result.dump());
-    if (!reported && reported.error().code == ErrorCode::kInvalidArgument &&
-        result.contains("measurement")) {
-      // The server refused the measurement (its suite or metric is not the bisect's: this
-      // host's perfgate.yaml differs, say): report that as the step's failure, so that the step
-      // goes back to the queue or, the third time, the bisect fails saying why.
-      Say("the server refused the measurement of step " + std::to_string(id) + ": " +
-          reported.error().ToString());
-      reported = client_.Call("POST", base + "/result",
-                              json{{"token", token},
-                                   {"error", "the server refused this agent's measurement: " +
-                                                 reported.error().ToString()}}
-                                  .dump());
-    }
-    if (!reported) {
-      if (reported.error().code == ErrorCode::kConflict) {
-        Say("step " + std::to_string(id) + " was taken over (" + reported.error().message +
-            "); its measurement is dropped");
-        return {};
-      }
-      return tl::unexpected(reported.error());
-    }
-    const json b = reported->value("bisect", json::object());
-    Say("reported step " + std::to_string(id) + "; bisect " + std::to_string(bisect_id) + " is " +
-        b.value("state", "?") +
-        (b.value("culprit", json()).is_string()
-             ? " (culprit " + b.value("culprit", "").substr(0, 12) + ")"
-             : std::string()));
-    if (workspace_.prober) {
-      std::vector<std::string> warnings;
-      PostMeasured(config_, workspace_.prober->TakeMeasured(), &warnings);
-      for (const std::string& w : warnings) Say("warning: " + w);
-    }
-    return {};
-  }
-
-  Result<Prober*> ProberFor(int64_t bisect_id, const json& step) {
-    ProbeSpec spec;
-    spec.benchmarks = step.value("benchmarks", std::vector<std::string>{});
-    spec.suite = step.value("suite", "");
-    spec.metric = step.value("metric", "");
-    spec.build = !args_.build.empty() ? args_.build : step.value("build", "");
-    if (spec.benchmarks.empty()) {
-      return MakeError(ErrorCode::kUnavailable, "the server's step names no benchmark");
-    }
-    const std::string key = json{spec.benchmarks, spec.suite, spec.metric, spec.build}.dump();
-    if (workspace_.prober && workspace_.bisect_id == bisect_id && workspace_.spec_key == key) {
-      return workspace_.prober.get();
-    }
-    workspace_.prober.reset();
-    workspace_.dir.reset();
-    auto dir = TempDir::Make(config_.spool_dir.parent_path(), "agent-");
-    if (!dir) return tl::unexpected(dir.error());
-    workspace_.dir = std::make_unique<TempDir>(std::move(*dir));
-    workspace_.prober =
-        std::make_unique<Prober>(config_, std::move(spec), repo_, workspace_.dir->path());
-    workspace_.bisect_id = bisect_id;
-    workspace_.spec_key = key;
-    return workspace_.prober.get();
-  }
-
-  AgentArgs args_;
-  config::RunnerConfig config_;
-  git::Repository repo_;
-  ProjectClient client_;
-  Workspace workspace_;
-};
-
-int Run(AgentArgs& args) {
+int Run(local_bisect::AgentOptions& args) {
   if (args.name.empty()) args.name = DefaultName();
   if (args.config.empty()) args.config = args.repo + "/perfgate.yaml";
-  auto config = LoadConfig(args.config);
+  auto config = run::LoadConfig(args.config);
   if (!config) return ReportError(config.error());
-  if (auto ok = RequireServer(*config); !ok) return ReportError(ok.error());
+  if (auto ok = run::RequireServer(*config); !ok) return ReportError(ok.error());
   config->testbed = args.testbed;  // the runs it posts are of the testbed it serves
   auto repo = git::Repository::Open(args.repo);
   if (!repo) return ReportError(repo.error());
-  auto client = ProjectClient::Open(args.config);
+  auto client = run::OpenProjectClient(args.config);
   if (!client) return ReportError(client.error());
-  Agent agent(args, std::move(*config), std::move(*repo), std::move(*client));
-  return agent.Run();
+  auto served = local_bisect::ServeBisectSteps(args, std::move(*config), std::move(*repo),
+                                               std::move(*client));
+  if (!served) return ReportError(served.error());
+  return kExitPass;
 }
 
 }  // namespace
 
 void AddAgentCommand(CLI::App& app, int* exit_code) {
-  auto args = std::make_shared<AgentArgs>();
+  auto args = std::make_shared<local_bisect::AgentOptions>();
   CLI::App* cmd = app.add_subcommand(
       "agent",
       "Work on remote bisects (`perfgate bisect --remote --testbed NAME`) on this host: claims "

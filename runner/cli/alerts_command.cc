@@ -16,11 +16,11 @@
 
 #include "net/http_client.h"
 #include "net/retry.h"
-#include "runner/cli/alerts_render.h"
 #include "runner/cli/commands.h"
-#include "runner/cli/project_client.h"
-#include "runner/cli/session.h"
+#include "runner/client/project_client.h"
 #include "runner/client/uploader.h"
+#include "runner/report/alerts_render.h"
+#include "runner/run/session.h"
 
 namespace perfgate::cli {
 namespace {
@@ -76,7 +76,7 @@ std::string Query(const ListArgs& args, const std::string& cursor, bool paging =
 
 int List(ListArgs args) {
   if (args.state == "false-positive") args.state = "false_positive";
-  auto alerts = ProjectClient::Open(args.connection.config);
+  auto alerts = run::OpenProjectClient(args.connection.config);
   if (!alerts) return ReportError(alerts.error());
   json merged = {{"alerts", json::array()}, {"next_cursor", nullptr}};
   std::string cursor = args.cursor;
@@ -95,48 +95,48 @@ int List(ListArgs args) {
   }
   if (!cursor.empty()) merged["next_cursor"] = cursor;
   if (args.connection.format == "json") {
-    std::cout << RenderJson(merged);
+    std::cout << report::RenderJson(merged);
   } else if (args.connection.format == "markdown") {
-    std::cout << RenderAlertListMarkdown(merged);
+    std::cout << report::RenderAlertListMarkdown(merged);
   } else {
-    std::cout << RenderAlertListText(merged);
+    std::cout << report::RenderAlertListText(merged);
   }
   return kExitPass;
 }
 
 // GET .../alert-summary with the list's series filters (state, limit and cursor do not apply).
 int Summary(const ListArgs& args) {
-  auto alerts = ProjectClient::Open(args.connection.config);
+  auto alerts = run::OpenProjectClient(args.connection.config);
   if (!alerts) return ReportError(alerts.error());
   auto summary = alerts->Call("GET", "/alert-summary" + Query(args, "", false), "");
   if (!summary) return ReportError(summary.error());
   if (args.connection.format == "json") {
-    std::cout << RenderJson(*summary);
+    std::cout << report::RenderJson(*summary);
   } else {
-    std::cout << RenderAlertSummaryText(*summary);
+    std::cout << report::RenderAlertSummaryText(*summary);
   }
   return kExitPass;
 }
 
 int Show(const AlertArgs& args) {
-  if (auto ok = CheckId(args.id); !ok) return ReportError(ok.error());
-  auto alerts = ProjectClient::Open(args.connection.config);
+  if (auto ok = client::CheckId(args.id); !ok) return ReportError(ok.error());
+  auto alerts = run::OpenProjectClient(args.connection.config);
   if (!alerts) return ReportError(alerts.error());
   auto alert = alerts->Call("GET", "/alerts/" + args.id, "");
   if (!alert) return ReportError(alert.error());
   if (args.connection.format == "json") {
-    std::cout << RenderJson(*alert);
+    std::cout << report::RenderJson(*alert);
   } else if (args.connection.format == "markdown") {
-    std::cout << RenderAlertMarkdown(*alert);
+    std::cout << report::RenderAlertMarkdown(*alert);
   } else {
-    std::cout << RenderAlertText(*alert);
+    std::cout << report::RenderAlertText(*alert);
   }
   return kExitPass;
 }
 
 int Triage(const AlertArgs& args, const std::string& state) {
-  if (auto ok = CheckId(args.id); !ok) return ReportError(ok.error());
-  auto alerts = ProjectClient::Open(args.connection.config);
+  if (auto ok = client::CheckId(args.id); !ok) return ReportError(ok.error());
+  auto alerts = run::OpenProjectClient(args.connection.config);
   if (!alerts) return ReportError(alerts.error());
   json body = {{"state", state}};
   if (args.note_given) body["note"] = args.note;
@@ -145,9 +145,9 @@ int Triage(const AlertArgs& args, const std::string& state) {
                    "changing an alert's state needs a token with the triage or admin scope");
   if (!alert) return ReportError(alert.error());
   if (args.connection.format == "json") {
-    std::cout << RenderJson(*alert);
+    std::cout << report::RenderJson(*alert);
   } else {
-    std::cout << RenderTriageText(*alert);
+    std::cout << report::RenderTriageText(*alert);
   }
   return kExitPass;
 }

@@ -1,7 +1,7 @@
 // `perfgate bisect --good REV --bad REV --benchmark NAME ...` (or `--alert ID`, which takes them
 // from a server's alert): the commit of a range that made a benchmark slower, measured on this
-// machine (runner/cli/bisect_run.h) or, with --remote --testbed NAME, queued on the server for
-// the agents of that testbed (`perfgate agent`); `perfgate bisect status ID` follows a queued
+// machine (runner/local_bisect/bisect_run.h) or, with --remote --testbed NAME, queued on the server
+// for the agents of that testbed (`perfgate agent`); `perfgate bisect status ID` follows a queued
 // one. Printed as text, Markdown or JSON. Exit 0 with an answer (or a queued bisect), 1 when the
 // regression does not reproduce between the ends, 2 on bad usage, 3 when a build or run fails
 // for reasons other than the code (or a remote bisect failed).
@@ -12,12 +12,12 @@
 #include <string>
 #include <thread>
 
-#include "runner/cli/bisect_format.h"
-#include "runner/cli/bisect_run.h"
 #include "runner/cli/commands.h"
-#include "runner/cli/project_client.h"
-#include "runner/cli/session.h"
+#include "runner/client/project_client.h"
 #include "runner/compare/compare.h"
+#include "runner/local_bisect/bisect_run.h"
+#include "runner/report/bisect_format.h"
+#include "runner/run/session.h"
 
 namespace perfgate::cli {
 namespace {
@@ -25,7 +25,7 @@ namespace {
 using nlohmann::json;
 
 struct BisectArgs {
-  BisectOptions options;
+  local_bisect::BisectOptions options;
   std::string alert;
   std::string threshold = "5%";
   bool all_parents = false;
@@ -47,16 +47,16 @@ struct StatusArgs {
 
 std::string Format(const bisect::Report& report, const std::string& format) {
   return format == "json"       ? bisect::ReportJson(report).dump(2) + "\n"
-         : format == "markdown" ? FormatBisectMarkdown(report)
-                                : FormatBisectText(report);
+         : format == "markdown" ? report::FormatBisectMarkdown(report)
+                                : report::FormatBisectText(report);
 }
 
 void Print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
 // --alert ID: the range, suite, benchmark and metric of a server's alert.
 Result<void> FromAlert(BisectArgs& args) {
-  if (auto ok = CheckId(args.alert); !ok) return ok;
-  auto client = ProjectClient::Open(args.config);
+  if (auto ok = client::CheckId(args.alert); !ok) return ok;
+  auto client = run::OpenProjectClient(args.config);
   if (!client) return tl::unexpected(client.error());
   auto alert = client->Call("GET", "/alerts/" + args.alert, "");
   if (!alert) return tl::unexpected(alert.error());
@@ -81,55 +81,14 @@ Result<void> FromAlert(BisectArgs& args) {
   return {};
 }
 
-// What a remote bisect has done so far, for `bisect status` while it runs: its state, the
-// step being measured and by which agent, and the probes decided so far.
-std::string FormatProgress(const json& b) {
-  const json progress = b.value("progress", json::object());
-  std::string out = "bisect " + b.value("id", json()).dump() + " on testbed " +
-                    b.value("remote", json::object()).value("testbed", "?") + ": " +
-                    b.value("state", "?");
-  int done = 0;
-  std::string current;
-  for (const json& step : b.value("steps", json::array())) {
-    const std::string state = step.value("state", "");
-    if (state == "done") ++done;
-    if (state == "queued" || state == "claimed") {
-      current = "step " + std::to_string(step.value("ordinal", 0) + 1) + " " + state +
-                (state == "claimed" ? " by " + step.value("agent", "?") + " (attempt " +
-                                          std::to_string(step.value("attempts", 0)) + ")"
-                                    : std::string(" (waiting for an agent)"));
-    }
-  }
-  out += ", " + std::to_string(done) + " measurements done" +
-         (current.empty() ? "" : ", " + current) + "\n";
-  if (!b.value("error", json()).is_null() && !b.value("error", "").empty()) {
-    out += "error: " + b.value("error", "") + "\n";
-  }
-  const json ends = progress.value("endpoints", json::object());
-  if (!ends.value("reason", "").empty()) out += "ends: " + ends.value("reason", "") + "\n";
-  int k = 0;
-  for (const json& p : progress.value("probes", json::array())) {
-    char line[160];
-    std::snprintf(line, sizeof line, "%3d  %-12s %3d  %-7s  ", ++k,
-                  p.value("sha", "").substr(0, 12).c_str(), p.value("n", 0),
-                  p.value("verdict", "").c_str());
-    out += line + p.value("subject", "") + "\n";
-  }
-  const std::size_t expected = progress.value("expected_probes", std::size_t{0});
-  if (expected > 0) {
-    out += std::to_string(k) + " of about " + std::to_string(expected) + " probes decided\n";
-  }
-  return out;
-}
-
 bool Finished(const std::string& state) {
   return state == "succeeded" || state == "failed" || state == "cancelled";
 }
 
 // Prints a stored bisect (its answer when finished, else its progress), following it with
 // --wait; the exit code says how it ended.
-int ShowBisect(ProjectClient& client, const std::string& id, const std::string& format, bool wait,
-               double poll_seconds) {
+int ShowBisect(client::ProjectClient& client, const std::string& id, const std::string& format,
+               bool wait, double poll_seconds) {
   std::string last;
   while (true) {
     auto answer = client.Call("GET", "/bisects/" + id, "");
@@ -151,7 +110,7 @@ int ShowBisect(ProjectClient& client, const std::string& id, const std::string& 
         std::fprintf(stderr, "perfgate: bisect %s was cancelled\n", id.c_str());
       return kExitRegression;
     }
-    const std::string now = format == "json" ? b.dump(2) + "\n" : FormatProgress(b);
+    const std::string now = format == "json" ? b.dump(2) + "\n" : report::FormatBisectProgress(b);
     if (now != last) {
       if (wait) {
         std::fwrite(now.data(), 1, now.size(), stderr);
@@ -172,11 +131,11 @@ int QueueRemote(BisectArgs& args) {
     return ReportError(Error{ErrorCode::kInvalidArgument,
                              "--remote needs --testbed NAME (the agents that measure)", "testbed"});
   }
-  auto config = LoadConfig(args.config);
+  auto config = run::LoadConfig(args.config);
   if (!config) return ReportError(config.error());
   auto repo = git::Repository::Open(config->base_dir.string());
   if (!repo) return ReportError(repo.error());
-  auto range = ListBisectRange(*repo, args.options);
+  auto range = local_bisect::ListBisectRange(*repo, args.options);
   if (!range) return ReportError(range.error());
   json commits = json::array();
   for (const git::CommitInfo& c : range->commits) {
@@ -191,9 +150,9 @@ int QueueRemote(BisectArgs& args) {
                {"suite", args.options.suite},
                {"metric", args.options.metric},
                {"build", args.options.build},
-               {"options", bisect::SearchOptionsJson(SearchOptionsOf(args.options))}};
+               {"options", bisect::SearchOptionsJson(local_bisect::SearchOptionsOf(args.options))}};
   if (!args.alert.empty()) body["alert_id"] = std::stoll(args.alert);
-  auto client = ProjectClient::Open(args.config);
+  auto client = run::OpenProjectClient(args.config);
   if (!client) return ReportError(client.error());
   auto queued = client->Call("POST", "/bisects", body.dump());
   if (!queued) return ReportError(queued.error());
@@ -223,15 +182,15 @@ int Run(BisectArgs& args) {
   args.options.threshold = *threshold;
   args.options.first_parent = !args.all_parents;
   if (args.remote) return QueueRemote(args);
-  auto config = LoadConfig(args.config);
+  auto config = run::LoadConfig(args.config);
   if (!config) return ReportError(config.error());
-  auto report = RunBisect(*config, args.options);
+  auto report = local_bisect::RunBisect(*config, args.options);
   if (!report) return ReportError(report.error());
   if (!args.alert.empty()) {
     // The answer goes to the server with its alert, so that the alert shows its culprit.
     json body = bisect::ReportJson(*report);
     body["alert_id"] = std::stoll(args.alert);
-    auto client = ProjectClient::Open(args.config);
+    auto client = run::OpenProjectClient(args.config);
     auto stored = client ? client->Call("POST", "/bisects", body.dump())
                          : Result<json>(tl::unexpected(client.error()));
     if (stored) {
@@ -248,8 +207,8 @@ int Run(BisectArgs& args) {
 }
 
 int Status(const StatusArgs& args) {
-  if (auto ok = CheckId(args.id); !ok) return ReportError(ok.error());
-  auto client = ProjectClient::Open(args.config);
+  if (auto ok = client::CheckId(args.id); !ok) return ReportError(ok.error());
+  auto client = run::OpenProjectClient(args.config);
   if (!client) return ReportError(client.error());
   return ShowBisect(*client, args.id, args.format, args.wait, args.poll_seconds);
 }

@@ -6,9 +6,9 @@
 #include <set>
 #include <tuple>
 
-#include "runner/cli/temp_dir.h"
 #include "runner/git/git_repo.h"
 #include "runner/run/suites.h"
+#include "runner/run/temp_dir.h"
 #include "stats/verdict.h"
 
 namespace perfgate::cli {
@@ -35,11 +35,11 @@ void Append(std::map<Key, std::vector<double>>& into, const run::SuiteOutcome& o
 }  // namespace
 
 Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
-                                         const ConfirmOptions& options, gate::Verdict* verdict) {
+                                         const ConfirmOptions& options, report::Verdict* verdict) {
   ConfirmReport report;
   std::map<std::string, std::set<std::string>> regressed;
-  for (const gate::MetricResult& r : verdict->results) {
-    if (r.kind == gate::ResultKind::kRegression) regressed[r.suite].insert(r.benchmark);
+  for (const report::MetricResult& r : verdict->results) {
+    if (r.kind == report::ResultKind::kRegression) regressed[r.suite].insert(r.benchmark);
   }
   if (regressed.empty()) return report;
   if (!verdict->baseline || verdict->baseline->commit.empty()) {
@@ -53,7 +53,7 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
   const fs::path relative = fs::relative(config.base_dir, root);
   const fs::path config_name = config.config_file.filename();
 
-  auto tree = TempDir::Make(config.spool_dir.parent_path(), "confirm-");
+  auto tree = run::TempDir::Make(config.spool_dir.parent_path(), "confirm-");
   if (!tree) return tl::unexpected(tree.error());
   const fs::path checkout = tree->path() / "tree";
   Progress("confirming " + std::to_string(regressed.size()) + " suite(s) with regressions: " +
@@ -102,9 +102,9 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
 
   // Judge the regressed metrics again, side by side, with their thresholds; Holm across them.
   std::vector<stats::MetricInput> inputs;
-  std::vector<gate::MetricResult*> targets;
-  for (gate::MetricResult& r : verdict->results) {
-    if (r.kind != gate::ResultKind::kRegression) continue;
+  std::vector<report::MetricResult*> targets;
+  for (report::MetricResult& r : verdict->results) {
+    if (r.kind != report::ResultKind::kRegression) continue;
     const Key key{r.suite, r.benchmark, r.metric};
     auto b = base_values.find(key);
     auto h = head_values.find(key);
@@ -128,7 +128,7 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
   if (!judged) return tl::unexpected(judged.error());
   for (size_t i = 0; i < targets.size(); ++i) {
     const stats::MetricVerdict& v = judged->metrics[i];
-    gate::MetricResult& r = *targets[i];
+    report::MetricResult& r = *targets[i];
     ++report.checked;
     const std::string measured = Percent(v.change) + " [" + Percent(v.change_ci.lower) + ", " +
                                  Percent(v.change_ci.upper) + "]";
@@ -143,7 +143,7 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
     ++report.withdrawn;
     report.lines.push_back(r.benchmark + " " + r.metric + ": not confirmed (" + measured + ", " +
                            std::string(stats::VerdictName(v.verdict)) + ")");
-    r.kind = gate::ResultKind::kInconclusive;
+    r.kind = report::ResultKind::kInconclusive;
     r.reason = "first measured " + (r.change ? Percent(*r.change) : std::string("?")) +
                ", but an interleaved A/B rerun against " + base_commit.substr(0, 12) +
                " measured " + measured + " (" + std::string(stats::VerdictName(v.verdict)) +
@@ -151,8 +151,8 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
     --verdict->counts.regression;
     ++verdict->counts.inconclusive;
   }
-  if (verdict->outcome == gate::Outcome::kRegression && verdict->counts.regression == 0) {
-    verdict->outcome = gate::Outcome::kPass;
+  if (verdict->outcome == report::Outcome::kRegression && verdict->counts.regression == 0) {
+    verdict->outcome = report::Outcome::kPass;
   }
   if (report.withdrawn > 0) {
     verdict->warnings.push_back(std::to_string(report.withdrawn) +

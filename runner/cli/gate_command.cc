@@ -17,10 +17,10 @@
 #include "net/retry.h"
 #include "runner/cli/commands.h"
 #include "runner/cli/confirm.h"
-#include "runner/cli/project_client.h"
-#include "runner/cli/session.h"
+#include "runner/client/project_client.h"
+#include "runner/run/session.h"
 #include "runner/client/uploader.h"
-#include "runner/gate/report.h"
+#include "runner/report/verdict_render.h"
 
 namespace perfgate::cli {
 namespace {
@@ -62,8 +62,8 @@ json RequestBody(const config::RunnerConfig& config, const std::vector<std::stri
 }
 
 // POST .../verdict with retries; the decoded verdict.
-Result<gate::Verdict> AskVerdict(const config::RunnerConfig& config, const std::string& run_id,
-                                 const std::vector<std::string>& extra_runs) {
+Result<report::Verdict> AskVerdict(const config::RunnerConfig& config, const std::string& run_id,
+                                   const std::vector<std::string>& extra_runs) {
   client::HttpClientOptions options;
   options.bearer_token = config.server.token;
   auto http = client::HttpClient::Create(options);
@@ -87,7 +87,7 @@ Result<gate::Verdict> AskVerdict(const config::RunnerConfig& config, const std::
   if (response->status != 201 && response->status != 200) {
     return tl::unexpected(HttpError(*response, ""));
   }
-  auto verdict = gate::DecodeVerdict(response->body);
+  auto verdict = report::DecodeVerdict(response->body);
   // The PR comment's "Full report" link: the server's dashboard page of this verdict, unless
   // the server named one itself.
   if (verdict && (!verdict->report_url || verdict->report_url->empty())) {
@@ -98,14 +98,14 @@ Result<gate::Verdict> AskVerdict(const config::RunnerConfig& config, const std::
 }
 
 // Inconclusive benchmarks per suite, and the repetitions that the largest ask needs.
-std::map<std::string, std::set<std::string>> Inconclusive(const gate::Verdict& verdict,
+std::map<std::string, std::set<std::string>> Inconclusive(const report::Verdict& verdict,
                                                           int max_repetitions, int* repetitions) {
   // One rerun serves them all: the most any of them needs, each capped so that its total
   // stays within max_repetitions; those already at the cap are left out.
   std::map<std::string, std::set<std::string>> out;
   int64_t most = 0;
-  for (const gate::MetricResult& r : verdict.results) {
-    if (r.kind != gate::ResultKind::kInconclusive || r.repetitions_needed <= 0) continue;
+  for (const report::MetricResult& r : verdict.results) {
+    if (r.kind != report::ResultKind::kInconclusive || r.repetitions_needed <= 0) continue;
     const int64_t have = r.current ? r.current->n : 0;
     const int64_t more =
         std::min(std::max<int64_t>(r.repetitions_needed - have, 2), max_repetitions - have);
@@ -125,24 +125,24 @@ void WriteFile(const std::string& path, const std::string& text, bool append = f
 }
 
 int Gate(const GateArgs& args) {
-  auto config = LoadConfig(args.config);
+  auto config = run::LoadConfig(args.config);
   if (!config) return ReportError(config.error());
-  if (auto ok = RequireServer(*config); !ok) return ReportError(ok.error());
+  if (auto ok = run::RequireServer(*config); !ok) return ReportError(ok.error());
   std::string run_id = args.run_id;
   if (run_id.empty()) {
-    auto last = ReadLastRun(*config);
+    auto last = run::ReadLastRun(*config);
     if (!last) return ReportError(last.error());
     run_id = last->run_id;
   }
   // The run may still be in the spool (the server was down during `perfgate run`).
-  auto pushed = PushSpool(*config);
+  auto pushed = run::PushSpool(*config);
   if (!pushed) return ReportError(pushed.error());
 
   std::vector<std::string> extra_runs;
   auto verdict = AskVerdict(*config, run_id, extra_runs);
   if (!verdict) return ReportError(verdict.error());
 
-  if (args.rerun_inconclusive && verdict->outcome != gate::Outcome::kNoBaseline) {
+  if (args.rerun_inconclusive && verdict->outcome != report::Outcome::kNoBaseline) {
     int repetitions = 0;
     auto only = Inconclusive(*verdict, args.max_repetitions, &repetitions);
     if (!only.empty()) {
@@ -151,15 +151,15 @@ int Gate(const GateArgs& args) {
       std::cerr << "perfgate: rerunning " << count << " inconclusive benchmark(s) with "
                 << repetitions << " more repetitions (--max-repetitions " << args.max_repetitions
                 << ")\n";
-      MeasureRequest request;
+      run::MeasureRequest request;
       request.only = only;
       request.repetitions = repetitions;
       request.branch = verdict->branch;
       request.skip_build = true;
       request.record_last_run = false;
-      auto measured = MeasureAndSpool(*config, request);
+      auto measured = run::MeasureAndSpool(*config, request);
       if (!measured) return ReportError(measured.error());
-      auto again = PushSpool(*config);
+      auto again = run::PushSpool(*config);
       if (!again) return ReportError(again.error());
       extra_runs.push_back(measured->upload.id);
       verdict = AskVerdict(*config, run_id, extra_runs);
@@ -170,7 +170,7 @@ int Gate(const GateArgs& args) {
     }
   }
 
-  if (args.confirm && gate::HasRegression(*verdict)) {
+  if (args.confirm && report::HasRegression(*verdict)) {
     ConfirmOptions options;
     options.rounds = args.confirm_rounds;
     auto confirmed = ConfirmRegressions(*config, options, &*verdict);
@@ -183,47 +183,47 @@ int Gate(const GateArgs& args) {
   }
 
   // The A/B rerun withdrew every regression of a throttled run: nothing is left to repeat.
-  if (verdict->outcome == gate::Outcome::kNoisyEnvironment && !gate::HasRegression(*verdict)) {
-    verdict->outcome = gate::Outcome::kPass;
+  if (verdict->outcome == report::Outcome::kNoisyEnvironment && !report::HasRegression(*verdict)) {
+    verdict->outcome = report::Outcome::kPass;
   }
 
   const bool color = args.color == "always" || (args.color == "auto" && isatty(STDOUT_FILENO) &&
                                                 std::getenv("NO_COLOR") == nullptr);
   if (args.format == "json") {
-    json out = {{"outcome", std::string(gate::OutcomeName(verdict->outcome))},
+    json out = {{"outcome", std::string(report::OutcomeName(verdict->outcome))},
                 {"run_id", verdict->run_id},
                 {"verdict_id", verdict->id},
                 {"regressions", verdict->counts.regression}};
     std::cout << out.dump(2) << "\n";
   } else if (args.format == "markdown") {
-    std::cout << gate::RenderMarkdown(*verdict);
+    std::cout << report::RenderMarkdown(*verdict);
   } else {
-    gate::TextOptions options;
+    report::TextOptions options;
     options.color = color;
-    std::cout << gate::RenderText(*verdict, options);
+    std::cout << report::RenderText(*verdict, options);
   }
   std::string summary = args.summary_file;
   if (summary.empty()) {
     const char* env = std::getenv("GITHUB_STEP_SUMMARY");
     if (env != nullptr) summary = env;
   }
-  gate::MarkdownOptions markdown;
+  report::MarkdownOptions markdown;
   markdown.project = config->server.project;
-  WriteFile(summary, gate::RenderMarkdown(*verdict, markdown), /*append=*/true);
+  WriteFile(summary, report::RenderMarkdown(*verdict, markdown), /*append=*/true);
   markdown.comment = true;
-  WriteFile(args.comment_file, gate::RenderMarkdown(*verdict, markdown));
-  WriteFile(args.junit_file, gate::RenderJUnit(*verdict));
-  WriteFile(args.gitlab_metrics_file, gate::RenderGitLabMetrics(*verdict));
+  WriteFile(args.comment_file, report::RenderMarkdown(*verdict, markdown));
+  WriteFile(args.junit_file, report::RenderJUnit(*verdict));
+  WriteFile(args.gitlab_metrics_file, report::RenderGitLabMetrics(*verdict));
 
-  if (gate::IsNoisyEnvironment(*verdict)) {
+  if (report::IsNoisyEnvironment(*verdict)) {
     // Neither a pass nor the code's fault: exit 3 like an unreachable server, so that CI
     // retries the job (on another host) instead of blaming the pull request.
     std::cerr << "perfgate: every regression was measured on throttled GPUs (power or thermal "
                  "caps): repeat the run on a healthy host\n";
     return kExitInfrastructure;
   }
-  if (gate::HasRegression(*verdict)) return kExitRegression;
-  if (verdict->outcome == gate::Outcome::kNoBaseline) {
+  if (report::HasRegression(*verdict)) return kExitRegression;
+  if (verdict->outcome == report::Outcome::kNoBaseline) {
     if (args.require_baseline) {
       std::cerr << "perfgate: no baseline, and --require-baseline was given: failing\n";
       return kExitRegression;

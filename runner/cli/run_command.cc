@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/cli/commands.h"
-#include "runner/cli/session.h"
+#include "runner/run/session.h"
 
 namespace perfgate::cli {
 namespace {
@@ -40,18 +40,18 @@ int PushOutcome(const Result<client::PushReport>& pushed, nlohmann::json* out) {
 }
 
 int Run(const RunArgs& args) {
-  auto config = LoadConfig(args.config);
+  auto config = run::LoadConfig(args.config);
   if (!config) return ReportError(config.error());
   if (!args.no_push) {
-    if (auto ok = RequireServer(*config); !ok) return ReportError(ok.error());
+    if (auto ok = run::RequireServer(*config); !ok) return ReportError(ok.error());
   }
-  MeasureRequest request;
+  run::MeasureRequest request;
   request.suites = args.suites;
   request.repetitions = args.repetitions;
   request.branch = args.branch;
   request.target_branch = args.target_branch;
   request.skip_build = args.skip_build;
-  auto measured = MeasureAndSpool(*config, request);
+  auto measured = run::MeasureAndSpool(*config, request);
   if (!measured) return ReportError(measured.error());
   for (const std::string& w : measured->warnings) std::cerr << "perfgate: warning: " << w << "\n";
 
@@ -63,7 +63,7 @@ int Run(const RunArgs& args) {
                         {"samples", measured->upload.SampleCount()},
                         {"spool", config->spool_dir.string()}};
   int code = kExitPass;
-  if (!args.no_push) code = PushOutcome(PushSpool(*config), &out);
+  if (!args.no_push) code = PushOutcome(run::PushSpool(*config), &out);
   if (args.format == "json") {
     std::cout << out.dump(2) << "\n";
   } else {
@@ -111,13 +111,13 @@ void AddRunCommands(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   push->callback([push_config, push_format, exit_code]() {
-    auto config = LoadConfig(*push_config);
+    auto config = run::LoadConfig(*push_config);
     if (!config) {
       *exit_code = ReportError(config.error());
       return;
     }
     nlohmann::json out = nlohmann::json::object();
-    *exit_code = PushOutcome(PushSpool(*config), &out);
+    *exit_code = PushOutcome(run::PushSpool(*config), &out);
     if (*push_format == "json") {
       std::cout << out.dump(2) << "\n";
     } else if (out.contains("sent")) {

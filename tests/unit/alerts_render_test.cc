@@ -2,7 +2,7 @@
 // commit range, the environment label, CI formatting, optional fields missing or null, the
 // excerpt's first-bad marker, Markdown escaping) and the verb's argument errors through the
 // built executable (exit 2 with a message naming the problem; 3 when the server is unreachable).
-#include "runner/cli/alerts_render.h"
+#include "runner/report/alerts_render.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -19,7 +19,7 @@
 
 #include "tests/testing/shell.h"
 
-namespace perfgate::cli {
+namespace perfgate::report {
 namespace {
 
 using nlohmann::json;
@@ -512,4 +512,4 @@ TEST_F(AlertsCliTest, UnreachableServerExitsThree) {
 }
 
 }  // namespace
-}  // namespace perfgate::cli
+}  // namespace perfgate::report

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/cli/series_input.h"
+#include "runner/adapters/series_input.h"
 
 namespace perfgate {
 namespace {
@@ -298,22 +298,22 @@ TEST(AnalyzeTest, ThresholdZeroKeepsSmallSignificantSteps) {
 
 // The parsing library directly: format detection and the median level of a point.
 TEST(SeriesInputTest, FormatAndLevels) {
-  using cli::SeriesFormat;
-  EXPECT_EQ(cli::DetectSeriesFormat("a.JSON", "1,2"), SeriesFormat::kJson);
-  EXPECT_EQ(cli::DetectSeriesFormat("a.csv", "[1]"), SeriesFormat::kCsv);
-  EXPECT_EQ(cli::DetectSeriesFormat("", "  \n [1, 2]"), SeriesFormat::kJson);
-  EXPECT_EQ(cli::DetectSeriesFormat("a.txt", "1\n2\n"), SeriesFormat::kCsv);
+  using adapters::SeriesFormat;
+  EXPECT_EQ(adapters::DetectSeriesFormat("a.JSON", "1,2"), SeriesFormat::kJson);
+  EXPECT_EQ(adapters::DetectSeriesFormat("a.csv", "[1]"), SeriesFormat::kCsv);
+  EXPECT_EQ(adapters::DetectSeriesFormat("", "  \n [1, 2]"), SeriesFormat::kJson);
+  EXPECT_EQ(adapters::DetectSeriesFormat("a.txt", "1\n2\n"), SeriesFormat::kCsv);
 
-  auto points = cli::ParseSeries("\xEF\xBB\xBF\"t\";\"u\"\r\n1;2;100\r\n\"3\";+4\r\n5;;6;\n",
-                                 "s.csv", SeriesFormat::kCsv);
+  auto points = adapters::ParseSeries("\xEF\xBB\xBF\"t\";\"u\"\r\n1;2;100\r\n\"3\";+4\r\n5;;6;\n",
+                                      "s.csv", SeriesFormat::kCsv);
   ASSERT_TRUE(points) << points.error().ToString();
   ASSERT_EQ(points->size(), 3u);
   EXPECT_EQ((*points)[1], (std::vector<double>{3, 4}));
-  EXPECT_EQ(cli::PointLevels(*points), (std::vector<double>{2, 3.5, 5.5}));
+  EXPECT_EQ(adapters::PointLevels(*points), (std::vector<double>{2, 3.5, 5.5}));
 
-  auto mixed = cli::ParseSeries("[1.5, [2, 9, 3]]", "s.json", SeriesFormat::kJson);
+  auto mixed = adapters::ParseSeries("[1.5, [2, 9, 3]]", "s.json", SeriesFormat::kJson);
   ASSERT_TRUE(mixed) << mixed.error().ToString();
-  EXPECT_EQ(cli::PointLevels(*mixed), (std::vector<double>{1.5, 3}));
+  EXPECT_EQ(adapters::PointLevels(*mixed), (std::vector<double>{1.5, 3}));
 }
 
 }  // namespace

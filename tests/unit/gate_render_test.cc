@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "runner/gate/report.h"
-#include "runner/gate/verdict.h"
+#include "runner/report/verdict_model.h"
+#include "runner/report/verdict_render.h"
 #include "tests/testing/oracle_csv.h"
 
-namespace perfgate::gate {
+namespace perfgate::report {
 namespace {
 
 using perfgate::testing::FixturePath;
@@ -390,4 +390,4 @@ TEST(RenderGitLabMetrics, OneNameValueLinePerMetricWithAllowedNames) {
 }
 
 }  // namespace
-}  // namespace perfgate::gate
+}  // namespace perfgate::report

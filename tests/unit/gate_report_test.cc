@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "runner/gate/report.h"
-#include "runner/gate/verdict.h"
+#include "runner/report/verdict_model.h"
+#include "runner/report/verdict_render.h"
 #include "tests/testing/oracle_csv.h"
 
-namespace perfgate::gate {
+namespace perfgate::report {
 namespace {
 
 using perfgate::testing::FixturePath;
@@ -304,4 +304,4 @@ TEST(Render, IsDeterministicWhateverTheServersOrder) {
 }
 
 }  // namespace
-}  // namespace perfgate::gate
+}  // namespace perfgate::report

@@ -1,0 +1,85 @@
+#include "runner/client/project_client.h"
+
+#include <iostream>
+#include <random>
+
+#include "net/retry.h"
+#include "runner/client/uploader.h"
+#include "wire/error.h"
+
+namespace perfgate::client {
+
+using nlohmann::json;
+
+// Alert ids are positive integers; checked before anything is loaded or sent.
+Result<void> CheckId(const std::string& id) {
+  const bool digits = !id.empty() && id.size() <= 18 &&
+                      id.find_first_not_of("0123456789") == std::string::npos &&
+                      id.find_first_not_of('0') != std::string::npos;
+  if (!digits) {
+    return InvalidArgument("'" + id +
+                               "' is not an alert id (alert ids are positive integers: the ID "
+                               "column of `perfgate alerts list`)",
+                           "ID");
+  }
+  return {};
+}
+
+// The server's error body (wire/error.h) as an Error: 5xx and an answer that is not JSON are
+// kUnavailable (exit 3), 4xx map to their code (exit 2).
+Error HttpError(const client::HttpResponse& response, const std::string& hint_403) {
+  std::string message = "the server answered HTTP " + std::to_string(response.status);
+  if (Result<wire::ErrorBody> body = wire::DecodeErrorBody(response.body)) {
+    if (!body->message.empty()) message += ": " + body->message;
+    if (!body->field.empty()) message += " (" + body->field + ")";
+  }
+  // Whatever code a 5xx names, the server failed: the request may succeed later.
+  const ErrorCode code =
+      response.status >= 500 ? ErrorCode::kUnavailable : wire::CodeOfStatus(response.status);
+  if (code == ErrorCode::kPermissionDenied && !hint_403.empty()) message += " (" + hint_403 + ")";
+  return Error{code, message, ""};
+}
+
+Result<ProjectClient> ProjectClient::Open(const std::string& url, const std::string& project,
+                                          const std::string& token) {
+  client::HttpClientOptions options;
+  options.bearer_token = token;
+  auto http = client::HttpClient::Create(options);
+  if (!http) return tl::unexpected(http.error());
+  std::string base = url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  base += "/api/v1/projects/" + EscapePathSegment(project);
+  return ProjectClient(std::move(*http), std::move(base));
+}
+
+Result<json> ProjectClient::Call(const std::string& method, const std::string& path_and_query,
+                                 const std::string& body, const std::string& hint_403) {
+  client::HttpRequest request;
+  request.method = method;
+  request.url = base_ + path_and_query;
+  request.headers["Accept"] = "application/json";
+  if (!body.empty()) {
+    request.body = body;
+    request.content_type = "application/json";
+  }
+  client::RetryContext context;
+  context.seed = std::random_device{}();
+  context.on_retry = [](const client::RetryNotice& notice) {
+    std::cerr << "perfgate: request to the server failed (" << notice.reason << "); retrying\n";
+  };
+  auto response = client::CallWithRetry(
+      client::RetryPolicy{}, [&] { return http_.Send(request); }, context);
+  if (!response) return tl::unexpected(response.error());
+  if (response->status < 200 || response->status >= 300)
+    return tl::unexpected(HttpError(*response, hint_403));
+  if (response->status == 204) return json::object();
+  json answer = json::parse(response->body, nullptr, false);
+  if (answer.is_discarded() || !answer.is_object()) {
+    return MakeError(ErrorCode::kUnavailable, "the server's answer to " + method + " " +
+                                                  client::RedactUrl(request.url) +
+                                                  " is not a JSON object");
+  }
+  return answer;
+}
+
+}  // namespace perfgate::client

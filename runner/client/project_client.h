@@ -1,0 +1,40 @@
+// A project's REST resources on perfgate-server as the runner reaches them (perfgate.yaml's
+// server.url and server.project, PERFGATE_TOKEN): requests with retries, the server's error body
+// as an Error (4xx: exit 2, 5xx and transport: exit 3). Used by `perfgate alerts`,
+// `perfgate bisect` (--alert, --remote, status) and `perfgate agent`.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/result.h"
+#include "net/http_client.h"
+
+namespace perfgate::client {
+
+// Alert ids are positive integers; kInvalidArgument (field "ID") otherwise.
+Result<void> CheckId(const std::string& id);
+
+// The server's error body {"error": {"code", "message", "field"}} as an Error.
+Error HttpError(const client::HttpResponse& response, const std::string& hint_403);
+
+class ProjectClient {
+ public:
+  // The client of `project` on the server at `url`, authenticated by `token` (the caller has
+  // checked that none is empty: run::OpenProjectClient).
+  static Result<ProjectClient> Open(const std::string& url, const std::string& project,
+                                    const std::string& token);
+
+  // A request to `path_and_query` under /api/v1/projects/<project>, with retries (setting a
+  // state twice is harmless, so PATCH may be retried); the answer's JSON when the status is 2xx.
+  Result<nlohmann::json> Call(const std::string& method, const std::string& path_and_query,
+                              const std::string& body, const std::string& hint_403 = "");
+
+ private:
+  ProjectClient(client::HttpClient http, std::string base)
+      : http_(std::move(http)), base_(std::move(base)) {}
+  client::HttpClient http_;
+  std::string base_;  // ".../api/v1/projects/<p>"
+};
+
+}  // namespace perfgate::client

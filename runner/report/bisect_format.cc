@@ -1,0 +1,126 @@
+#include "runner/report/bisect_format.h"
+
+#include <cstdio>
+
+namespace perfgate::report {
+namespace {
+
+using nlohmann::json;
+
+std::string Percent(double x) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%+.1f%%", 100 * x);
+  return text;
+}
+
+std::string Number(double x) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.4g", x);
+  return text;
+}
+
+std::string CulpritLine(const bisect::Culprit& c) {
+  std::string line =
+      c.exact ? "culprit: " + c.sha.substr(0, 12) + " " + c.subject + " (" + c.author + ")"
+              : "culprit: one of " + std::to_string(c.candidates.size()) + " commits ending at " +
+                    c.sha.substr(0, 12) + " (the others could not be measured)";
+  return line + "\n  step " + Percent(c.magnitude) + " [" + Percent(c.ci_low) + ", " +
+         Percent(c.ci_high) + "] (95% CI), " + Percent(c.share).substr(1) +
+         " of the change between the ends\n";
+}
+
+}  // namespace
+
+std::string FormatBisectText(const bisect::Report& r) {
+  std::string out = "bisect " + r.good_sha.substr(0, 12) + ".." + r.bad_sha.substr(0, 12) + ": " +
+                    std::to_string(r.commits) + " commits, " + r.suite + " " +
+                    (r.benchmarks.empty() ? "" : r.benchmarks.front()) + " " + r.metric + "\n";
+  out += "ends: " + r.endpoints.reason + "\n";
+  for (const bisect::Culprit& c : r.culprits) out += CulpritLine(c);
+  if (r.culprits.empty() && !r.endpoints.reproduced) {
+    out += "no culprit: the regression does not reproduce\n";
+  }
+  out += std::to_string(r.probes.size()) + " probes (about " + std::to_string(r.expected_probes) +
+         " expected), " + std::to_string(r.builds) + " builds, " + std::to_string(r.runs) +
+         " suite runs" +
+         (r.resumed ? " (resumed: " + std::to_string(r.resumed_measurements) + " of " +
+                          std::to_string(r.measurements) + " measurements from the state file)"
+                    : "") +
+         "\n";
+  if (!r.probes.empty()) {
+    out += "\n  #  commit        n     median  verdict  subject / why\n";
+    int k = 0;
+    for (const bisect::ProbeRecord& p : r.probes) {
+      char line[128];
+      std::snprintf(line, sizeof line, "%3d  %-12s %3d %10s  %-7s  ", ++k,
+                    p.sha.substr(0, 12).c_str(), p.n, Number(p.median).c_str(), p.verdict.c_str());
+      out += line + p.subject + "\n       " + p.reason + "\n";
+    }
+  }
+  for (const std::string& w : r.warnings) out += "warning: " + w + "\n";
+  return out;
+}
+
+std::string FormatBisectMarkdown(const bisect::Report& r) {
+  std::string out = "### perfgate bisect: `" + (r.benchmarks.empty() ? "" : r.benchmarks.front()) +
+                    "` " + r.metric + "\n\n";
+  out += "Range `" + r.good_sha.substr(0, 12) + "..` `" + r.bad_sha.substr(0, 12) + "` (" +
+         std::to_string(r.commits) + " commits). Ends: " + r.endpoints.reason + ".\n\n";
+  for (const bisect::Culprit& c : r.culprits) {
+    out += "- **" + std::string(c.exact ? "Culprit" : "Culprit range") + "**: `" +
+           c.sha.substr(0, 12) + "` " + c.subject + " (" + c.author + "), step " +
+           Percent(c.magnitude) + " [" + Percent(c.ci_low) + ", " + Percent(c.ci_high) + "]\n";
+  }
+  out += "\n| # | commit | n | median | verdict | why |\n|---:|---|---:|---:|---|---|\n";
+  int k = 0;
+  for (const bisect::ProbeRecord& p : r.probes) {
+    out += "| " + std::to_string(++k) + " | `" + p.sha.substr(0, 12) + "` | " +
+           std::to_string(p.n) + " | " + Number(p.median) + " | " + p.verdict + " | " + p.reason +
+           " |\n";
+  }
+  out += "\n" + std::to_string(r.probes.size()) + " probes, " + std::to_string(r.builds) +
+         " builds, " + std::to_string(r.runs) + " suite runs.\n";
+  for (const std::string& w : r.warnings) out += "\n> " + w + "\n";
+  return out;
+}
+
+std::string FormatBisectProgress(const json& b) {
+  const json progress = b.value("progress", json::object());
+  std::string out = "bisect " + b.value("id", json()).dump() + " on testbed " +
+                    b.value("remote", json::object()).value("testbed", "?") + ": " +
+                    b.value("state", "?");
+  int done = 0;
+  std::string current;
+  for (const json& step : b.value("steps", json::array())) {
+    const std::string state = step.value("state", "");
+    if (state == "done") ++done;
+    if (state == "queued" || state == "claimed") {
+      current = "step " + std::to_string(step.value("ordinal", 0) + 1) + " " + state +
+                (state == "claimed" ? " by " + step.value("agent", "?") + " (attempt " +
+                                          std::to_string(step.value("attempts", 0)) + ")"
+                                    : std::string(" (waiting for an agent)"));
+    }
+  }
+  out += ", " + std::to_string(done) + " measurements done" +
+         (current.empty() ? "" : ", " + current) + "\n";
+  if (!b.value("error", json()).is_null() && !b.value("error", "").empty()) {
+    out += "error: " + b.value("error", "") + "\n";
+  }
+  const json ends = progress.value("endpoints", json::object());
+  if (!ends.value("reason", "").empty()) out += "ends: " + ends.value("reason", "") + "\n";
+  int k = 0;
+  for (const json& p : progress.value("probes", json::array())) {
+    char line[160];
+    std::snprintf(line, sizeof line, "%3d  %-12s %3d  %-7s  ", ++k,
+                  p.value("sha", "").substr(0, 12).c_str(), p.value("n", 0),
+                  p.value("verdict", "").c_str());
+    out += line + p.value("subject", "") + "\n";
+  }
+  const std::size_t expected = progress.value("expected_probes", std::size_t{0});
+  if (expected > 0) {
+    out += std::to_string(k) + " of about " + std::to_string(expected) + " probes decided\n";
+  }
+  return out;
+}
+
+}  // namespace perfgate::report

@@ -1,0 +1,403 @@
+// Decoding the server's verdict JSON. A Reader walks the DOM and keeps the first error (with the
+// path of the key at fault); later reads after an error are harmless no-ops returning defaults, so
+// the walk reads straight through and DecodeVerdict checks for an error once at the end.
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runner/report/verdict_model.h"
+#include "wire/json_type_name.h"
+
+namespace perfgate::report {
+namespace {
+
+using nlohmann::json;
+
+class Reader {
+ public:
+  bool failed() const { return error_.has_value(); }
+  Error TakeError() { return std::move(*error_); }
+
+  void Fail(std::string field, std::string message) {
+    if (!error_) error_ = Error{ErrorCode::kInvalidArgument, std::move(message), std::move(field)};
+  }
+
+  // The member `key` of `object`, or nullptr when it is absent or null (and, when it is required,
+  // records an error). `object` is known to be an object: callers check before descending.
+  const json* Member(const json& object, std::string_view key, const std::string& field,
+                     bool required) {
+    const auto it = object.find(key);
+    if (it == object.end() || it->is_null()) {
+      if (required) Fail(field, it == object.end() ? "missing" : "must not be null");
+      return nullptr;
+    }
+    return &*it;
+  }
+
+  bool Expect(const json& value, bool ok, std::string_view expected, const std::string& field) {
+    if (!ok) {
+      Fail(field,
+           "expected " + std::string(expected) + ", got " + std::string(JsonTypeName(value)));
+    }
+    return ok;
+  }
+
+  std::optional<std::string> OptString(const json& object, std::string_view key,
+                                       const std::string& path, bool required = false) {
+    const std::string field = Join(path, key);
+    const json* value = Member(object, key, field, required);
+    if (value == nullptr || !Expect(*value, value->is_string(), "a string", field)) {
+      return std::nullopt;
+    }
+    return value->get<std::string>();
+  }
+
+  std::string String(const json& object, std::string_view key, const std::string& path,
+                     bool required = false) {
+    return OptString(object, key, path, required).value_or("");
+  }
+
+  std::optional<double> Number(const json& object, std::string_view key, const std::string& path) {
+    const std::string field = Join(path, key);
+    const json* value = Member(object, key, field, false);
+    if (value == nullptr || !Expect(*value, value->is_number(), "a number", field)) {
+      return std::nullopt;
+    }
+    return value->get<double>();
+  }
+
+  // Integers must be written as integers (20, not 20.0) and be at least `min`.
+  std::optional<int64_t> Integer(const json& object, std::string_view key, const std::string& path,
+                                 int64_t min = std::numeric_limits<int64_t>::min()) {
+    const std::string field = Join(path, key);
+    const json* value = Member(object, key, field, false);
+    if (value == nullptr) return std::nullopt;
+    const bool fits = value->is_number_integer() &&
+                      (!value->is_number_unsigned() ||
+                       value->get<uint64_t>() <= uint64_t{std::numeric_limits<int64_t>::max()});
+    if (!Expect(*value, fits, "an integer", field)) return std::nullopt;
+    const auto result = value->get<int64_t>();
+    if (result < min) {
+      Fail(field, "must be at least " + std::to_string(min) + ", got " + std::to_string(result));
+      return std::nullopt;
+    }
+    return result;
+  }
+
+  // The member as an object or array, or nullptr when absent/null (or of the wrong type).
+  const json* Object(const json& object, std::string_view key, const std::string& path) {
+    const json* value = Member(object, key, Join(path, key), false);
+    if (value == nullptr || !Expect(*value, value->is_object(), "an object", Join(path, key))) {
+      return nullptr;
+    }
+    return value;
+  }
+  const json* Array(const json& object, std::string_view key, const std::string& path,
+                    bool required = false) {
+    const json* value = Member(object, key, Join(path, key), required);
+    if (value == nullptr || !Expect(*value, value->is_array(), "an array", Join(path, key))) {
+      return nullptr;
+    }
+    return value;
+  }
+
+  static std::string Join(const std::string& path, std::string_view key) {
+    return path.empty() ? std::string(key) : path + "." + std::string(key);
+  }
+  static std::string Index(const std::string& path, size_t index) {
+    return path + "[" + std::to_string(index) + "]";
+  }
+
+ private:
+  std::optional<Error> error_;
+};
+
+std::vector<std::string> Strings(Reader& reader, const json& object, std::string_view key,
+                                 const std::string& path) {
+  std::vector<std::string> out;
+  const json* array = reader.Array(object, key, path);
+  if (array == nullptr) return out;
+  const std::string field = Reader::Join(path, key);
+  for (size_t i = 0; i < array->size(); ++i) {
+    const json& item = (*array)[i];
+    if (!reader.Expect(item, item.is_string(), "a string", Reader::Index(field, i))) return out;
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+Parameters ReadParameters(Reader& reader, const json& object, const std::string& path) {
+  Parameters p;
+  p.threshold = reader.Number(object, "threshold", path).value_or(p.threshold);
+  p.alpha = reader.Number(object, "alpha", path).value_or(p.alpha);
+  p.test = reader.String(object, "test", path);
+  p.correction = reader.String(object, "correction", path);
+  p.confidence = reader.Number(object, "confidence", path).value_or(p.confidence);
+  p.bootstrap_resamples = reader.Integer(object, "bootstrap_resamples", path, 0).value_or(0);
+  if (const json* seed = reader.Member(object, "seed", Reader::Join(path, "seed"), false)) {
+    if (reader.Expect(*seed, seed->is_number_unsigned(), "a non-negative integer",
+                      Reader::Join(path, "seed"))) {
+      p.seed = seed->get<uint64_t>();
+    }
+  }
+  p.power = reader.Number(object, "power", path).value_or(p.power);
+  if (const json* rules = reader.Array(object, "rules", path)) {
+    for (size_t i = 0; i < rules->size(); ++i) {
+      const json& item = (*rules)[i];
+      const std::string at = Reader::Index(Reader::Join(path, "rules"), i);
+      if (!reader.Expect(item, item.is_object(), "an object", at)) break;
+      Rule rule;
+      rule.suite = reader.OptString(item, "suite", at).value_or("*");
+      rule.benchmark = reader.OptString(item, "benchmark", at).value_or("*");
+      rule.metric = reader.OptString(item, "metric", at).value_or("*");
+      rule.percent = reader.Number(item, "percent", at);
+      if (const json* ignore = reader.Member(item, "ignore", Reader::Join(at, "ignore"), false)) {
+        if (reader.Expect(*ignore, ignore->is_boolean(), "a boolean", Reader::Join(at, "ignore"))) {
+          rule.ignore = ignore->get<bool>();
+        }
+      }
+      p.rules.push_back(std::move(rule));
+    }
+  }
+  return p;
+}
+
+Baseline ReadBaseline(Reader& reader, const json& object, const std::string& path) {
+  Baseline b;
+  b.commit = reader.String(object, "commit", path);
+  b.branch = reader.String(object, "branch", path);
+  b.testbed = reader.String(object, "testbed", path);
+  b.run_ids = Strings(reader, object, "run_ids", path);
+  b.selection = reader.String(object, "selection", path);
+  b.distance = reader.Integer(object, "distance", path, 0).value_or(0);
+  return b;
+}
+
+Counts ReadCounts(Reader& reader, const json& object, const std::string& path) {
+  Counts c;
+  c.regression = reader.Integer(object, "regression", path, 0).value_or(0);
+  c.improvement = reader.Integer(object, "improvement", path, 0).value_or(0);
+  c.equivalent = reader.Integer(object, "equivalent", path, 0).value_or(0);
+  c.inconclusive = reader.Integer(object, "inconclusive", path, 0).value_or(0);
+  c.ignored = reader.Integer(object, "ignored", path, 0).value_or(0);
+  c.new_metrics = reader.Integer(object, "new", path, 0).value_or(0);
+  return c;
+}
+
+std::optional<Summary> ReadSummary(Reader& reader, const json& object, std::string_view key,
+                                   const std::string& path) {
+  const json* side = reader.Object(object, key, path);
+  if (side == nullptr) return std::nullopt;
+  const std::string at = Reader::Join(path, key);
+  Summary s;
+  s.n = reader.Integer(*side, "n", at, 0).value_or(0);
+  s.median = reader.Number(*side, "median", at);
+  s.cv = reader.Number(*side, "cv", at);
+  return s;
+}
+
+std::optional<ResultKind> ParseResultKind(std::string_view text) {
+  for (ResultKind kind :
+       {ResultKind::kRegression, ResultKind::kInconclusive, ResultKind::kImprovement,
+        ResultKind::kNew, ResultKind::kEquivalent, ResultKind::kIgnored}) {
+    if (text == ResultKindName(kind)) return kind;
+  }
+  return std::nullopt;
+}
+
+// A newer server may add keys to these objects; they are ignored like everywhere else.
+Attribution ReadAttribution(Reader& reader, const json& object, const std::string& path) {
+  Attribution a;
+  if (const json* moved = reader.Array(object, "moved", path)) {
+    for (size_t i = 0; i < moved->size(); ++i) {
+      const json& item = (*moved)[i];
+      const std::string at = Reader::Index(Reader::Join(path, "moved"), i);
+      if (!reader.Expect(item, item.is_object(), "an object", at)) break;
+      MovedMetric m;
+      m.metric = reader.String(item, "metric", at, /*required=*/true);
+      m.verdict = reader.String(item, "verdict", at);
+      m.change = reader.Number(item, "change", at);
+      a.moved.push_back(std::move(m));
+    }
+  }
+  if (const json* roofline = reader.Object(object, "roofline", path)) {
+    const std::string at = Reader::Join(path, "roofline");
+    Roofline r;
+    r.bound = reader.String(*roofline, "class", at);
+    r.intensity = reader.Number(*roofline, "intensity", at);
+    r.ridge = reader.Number(*roofline, "ridge", at);
+    a.roofline = std::move(r);
+  }
+  a.hint = reader.String(object, "hint", path);
+  return a;
+}
+
+MetricResult ReadResult(Reader& reader, const json& object, const std::string& path) {
+  MetricResult r;
+  r.suite = reader.String(object, "suite", path, /*required=*/true);
+  r.benchmark = reader.String(object, "benchmark", path, /*required=*/true);
+  r.metric = reader.String(object, "metric", path, /*required=*/true);
+  r.unit = reader.String(object, "unit", path);
+  if (auto direction = reader.OptString(object, "direction", path)) {
+    if (auto parsed = ParseDirection(*direction)) {
+      r.direction = *parsed;
+    } else {
+      reader.Fail(Reader::Join(path, "direction"),
+                  "expected \"lower\" or \"higher\", got \"" + *direction + "\"");
+    }
+  }
+  r.threshold = reader.Number(object, "threshold", path);
+  if (auto kind = reader.OptString(object, "verdict", path, /*required=*/true)) {
+    if (auto parsed = ParseResultKind(*kind)) {
+      r.kind = *parsed;
+    } else {
+      constexpr std::string_view kKinds =
+          "REGRESSION, IMPROVEMENT, EQUIVALENT, INCONCLUSIVE, IGNORED or NEW";
+      reader.Fail(Reader::Join(path, "verdict"),
+                  "expected " + std::string(kKinds) + ", got \"" + *kind + "\"");
+    }
+  }
+  r.base = ReadSummary(reader, object, "base", path);
+  r.current = ReadSummary(reader, object, "current", path);
+  r.change = reader.Number(object, "change", path);
+  if (const json* ci = reader.Array(object, "change_ci", path)) {
+    const std::string at = Reader::Join(path, "change_ci");
+    // The server writes a bound it could not compute (not finite) as null: no interval then.
+    auto bound_ok = [&](size_t i) {
+      const json& bound = (*ci)[i];
+      return reader.Expect(bound, bound.is_number() || bound.is_null(), "a number or null",
+                           Reader::Index(at, i));
+    };
+    if (ci->size() != 2) {
+      reader.Fail(at, "expected [lower, upper], got " + std::to_string(ci->size()) + " elements");
+    } else if (bound_ok(0) && bound_ok(1) && (*ci)[0].is_number() && (*ci)[1].is_number()) {
+      r.change_ci = Interval{(*ci)[0].get<double>(), (*ci)[1].get<double>()};
+    }
+  }
+  r.p_value = reader.Number(object, "p_value", path);
+  r.p_adjusted = reader.Number(object, "p_adjusted", path);
+  // -1: the server could not estimate the noise (a side with one value, like GPU telemetry).
+  r.repetitions_needed = reader.Integer(object, "repetitions_needed", path, -1).value_or(0);
+  r.reason = reader.String(object, "reason", path);
+  // Servers before attribution and environment notes leave both out.
+  if (const json* attribution = reader.Object(object, "attribution", path)) {
+    r.attribution = ReadAttribution(reader, *attribution, Reader::Join(path, "attribution"));
+  }
+  r.environment = reader.String(object, "environment", path);
+  return r;
+}
+
+Counts CountResults(const std::vector<MetricResult>& results) {
+  Counts c;
+  for (const auto& r : results) {
+    switch (r.kind) {
+      case ResultKind::kRegression:
+        ++c.regression;
+        break;
+      case ResultKind::kImprovement:
+        ++c.improvement;
+        break;
+      case ResultKind::kEquivalent:
+        ++c.equivalent;
+        break;
+      case ResultKind::kInconclusive:
+        ++c.inconclusive;
+        break;
+      case ResultKind::kIgnored:
+        ++c.ignored;
+        break;
+      case ResultKind::kNew:
+        ++c.new_metrics;
+        break;
+    }
+  }
+  return c;
+}
+
+Verdict ReadVerdict(Reader& reader, const json& object, const std::string& path) {
+  Verdict v;
+  v.id = reader.Integer(object, "id", path).value_or(0);
+  v.run_id = reader.String(object, "run_id", path);
+  v.created_at = reader.String(object, "created_at", path);
+  v.project = reader.String(object, "project", path);
+  if (auto outcome = reader.OptString(object, "outcome", path, /*required=*/true)) {
+    if (*outcome == "regression") {
+      v.outcome = Outcome::kRegression;
+    } else if (*outcome == "pass") {
+      v.outcome = Outcome::kPass;
+    } else if (*outcome == "no_baseline") {
+      v.outcome = Outcome::kNoBaseline;
+    } else if (*outcome == "noisy_environment") {
+      v.outcome = Outcome::kNoisyEnvironment;
+    } else {
+      reader.Fail(Reader::Join(path, "outcome"),
+                  "expected \"regression\", \"pass\", \"no_baseline\" or "
+                  "\"noisy_environment\", got \"" +
+                      *outcome + "\"");
+    }
+  }
+  v.algorithm_version = reader.String(object, "algorithm_version", path);
+  if (const json* parameters = reader.Object(object, "parameters", path)) {
+    v.parameters = ReadParameters(reader, *parameters, Reader::Join(path, "parameters"));
+  }
+  if (const json* baseline = reader.Object(object, "baseline", path)) {
+    v.baseline = ReadBaseline(reader, *baseline, Reader::Join(path, "baseline"));
+  }
+  v.commit = reader.String(object, "commit", path);
+  v.branch = reader.String(object, "branch", path);
+  v.testbed = reader.String(object, "testbed", path);
+  v.pr = reader.Integer(object, "pr", path);
+  v.warnings = Strings(reader, object, "warnings", path);
+  v.report_url = reader.OptString(object, "report_url", path);
+  if (const json* results = reader.Array(object, "results", path, /*required=*/true)) {
+    v.results.reserve(results->size());
+    for (size_t i = 0; i < results->size() && !reader.failed(); ++i) {
+      const json& item = (*results)[i];
+      const std::string at = Reader::Index(Reader::Join(path, "results"), i);
+      if (!reader.Expect(item, item.is_object(), "an object", at)) break;
+      v.results.push_back(ReadResult(reader, item, at));
+    }
+  }
+  if (const json* counts = reader.Object(object, "counts", path)) {
+    v.counts = ReadCounts(reader, *counts, Reader::Join(path, "counts"));
+  } else {
+    v.counts = CountResults(v.results);
+  }
+  return v;
+}
+
+}  // namespace
+
+Result<Verdict> DecodeVerdict(std::string_view text) {
+  json document;
+  try {
+    document = json::parse(text.begin(), text.end());
+  } catch (const json::exception& e) {
+    // nlohmann's message echoes the offending token, which may be huge: keep the gist.
+    std::string what = e.what();
+    constexpr size_t kMaxMessage = 200;
+    if (what.size() > kMaxMessage) what = what.substr(0, kMaxMessage) + "...";
+    return InvalidArgument("malformed verdict JSON: " + what);
+  }
+  Reader reader;
+  if (!reader.Expect(document, document.is_object(), "an object", "")) {
+    return tl::unexpected(reader.TakeError());
+  }
+  std::string path;
+  const json* object = &document;
+  if (document.contains("verdict")) {
+    path = "verdict";
+    object = reader.Object(document, "verdict", "");
+    if (object == nullptr && !reader.failed()) reader.Fail(path, "must not be null");
+    if (reader.failed()) return tl::unexpected(reader.TakeError());
+  }
+  Verdict verdict = ReadVerdict(reader, *object, path);
+  if (reader.failed()) return tl::unexpected(reader.TakeError());
+  return verdict;
+}
+
+}  // namespace perfgate::report
