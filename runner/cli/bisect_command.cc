@@ -12,12 +12,12 @@
 #include <string>
 #include <thread>
 
+#include "judge/threshold_rule.h"
 #include "runner/cli/bisect_format.h"
 #include "runner/cli/bisect_run.h"
 #include "runner/cli/commands.h"
 #include "runner/cli/project_client.h"
 #include "runner/cli/session.h"
-#include "runner/compare/compare.h"
 
 namespace perfgate::cli {
 namespace {
@@ -218,7 +218,7 @@ int Run(BisectArgs& args) {
     return ReportError(Error{ErrorCode::kInvalidArgument,
                              "give --alert ID, or --good REV --bad REV --benchmark NAME", "good"});
   }
-  auto threshold = compare::ParseThreshold(args.threshold);
+  auto threshold = judge::ParseThreshold(args.threshold);
   if (!threshold) return ReportError(threshold.error());
   args.options.threshold = *threshold;
   args.options.first_parent = !args.all_parents;
