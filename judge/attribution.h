@@ -72,7 +72,7 @@ inline constexpr std::string_view kHintWaited =
     "real time rose but CPU time did not: the benchmark waited (I/O, locks, sleeping threads)";
 
 // The share of throttled samples above which a run measures the host (the runner's
-// GpuSummary::Throttled() uses the same bound; the server cannot include the runner).
+// GpuSummary::Throttled() uses the same bound; judge/ cannot include the runner).
 inline constexpr double kThrottledFraction = 0.01;
 
 struct RowNotes {
