@@ -1,6 +1,5 @@
 #include "config/runner_config.h"
 
-#include <fnmatch.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
@@ -64,10 +63,6 @@ bool IsEnvName(std::string_view text) {
 
 bool HasGlob(std::string_view pattern) {
   return pattern.find_first_of("*?[") != std::string_view::npos;
-}
-
-bool Glob(const std::string& pattern, std::string_view text) {
-  return fnmatch(pattern.c_str(), std::string(text).c_str(), 0) == 0;
 }
 
 std::string JoinKeys(Keys keys) {
@@ -361,10 +356,10 @@ void ReadSuite(Reader& r, const YAML::Node& node, std::string path, const Runner
   }
 }
 
-void ReadThreshold(Reader& r, const YAML::Node& node, std::string path, const RunnerConfig& config,
-                   ThresholdRule& rule) {
+// Returns the line the rule was declared on, for messages.
+int ReadThreshold(Reader& r, const YAML::Node& node, std::string path, const RunnerConfig& config,
+                  judge::ThresholdRule& rule) {
   const Map map = r.ReadMap(node, node.Mark(), std::move(path), kThresholdKeys);
-  rule.line = map.mark.line + 1;
   if (r.Text(map, "suite", &rule.suite, Check::kNonEmpty) && !HasGlob(rule.suite) &&
       config.FindSuite(rule.suite) == nullptr) {
     std::string names;
@@ -374,8 +369,11 @@ void ReadThreshold(Reader& r, const YAML::Node& node, std::string path, const Ru
   }
   r.Text(map, "benchmark", &rule.benchmark, Check::kNonEmpty);
   r.Text(map, "metric", &rule.metric, Check::kNonEmpty);
-  r.Positive(map, "percent", 0, 100, &rule.percent);
-  r.Positive(map, "alpha", 0, 0.5, &rule.alpha);
+  std::optional<double> percent, alpha;
+  r.Positive(map, "percent", 0, 100, &percent);
+  r.Positive(map, "alpha", 0, 0.5, &alpha);
+  rule.percent = percent.value_or(0);
+  rule.alpha = alpha.value_or(0);
   if (std::string text; r.Text(map, "direction", &text)) {
     rule.direction = ParseDirection(text);
     if (!rule.direction) {
@@ -384,13 +382,14 @@ void ReadThreshold(Reader& r, const YAML::Node& node, std::string path, const Ru
     }
   }
   r.Bool(map, "ignore", &rule.ignore);
-  if (rule.ignore && (rule.percent || rule.alpha || rule.direction)) {
+  if (rule.ignore && (percent || alpha || rule.direction)) {
     r.Fail(*map.Find("ignore"), map.Path("ignore"),
            "an ignored benchmark takes no percent, alpha or direction");
   }
+  return map.mark.line + 1;
 }
 
-bool MatchesEverything(const ThresholdRule& rule) {
+bool MatchesEverything(const judge::ThresholdRule& rule) {
   return (rule.suite.empty() || rule.suite == "*") && rule.benchmark == "*" && rule.metric == "*";
 }
 
@@ -450,13 +449,14 @@ void ReadDocument(Reader& r, const YAML::Node& root, const EnvLookup& env, Runne
                           std::to_string(config.suites[j].line) + ")");
              }
            });
+  std::vector<int> threshold_lines;
   ReadList(r, top, "thresholds", &config.thresholds,
            [&](const YAML::Node& node, std::string path, std::size_t i) {
-             ReadThreshold(r, node, path, config, config.thresholds[i]);
+             threshold_lines.resize(i + 1);
+             threshold_lines[i] = ReadThreshold(r, node, path, config, config.thresholds[i]);
              if (i > 0 && MatchesEverything(config.thresholds[i - 1])) {
                r.Fail(node.Mark(), path,
-                      "unreachable: the rule on line " +
-                          std::to_string(config.thresholds[i - 1].line) +
+                      "unreachable: the rule on line " + std::to_string(threshold_lines[i - 1]) +
                           " already matches every benchmark and metric (first match wins)");
              }
            });
@@ -488,12 +488,6 @@ std::string_view SuiteTypeName(SuiteType type) {
   return type == SuiteType::kCommand ? "command" : type == SuiteType::kTrain ? "train" : "gbench";
 }
 
-bool ThresholdRule::Matches(std::string_view suite_name, std::string_view benchmark_name,
-                            std::string_view metric_name) const {
-  return (suite.empty() || Glob(suite, suite_name)) && Glob(benchmark, benchmark_name) &&
-         Glob(metric, metric_name);
-}
-
 const Suite* RunnerConfig::FindSuite(std::string_view name) const {
   for (const Suite& suite : suites) {
     if (suite.name == name) return &suite;
@@ -504,16 +498,13 @@ const Suite* RunnerConfig::FindSuite(std::string_view name) const {
 ResolvedThreshold RunnerConfig::Resolve(std::string_view suite, std::string_view benchmark,
                                         std::string_view metric) const {
   ResolvedThreshold resolved;
-  for (std::size_t i = 0; i < thresholds.size(); ++i) {
-    const ThresholdRule& rule = thresholds[i];
-    if (!rule.Matches(suite, benchmark, metric)) continue;
-    resolved.percent = rule.percent.value_or(kDefaultThresholdPercent);
-    resolved.alpha = rule.alpha.value_or(kDefaultAlpha);
-    resolved.direction = rule.direction;
-    resolved.ignore = rule.ignore;
-    resolved.rule = static_cast<int>(i);
-    break;
-  }
+  const judge::ThresholdRule* rule = judge::FirstMatch(thresholds, suite, benchmark, metric);
+  if (rule == nullptr) return resolved;
+  resolved.percent = rule->percent > 0 ? rule->percent : kDefaultThresholdPercent;
+  resolved.alpha = rule->alpha > 0 ? rule->alpha : kDefaultAlpha;
+  resolved.direction = rule->direction;
+  resolved.ignore = rule->ignore;
+  resolved.rule = static_cast<int>(rule - thresholds.data());
   return resolved;
 }
 

@@ -15,6 +15,7 @@
 #include "config/server_config.h"
 #include "core/metric.h"
 #include "core/result.h"
+#include "judge/threshold_rule.h"
 
 namespace perfgate::config {
 
@@ -52,22 +53,6 @@ struct Suite {
   int line = 0;                            // where the suite was declared, for messages
 };
 
-// One entry of `thresholds`. Patterns are fnmatch(3) globs without FNM_PATHNAME, so "*" also
-// matches '/' ("BM_Sort/*" matches "BM_Sort/1024/8").
-struct ThresholdRule {
-  std::string suite;  // "" matches every suite
-  std::string benchmark = "*";
-  std::string metric = "*";
-  std::optional<double> percent;  // (0, 100]
-  std::optional<double> alpha;    // (0, 0.5]
-  std::optional<Direction> direction;
-  bool ignore = false;
-  int line = 0;
-
-  bool Matches(std::string_view suite_name, std::string_view benchmark_name,
-               std::string_view metric_name) const;
-};
-
 // What the gate applies to one (suite, benchmark, metric). Fields the matching rule leaves out
 // take the defaults (5%, alpha 0.05), not the values of later rules.
 struct ResolvedThreshold {
@@ -89,7 +74,7 @@ struct RunnerConfig {
   int default_repetitions = 10;
   std::optional<double> default_min_time;  // unset: Google Benchmark's own default
   std::vector<Suite> suites;
-  std::vector<ThresholdRule> thresholds;
+  std::vector<judge::ThresholdRule> thresholds;  // first match wins
   std::filesystem::path base_dir;     // the config file's directory; builds and commands run here
   std::filesystem::path config_file;  // absolute, when loaded from a file; "" when parsed
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "judge/threshold_rule.h"
 #include "runner/adapters/series_input.h"
 #include "runner/cli/commands.h"
-#include "runner/compare/compare.h"
 #include "runner/report/analyze_format.h"
 #include "stats/change_points.h"
 #include "stats/descriptive.h"
@@ -84,7 +84,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
   result.options.threshold = 0;
   // 0 keeps every significant change (Otava's own default); compare's parser refuses it.
   if (args.threshold != "0" && args.threshold != "0%") {
-    auto threshold = compare::ParseThreshold(args.threshold);
+    auto threshold = judge::ParseThreshold(args.threshold);
     if (!threshold) return Fail(threshold.error());
     result.options.threshold = *threshold;
   }

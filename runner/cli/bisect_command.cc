@@ -12,9 +12,9 @@
 #include <string>
 #include <thread>
 
+#include "judge/threshold_rule.h"
 #include "runner/cli/commands.h"
 #include "runner/client/project_client.h"
-#include "runner/compare/compare.h"
 #include "runner/local_bisect/bisect_run.h"
 #include "runner/report/bisect_format.h"
 #include "runner/run/session.h"
@@ -177,7 +177,7 @@ int Run(BisectArgs& args) {
     return ReportError(Error{ErrorCode::kInvalidArgument,
                              "give --alert ID, or --good REV --bad REV --benchmark NAME", "good"});
   }
-  auto threshold = compare::ParseThreshold(args.threshold);
+  auto threshold = judge::ParseThreshold(args.threshold);
   if (!threshold) return ReportError(threshold.error());
   args.options.threshold = *threshold;
   args.options.first_parent = !args.all_parents;

@@ -5,6 +5,9 @@
 #include <memory>
 #include <string>
 
+#include "judge/compare_json.h"
+#include "judge/compare_report.h"
+#include "judge/threshold_rule.h"
 #include "runner/adapters/gbench_reader.h"
 #include "runner/cli/commands.h"
 #include "runner/compare/compare.h"
@@ -37,7 +40,7 @@ struct CompareArgs {
 
 int RunCompare(const CompareArgs& args) {
   perfgate::compare::CompareOptions options;
-  auto threshold = perfgate::compare::ParseThreshold(args.threshold);
+  auto threshold = perfgate::judge::ParseThreshold(args.threshold);
   if (!threshold) return Fail(threshold.error());
   options.policy.threshold = *threshold;
   options.policy.alpha = args.alpha;
@@ -59,7 +62,7 @@ int RunCompare(const CompareArgs& args) {
 
   std::string text;
   if (args.format == "json") {
-    text = perfgate::compare::FormatJson(*report);
+    text = perfgate::judge::CompareReportJson(*report);
   } else if (args.format == "markdown") {
     text = perfgate::compare::FormatMarkdown(*report);
   } else {
@@ -67,7 +70,7 @@ int RunCompare(const CompareArgs& args) {
   }
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
-  return perfgate::compare::ExitCode(*report);
+  return perfgate::judge::ExitCode(*report);
 }
 
 }  // namespace

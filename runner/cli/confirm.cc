@@ -4,18 +4,18 @@
 #include <filesystem>
 #include <map>
 #include <set>
-#include <tuple>
 
+#include "core/series_key.h"
+#include "judge/judge.h"
+#include "runner/run/temp_dir.h"
 #include "runner/git/git_repo.h"
 #include "runner/run/suites.h"
-#include "runner/run/temp_dir.h"
 #include "stats/verdict.h"
 
 namespace perfgate::cli {
 namespace {
 
 namespace fs = std::filesystem;
-using Key = std::tuple<std::string, std::string, std::string>;  // suite, benchmark, metric
 
 void Progress(const std::string& line) { std::fprintf(stderr, "perfgate: %s\n", line.c_str()); }
 
@@ -25,7 +25,7 @@ std::string Percent(double x) {
   return text;
 }
 
-void Append(std::map<Key, std::vector<double>>& into, const run::SuiteOutcome& outcome) {
+void Append(std::map<SeriesKey, std::vector<double>>& into, const run::SuiteOutcome& outcome) {
   for (const wire::ResultSeries& s : outcome.series) {
     auto& values = into[{s.suite, s.benchmark, s.metric}];
     values.insert(values.end(), s.values.begin(), s.values.end());
@@ -67,7 +67,7 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
                      "the baseline's perfgate.yaml: " + base_config.error().ToString());
   }
 
-  std::map<Key, std::vector<double>> base_values, head_values;
+  std::map<SeriesKey, std::vector<double>> base_values, head_values;
   for (const auto& [suite_name, benchmarks] : regressed) {
     const config::Suite* base_suite = base_config->FindSuite(suite_name);
     const config::Suite* head_suite = config.FindSuite(suite_name);
@@ -101,33 +101,40 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
   }
 
   // Judge the regressed metrics again, side by side, with their thresholds; Holm across them.
-  std::vector<stats::MetricInput> inputs;
-  std::vector<report::MetricResult*> targets;
+  std::vector<judge::Series> base_side, head_side;
+  for (const auto& [key, values] : base_values) {
+    base_side.push_back({.key = key, .unit = "", .values = values});
+  }
+  std::vector<report::MetricResult*> targets;  // the verdict's row of each head series
   for (report::MetricResult& r : verdict->results) {
     if (r.kind != report::ResultKind::kRegression) continue;
-    const Key key{r.suite, r.benchmark, r.metric};
-    auto b = base_values.find(key);
+    SeriesKey key{r.suite, r.benchmark, r.metric};
     auto h = head_values.find(key);
-    if (b == base_values.end() || h == head_values.end()) {
-      report.lines.push_back(r.benchmark + " " + r.metric + ": not measured again; kept");
-      continue;
-    }
-    stats::MetricInput input;
-    input.name = r.suite + "/" + r.benchmark + " " + r.metric;
-    input.direction = r.direction;
-    input.base = b->second;
-    input.contender = h->second;
-    input.threshold = r.threshold.value_or(verdict->parameters.threshold);
-    input.alpha = config.Resolve(r.suite, r.benchmark, r.metric).alpha;
-    inputs.push_back(input);
+    if (h == head_values.end()) continue;
+    judge::Series series{
+        .key = std::move(key), .unit = r.unit, .direction = r.direction, .values = h->second};
+    series.threshold = r.threshold.value_or(verdict->parameters.threshold);
+    series.alpha = config.Resolve(r.suite, r.benchmark, r.metric).alpha;
+    head_side.push_back(std::move(series));
     targets.push_back(&r);
   }
-  stats::VerdictPolicy policy;
-  policy.threshold = verdict->parameters.threshold;
-  auto judged = stats::JudgeMetrics(inputs, policy);
+  judge::JudgeOptions judge_options;
+  judge_options.policy.threshold = verdict->parameters.threshold;
+  auto judged = judge::JudgeSeries(base_side, head_side, judge_options);
   if (!judged) return tl::unexpected(judged.error());
+  std::set<const report::MetricResult*> judged_rows;
   for (size_t i = 0; i < targets.size(); ++i) {
-    const stats::MetricVerdict& v = judged->metrics[i];
+    if (judged->rows[i].kind == judge::RowKind::kJudged) judged_rows.insert(targets[i]);
+  }
+  for (const report::MetricResult& r : verdict->results) {
+    if (r.kind == report::ResultKind::kRegression && judged_rows.count(&r) == 0) {
+      report.lines.push_back(r.benchmark + " " + r.metric + ": not measured again; kept");
+    }
+  }
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const stats::MetricVerdict* judged_verdict = judged->VerdictOf(judged->rows[i]);
+    if (judged_verdict == nullptr) continue;  // not measured again at the baseline
+    const stats::MetricVerdict& v = *judged_verdict;
     report::MetricResult& r = *targets[i];
     ++report.checked;
     const std::string measured = Percent(v.change) + " [" + Percent(v.change_ci.lower) + ", " +

@@ -13,6 +13,7 @@
 #include <random>
 #include <set>
 
+#include "judge/threshold_rule.h"
 #include "net/http_client.h"
 #include "net/retry.h"
 #include "runner/cli/commands.h"
@@ -45,12 +46,12 @@ struct GateArgs {
 
 json RequestBody(const config::RunnerConfig& config, const std::vector<std::string>& extra_runs) {
   json rules = json::array();
-  for (const config::ThresholdRule& r : config.thresholds) {
+  for (const judge::ThresholdRule& r : config.thresholds) {
     json rule = {{"suite", r.suite.empty() ? "*" : r.suite},
                  {"benchmark", r.benchmark},
                  {"metric", r.metric}};
-    if (r.percent) rule["percent"] = *r.percent;
-    if (r.alpha) rule["alpha"] = *r.alpha;
+    if (r.percent > 0) rule["percent"] = r.percent;
+    if (r.alpha > 0) rule["alpha"] = r.alpha;
     if (r.ignore) rule["ignore"] = true;
     rules.push_back(std::move(rule));
   }

@@ -1,15 +1,13 @@
 // GET /api/v1/projects/{project}/compare: `perfgate compare` over two stored runs. The series of
-// one metric are paired by benchmark name, judged by the gate's verdict policy, and rendered
-// with compare::FormatJson, so scripts read the same object as from the CLI (docs/cli.md).
-#include "runner/compare/compare.h"
-
+// one metric are paired by suite and benchmark, judged by the gate's verdict policy
+// (judge::Compare), and written by judge::CompareReportJson, so scripts read the same object as
+// from the CLI (docs/cli.md).
 #include <algorithm>
 #include <charconv>
-#include <cmath>
-#include <map>
 #include <set>
 
-#include "runner/compare/report_format.h"
+#include "judge/compare_json.h"
+#include "judge/threshold_rule.h"
 #include "server/api/auth.h"
 #include "server/api/json_util.h"
 #include "server/api/routes.h"
@@ -17,22 +15,22 @@
 namespace perfgate::server::api {
 namespace {
 
-struct Side {
-  std::vector<const wire::ResultSeries*> series;  // of the compared metric, in upload order
-  std::map<std::string, const wire::ResultSeries*> by_name;
-};
-
-compare::SideInfo Describe(const store::StoredRun& run, const Side& side) {
-  compare::SideInfo info;
-  info.source = "run " + run.summary.id;
-  info.context.host_name = run.upload.testbed.name;
-  info.benchmarks = side.series.size();
-  info.min_repetitions = side.series.empty() ? 0 : SIZE_MAX;
-  for (const auto* s : side.series) {
-    info.min_repetitions = std::min(info.min_repetitions, s->values.size());
-    info.max_repetitions = std::max(info.max_repetitions, s->values.size());
+// One run's series of the compared metric, in upload order, the first of each name only (a
+// second unit of one name is a different series; units must agree to compare).
+std::vector<judge::Series> Collect(const store::StoredRun& run, const std::string& metric,
+                                   judge::StatsName name) {
+  std::vector<judge::Series> out;
+  std::set<std::string> names;
+  for (const wire::ResultSeries& s : run.upload.results) {
+    if (s.metric != metric) continue;
+    judge::Series series{.key = {s.suite, s.benchmark, s.metric},
+                         .unit = s.unit,
+                         .direction = s.direction,
+                         .values = s.values};
+    if (!names.insert(judge::NameOf(series.key, name)).second) continue;
+    out.push_back(std::move(series));
   }
-  return info;
+  return out;
 }
 
 Result<double> ParseAlpha(const http::Request& request) {
@@ -49,77 +47,40 @@ Result<double> ParseAlpha(const http::Request& request) {
 
 }  // namespace
 
-// Pairs the series of `metric` in two runs and judges them. Names are "benchmark", or
-// "suite/benchmark" when the runs' series of this metric come from more than one suite.
-Result<compare::CompareReport> CompareRuns(const store::StoredRun& base,
-                                           const store::StoredRun& contender,
-                                           const std::string& metric,
-                                           const stats::VerdictPolicy& policy) {
+Result<judge::CompareReport> CompareRuns(const store::StoredRun& base,
+                                         const store::StoredRun& contender,
+                                         const std::string& metric,
+                                         const stats::VerdictPolicy& policy) {
   std::set<std::string> suites;
   for (const auto* run : {&base, &contender}) {
     for (const auto& s : run->upload.results) {
       if (s.metric == metric) suites.insert(s.suite);
     }
   }
-  const bool qualify = suites.size() > 1;
-  auto name_of = [&](const wire::ResultSeries& s) {
-    return qualify ? s.suite + "/" + s.benchmark : s.benchmark;
-  };
-  auto collect = [&](const store::StoredRun& run, Side& side) {
-    for (const auto& s : run.upload.results) {
-      if (s.metric != metric) continue;
-      // Units must agree to compare; a second unit of one name is a different series.
-      if (!side.by_name.emplace(name_of(s), &s).second) continue;
-      side.series.push_back(&s);
-    }
-  };
-  Side base_side;
-  Side contender_side;
-  collect(base, base_side);
-  collect(contender, contender_side);
-  if (base_side.series.empty() || contender_side.series.empty()) {
+  judge::CompareOptions options;
+  options.metric = metric;
+  options.policy = policy;
+  options.name =
+      suites.size() > 1 ? judge::StatsName::kSuiteBenchmark : judge::StatsName::kBenchmark;
+  const std::vector<judge::Series> base_side = Collect(base, metric, options.name);
+  const std::vector<judge::Series> contender_side = Collect(contender, metric, options.name);
+  if (base_side.empty() || contender_side.empty()) {
     return InvalidArgument("metric '" + metric + "' is not in " +
-                               (base_side.series.empty() ? "the base" : "the contender") + " run",
+                               (base_side.empty() ? "the base" : "the contender") + " run",
                            "metric");
   }
-
-  compare::CompareReport report;
-  report.metric = metric;
-  report.policy = policy;
-  report.direction = base_side.series.front()->direction;
-  report.base = Describe(base, base_side);
-  report.contender = Describe(contender, contender_side);
-
-  std::vector<stats::MetricInput> inputs;
-  for (const auto* s : base_side.series) {
-    auto it = contender_side.by_name.find(name_of(*s));
-    if (it == contender_side.by_name.end()) {
-      report.only_in_base.push_back(name_of(*s));
-      continue;
-    }
-    if (report.unit.empty()) report.unit = s->unit;
-    inputs.push_back({name_of(*s), s->direction, s->values, it->second->values, 0});
-  }
-  for (const auto* s : contender_side.series) {
-    if (!base_side.by_name.count(name_of(*s))) report.only_in_contender.push_back(name_of(*s));
-  }
-  if (inputs.empty()) {
+  options.direction = base_side.front().direction;
+  auto report = judge::Compare("run " + base.summary.id, base_side, "run " + contender.summary.id,
+                               contender_side, options);
+  if (!report) return tl::unexpected(report.error());
+  if (report->verdicts.metrics.empty()) {
     return InvalidArgument("no benchmark with metric '" + metric + "' is in both runs", "metric");
   }
-  auto verdicts = stats::JudgeMetrics(inputs, policy);
-  if (!verdicts) return tl::unexpected(verdicts.error());
-  report.verdicts = std::move(*verdicts);
-
   if (base.upload.testbed.name != contender.upload.testbed.name) {
-    report.warnings.push_back("the two runs come from different testbeds (" +
-                              base.upload.testbed.name + " and " + contender.upload.testbed.name +
-                              "): differences may be the machine, not the code");
-  }
-  if (!report.only_in_base.empty() || !report.only_in_contender.empty()) {
-    report.warnings.push_back(std::to_string(report.only_in_base.size()) +
-                              " benchmark(s) only in the base and " +
-                              std::to_string(report.only_in_contender.size()) +
-                              " only in the contender are not compared");
+    report->warnings.insert(report->warnings.begin(),
+                            "the two runs come from different testbeds (" +
+                                base.upload.testbed.name + " and " + contender.upload.testbed.name +
+                                "): differences may be the machine, not the code");
   }
   return report;
 }
@@ -138,7 +99,7 @@ void RegisterCompareRoutes(http::Router& router, const ApiDeps& deps) {
                       if (metric.empty()) return InvalidArgument("must not be empty", "metric");
                       stats::VerdictPolicy policy;
                       if (auto text = request.Query("threshold")) {
-                        auto threshold = compare::ParseThreshold(*text);
+                        auto threshold = judge::ParseThreshold(*text);
                         if (!threshold) return tl::unexpected(threshold.error());
                         policy.threshold = *threshold;
                       }
@@ -160,7 +121,7 @@ void RegisterCompareRoutes(http::Router& router, const ApiDeps& deps) {
                       }
                       auto report = CompareRuns(*base, *contender, metric, policy);
                       if (!report) return tl::unexpected(report.error());
-                      return http::Response::Json(200, compare::FormatJson(*report));
+                      return http::Response::Json(200, judge::CompareReportJson(*report));
                     }),
       http::Router::Cost::kHeavy);  // the stats engine over two runs: CPU, not I/O
 }

@@ -10,12 +10,11 @@
 
 namespace perfgate::server::gate {
 
-SeriesKey KeyOf(const store::SampleSet& set) {
-  return {set.suite, set.benchmark, set.metric, set.unit};
-}
-
-std::string SeriesName(const store::SampleSet& set) {
-  return set.suite + "/" + set.benchmark + " " + set.metric;
+judge::Series AsSeries(const store::SampleSet& set) {
+  return {.key = {set.suite, set.benchmark, set.metric},
+          .unit = set.unit,
+          .direction = set.direction,
+          .values = set.values};
 }
 
 std::shared_ptr<const PreparedBaseline> PrepareBaseline(std::vector<store::SampleSet> sets) {
@@ -23,14 +22,17 @@ std::shared_ptr<const PreparedBaseline> PrepareBaseline(std::vector<store::Sampl
   out->sets = std::move(sets);
   const size_t count = out->sets.size();
   out->prepared.resize(count);
+  out->series.reserve(count);
+  for (const store::SampleSet& set : out->sets) out->series.push_back(AsSeries(set));
   // The series are independent and the requests waiting for this baseline are blocked on it:
   // every hardware thread takes a share (500 series of 100 repetitions: ~30 ms on one core).
   const stats::VerdictPolicy policy;
   auto prepare = [&out, &policy](size_t first, size_t last) {
     for (size_t i = first; i < last; ++i) {
-      const store::SampleSet& set = out->sets[i];
+      const judge::Series& series = out->series[i];
       out->prepared[i] = std::make_shared<const stats::PreparedSample>(
-          set.values, policy.bootstrap_resamples, stats::DeriveSeed(policy.seed, SeriesName(set)));
+          series.values, policy.bootstrap_resamples,
+          stats::DeriveSeed(policy.seed, judge::SeriesName(series.key)));
     }
   };
   constexpr size_t kSeriesPerThread = 64;  // below this, a thread costs more than it saves
@@ -50,7 +52,7 @@ std::shared_ptr<const PreparedBaseline> PrepareBaseline(std::vector<store::Sampl
     out->bytes += out->prepared[i]->MemoryBytes() + set.values.capacity() * sizeof(double) +
                   set.suite.size() + set.benchmark.size() + set.metric.size() + set.unit.size() +
                   2 * sizeof(store::SampleSet);
-    out->index.emplace(KeyOf(set), i);
+    out->series[i].prepared = out->prepared[i];
   }
   return out;
 }

@@ -10,35 +10,30 @@
 #include <functional>
 #include <future>
 #include <list>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "core/result.h"
+#include "judge/judge.h"
 #include "server/store/store.h"
 #include "stats/prepared_sample.h"
 
 namespace perfgate::server::gate {
 
-// A series' identity across runs: (suite, benchmark, metric, unit).
-using SeriesKey = std::tuple<std::string, std::string, std::string, std::string>;
-SeriesKey KeyOf(const store::SampleSet& set);
-
 // A baseline's pooled sample sets, prepared.
 struct PreparedBaseline {
   std::vector<store::SampleSet> sets;
   std::vector<std::shared_ptr<const stats::PreparedSample>> prepared;  // one per set
-  std::map<SeriesKey, size_t> index;                                   // of each series in `sets`
-  size_t bytes = 0;                                                    // memory held, approximately
+  // One per set, as the judge pairs them: viewing the set's values, with its prepared sample.
+  std::vector<judge::Series> series;
+  size_t bytes = 0;  // memory held, approximately
 };
 
-// The name the stats engine knows a series by ("suite/benchmark metric"): its bootstrap seed
-// derives from it.
-std::string SeriesName(const store::SampleSet& set);
+// A sample set as the judge reads it (viewing its values; the set must outlive the series).
+judge::Series AsSeries(const store::SampleSet& set);
 
 // Prepares sample sets (what a cache miss does), with the bootstrap of the default verdict
 // policy's seed and resamples.

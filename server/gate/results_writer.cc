@@ -69,4 +69,25 @@ void ResultsWriter::Side(std::string_view key, const stats::SampleSummary& side)
   out_ += ",\"n\":" + std::to_string(side.n) + "}";
 }
 
+std::string AttributionJson(const judge::Attribution& a) {
+  std::string out = "{";
+  if (!a.hint.empty()) out += "\"hint\":" + JsonString(a.hint) + ",";
+  out += "\"moved\":[";
+  for (size_t i = 0; i < a.moved.size(); ++i) {
+    out += i == 0 ? "{\"change\":" : ",{\"change\":";
+    AppendJsonNumber(out, a.moved[i].change);
+    out += ",\"metric\":" + JsonString(a.moved[i].metric);
+    out += ",\"verdict\":" + JsonString(a.moved[i].verdict) + "}";
+  }
+  out += "]";
+  if (a.roofline) {
+    out += ",\"roofline\":{\"class\":" + JsonString(a.roofline->bound) + ",\"intensity\":";
+    AppendJsonNumber(out, a.roofline->intensity);
+    out += ",\"ridge\":";
+    AppendJsonNumber(out, a.roofline->ridge);
+    out += "}";
+  }
+  return out + "}";
+}
+
 }  // namespace perfgate::server::gate

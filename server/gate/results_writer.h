@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "judge/attribution.h"
 #include "stats/descriptive.h"
 #include "stats/verdict.h"
 
@@ -17,6 +18,11 @@ namespace perfgate::server::gate {
 void AppendJsonNumber(std::string& out, double value);
 // A JSON string literal, escaped.
 std::string JsonString(std::string_view value);
+
+// A result row's "attribution" object: {"hint":...,"moved":[{"change","metric","verdict"}...],
+// "roofline":{"class","intensity","ridge"}} with sorted keys, "hint" and "roofline" left out
+// when absent.
+std::string AttributionJson(const judge::Attribution& attribution);
 
 class ResultsWriter {
  public:

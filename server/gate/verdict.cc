@@ -2,9 +2,13 @@
 // replay). docs/api.md ("Verdicts") documents the object built here.
 #include "server/gate/verdict.h"
 
+#include <algorithm>
 #include <cmath>
+#include <span>
+#include <tuple>
 
-#include "server/gate/attribution.h"
+#include "judge/attribution.h"
+#include "judge/judge.h"
 #include "server/gate/results_writer.h"
 #include "stats/descriptive.h"
 
@@ -30,107 +34,48 @@ json BaselineJson(const store::BaselineChoice& b) {
 
 }  // namespace
 
-namespace {
-
-// One result row before it is written: a judged metric, or an IGNORED or NEW series.
-struct Row {
-  const store::SampleSet* set = nullptr;
-  double threshold = 0;
-  const char* verdict = nullptr;  // IGNORED / NEW; nullptr: judged (`input` indexes it)
-  const char* reason = nullptr;
-  size_t input = 0;
-  const std::vector<double>* base = nullptr;  // the baseline's values; nullptr when none
-};
-
-}  // namespace
-
 Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
                         const PreparedBaseline* baseline, const VerdictRequest& request) {
   Judgement out;
-  // Baseline series this run measured; what is left unmarked at the end gets a warning.
-  std::vector<bool> matched(baseline != nullptr ? baseline->sets.size() : 0, false);
-  int ignored = 0, added = 0;
-  std::vector<stats::MetricInput> inputs;
-  std::vector<Row> rows;
-  rows.reserve(contender.size());
-  for (const store::SampleSet& set : contender) {
-    const ThresholdRule* rule = nullptr;
-    for (const ThresholdRule& r : request.rules) {
-      if (r.Matches(set.suite, set.benchmark, set.metric)) {
-        rule = &r;
-        break;
-      }
-    }
-    Row row;
-    row.set = &set;
-    row.threshold =
-        rule != nullptr && rule->percent > 0 ? rule->percent / 100 : request.policy.threshold;
-    size_t base_index = 0;
-    bool has_base = false;
-    if (baseline != nullptr) {
-      if (auto it = baseline->index.find(KeyOf(set)); it != baseline->index.end()) {
-        base_index = it->second;
-        has_base = !matched[base_index];  // a series measured twice by one run: the first
-        matched[base_index] = true;
-      }
-    }
-    if (has_base) row.base = &baseline->sets[base_index].values;
-    if (rule != nullptr && rule->ignore) {
-      row.verdict = "IGNORED";
-      row.reason = "ignored by a threshold rule";
-      ++ignored;
-    } else if (!has_base) {
-      row.verdict = "NEW";
-      row.reason = baseline == nullptr ? "no baseline" : "not in the baseline";
-      ++added;
-    } else {
-      stats::MetricInput input;
-      input.name = SeriesName(set);
-      input.direction = set.direction;
-      input.base = baseline->sets[base_index].values;
-      input.prepared_base = baseline->prepared[base_index];
-      input.contender = set.values;
-      input.threshold = row.threshold;
-      input.alpha = rule != nullptr ? rule->alpha : 0;
-      row.input = inputs.size();
-      inputs.push_back(std::move(input));
-    }
-    rows.push_back(row);
-  }
+  std::vector<judge::Series> current;
+  current.reserve(contender.size());
+  for (const store::SampleSet& set : contender) current.push_back(AsSeries(set));
+  judge::JudgeOptions options;
+  options.policy = request.policy;
+  options.rules = request.rules;
+  // Only what the verdict object reports (no Hodges-Lehmann, Cohen's d, other tests).
+  options.outputs = stats::JudgeOutputs::kVerdictOnly;
+  options.pair_by = judge::PairBy::kKeyAndUnit;
+  options.order = judge::RowOrder::kContender;
+  options.name = judge::StatsName::kSeries;
+  std::optional<std::span<const judge::Series>> base;
+  if (baseline != nullptr) base = baseline->series;
+  auto judged = judge::JudgeSeries(base, current, options);
+  if (!judged) return tl::unexpected(judged.error());
+
   // The baseline's series that this run did not measure: worth a line, not a verdict.
-  if (baseline != nullptr) {
+  if (baseline != nullptr && !judged->only_in_base.empty()) {
+    std::vector<const judge::Series*> unmatched = judged->only_in_base;
+    std::sort(unmatched.begin(), unmatched.end(),
+              [](const judge::Series* a, const judge::Series* b) {
+                return std::tie(a->key, a->unit) < std::tie(b->key, b->unit);
+              });
     std::string names;
-    size_t unmatched = 0;
-    for (const auto& [key, index] : baseline->index) {  // in key order
-      if (matched[index]) continue;
-      const store::SampleSet& set = baseline->sets[index];
-      if (unmatched++ < 5) names += (names.empty() ? "" : ", ") + set.benchmark + " " + set.metric;
+    for (size_t i = 0; i < unmatched.size() && i < 5; ++i) {
+      names += (names.empty() ? "" : ", ") + unmatched[i]->key.benchmark + " " +
+               unmatched[i]->key.metric;
     }
-    if (unmatched > 0) {
-      out.warnings.push_back(std::to_string(unmatched) +
-                             " benchmark metric(s) of the baseline are not in this run: " + names +
-                             (unmatched > 5 ? ", ..." : ""));
-    }
+    out.warnings.push_back(std::to_string(unmatched.size()) +
+                           " benchmark metric(s) of the baseline are not in this run: " + names +
+                           (unmatched.size() > 5 ? ", ..." : ""));
   }
 
-  // Only what the verdict object reports (no Hodges-Lehmann, Cohen's d, other tests).
-  auto judged = stats::JudgeMetrics(inputs, request.policy, stats::JudgeOutputs::kVerdictOnly);
-  if (!judged) return tl::unexpected(judged.error());
-  std::vector<AttributionInput> explained;
-  explained.reserve(rows.size());
-  for (const Row& row : rows) {
-    const stats::MetricVerdict* v = row.verdict == nullptr ? &judged->metrics[row.input] : nullptr;
-    explained.push_back({row.set->suite, row.set->benchmark, row.set->metric, row.set->unit,
-                         row.set->direction,
-                         v != nullptr ? stats::VerdictName(v->verdict) : row.verdict,
-                         v != nullptr ? v->change : NAN, v != nullptr ? v->p_adjusted : NAN,
-                         row.threshold, &row.set->values, row.base});
-  }
-  const Attributions notes = Attribute(explained);
+  const judge::Attributions notes = judge::Attribute(judge::AttributionInputs(*judged));
   ResultsWriter writer;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& row = rows[i];
-    const stats::MetricVerdict* v = row.verdict == nullptr ? &judged->metrics[row.input] : nullptr;
+  for (size_t i = 0; i < judged->rows.size(); ++i) {
+    const judge::Row& row = judged->rows[i];
+    const judge::Series& set = *row.contender;
+    const stats::MetricVerdict* v = judged->VerdictOf(row);
     writer.Open();
     // Keys in sorted order: "attribution" before "base", "environment" after "direction".
     if (notes.rows[i].attribution) {
@@ -141,7 +86,7 @@ Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
     } else {
       writer.Null("base");
     }
-    writer.String("benchmark", row.set->benchmark);
+    writer.String("benchmark", set.key.benchmark);
     if (v != nullptr) {
       writer.Number("change", v->change);
       writer.Interval("change_ci", v->change_ci);
@@ -150,15 +95,14 @@ Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
       writer.Null("change");
       writer.Null("change_ci");
       // The current side of NEW and IGNORED series, for the report.
-      const std::vector<double>& values = row.set->values;
-      writer.Side("current", {values.size(), stats::Median(values),
-                              values.size() >= 2 ? stats::Cv(values) : NAN});
+      writer.Side("current", {set.values.size(), stats::Median(set.values),
+                              set.values.size() >= 2 ? stats::Cv(set.values) : NAN});
     }
-    writer.String("direction", DirectionName(row.set->direction));
+    writer.String("direction", DirectionName(set.direction));
     if (!notes.rows[i].environment.empty()) {
       writer.String("environment", notes.rows[i].environment);
     }
-    writer.String("metric", row.set->metric);
+    writer.String("metric", set.key.metric);
     if (v != nullptr) {
       writer.Number("p_adjusted", v->p_adjusted);
       writer.Number("p_value", v->p_test);
@@ -170,25 +114,23 @@ Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
       writer.String("reason", row.reason);
       writer.Integer("repetitions_needed", 0);
     }
-    writer.String("suite", row.set->suite);
+    writer.String("suite", set.key.suite);
     writer.Number("threshold", row.threshold);
-    writer.String("unit", row.set->unit);
-    writer.String("verdict", v != nullptr ? stats::VerdictName(v->verdict) : row.verdict);
+    writer.String("unit", set.unit);
+    writer.String("verdict", judged->VerdictName(row));
     writer.Close();
   }
   out.results_json = writer.Finish();
-  out.counts = {{"regression", judged->regressions},
-                {"improvement", judged->improvements},
-                {"equivalent", judged->equivalent},
-                {"inconclusive", judged->inconclusive},
-                {"ignored", ignored},
-                {"new", added}};
+  const stats::ComparisonVerdicts& counts = judged->verdicts;
+  out.counts = {{"regression", counts.regressions}, {"improvement", counts.improvements},
+                {"equivalent", counts.equivalent},  {"inconclusive", counts.inconclusive},
+                {"ignored", judged->ignored},       {"new", judged->added}};
   if (baseline == nullptr) {
     out.outcome = "no_baseline";
   } else {
     // Regressions that a throttled host explains, all of them: the run must be repeated, not
     // fixed. One regression on a healthy suite still makes it a regression.
-    out.outcome = judged->regressions == 0  ? "pass"
+    out.outcome = counts.regressions == 0   ? "pass"
                   : notes.noisy_environment ? "noisy_environment"
                                             : "regression";
   }

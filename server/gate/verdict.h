@@ -16,29 +16,16 @@
 #include <vector>
 
 #include "core/result.h"
+#include "judge/threshold_rule.h"
 #include "server/gate/baseline_cache.h"
 #include "server/store/store.h"
 #include "stats/verdict.h"
 
 namespace perfgate::server::gate {
 
-// A threshold rule (perfgate.yaml's `thresholds`): the first rule whose globs (fnmatch, `*`
-// crosses `/`) match a series decides its threshold and alpha, or leaves it out.
-struct ThresholdRule {
-  std::string suite = "*";
-  std::string benchmark = "*";
-  std::string metric = "*";
-  double percent = 0;  // 0: the request's default threshold
-  double alpha = 0;    // 0: the request's default alpha
-  bool ignore = false;
-
-  bool Matches(std::string_view suite_name, std::string_view benchmark_name,
-               std::string_view metric_name) const;
-};
-
 struct VerdictRequest {
-  stats::VerdictPolicy policy;  // threshold, alpha, test; Holm; fixed seed
-  std::vector<ThresholdRule> rules;
+  stats::VerdictPolicy policy;              // threshold, alpha, test; Holm; fixed seed
+  std::vector<judge::ThresholdRule> rules;  // perfgate.yaml's `thresholds`, first match wins
   // More runs of the same commit and testbed pooled with the run (a gate that reran its
   // inconclusive benchmarks with more repetitions).
   std::vector<std::string> contender_runs;

@@ -1,7 +1,5 @@
 // Decoding and encoding of a verdict request (POST body) and of the parameters stored with a
 // verdict, which are the same object, so that a replay judges exactly as the original did.
-#include <fnmatch.h>
-
 #include <cmath>
 #include <set>
 
@@ -12,10 +10,6 @@ namespace perfgate::server::gate {
 namespace {
 
 using nlohmann::json;
-
-bool Glob(const std::string& pattern, std::string_view text) {
-  return fnmatch(pattern.c_str(), std::string(text).c_str(), 0) == 0;
-}
 
 Result<double> Number(const json& value, const std::string& field, double low, double high,
                       bool low_inclusive) {
@@ -40,11 +34,11 @@ Result<std::string> String(const json& value, const std::string& field) {
   return text;
 }
 
-Result<ThresholdRule> DecodeRule(const json& item, const std::string& field) {
+Result<judge::ThresholdRule> DecodeRule(const json& item, const std::string& field) {
   if (!item.is_object()) {
     return InvalidArgument("expected an object, got " + std::string(JsonTypeName(item)), field);
   }
-  ThresholdRule rule;
+  judge::ThresholdRule rule;
   for (const auto& [key, value] : item.items()) {
     const std::string f = field + "." + key;
     if (key == "suite" || key == "benchmark" || key == "metric") {
@@ -71,11 +65,6 @@ Result<ThresholdRule> DecodeRule(const json& item, const std::string& field) {
 }
 
 }  // namespace
-
-bool ThresholdRule::Matches(std::string_view suite_name, std::string_view benchmark_name,
-                            std::string_view metric_name) const {
-  return Glob(suite, suite_name) && Glob(benchmark, benchmark_name) && Glob(metric, metric_name);
-}
 
 Result<VerdictRequest> DecodeParameters(const json& body) {
   VerdictRequest request;
@@ -134,7 +123,7 @@ Result<VerdictRequest> DecodeVerdictRequest(std::string_view body) {
 json EncodeParameters(const VerdictRequest& request) {
   const stats::VerdictPolicy& p = request.policy;
   json rules = json::array();
-  for (const ThresholdRule& r : request.rules) {
+  for (const judge::ThresholdRule& r : request.rules) {
     json rule = {{"suite", r.suite}, {"benchmark", r.benchmark}, {"metric", r.metric}};
     if (r.percent > 0) rule["percent"] = r.percent;
     if (r.alpha > 0) rule["alpha"] = r.alpha;

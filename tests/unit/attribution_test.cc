@@ -1,19 +1,24 @@
-// Attribution of regressions (server/gate/attribution.h): each hint rule and their precedence,
+// Attribution of regressions (judge/attribution.h): each hint rule and their precedence,
 // what counts as moved and in which order, the roofline classes, no notes when there is nothing
 // to say, the environment note of throttled suites and the noisy_environment outcome. The whole
 // verdict with these keys is in verdict_attribution_test.cc.
-#include "server/gate/attribution.h"
+#include "judge/attribution.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <deque>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
-namespace perfgate::server::gate {
+#include "server/gate/results_writer.h"
+
+namespace perfgate::judge {
 namespace {
+
+using server::gate::AttributionJson;
 
 // A row as the verdict would have written it. Five values a side by default, enough for a test
 // to decide, so that an INCONCLUSIVE row counts only with fewer (telemetry: one per run).
@@ -34,11 +39,11 @@ class Rows {
  public:
   Rows& Add(const Spec& s) {
     values_.push_back(s.current);
-    const std::vector<double>* current = &values_.back();
-    const std::vector<double>* base = nullptr;
+    const std::span<const double> current = values_.back();
+    std::optional<std::span<const double>> base;
     if (s.base) {
       values_.push_back(*s.base);
-      base = &values_.back();
+      base = values_.back();
     }
     rows_.push_back({s.suite, s.benchmark, s.metric, s.unit, s.direction, s.verdict, s.change,
                      s.p_adjusted, 0.05, current, base});
@@ -427,4 +432,4 @@ TEST(AttributionJson, SortedKeysAndShortestNumbers) {
 }
 
 }  // namespace
-}  // namespace perfgate::server::gate
+}  // namespace perfgate::judge

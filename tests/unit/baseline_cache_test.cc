@@ -46,7 +46,11 @@ TEST(BaselineCacheTest, PreparesOnceAndServesHits) {
   ASSERT_EQ((*a)->prepared.size(), 3u);
   EXPECT_EQ((*a)->prepared[1]->median(), 101.75);
   EXPECT_NE((*a)->prepared[0]->bootstrap(), nullptr);
-  EXPECT_EQ((*a)->index.at({"suite", "BM_2", "real_time", "ns"}), 2u);
+  // Each set as the judge pairs it: its key and unit, viewing its values, with its preparation.
+  EXPECT_EQ((*a)->series[2].key, (SeriesKey{"suite", "BM_2", "real_time"}));
+  EXPECT_EQ((*a)->series[2].unit, "ns");
+  EXPECT_EQ((*a)->series[2].values.data(), (*a)->sets[2].values.data());
+  EXPECT_EQ((*a)->series[2].prepared, (*a)->prepared[2]);
   // Another project, or other runs, is another baseline.
   ASSERT_TRUE(cache.Get(2, {"r1", "r2"}, load));
   ASSERT_TRUE(cache.Get(1, {"r2", "r1"}, load));

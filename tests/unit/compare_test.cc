@@ -10,12 +10,17 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "judge/compare_json.h"
+#include "judge/threshold_rule.h"
 #include "runner/compare/report_format.h"
 #include "tests/testing/oracle_csv.h"
 
 namespace perfgate::compare {
 namespace {
 
+using judge::CompareReport;
+using judge::ExitCode;
+using judge::ParseThreshold;
 using perfgate::testing::FixturePath;
 using perfgate::testing::NearRel;
 using perfgate::testing::ReadFile;
@@ -162,7 +167,7 @@ TEST(CompareTest, RegressionExitCodeAndFormats) {
   EXPECT_EQ(by["BM_B"]->verdict, stats::Verdict::kEquivalent);
 
   // JSON: the documented object.
-  auto json = nlohmann::json::parse(FormatJson(*report));
+  auto json = nlohmann::json::parse(judge::CompareReportJson(*report));
   for (const char* key : {"metric", "threshold", "alpha", "benchmarks", "suite"}) {
     EXPECT_TRUE(json.contains(key)) << key;
   }

@@ -8,12 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "server/gate/attribution.h"
+#include "judge/attribution.h"
 #include "server/gate/verdict.h"
 
 namespace perfgate::server::gate {
 namespace {
 
+using judge::kHintClock;
+using judge::kHintStarved;
 using nlohmann::json;
 
 // Whether every object's keys are in the order nlohmann's dump writes them (sorted), as the

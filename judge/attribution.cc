@@ -1,16 +1,15 @@
 // The attribution rules of docs/statistics.md ("Attribution"): what moved with a regression,
 // the roofline class of a training step, one hint, and the environment note of throttled runs.
-#include "server/gate/attribution.h"
+#include "judge/attribution.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <utility>
 
-#include "server/gate/results_writer.h"
 #include "stats/descriptive.h"
 
-namespace perfgate::server::gate {
+namespace perfgate::judge {
 namespace {
 
 // Whether no test could have found a change between samples of n and m values significant:
@@ -32,7 +31,7 @@ int Movement(const AttributionInput& r) {
   if (!std::isfinite(r.change) || r.change == 0) return 0;
   if (r.verdict == "REGRESSION" || r.verdict == "IMPROVEMENT") return r.change > 0 ? 1 : -1;
   const bool unproven = r.verdict == "INCONCLUSIVE" || r.verdict == "IGNORED";
-  if (!unproven || r.base == nullptr || !Undecidable(r.current->size(), r.base->size()) ||
+  if (!unproven || !r.base || !Undecidable(r.current.size(), r.base->size()) ||
       std::fabs(r.change) <= r.threshold) {
     return 0;
   }
@@ -94,7 +93,7 @@ class Neighbourhood {
       if (it == groups.end()) continue;
       for (size_t i : it->second) {
         if (rows_[i].metric != metric) continue;
-        const double median = stats::Median(*rows_[i].current);
+        const double median = stats::Median(rows_[i].current);
         if (std::isfinite(median) && median > 0) return median;
       }
     }
@@ -181,20 +180,19 @@ Attributions Attribute(const std::vector<AttributionInput>& input) {
   // evidence there could be anyway: few values).
   std::vector<AttributionInput> rows = input;
   for (AttributionInput& r : rows) {
-    if (r.verdict != "IGNORED" || r.base == nullptr ||
-        !Undecidable(r.current->size(), r.base->size())) {
+    if (r.verdict != "IGNORED" || !r.base || !Undecidable(r.current.size(), r.base->size())) {
       continue;
     }
     const double base = stats::Median(*r.base);
-    if (base != 0) r.change = stats::Median(*r.current) / base - 1;
+    if (base != 0) r.change = stats::Median(r.current) / base - 1;
   }
   Groups groups;
   // Pooled contender runs: one throttled run is enough to spoil the pool.
   std::map<std::string_view, double> throttled;
   for (size_t i = 0; i < rows.size(); ++i) {
     groups[{rows[i].suite, rows[i].benchmark}].push_back(i);
-    if (rows[i].metric == "gpu_throttled_fraction" && !rows[i].current->empty()) {
-      const double most = *std::max_element(rows[i].current->begin(), rows[i].current->end());
+    if (rows[i].metric == "gpu_throttled_fraction" && !rows[i].current.empty()) {
+      const double most = *std::max_element(rows[i].current.begin(), rows[i].current.end());
       double& fraction = throttled[rows[i].suite];
       fraction = std::max(fraction, most);
     }
@@ -220,30 +218,9 @@ Attributions Attribute(const std::vector<AttributionInput>& input) {
   return out;
 }
 
-std::string AttributionJson(const Attribution& a) {
-  std::string out = "{";
-  if (!a.hint.empty()) out += "\"hint\":" + JsonString(a.hint) + ",";
-  out += "\"moved\":[";
-  for (size_t i = 0; i < a.moved.size(); ++i) {
-    out += i == 0 ? "{\"change\":" : ",{\"change\":";
-    AppendJsonNumber(out, a.moved[i].change);
-    out += ",\"metric\":" + JsonString(a.moved[i].metric);
-    out += ",\"verdict\":" + JsonString(a.moved[i].verdict) + "}";
-  }
-  out += "]";
-  if (a.roofline) {
-    out += ",\"roofline\":{\"class\":" + JsonString(a.roofline->bound) + ",\"intensity\":";
-    AppendJsonNumber(out, a.roofline->intensity);
-    out += ",\"ridge\":";
-    AppendJsonNumber(out, a.roofline->ridge);
-    out += "}";
-  }
-  return out + "}";
-}
-
 std::string EnvironmentNote(double throttled_fraction) {
   return "the GPUs were throttled in " + std::to_string(std::lround(throttled_fraction * 100)) +
          "% of the samples (power or thermal caps): this run measures the host, not the code";
 }
 
-}  // namespace perfgate::server::gate
+}  // namespace perfgate::judge

@@ -8,13 +8,14 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/metric.h"
 
-namespace perfgate::server::gate {
+namespace perfgate::judge {
 
 // One result row as the verdict wrote it, with both sides' values: throttling and the roofline
 // read the contender's values, not changes, and an IGNORED series (telemetry that informs but
@@ -29,8 +30,8 @@ struct AttributionInput {
   double change = 0;         // NaN when not judged (NEW, IGNORED)
   double p_adjusted = 0;     // NaN when not judged
   double threshold = 0;
-  const std::vector<double>* current = nullptr;  // the contender's pooled values; never null
-  const std::vector<double>* base = nullptr;     // the baseline's; nullptr when none
+  std::span<const double> current;              // the contender's pooled values
+  std::optional<std::span<const double>> base;  // the baseline's; nullopt when none
 };
 
 struct MovedMetric {
@@ -71,7 +72,7 @@ inline constexpr std::string_view kHintWaited =
     "real time rose but CPU time did not: the benchmark waited (I/O, locks, sleeping threads)";
 
 // The share of throttled samples above which a run measures the host (the runner's
-// GpuSummary::Throttled() uses the same bound; the server cannot include the runner).
+// GpuSummary::Throttled() uses the same bound; judge/ cannot include the runner).
 inline constexpr double kThrottledFraction = 0.01;
 
 struct RowNotes {
@@ -88,13 +89,8 @@ struct Attributions {
 
 Attributions Attribute(const std::vector<AttributionInput>& rows);
 
-// {"hint":...,"moved":[{"change","metric","verdict"}...],"roofline":{"class","intensity",
-// "ridge"}} with sorted keys (the results writer's order), "hint" and "roofline" left out when
-// absent.
-std::string AttributionJson(const Attribution& attribution);
-
 // "the GPUs were throttled in 20% of the samples (power or thermal caps): this run measures the
 // host, not the code".
 std::string EnvironmentNote(double throttled_fraction);
 
-}  // namespace perfgate::server::gate
+}  // namespace perfgate::judge

@@ -1,0 +1,15 @@
+// A CompareReport as the JSON object documented in docs/cli.md ("perfgate compare --format
+// json"), which GET /api/v1/projects/{project}/compare answers too, so that scripts read one
+// shape from either.
+#pragma once
+
+#include <string>
+
+#include "judge/compare_report.h"
+
+namespace perfgate::judge {
+
+// Pretty-printed (2 spaces), with a final newline; NaN and infinities are null.
+std::string CompareReportJson(const CompareReport& report);
+
+}  // namespace perfgate::judge

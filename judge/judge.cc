@@ -1,0 +1,151 @@
+#include "judge/judge.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+namespace perfgate::judge {
+namespace {
+
+// A series' pairing identity, viewing its strings (no copies on the verdict's hot path).
+using PairKey = std::tuple<std::string_view, std::string_view, std::string_view, std::string_view>;
+
+PairKey PairKeyOf(const Series& s, PairBy by) {
+  return {s.key.suite, s.key.benchmark, s.key.metric,
+          by == PairBy::kKeyAndUnit ? std::string_view(s.unit) : std::string_view()};
+}
+
+}  // namespace
+
+std::string SeriesName(const SeriesKey& key) {
+  return key.suite + "/" + key.benchmark + " " + key.metric;
+}
+
+std::string NameOf(const SeriesKey& key, StatsName style) {
+  switch (style) {
+    case StatsName::kBenchmark:
+      return key.benchmark;
+    case StatsName::kSuiteBenchmark:
+      return key.suite + "/" + key.benchmark;
+    case StatsName::kSeries:
+      break;
+  }
+  return SeriesName(key);
+}
+
+std::string_view Judgement::VerdictName(const Row& row) const {
+  switch (row.kind) {
+    case RowKind::kJudged:
+      return stats::VerdictName(verdicts.metrics[row.verdict].verdict);
+    case RowKind::kIgnored:
+      return "IGNORED";
+    case RowKind::kNew:
+      break;
+  }
+  return "NEW";
+}
+
+Result<Judgement> JudgeSeries(std::optional<std::span<const Series>> base,
+                              std::span<const Series> contender, const JudgeOptions& options) {
+  Judgement out;
+  const std::span<const Series> base_series = base.value_or(std::span<const Series>());
+  // The first base series of each key; later ones of the same key never pair.
+  std::map<PairKey, size_t> base_index;
+  for (size_t i = 0; i < base_series.size(); ++i) {
+    base_index.emplace(PairKeyOf(base_series[i], options.pair_by), i);
+  }
+  std::vector<bool> taken(base_series.size(), false);
+  std::vector<size_t> base_of(contender.size(), base_series.size());  // size(): none
+
+  out.rows.reserve(contender.size());
+  for (size_t c = 0; c < contender.size(); ++c) {
+    const Series& series = contender[c];
+    Row row;
+    row.contender = &series;
+    row.rule = FirstMatch(options.rules, series.key.suite, series.key.benchmark, series.key.metric);
+    row.threshold = series.threshold > 0                           ? series.threshold
+                    : row.rule != nullptr && row.rule->percent > 0 ? row.rule->percent / 100
+                                                                   : options.policy.threshold;
+    if (auto it = base_index.find(PairKeyOf(series, options.pair_by)); it != base_index.end()) {
+      if (!taken[it->second]) {  // a series twice in the contender: the first takes the base
+        taken[it->second] = true;
+        base_of[c] = it->second;
+        row.base = &base_series[it->second];
+      }
+    }
+    if (row.rule != nullptr && row.rule->ignore) {
+      row.kind = RowKind::kIgnored;
+      row.reason = kIgnoredReason;
+      ++out.ignored;
+    } else if (row.base == nullptr) {
+      row.kind = RowKind::kNew;
+      row.reason = base ? kNotInBaseReason : kNoBaseReason;
+      ++out.added;
+    } else {
+      row.kind = RowKind::kJudged;
+    }
+    out.rows.push_back(row);
+  }
+  if (options.order == RowOrder::kBase) {
+    // Pairs by their base position, then the unpaired by their contender position.
+    std::vector<size_t> rank(contender.size());
+    for (size_t c = 0; c < contender.size(); ++c) {
+      rank[c] = base_of[c] < base_series.size() ? base_of[c] : base_series.size() + c;
+    }
+    std::stable_sort(out.rows.begin(), out.rows.end(), [&](const Row& a, const Row& b) {
+      return rank[a.contender - contender.data()] < rank[b.contender - contender.data()];
+    });
+  }
+  for (size_t i = 0; i < base_series.size(); ++i) {
+    if (taken[i]) continue;
+    auto it = base_index.find(PairKeyOf(base_series[i], options.pair_by));
+    if (it->second == i) out.only_in_base.push_back(&base_series[i]);
+  }
+
+  std::vector<stats::MetricInput> inputs;
+  for (Row& row : out.rows) {
+    if (row.kind != RowKind::kJudged) continue;
+    stats::MetricInput input;
+    input.name = NameOf(row.contender->key, options.name);
+    input.direction = row.contender->direction;
+    input.base = row.base->values;
+    input.prepared_base = row.base->prepared;
+    input.contender = row.contender->values;
+    input.threshold = row.threshold;
+    input.alpha = row.contender->alpha > 0 ? row.contender->alpha
+                  : row.rule != nullptr    ? row.rule->alpha
+                                           : 0;
+    row.verdict = inputs.size();
+    inputs.push_back(std::move(input));
+  }
+  auto judged = stats::JudgeMetrics(inputs, options.policy, options.outputs);
+  if (!judged) return tl::unexpected(judged.error());
+  out.verdicts = std::move(*judged);
+  return out;
+}
+
+std::vector<AttributionInput> AttributionInputs(const Judgement& judgement) {
+  std::vector<AttributionInput> out;
+  out.reserve(judgement.rows.size());
+  for (const Row& row : judgement.rows) {
+    const stats::MetricVerdict* v = judgement.VerdictOf(row);
+    const Series& s = *row.contender;
+    AttributionInput input{s.key.suite,
+                           s.key.benchmark,
+                           s.key.metric,
+                           s.unit,
+                           s.direction,
+                           judgement.VerdictName(row),
+                           v != nullptr ? v->change : NAN,
+                           v != nullptr ? v->p_adjusted : NAN,
+                           row.threshold,
+                           s.values,
+                           std::nullopt};
+    if (row.base != nullptr) input.base = row.base->values;
+    out.push_back(input);
+  }
+  return out;
+}
+
+}  // namespace perfgate::judge
