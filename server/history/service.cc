@@ -135,21 +135,24 @@ HistoryService::Stats HistoryService::stats() const {
 
 Result<bool> HistoryService::Step() {
   std::lock_guard step_lock(step_mutex_);
-  const HistoryParams& params = options_.params;
-  auto result = store_.AnalyseNextRun(
-      options_.tracked_branches,
-      [&params](const store::HistoryRunWork& work) { return AnalyseRun(work, params); });
+  // Claim, analyse, apply: a failed analysis ends the transaction uncommitted, so the run stays
+  // pending with nothing appended.
+  auto run = store_.BeginNextRun(options_.tracked_branches);
+  if (!run) return tl::unexpected(run.error());
+  if (*run == nullptr) return false;
+  auto updates = AnalyseRun((*run)->Work(), options_.params);
+  if (!updates) return tl::unexpected(updates.error());
+  auto result = (*run)->Commit(*updates);
   if (!result) return tl::unexpected(result.error());
-  if (!*result) return false;
   {
     std::lock_guard lock(mutex_);
     ++stats_.runs;
-    stats_.alerts += static_cast<int64_t>((*result)->new_alert_ids.size());
+    stats_.alerts += static_cast<int64_t>(result->new_alert_ids.size());
   }
-  if (!(*result)->new_alert_ids.empty()) {
-    spdlog::info("history: run {} raised {} alert(s) over {} series", (*result)->run_id,
-                 (*result)->new_alert_ids.size(), (*result)->series);
-    Announce(**result);
+  if (!result->new_alert_ids.empty()) {
+    spdlog::info("history: run {} raised {} alert(s) over {} series", result->run_id,
+                 result->new_alert_ids.size(), result->series);
+    Announce(*result);
   }
   return true;
 }

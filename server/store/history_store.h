@@ -1,10 +1,11 @@
-// What the history analysis and the alerts API need from persistence: claiming the next run to
-// take into a tracked branch's history (its points appended, the touched series handed to the
-// analysis and its results stored, in one transaction), and alerts with their triage.
+// What the history analysis and the alerts API need from persistence: a unit of work per run
+// taken into a tracked branch's history (claimed, its points appended and the touched series
+// loaded; the analysis' results applied and committed, all in one transaction), and alerts with
+// their triage.
 #pragma once
 
 #include <cstdint>
-#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -86,9 +87,6 @@ struct HistoryRunResult {
   std::size_t series = 0;
   std::vector<int64_t> new_alert_ids;
 };
-
-using HistoryAnalyse =
-    std::function<Result<std::vector<HistorySeriesUpdate>>(const HistoryRunWork& work)>;
 
 struct CommitRef {
   std::string sha;
@@ -231,19 +229,32 @@ struct HistoryWindow {
   int64_t keep_points = 2000;
 };
 
+// One run being taken into history: an open transaction holding the run's project lock, in
+// which the run is claimed, its points appended and the series it touched loaded (Work). The
+// caller analyses them and hands the results to Commit. Destroyed without a successful Commit
+// (the analysis failed, the worker stops), the transaction rolls back: the run stays pending and
+// none of its points are appended.
+class HistoryRunTransaction {
+ public:
+  virtual ~HistoryRunTransaction() = default;
+  virtual const HistoryRunWork& Work() const = 0;
+  // Stores the updates (states, change points, new and refreshed alerts), marks the run
+  // analysed and commits. Once per transaction; after an error nothing of the run is stored.
+  virtual Result<HistoryRunResult> Commit(const std::vector<HistorySeriesUpdate>& updates) = 0;
+};
+
 class HistoryStore {
  public:
   virtual ~HistoryStore() = default;
-  // Takes the oldest run not yet in history (created_at order; runs of branches not in
-  // `tracked_branches` are only marked done), appends its points (one per commit: a later run
-  // of a commit already in the series pools its values into that point, and the series'
-  // detector state is dropped so that the next analysis recomputes), calls `analyse` on the
-  // series it touched and stores the updates, all in one transaction under a per-project lock.
-  // nullopt when no run is pending. An error from `analyse` rolls everything back.
-  virtual Result<std::optional<HistoryRunResult>> AnalyseNextRun(
-      const std::vector<std::string>& tracked_branches, const HistoryAnalyse& analyse) = 0;
+  // Begins the unit of work for the oldest run not yet in history (created_at order; runs of
+  // branches not in `tracked_branches` are only marked done): under a per-project lock, claims
+  // it, appends its points (one per commit: a later run of a commit already in the series pools
+  // its values into that point, and the series' detector state is dropped so that the next
+  // analysis recomputes) and loads the series it touched. nullptr when no run is pending.
+  virtual Result<std::unique_ptr<HistoryRunTransaction>> BeginNextRun(
+      const std::vector<std::string>& tracked_branches) = 0;
   virtual Result<int64_t> PendingHistoryRuns() = 0;
-  // Sets aside the run AnalyseNextRun would take next (marked analysed, `error` recorded in
+  // Sets aside the run BeginNextRun would take next (marked analysed, `error` recorded in
   // runs.history_error, its points not appended), so that a run whose analysis keeps failing
   // does not stop its project's history. Its id; nullopt when no run is pending.
   virtual Result<std::optional<std::string>> SkipNextRun(

@@ -1,8 +1,10 @@
-// PgStore: the history of tracked branches, the worker's side. A worker takes a project's lock,
-// claims its oldest run not yet in history, appends one point per series it measured, lets the
-// analysis (server/history) judge the touched series and stores what it returns, in one
-// transaction. Alerts, bisects and whole series are pg_alert_store.cc.
+// PgStore: the history of tracked branches, the worker's side. A worker begins a transaction
+// that takes a project's lock, claims its oldest run not yet in history, appends one point per
+// series it measured and loads the touched series (BeginNextRun); the analysis (server/history)
+// judges them and the transaction stores what it returns and commits (Commit). Alerts, bisects and
+// whole series are pg_alert_store.cc.
 #include <algorithm>
+#include <memory>
 
 #include "server/store/pg_history_rows.h"
 #include "server/store/pg_run_rows.h"
@@ -249,44 +251,100 @@ std::optional<pqxx::row> ClaimNextRun(pqxx::work& tx, const std::string& tracked
 
 }  // namespace
 
-Result<std::optional<HistoryRunResult>> PgStore::AnalyseNextRun(
-    const std::vector<std::string>& tracked_branches, const HistoryAnalyse& analyse) {
-  const std::string tracked = pgutil::TextArray(tracked_branches);
-  return pool_.WithTransaction<std::optional<HistoryRunResult>>(
-      [&](pqxx::work& tx) -> Result<std::optional<HistoryRunResult>> {
-        std::optional<pqxx::row> claimed = ClaimNextRun(tx, tracked);
-        if (!claimed) return std::optional<HistoryRunResult>();
-        const pqxx::row& row = *claimed;
-        const std::string run_id = row[0].as<std::string>();
-        const int64_t project_id = row[1].as<int64_t>();
-        const int64_t branch_id = row[2].as<int64_t>();
-        const int64_t commit_id = row[3].as<int64_t>();
-        const int64_t testbed_id = row[4].as<int64_t>();
-        const std::string testbed = row[5].as<std::string>();
+namespace {
 
-        AppendPoints(tx, run_id, project_id, branch_id, testbed, commit_id, testbed_id);
-        // Series that outgrew the analysis window move their baseline forward.
-        tx.exec_params(
-            "UPDATE history_series hs SET baseline_from = hs.length - $5, detector_state = NULL "
-            "FROM sample_sets ss WHERE ss.run_id = $1::uuid AND hs.project_id = $2 "
-            "AND hs.branch_id = $3 AND hs.testbed = $4 AND hs.benchmark_id = ss.benchmark_id "
-            "AND hs.metric_id = ss.metric_id AND hs.length - hs.baseline_from > $6",
-            run_id, project_id, branch_id, testbed, history_window_.keep_points,
-            history_window_.max_points);
-        HistoryRunWork work;
-        work.run_id = run_id;
-        work.project = {project_id, row[6].as<std::string>(), row[7].as<bool>(), Text(row[8])};
-        work.series = LoadSeries(tx, run_id, project_id, branch_id, testbed);
-        auto updates = analyse(work);
-        if (!updates) return tl::unexpected(updates.error());
-        HistoryRunResult result;
-        result.run_id = run_id;
-        result.project = work.project;
-        result.series = work.series.size();
-        result.new_alert_ids = StoreUpdates(tx, project_id, *updates);
-        tx.exec_params("UPDATE runs SET history_analysed_at = now() WHERE id = $1::uuid", run_id);
-        return std::optional<HistoryRunResult>(std::move(result));
-      });
+// The claimed run's transaction: the lease outlives the pqxx::work on its connection (members
+// are destroyed in reverse order), and the work rolls back when destroyed uncommitted.
+class PgHistoryRunTransaction final : public HistoryRunTransaction {
+ public:
+  PgHistoryRunTransaction(Lease lease, std::unique_ptr<pqxx::work> tx, HistoryRunWork work)
+      : lease_(std::move(lease)), tx_(std::move(tx)), work_(std::move(work)) {}
+
+  const HistoryRunWork& Work() const override { return work_; }
+
+  Result<HistoryRunResult> Commit(const std::vector<HistorySeriesUpdate>& updates) override {
+    if (tx_ == nullptr) return MakeError(ErrorCode::kInternal, "the run's transaction has ended");
+    try {
+      HistoryRunResult result;
+      result.run_id = work_.run_id;
+      result.project = work_.project;
+      result.series = work_.series.size();
+      result.new_alert_ids = StoreUpdates(*tx_, work_.project.id, updates);
+      tx_->exec_params("UPDATE runs SET history_analysed_at = now() WHERE id = $1::uuid",
+                       work_.run_id);
+      tx_->commit();
+      tx_.reset();
+      return result;
+    } catch (const std::exception& e) {
+      PgFailure failure = MapPgException(e);
+      if (failure.connection_lost) lease_.MarkBroken();
+      tx_.reset();
+      return tl::unexpected(std::move(failure.error));
+    }
+  }
+
+ private:
+  Lease lease_;
+  std::unique_ptr<pqxx::work> tx_;
+  HistoryRunWork work_;
+};
+
+// Claims the next run in `tx`, appends its points and loads its series; nullopt when none is
+// pending.
+std::optional<HistoryRunWork> ClaimAndLoad(pqxx::work& tx, const std::string& tracked,
+                                           const HistoryWindow& window) {
+  std::optional<pqxx::row> claimed = ClaimNextRun(tx, tracked);
+  if (!claimed) return std::nullopt;
+  const pqxx::row& row = *claimed;
+  const std::string run_id = row[0].as<std::string>();
+  const int64_t project_id = row[1].as<int64_t>();
+  const int64_t branch_id = row[2].as<int64_t>();
+  const int64_t commit_id = row[3].as<int64_t>();
+  const int64_t testbed_id = row[4].as<int64_t>();
+  const std::string testbed = row[5].as<std::string>();
+
+  AppendPoints(tx, run_id, project_id, branch_id, testbed, commit_id, testbed_id);
+  // Series that outgrew the analysis window move their baseline forward.
+  tx.exec_params(
+      "UPDATE history_series hs SET baseline_from = hs.length - $5, detector_state = NULL "
+      "FROM sample_sets ss WHERE ss.run_id = $1::uuid AND hs.project_id = $2 "
+      "AND hs.branch_id = $3 AND hs.testbed = $4 AND hs.benchmark_id = ss.benchmark_id "
+      "AND hs.metric_id = ss.metric_id AND hs.length - hs.baseline_from > $6",
+      run_id, project_id, branch_id, testbed, window.keep_points, window.max_points);
+  HistoryRunWork work;
+  work.run_id = run_id;
+  work.project = {project_id, row[6].as<std::string>(), row[7].as<bool>(), Text(row[8])};
+  work.series = LoadSeries(tx, run_id, project_id, branch_id, testbed);
+  return work;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<HistoryRunTransaction>> PgStore::BeginNextRun(
+    const std::vector<std::string>& tracked_branches) {
+  const std::string tracked = pgutil::TextArray(tracked_branches);
+  // As ConnectionPool::WithTransaction: a connection that sat idle and turns out broken
+  // (PostgreSQL restarted since) is replaced once, nothing having been done in it.
+  for (int attempt = 0;; ++attempt) {
+    Result<Lease> lease = pool_.Acquire();
+    if (!lease) return tl::unexpected(lease.error());
+    try {
+      auto tx = std::make_unique<pqxx::work>(lease->conn());
+      std::optional<HistoryRunWork> work = ClaimAndLoad(*tx, tracked, history_window_);
+      if (!work) {
+        tx->commit();  // the runs of untracked branches stay marked
+        return std::unique_ptr<HistoryRunTransaction>();
+      }
+      return std::unique_ptr<HistoryRunTransaction>(std::make_unique<PgHistoryRunTransaction>(
+          std::move(*lease), std::move(tx), std::move(*work)));
+    } catch (const std::exception& e) {
+      PgFailure failure = MapPgException(e);
+      if (failure.connection_lost) lease->MarkBroken();
+      const bool retry = failure.connection_lost && lease->reused() && attempt == 0 &&
+                         dynamic_cast<const pqxx::in_doubt_error*>(&e) == nullptr;
+      if (!retry) return tl::unexpected(std::move(failure.error));
+    }
+  }
 }
 
 Result<std::optional<std::string>> PgStore::SkipNextRun(

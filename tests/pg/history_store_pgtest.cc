@@ -26,7 +26,7 @@ std::string Sha(int n) { return testing::StoreSha(n); }
 std::string Uuid(int n) { return testing::TestRunId(n); }
 
 // What the worker's analysis would write, without any detection: fixed states, no alerts.
-HistoryAnalyse Recording(std::vector<HistoryRunWork>* seen, std::mutex* mutex) {
+testing::RunAnalysis Recording(std::vector<HistoryRunWork>* seen, std::mutex* mutex) {
   return [seen, mutex](const HistoryRunWork& work) -> Result<std::vector<HistorySeriesUpdate>> {
     std::vector<HistorySeriesUpdate> updates;
     for (const HistorySeriesData& s : work.series) {
@@ -43,7 +43,8 @@ HistoryAnalyse Recording(std::vector<HistoryRunWork>* seen, std::mutex* mutex) {
 }
 
 // An analysis that writes empty states for every series and lets `bm_a` fill in BM_A's update.
-HistoryAnalyse ForBmA(std::function<void(const HistorySeriesData&, HistorySeriesUpdate&)> bm_a) {
+testing::RunAnalysis ForBmA(
+    std::function<void(const HistorySeriesData&, HistorySeriesUpdate&)> bm_a) {
   return [bm_a](const HistoryRunWork& work) -> Result<std::vector<HistorySeriesUpdate>> {
     std::vector<HistorySeriesUpdate> updates;
     for (const HistorySeriesData& s : work.series) {
@@ -80,7 +81,7 @@ TEST_F(HistoryStoreTest, TwoWorkersAppendEveryRunOnceInArrivalOrder) {
   std::atomic<int> analysed{0};
   auto work = [&] {
     while (true) {
-      auto next = store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex));
+      auto next = testing::AnalyseNextRun(*store_, tracked_, Recording(&seen, &mutex));
       ASSERT_TRUE(next.has_value()) << next.error().ToString();
       if (!*next) return;
       EXPECT_EQ((*next)->series, 2u);
@@ -120,7 +121,7 @@ TEST_F(HistoryStoreTest, ALongSeriesKeepsABoundedAnalysisWindow) {
   std::mutex mutex;
   for (int i = 1; i <= 14; ++i) {
     Ingest(testing::SampleRun(i, i));
-    auto next = store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex));
+    auto next = testing::AnalyseNextRun(*store_, tracked_, Recording(&seen, &mutex));
     ASSERT_TRUE(next.has_value() && next->has_value());
     const HistorySeriesData& s = seen.back().series.front();
     // Up to 10 points from the baseline; at 11 the baseline moves to the last 5 and the state
@@ -136,12 +137,13 @@ TEST_F(HistoryStoreTest, ARerunPoolsIntoItsPointAndForcesAFullAnalysis) {
   std::mutex mutex;
   Ingest(testing::SampleRun(1, 1));
   Ingest(testing::SampleRun(2, 2));
-  ASSERT_TRUE(store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex)).has_value());
-  ASSERT_TRUE(store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex)).has_value());
+  ASSERT_TRUE(testing::AnalyseNextRun(*store_, tracked_, Recording(&seen, &mutex)).has_value());
+  ASSERT_TRUE(testing::AnalyseNextRun(*store_, tracked_, Recording(&seen, &mutex)).has_value());
   Ingest(testing::SampleRun(3, 1, "main", 200));  // commit 1 again
   bool state_dropped = false;
-  auto next = store_->AnalyseNextRun(
-      tracked_, [&](const HistoryRunWork& work) -> Result<std::vector<HistorySeriesUpdate>> {
+  auto next = testing::AnalyseNextRun(
+      *store_, tracked_,
+      [&](const HistoryRunWork& work) -> Result<std::vector<HistorySeriesUpdate>> {
         for (const HistorySeriesData& s : work.series) {
           state_dropped = s.detector_state_json.empty();
           EXPECT_EQ(s.length, 2);
@@ -161,8 +163,8 @@ TEST_F(HistoryStoreTest, ARerunPoolsIntoItsPointAndForcesAFullAnalysis) {
 
 TEST_F(HistoryStoreTest, AFailedAnalysisLeavesTheRunPendingAndNothingAppended) {
   Ingest(testing::SampleRun(1, 1));
-  auto failed = store_->AnalyseNextRun(
-      tracked_, [](const HistoryRunWork&) -> Result<std::vector<HistorySeriesUpdate>> {
+  auto failed = testing::AnalyseNextRun(
+      *store_, tracked_, [](const HistoryRunWork&) -> Result<std::vector<HistorySeriesUpdate>> {
         return MakeError(ErrorCode::kInternal, "boom");
       });
   ASSERT_FALSE(failed.has_value());
@@ -171,7 +173,7 @@ TEST_F(HistoryStoreTest, AFailedAnalysisLeavesTheRunPendingAndNothingAppended) {
   EXPECT_EQ(Query("SELECT count(*) FROM history_points"), 0);
   std::vector<HistoryRunWork> seen;
   std::mutex mutex;
-  auto retried = store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex));
+  auto retried = testing::AnalyseNextRun(*store_, tracked_, Recording(&seen, &mutex));
   ASSERT_TRUE(retried.has_value() && retried->has_value());
   EXPECT_EQ(Query("SELECT count(*) FROM history_points"), 2);
 }
@@ -187,7 +189,7 @@ TEST_F(HistoryStoreTest, ARunSetAsideIsMarkedWithItsErrorAndTheNextIsAnalysed) {
             1);
   std::vector<HistoryRunWork> seen;
   std::mutex mutex;
-  auto next = store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex));
+  auto next = testing::AnalyseNextRun(*store_, tracked_, Recording(&seen, &mutex));
   ASSERT_TRUE(next.has_value() && next->has_value());
   EXPECT_EQ((*next)->run_id, Uuid(2));
   EXPECT_EQ(Query("SELECT count(*) FROM history_points"), 2);    // run 2's two series, not run 1's
@@ -239,27 +241,27 @@ TEST_F(HistoryStoreTest, AlertsAreStoredListedAndTriageRebaselines) {
   std::vector<HistoryRunWork> seen;
   std::mutex mutex;
   for (int i = 1; i < 6; ++i) {
-    ASSERT_TRUE(store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex)).has_value());
+    ASSERT_TRUE(testing::AnalyseNextRun(*store_, tracked_, Recording(&seen, &mutex)).has_value());
   }
   // The sixth run: an alert at position 3 on BM_A, and a step for the change points.
-  auto last =
-      store_->AnalyseNextRun(tracked_, ForBmA([](const HistorySeriesData&, HistorySeriesUpdate& u) {
-                               u.steps.push_back({3, 0.2, 1e-5, 101, 121, {"e-divisive", "cusum"}});
-                               NewAlertRecord a;
-                               a.position = 3;
-                               a.kind = "regression";
-                               a.cause = "code";
-                               a.magnitude = 0.2;
-                               a.ci_low = 0.18;
-                               a.ci_high = 0.22;
-                               a.p_value = 1e-5;
-                               a.q_value = 2e-5;
-                               a.level_before = 101;
-                               a.level_after = 121;
-                               a.detectors = {"e-divisive", "cusum"};
-                               u.alerts.push_back(a);
-                               u.alerts.push_back(a);  // the same position twice: stored once
-                             }));
+  auto last = testing::AnalyseNextRun(
+      *store_, tracked_, ForBmA([](const HistorySeriesData&, HistorySeriesUpdate& u) {
+        u.steps.push_back({3, 0.2, 1e-5, 101, 121, {"e-divisive", "cusum"}});
+        NewAlertRecord a;
+        a.position = 3;
+        a.kind = "regression";
+        a.cause = "code";
+        a.magnitude = 0.2;
+        a.ci_low = 0.18;
+        a.ci_high = 0.22;
+        a.p_value = 1e-5;
+        a.q_value = 2e-5;
+        a.level_before = 101;
+        a.level_after = 121;
+        a.detectors = {"e-divisive", "cusum"};
+        u.alerts.push_back(a);
+        u.alerts.push_back(a);  // the same position twice: stored once
+      }));
   ASSERT_TRUE(last.has_value() && last->has_value()) << last.error().ToString();
   ASSERT_EQ((*last)->new_alert_ids.size(), 1u);
   const int64_t id = (*last)->new_alert_ids[0];
@@ -281,8 +283,8 @@ TEST_F(HistoryStoreTest, AlertsAreStoredListedAndTriageRebaselines) {
   // A later run measures the open alert again: new figures, the same BH factor (q / p = 2).
   auto remeasure = [&](int run, double p_value) {
     Ingest(testing::SampleRun(run, run, "main", 120));
-    auto again = store_->AnalyseNextRun(
-        tracked_, ForBmA([&](const HistorySeriesData& s, HistorySeriesUpdate& u) {
+    auto again = testing::AnalyseNextRun(
+        *store_, tracked_, ForBmA([&](const HistorySeriesData& s, HistorySeriesUpdate& u) {
           EXPECT_EQ(s.open_alert_positions, (std::vector<int64_t>{3}));
           NewAlertRecord measured;
           measured.position = 3;
