@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,17 +29,25 @@ struct HistorySeriesKey {
   Direction direction = Direction::kLowerIsBetter;
 };
 
-// A series as the analysis sees it: points [baseline_from, length).
+// An open alert as a refresh needs it: where it is and the significance stored with it.
+struct OpenAlertRecord {
+  int64_t position = 0;
+  double p_value = 1;
+  double q_value = 1;
+};
+
+// A series as the analysis sees it (server/history AnalyseSeries): points [baseline_from,
+// length), the persisted states of its detectors, and its alerts.
 struct HistorySeriesData {
   HistorySeriesKey key;
   int64_t length = 0;
-  int64_t baseline_from = 0;
-  std::string detector_state_json;  // "" when it must be recomputed
-  std::string monitor_state_json;   // "{}" when fresh
-  std::vector<double> levels;
-  std::vector<int64_t> testbed_ids;
-  std::vector<int64_t> alerted_positions;
-  std::vector<int64_t> open_alert_positions;
+  int64_t baseline_from = 0;                 // absolute position of levels[0]
+  std::string detector_state_json;           // "" when it must be recomputed
+  std::string monitor_state_json;            // "{}" when fresh
+  std::vector<double> levels;                // per-commit medians from baseline_from on
+  std::vector<int64_t> testbed_ids;          // the fingerprint that measured each point
+  std::vector<int64_t> alerted_positions;    // positions of this series' alerts, any state
+  std::vector<OpenAlertRecord> open_alerts;  // those of them still open, by position
 };
 
 struct HistoryStepRecord {
@@ -50,17 +59,21 @@ struct HistoryStepRecord {
   std::vector<std::string> detectors;
 };
 
+// An alert the analysis raises (or an open one measured again).
 struct NewAlertRecord {
-  int64_t position = 0;
-  std::string kind;   // regression, improvement
-  std::string cause;  // code, environment
+  int64_t position = 0;  // absolute first point of the new level
+  std::string kind;      // regression (worse in the metric's direction), improvement
+  std::string cause;     // code; environment when the testbed fingerprint changed there
   double magnitude = 0;
-  std::optional<double> ci_low, ci_high;
+  std::optional<double> ci_low, ci_high;  // none when a side has a single point
   double p_value = 1;
-  double q_value = 1;
+  double q_value = 1;  // Benjamini-Hochberg, across the series of the ingest that raised it
   double level_before = 0;
   double level_after = 0;
   std::vector<std::string> detectors;
+  // {"before": fingerprint, "after": fingerprint, "changed": [keys]} for an environment
+  // change, "" otherwise. Stored with a new alert only.
+  std::string environment_change_json;
   std::string parameters_json = "{}";
 };
 
@@ -70,8 +83,7 @@ struct HistorySeriesUpdate {
   std::string monitor_state_json;
   std::vector<HistoryStepRecord> steps;  // replace the series' change points
   std::vector<NewAlertRecord> alerts;
-  // Open alerts measured again: (their old position, the new figures). The stored q-value keeps
-  // the Benjamini-Hochberg factor of the ingest that raised the alert, applied to the new p.
+  // Open alerts measured again: (their old position, the new figures, q-value included).
   std::vector<std::pair<int64_t, NewAlertRecord>> refreshed;
 };
 
@@ -79,6 +91,9 @@ struct HistoryRunWork {
   std::string run_id;
   Project project;
   std::vector<HistorySeriesData> series;  // the series the run added a point to
+  // The fingerprints (JSON objects) of the testbeds on either side of every point where a
+  // series' testbed changes, by testbed id: what an environment change reports.
+  std::map<int64_t, std::string> testbed_fingerprints;
 };
 
 struct HistoryRunResult {

@@ -4,6 +4,7 @@
 // judges them and the transaction stores what it returns and commits (Commit). Alerts, bisects and
 // whole series are pg_alert_store.cc.
 #include <algorithm>
+#include <map>
 #include <memory>
 
 #include "server/store/pg_history_rows.h"
@@ -74,12 +75,16 @@ std::vector<HistorySeriesData> LoadSeries(pqxx::work& tx, const std::string& run
           "history_points hp WHERE hp.series_id = hs.id AND hp.position >= hs.baseline_from), "
           "(SELECT coalesce(array_agg(a.position ORDER BY a.position), '{}') FROM alerts a "
           "WHERE a.series_id = hs.id), "
-          "(SELECT coalesce(array_agg(a.position ORDER BY a.position), '{}') FROM alerts a "
-          "WHERE a.series_id = hs.id AND a.state = 'open') "
+          "o.positions, array_send(o.p_values), array_send(o.q_values) "
           "FROM sample_sets ss JOIN history_series hs ON hs.project_id = $2 AND hs.branch_id = $3 "
           "AND hs.testbed = $4 AND hs.benchmark_id = ss.benchmark_id "
           "AND hs.metric_id = ss.metric_id" +
-          kSeriesJoins + "WHERE ss.run_id = $1::uuid ORDER BY hs.id",
+          kSeriesJoins +
+          "CROSS JOIN LATERAL (SELECT coalesce(array_agg(a.position ORDER BY a.position), '{}') "
+          "positions, coalesce(array_agg(a.p_value ORDER BY a.position), '{}') p_values, "
+          "coalesce(array_agg(a.q_value ORDER BY a.position), '{}') q_values FROM alerts a "
+          "WHERE a.series_id = hs.id AND a.state = 'open') o "
+          "WHERE ss.run_id = $1::uuid ORDER BY hs.id",
       run_id, project_id, branch_id, testbed);
   std::vector<HistorySeriesData> out;
   out.reserve(rows.size());
@@ -94,8 +99,37 @@ std::vector<HistorySeriesData> LoadSeries(pqxx::work& tx, const std::string& run
     pgutil::AppendFloat8ArraySend(Text(row[at++]), s.levels);
     s.testbed_ids = ParseInts(row[at++]);
     s.alerted_positions = ParseInts(row[at++]);
-    s.open_alert_positions = ParseInts(row[at++]);
+    const std::vector<int64_t> open_positions = ParseInts(row[at++]);
+    std::vector<double> p_values, q_values;
+    pgutil::AppendFloat8ArraySend(Text(row[at++]), p_values);
+    pgutil::AppendFloat8ArraySend(Text(row[at++]), q_values);
+    for (std::size_t i = 0; i < open_positions.size(); ++i) {
+      s.open_alerts.push_back({open_positions[i], p_values[i], q_values[i]});
+    }
     out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// The fingerprints of the testbeds on either side of each testbed change in `series`.
+std::map<int64_t, std::string> LoadFingerprints(pqxx::work& tx,
+                                                const std::vector<HistorySeriesData>& series) {
+  std::vector<int64_t> ids;
+  for (const HistorySeriesData& s : series) {
+    for (std::size_t i = 1; i < s.testbed_ids.size(); ++i) {
+      if (s.testbed_ids[i] == s.testbed_ids[i - 1]) continue;
+      ids.push_back(s.testbed_ids[i - 1]);
+      ids.push_back(s.testbed_ids[i]);
+    }
+  }
+  std::map<int64_t, std::string> out;
+  if (ids.empty()) return out;
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  for (const pqxx::row& row :
+       tx.exec_params("SELECT id, fingerprint::text FROM testbeds WHERE id = ANY ($1::bigint[])",
+                      pgutil::IntegerArray(ids))) {
+    out.emplace(row[0].as<int64_t>(), row[1].as<std::string>());
   }
   return out;
 }
@@ -147,12 +181,8 @@ std::vector<int64_t> StoreUpdates(pqxx::work& tx, int64_t project_id,
           "first_bad_commit_id = f.commit_id, last_good_run_id = g.run_ids[1], "
           "first_bad_run_id = f.run_ids[1], kind = $4, cause = $5, magnitude = $6, "
           "ci_low = ($7::float8[])[1], ci_high = ($8::float8[])[1], p_value = $9, "
-          // The Benjamini-Hochberg factor of the ingest that raised it (q / p, in [1, m]), on
-          // the new p-value; the factor first: p-values of long series go far below 1e-154,
-          // where p * q underflows, which PostgreSQL refuses.
-          "q_value = CASE WHEN a.p_value > 0 THEN least(1, $9 * (a.q_value / a.p_value)) "
-          "ELSE a.q_value END, "
-          "level_before = $10, level_after = $11, detectors = string_to_array($12, ',') "
+          "q_value = $10, level_before = $11, level_after = $12, "
+          "detectors = string_to_array($13, ',') "
           "FROM history_points g JOIN history_points f ON f.series_id = g.series_id "
           "AND f.position = g.position + 1 "
           "WHERE a.series_id = $1 AND a.position = $2 AND a.state = 'open' "
@@ -160,8 +190,8 @@ std::vector<int64_t> StoreUpdates(pqxx::work& tx, int64_t project_id,
           "(SELECT 1 FROM alerts o WHERE o.series_id = $1 AND o.position = $3))",
           u.series_id, old_position, a.position, a.kind, a.cause, a.magnitude,
           a.ci_low ? pgutil::Float8Array({*a.ci_low}) : "{NULL}",
-          a.ci_high ? pgutil::Float8Array({*a.ci_high}) : "{NULL}", a.p_value, a.level_before,
-          a.level_after, Join(a.detectors));
+          a.ci_high ? pgutil::Float8Array({*a.ci_high}) : "{NULL}", a.p_value, a.q_value,
+          a.level_before, a.level_after, Join(a.detectors));
     }
   }
   std::vector<int64_t> alert_ids;
@@ -176,19 +206,15 @@ std::vector<int64_t> StoreUpdates(pqxx::work& tx, int64_t project_id,
           "environment_change, parameters) "
           "SELECT $1, $2, $3, g.commit_id, f.commit_id, g.run_ids[1], f.run_ids[1], $4, $5, $6, "
           "($7::float8[])[1], ($8::float8[])[1], $9, $10, $11, $12, string_to_array($13, ','), "
-          "CASE WHEN $5 = 'environment' THEN jsonb_build_object('before', tg.fingerprint, "
-          "'after', tf.fingerprint, 'changed', (SELECT coalesce(jsonb_agg(k ORDER BY k), '[]') "
-          "FROM (SELECT jsonb_object_keys(tg.fingerprint) UNION SELECT "
-          "jsonb_object_keys(tf.fingerprint)) keys(k) WHERE tg.fingerprint -> k IS DISTINCT "
-          "FROM tf.fingerprint -> k)) END, $14::jsonb "
+          "NULLIF($14, '')::jsonb, $15::jsonb "
           "FROM history_points g JOIN history_points f ON f.series_id = g.series_id "
-          "AND f.position = g.position + 1 JOIN testbeds tg ON tg.id = g.testbed_id "
-          "JOIN testbeds tf ON tf.id = f.testbed_id "
+          "AND f.position = g.position + 1 "
           "WHERE g.series_id = $2 AND g.position = $3 - 1 "
           "ON CONFLICT (series_id, position) DO NOTHING RETURNING id",
           project_id, u.series_id, a.position, a.kind, a.cause, a.magnitude,
           ci_low.empty() ? "{NULL}" : ci_low, ci_high.empty() ? "{NULL}" : ci_high, a.p_value,
-          a.q_value, a.level_before, a.level_after, Join(a.detectors), a.parameters_json);
+          a.q_value, a.level_before, a.level_after, Join(a.detectors), a.environment_change_json,
+          a.parameters_json);
       if (r.empty()) continue;
       const int64_t id = r[0][0].as<int64_t>();
       tx.exec_params(
@@ -315,6 +341,7 @@ std::optional<HistoryRunWork> ClaimAndLoad(pqxx::work& tx, const std::string& tr
   work.run_id = run_id;
   work.project = {project_id, row[6].as<std::string>(), row[7].as<bool>(), Text(row[8])};
   work.series = LoadSeries(tx, run_id, project_id, branch_id, testbed);
+  work.testbed_fingerprints = LoadFingerprints(tx, work.series);
   return work;
 }
 

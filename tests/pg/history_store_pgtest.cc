@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/history/analysis.h"
 #include "server/history/service.h"
 #include "server/store/migrator.h"
 #include "server/store/pg_stores.h"
@@ -285,7 +286,8 @@ TEST_F(HistoryStoreTest, AlertsAreStoredListedAndTriageRebaselines) {
     Ingest(testing::SampleRun(run, run, "main", 120));
     auto again = testing::AnalyseNextRun(
         *store_, tracked_, ForBmA([&](const HistorySeriesData& s, HistorySeriesUpdate& u) {
-          EXPECT_EQ(s.open_alert_positions, (std::vector<int64_t>{3}));
+          ASSERT_EQ(s.open_alerts.size(), 1u);
+          EXPECT_EQ(s.open_alerts[0].position, 3);
           NewAlertRecord measured;
           measured.position = 3;
           measured.kind = "regression";
@@ -295,6 +297,8 @@ TEST_F(HistoryStoreTest, AlertsAreStoredListedAndTriageRebaselines) {
           measured.level_before = 100;
           measured.level_after = 121;
           measured.detectors = {"e-divisive"};
+          // As the worker's analysis does, from the figures the store loaded.
+          measured.q_value = server::history::RefreshedQValue(s.open_alerts[0], p_value);
           u.refreshed.emplace_back(3, measured);
         }));
     ASSERT_TRUE(again.has_value() && again->has_value()) << again.error().ToString();
