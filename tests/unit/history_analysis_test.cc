@@ -14,6 +14,7 @@
 
 #include "server/history/analysis.h"
 #include "server/history/service.h"
+#include "stats/history_detector.h"
 
 namespace perfgate::server::history {
 namespace {
@@ -177,6 +178,26 @@ TEST(AnalyseSeries, RejectsInconsistentInput) {
   auto out = AnalyseSeries(input, HistoryParams{});
   ASSERT_FALSE(out.has_value());
   EXPECT_EQ(out.error().field, "testbed_ids");
+}
+
+// The change-points route reports AnalyseSeries' steps from scratch; they are the two stages of
+// stats::DetectSteps on the same levels (perfgate analyze's answer).
+TEST(AnalyseSeries, FromScratchItsStepsAreDetectSteps) {
+  std::vector<double> two_steps = Series(120, 40, 1.10, 0.01, 11);
+  for (std::size_t i = 80; i < two_steps.size(); ++i) two_steps[i] *= 0.85;
+  for (const std::vector<double>& levels :
+       {Series(60, 30, 1.08, 0.01, 1), Series(300, 1000, 1, 0.03, 4), two_steps,
+        Series(400, 150, 0.93, 0.02, 12), Series(5, 2, 2, 0.01, 13)}) {
+    auto out = AnalyseSeries(Input(levels), HistoryParams{});
+    ASSERT_TRUE(out.has_value());
+    auto steps = stats::DetectSteps(levels, HistoryParams{}.detector);
+    ASSERT_TRUE(steps.has_value());
+    ASSERT_EQ(out->steps.size(), steps->size());
+    for (std::size_t i = 0; i < steps->size(); ++i) {
+      EXPECT_EQ(out->steps[i].position, static_cast<int64_t>((*steps)[i].index));
+      EXPECT_EQ(out->steps[i].step, (*steps)[i]);
+    }
+  }
 }
 
 TEST(HistoryStates, UnreadableStatesAreErrorsAndEmptyOnesFresh) {
