@@ -2,7 +2,8 @@
 // point per series in arrival order (even with two workers claiming at once), a rerun of a
 // commit pools into its point and forces a full analysis, runs of other branches are only
 // marked, a failed analysis leaves the run pending with nothing appended (and one that always
-// fails is set aside by the worker), and triage moves the series' baseline and drops its states.
+// fails is set aside by the worker), a testbed change brings both fingerprints and stores the
+// environment change, and triage moves the series' baseline and drops its states.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -235,6 +236,55 @@ TEST_F(HistoryStoreTest, TheWorkerSetsAsideARunThatAlwaysFailsAndGoesOn) {
             1);
   // Four points per series: commits 1, 2, 4 and 5.
   EXPECT_EQ(Query("SELECT max(length) FROM history_series"), 4);
+}
+
+// Where a series' testbed changes, the unit of work carries the two fingerprints, and a new
+// alert stores the environment change the analysis made of them.
+TEST_F(HistoryStoreTest, AnEnvironmentChangeIsLoadedAndStored) {
+  for (int i = 1; i <= 3; ++i) {
+    wire::RunUpload run = testing::SampleRun(i, i);
+    if (i == 3) run.testbed.fingerprint_json = R"({"cpu_model":"y","cores":8})";
+    Ingest(run);
+  }
+  std::vector<HistoryRunWork> seen;
+  std::mutex mutex;
+  for (int i = 1; i < 3; ++i) {
+    ASSERT_TRUE(testing::AnalyseNextRun(*store_, tracked_, Recording(&seen, &mutex)).has_value());
+    EXPECT_TRUE(seen.back().testbed_fingerprints.empty());  // one testbed so far
+  }
+  auto with_alert = testing::AnalyseNextRun(
+      *store_, tracked_,
+      [&](const HistoryRunWork& work) -> Result<std::vector<HistorySeriesUpdate>> {
+        const HistorySeriesData& a = work.series.front();
+        EXPECT_NE(a.testbed_ids[1], a.testbed_ids[2]);
+        EXPECT_EQ(work.testbed_fingerprints.size(), 2u);
+        const std::string& before = work.testbed_fingerprints.at(a.testbed_ids[1]);
+        const std::string& after = work.testbed_fingerprints.at(a.testbed_ids[2]);
+        EXPECT_EQ(before, R"({"cpu_model": "x"})");
+        EXPECT_EQ(after, R"({"cores": 8, "cpu_model": "y"})");
+        std::vector<HistorySeriesUpdate> updates;
+        for (const HistorySeriesData& s : work.series) {
+          HistorySeriesUpdate& u = updates.emplace_back();
+          u.series_id = s.key.id;
+          u.detector_state_json = u.monitor_state_json = "{}";
+          if (s.key.benchmark != "BM_A") continue;
+          NewAlertRecord alert;
+          alert.position = 2;
+          alert.kind = "regression";
+          alert.cause = "environment";
+          alert.detectors = {"e-divisive"};
+          alert.environment_change_json = *server::history::EnvironmentChangeJson(before, after);
+          u.alerts.push_back(alert);
+        }
+        return updates;
+      });
+  ASSERT_TRUE(with_alert.has_value() && with_alert->has_value()) << with_alert.error().ToString();
+  auto page = store_->ListAlerts(project_, AlertFilter{});
+  ASSERT_TRUE(page.has_value());
+  ASSERT_EQ(page->alerts.size(), 1u);
+  EXPECT_EQ(page->alerts[0].environment_change_json,
+            R"({"after": {"cores": 8, "cpu_model": "y"}, "before": {"cpu_model": "x"}, )"
+            R"("changed": ["cores", "cpu_model"]})");
 }
 
 TEST_F(HistoryStoreTest, AlertsAreStoredListedAndTriageRebaselines) {
