@@ -33,7 +33,8 @@ struct HistoryServiceOptions {
 };
 
 // The analysis of one run's series: an update per series (states, steps, new alerts with
-// q-values). Pure apart from the store types; a series whose stored state cannot be read is
+// q-values across the run's series and their environment changes from the run's fingerprints,
+// refreshed alerts). No I/O but a log line: a series whose stored state cannot be read is
 // analysed from scratch.
 Result<std::vector<store::HistorySeriesUpdate>> AnalyseRun(const store::HistoryRunWork& work,
                                                            const HistoryParams& params);
