@@ -32,6 +32,7 @@ using perfgate::stats::HistoryOptions;
 using perfgate::stats::Rng;
 using perfgate::stats::Step;
 namespace history = perfgate::server::history;
+namespace store = perfgate::store;
 
 constexpr std::size_t kManySeries = 10000;
 constexpr std::size_t kManyPoints = 200;
@@ -202,8 +203,9 @@ BENCHMARK(BM_IncrementalAppendEDivisiveOnly)
 // The server's per-series analysis of one ingested run (monitors, e-divisive, confirmation,
 // alerts) on a 10,000-point series whose earlier steps are already alerted.
 struct ServerFixture {
-  history::SeriesInput with_state;  // the state persisted after the first 9,999 points
-  history::SeriesInput scratch;     // no detector state, fresh monitors (a re-analysis)
+  store::HistorySeriesData series;
+  history::SeriesState with_state;  // the state persisted after the first 9,999 points
+  history::SeriesState scratch;     // no detector state, fresh monitors (a re-analysis)
   history::HistoryParams params;
   std::vector<int64_t> reference_positions;
 };
@@ -214,8 +216,8 @@ std::vector<int64_t> Positions(const history::SeriesOutput& out) {
   return positions;
 }
 
-history::SeriesInput Input(std::span<const double> levels) {
-  history::SeriesInput in;
+store::HistorySeriesData Input(std::span<const double> levels) {
+  store::HistorySeriesData in;
   in.levels.assign(levels.begin(), levels.end());
   in.testbed_ids.assign(levels.size(), 1);
   return in;
@@ -231,12 +233,10 @@ const ServerFixture& GetServerFixture(std::size_t n) {
   const history::SeriesOutput prefix = Check(
       history::AnalyseSeries(Input(std::span<const double>(base.series).first(n - 1)), f.params),
       "AnalyseSeries on the prefix");
-  f.with_state = Input(base.series);
-  f.with_state.detector_state = prefix.detector_state;
+  f.series = Input(base.series);
+  f.series.alerted_positions = Positions(prefix);
+  f.with_state.detector = prefix.detector_state;
   f.with_state.monitors = prefix.monitors;
-  f.with_state.alerted_positions = Positions(prefix);
-  f.scratch = Input(base.series);
-  f.scratch.alerted_positions = f.with_state.alerted_positions;
   for (const auto& s : base.reference.steps) {
     f.reference_positions.push_back(static_cast<int64_t>(s.index));
   }
@@ -245,10 +245,10 @@ const ServerFixture& GetServerFixture(std::size_t n) {
 
 void RunAnalyseSeries(benchmark::State& state, bool with_state) {
   const ServerFixture& f = GetServerFixture(static_cast<std::size_t>(state.range(0)));
-  const history::SeriesInput& input = with_state ? f.with_state : f.scratch;
+  const history::SeriesState& from = with_state ? f.with_state : f.scratch;
   history::SeriesOutput last;
   for (auto _ : state) {
-    auto out = history::AnalyseSeries(input, f.params);
+    auto out = history::AnalyseSeries(f.series, f.params, from);
     if (!out) Fail("AnalyseSeries");
     benchmark::DoNotOptimize(out->steps.data());
     last = std::move(*out);
@@ -256,7 +256,7 @@ void RunAnalyseSeries(benchmark::State& state, bool with_state) {
   const std::vector<int64_t> positions = Positions(last);
   const std::size_t alerts = last.alerts.size();
   if (positions != f.reference_positions) Fail("AnalyseSeries steps differ from the reference");
-  state.counters["points"] = static_cast<double>(input.levels.size());
+  state.counters["points"] = static_cast<double>(f.series.levels.size());
   state.counters["new_alerts"] = static_cast<double>(alerts);
 }
 
@@ -361,18 +361,20 @@ BENCHMARK(BM_ManySeries_Append)->Unit(benchmark::kMillisecond);
 
 // (c) The server's AnalyseSeries for one new point of each series, with its persisted state.
 void BM_ManySeries_AnalyseAppend(benchmark::State& state) {
-  static const std::vector<history::SeriesInput> inputs = [] {
+  struct Appended {
+    store::HistorySeriesData series;
+    history::SeriesState state;
+  };
+  static const std::vector<Appended> inputs = [] {
     const Many& m = GetMany();
     const history::HistoryParams params;
-    std::vector<history::SeriesInput> out;
+    std::vector<Appended> out;
     for (std::size_t s = 0; s < kManySeries; ++s) {
       const std::span<const double> x(m.series[s]);
       const history::SeriesOutput prefix =
           Check(history::AnalyseSeries(Input(x.first(kManyPoints - 1)), params), "AnalyseSeries");
-      history::SeriesInput in = Input(x);
-      in.detector_state = prefix.detector_state;
-      in.monitors = prefix.monitors;
-      in.alerted_positions = Positions(prefix);
+      Appended in{Input(x), {prefix.detector_state, prefix.monitors}};
+      in.series.alerted_positions = Positions(prefix);
       out.push_back(std::move(in));
     }
     return out;
@@ -385,7 +387,7 @@ void BM_ManySeries_AnalyseAppend(benchmark::State& state) {
   for (auto _ : state) {
     steps = 0;
     for (std::size_t s = 0; s < kManySeries; ++s) {
-      auto out = history::AnalyseSeries(inputs[s], params);
+      auto out = history::AnalyseSeries(inputs[s].series, params, inputs[s].state);
       if (!out) Fail("AnalyseSeries");
       steps += out->steps.size();
       all_match = all_match && out->steps.size() == m.references[s].steps.size();

@@ -1,13 +1,14 @@
-// Alerts and change points of tracked branches (issue 5): GET .../alerts (filtered, paged),
+// Alerts and change points of tracked branches: GET .../alerts (filtered, paged),
 // GET .../alerts/{id} (with the series excerpt and triage history), PATCH .../alerts/{id}
-// (state and note; the triage scope), and GET .../change-points, which runs the detectors on a
-// whole stored series on demand. The analysis itself is server/history.
+// (state and note; the triage scope), and GET .../change-points, which runs the history
+// worker's analysis (server/history AnalyseSeries) on a whole stored series on demand.
 #include <algorithm>
 
 #include "server/api/auth.h"
 #include "server/api/json_util.h"
 #include "server/api/routes.h"
 #include "server/history/alert_json.h"
+#include "server/history/analysis.h"
 #include "server/history/service.h"
 
 namespace perfgate::server::api {
@@ -86,14 +87,23 @@ Result<http::Response> ChangePoints(const ApiDeps& deps, const http::Request& re
   query.unit = request.Query("unit").value_or("");
   auto series = deps.history->GetHistorySeries(project, query);
   if (!series) return tl::unexpected(series.error());
-  std::vector<double> levels;
-  levels.reserve(series->points.size());
-  for (const store::ExcerptPoint& p : series->points) levels.push_back(p.level);
+  // The worker's analysis from scratch over every point, so that the route and the alerts give
+  // a series one answer.
+  store::HistorySeriesData data;
+  data.key = series->key;
+  data.length = static_cast<int64_t>(series->points.size());
+  data.levels.reserve(series->points.size());
+  data.testbed_ids.reserve(series->points.size());
+  for (const store::ExcerptPoint& p : series->points) {
+    data.levels.push_back(p.level);
+    data.testbed_ids.push_back(p.testbed_id);
+  }
   const history::HistoryParams& params = deps.history_params.params;
-  auto steps = stats::DetectSteps(levels, params.detector);
-  if (!steps) return tl::unexpected(steps.error());
+  auto analysis = history::AnalyseSeries(data, params);
+  if (!analysis) return tl::unexpected(analysis.error());
   json out_steps = json::array();
-  for (const stats::Step& s : *steps) {
+  for (const history::StepFound& found : analysis->steps) {
+    const stats::Step& s = found.step;
     const store::ExcerptPoint& good = series->points[s.index - 1];
     const store::ExcerptPoint& bad = series->points[s.index];
     out_steps.push_back(

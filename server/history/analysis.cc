@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "stats/bootstrap.h"
 #include "stats/multiple_testing.h"
@@ -54,20 +56,21 @@ bool Near(int64_t signal, int64_t position, std::size_t points) {
 
 // The alert for steps[s]: its figures, the CI over the points its levels were measured on,
 // the fingerprint change, and the monitors that agree.
-NewAlert MakeAlert(const SeriesInput& input, const HistoryParams& params,
-                   const std::vector<stats::Step>& steps, std::size_t s,
-                   const MonitorState& monitors) {
-  const std::size_t n = input.levels.size();
+store::NewAlertRecord MakeAlert(const store::HistorySeriesData& series, const HistoryParams& params,
+                                const std::vector<stats::Step>& steps, std::size_t s,
+                                const MonitorState& monitors) {
+  const std::size_t n = series.levels.size();
   const stats::Step& step = steps[s];
-  const int64_t position = input.baseline_from + static_cast<int64_t>(step.index);
-  NewAlert alert;
+  const int64_t position = series.baseline_from + static_cast<int64_t>(step.index);
+  store::NewAlertRecord alert;
   alert.position = position;
   alert.magnitude = step.magnitude;
-  alert.regression = IsWorse(step.magnitude, input.direction);
-  alert.p_value = step.p_value;
+  alert.kind = IsWorse(step.magnitude, series.key.direction) ? "regression" : "improvement";
+  alert.p_value = std::clamp(step.p_value, 0.0, 1.0);
   alert.level_before = step.level_before;
   alert.level_after = step.level_after;
-  alert.environment = input.testbed_ids[step.index] != input.testbed_ids[step.index - 1];
+  alert.cause =
+      series.testbed_ids[step.index] != series.testbed_ids[step.index - 1] ? "environment" : "code";
   // The CI compares the levels of the adjacent segments (to the neighbouring steps, at most
   // level_points each side): the same points the confirmation stage measured.
   const std::size_t lo = s == 0 ? 0 : steps[s - 1].index;
@@ -75,12 +78,15 @@ NewAlert MakeAlert(const SeriesInput& input, const HistoryParams& params,
   const std::size_t cap = params.detector.level_points;
   const std::size_t from = std::max(lo, step.index > cap ? step.index - cap : 0);
   const std::size_t to = std::min(hi, step.index + cap);
-  const std::span<const double> levels(input.levels);
+  const std::span<const double> levels(series.levels);
   const stats::Interval ci = stats::BootstrapMedianChangeCi(
       levels.subspan(from, step.index - from), levels.subspan(step.index, to - step.index),
       {params.ci_resamples, params.ci_confidence, 0x5eed + static_cast<uint64_t>(position)});
-  alert.ci_low = ci.lower;
-  alert.ci_high = ci.upper;
+  // NaN when a side has a single point: no interval then.
+  if (std::isfinite(ci.lower) && std::isfinite(ci.upper)) {
+    alert.ci_low = ci.lower;
+    alert.ci_high = ci.upper;
+  }
   alert.detectors = step.detectors;
   const bool up = step.magnitude > 0;
   const std::size_t near = params.same_step_points;
@@ -178,57 +184,107 @@ Result<std::optional<stats::ChangePointState>> ParseDetectorState(const std::str
   }
 }
 
-Result<SeriesOutput> AnalyseSeries(const SeriesInput& input, const HistoryParams& params) {
-  const std::size_t n = input.levels.size();
-  if (input.testbed_ids.size() != n) {
+SeriesState ParseSeriesState(const store::HistorySeriesData& series, bool* unreadable) {
+  SeriesState state;
+  auto detector = ParseDetectorState(series.detector_state_json);
+  auto monitors = ParseMonitorState(series.monitor_state_json);
+  if (detector) state.detector = std::move(*detector);
+  if (monitors) {
+    state.monitors = *monitors;
+  } else {
+    state.monitors.next_position = series.baseline_from;
+  }
+  if (unreadable != nullptr) *unreadable = !detector || !monitors;
+  return state;
+}
+
+Result<SeriesOutput> AnalyseSeries(const store::HistorySeriesData& series,
+                                   const HistoryParams& params, const SeriesState& state) {
+  const std::size_t n = series.levels.size();
+  if (series.testbed_ids.size() != n) {
     return InvalidArgument("one testbed per level is required", "testbed_ids");
   }
   SeriesOutput out;
   // Monitors: the points not fed yet (a re-baselined series starts again at baseline_from).
-  out.monitors = input.monitors;
-  if (out.monitors.next_position < input.baseline_from) {
+  out.monitors = state.monitors;
+  if (out.monitors.next_position < series.baseline_from) {
     out.monitors = MonitorState{};
-    out.monitors.next_position = input.baseline_from;
+    out.monitors.next_position = series.baseline_from;
   }
-  for (int64_t p = out.monitors.next_position; p < input.baseline_from + static_cast<int64_t>(n);
+  for (int64_t p = out.monitors.next_position; p < series.baseline_from + static_cast<int64_t>(n);
        ++p) {
-    Feed(out.monitors, input.levels[static_cast<std::size_t>(p - input.baseline_from)], p, params);
+    Feed(out.monitors, series.levels[static_cast<std::size_t>(p - series.baseline_from)], p,
+         params);
   }
-  out.monitors.next_position = input.baseline_from + static_cast<int64_t>(n);
+  out.monitors.next_position = series.baseline_from + static_cast<int64_t>(n);
 
   const stats::ChangePointOptions options = stats::EDivisiveOptions(params.detector);
   auto incremental = stats::DetectChangePointsIncremental(
-      input.levels, options, input.detector_state ? &*input.detector_state : nullptr);
+      series.levels, options, state.detector ? &*state.detector : nullptr);
   if (!incremental) return tl::unexpected(incremental.error());
   out.detector_state = std::move(incremental->state);
   const std::vector<stats::Step> steps =
-      stats::ConfirmSteps(input.levels, incremental->analysis, params.detector);
+      stats::ConfirmSteps(series.levels, incremental->analysis, params.detector);
 
   for (std::size_t s = 0; s < steps.size(); ++s) {
     const stats::Step& step = steps[s];
-    const int64_t position = input.baseline_from + static_cast<int64_t>(step.index);
+    const int64_t position = series.baseline_from + static_cast<int64_t>(step.index);
     out.steps.push_back({position, step});
     // The alert this step already has: the nearest within same_step_points.
     std::optional<int64_t> alerted;
-    for (int64_t a : input.alerted_positions) {
+    for (int64_t a : series.alerted_positions) {
       const int64_t distance = std::llabs(a - position);
       if (distance <= static_cast<int64_t>(params.same_step_points) &&
           (!alerted || distance < std::llabs(*alerted - position))) {
         alerted = a;
       }
     }
-    const bool open =
-        alerted && std::find(input.open_alert_positions.begin(), input.open_alert_positions.end(),
-                             *alerted) != input.open_alert_positions.end();
-    if (alerted && !open) continue;
-    NewAlert alert = MakeAlert(input, params, steps, s, out.monitors);
+    const auto open =
+        alerted
+            ? std::find_if(series.open_alerts.begin(), series.open_alerts.end(),
+                           [&](const store::OpenAlertRecord& o) { return o.position == *alerted; })
+            : series.open_alerts.end();
+    if (alerted && open == series.open_alerts.end()) continue;
+    store::NewAlertRecord alert = MakeAlert(series, params, steps, s, out.monitors);
     if (alerted) {
-      out.refreshed.push_back({*alerted, std::move(alert)});
+      alert.q_value = RefreshedQValue(*open, alert.p_value);
+      out.refreshed.emplace_back(*alerted, std::move(alert));
     } else {
       out.alerts.push_back(std::move(alert));
     }
   }
   return out;
+}
+
+double RefreshedQValue(const store::OpenAlertRecord& stored, double p_value) {
+  if (!(stored.p_value > 0)) return stored.q_value;
+  return std::min(1.0, p_value * (stored.q_value / stored.p_value));
+}
+
+Result<std::string> EnvironmentChangeJson(const std::string& before, const std::string& after) {
+  json b, a;
+  try {
+    b = json::parse(before);
+    a = json::parse(after);
+  } catch (const json::exception& e) {
+    return InvalidArgument(std::string("unreadable fingerprint: ") + e.what(), "fingerprint");
+  }
+  if (!b.is_object() || !a.is_object()) {
+    return InvalidArgument("a fingerprint must be a JSON object", "fingerprint");
+  }
+  std::set<std::string> keys;
+  for (const auto& [key, value] : b.items()) keys.insert(key);
+  for (const auto& [key, value] : a.items()) keys.insert(key);
+  json changed = json::array();
+  for (const std::string& key : keys) {
+    const auto was = b.find(key);
+    const auto is = a.find(key);
+    if (was == b.end() || is == a.end() || *was != *is) changed.push_back(key);
+  }
+  // The fingerprints as stored (the database's canonical text): re-encoding them here could
+  // change how a number is written.
+  return "{\"before\": " + before + ", \"after\": " + after + ", \"changed\": " + changed.dump() +
+         "}";
 }
 
 std::vector<double> QValues(std::span<const double> p_values, std::size_t series_evaluated) {

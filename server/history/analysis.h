@@ -1,8 +1,10 @@
-// The history analysis of one series of a tracked branch, without I/O: the new points go
-// through the online monitors (EWMA and tabular CUSUM, O(1) each), e-divisive resumes from its
-// persisted state (stats::DetectChangePointsIncremental) and perfgate's confirmation stage
-// (stats::ConfirmSteps) names the steps; a step not alerted before becomes a new alert with its
-// magnitude CI, the detectors that agree and whether the testbed's fingerprint changed there.
+// The history analysis of one series of a tracked branch, without I/O (on the store's plain
+// records): the new points go through the online monitors (EWMA and tabular CUSUM, O(1) each),
+// e-divisive resumes from its persisted state (stats::DetectChangePointsIncremental) and
+// perfgate's confirmation stage (stats::ConfirmSteps) names the steps; a step not alerted before
+// becomes a new alert with its magnitude CI, the detectors that agree and whether the testbed's
+// fingerprint changed there. Also the rules applied to alerts: refreshed q-values and what an
+// environment change reports.
 #pragma once
 
 #include <cstddef>
@@ -10,10 +12,12 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/metric.h"
 #include "core/result.h"
+#include "server/store/history_store.h"
 #include "stats/change_points.h"
 #include "stats/history_detector.h"
 #include "stats/monitors.h"
@@ -56,51 +60,52 @@ std::string DetectorStateJson(const stats::ChangePointState& state);
 // "" gives nullopt (recompute); kInvalidArgument for anything unreadable.
 Result<std::optional<stats::ChangePointState>> ParseDetectorState(const std::string& json);
 
-struct SeriesInput {
-  Direction direction = Direction::kLowerIsBetter;
-  int64_t baseline_from = 0;         // absolute position of levels[0]
-  std::vector<double> levels;        // per-commit medians from baseline_from on
-  std::vector<int64_t> testbed_ids;  // the fingerprint that measured each point
-  std::optional<stats::ChangePointState> detector_state;
+// The resumable state of a series' detectors: what the store persisted for it
+// (HistorySeriesData's detector_state_json and monitor_state_json), parsed. Empty: analyse from
+// scratch.
+struct SeriesState {
+  std::optional<stats::ChangePointState> detector;
   MonitorState monitors;
-  std::vector<int64_t> alerted_positions;     // positions of this series' alerts, any state
-  std::vector<int64_t> open_alert_positions;  // those of them still open
 };
+
+// The state persisted for `series`; a state that cannot be read is replaced by a fresh one (its
+// detector or monitors start from scratch), and `unreadable` (when given) says so.
+SeriesState ParseSeriesState(const store::HistorySeriesData& series, bool* unreadable = nullptr);
 
 struct StepFound {
   int64_t position = 0;  // absolute first point of the new level
   stats::Step step;
 };
 
-struct NewAlert {
-  int64_t position = 0;
-  bool regression = false;   // worse in the metric's direction (else an improvement)
-  bool environment = false;  // the testbed fingerprint changed at this point
-  double magnitude = 0;
-  double ci_low = 0, ci_high = 0;  // NaN when a side has a single point
-  double p_value = 1;
-  double level_before = 0, level_after = 0;
-  std::vector<std::string> detectors;
-};
-
-// An open alert's step seen again with more points after it: its figures measured anew (and
-// its position, when the step now sits a point or two away), so that an alert raised on the
-// first few points of a new level does not keep their rough estimate.
-struct AlertRefresh {
-  int64_t old_position = 0;
-  NewAlert alert;
-};
-
 struct SeriesOutput {
   stats::ChangePointState detector_state;
   MonitorState monitors;
   std::vector<StepFound> steps;  // every confirmed step from baseline_from on
-  std::vector<NewAlert> alerts;  // the steps with no alert yet
-  std::vector<AlertRefresh> refreshed;
+  // The steps with no alert yet: kind, cause, figures and detectors (q-value, environment
+  // change and parameters are the run's: AnalyseRun in service.h fills them in).
+  std::vector<store::NewAlertRecord> alerts;
+  // An open alert's step seen again with more points after it: (its old position, its figures
+  // measured anew, its position too when the step now sits a point or two away, q-value
+  // included), so that an alert raised on the first few points of a new level does not keep
+  // their rough estimate.
+  std::vector<std::pair<int64_t, store::NewAlertRecord>> refreshed;
 };
 
-// kInvalidArgument for inconsistent input (testbed_ids not matching levels, a non-finite level).
-Result<SeriesOutput> AnalyseSeries(const SeriesInput& input, const HistoryParams& params);
+// The analysis of `series` resuming from `state` (by default from scratch: the answer is the
+// same, tested, only slower). kInvalidArgument for inconsistent input (testbed_ids not matching
+// levels, a non-finite level).
+Result<SeriesOutput> AnalyseSeries(const store::HistorySeriesData& series,
+                                   const HistoryParams& params, const SeriesState& state = {});
+
+// The q-value of an open alert measured again with `p_value`: the Benjamini-Hochberg factor of
+// the ingest that raised it (stored q / stored p, in [1, m]) on the new p-value, at most 1; the
+// factor first: p-values of long series go far below 1e-154, where p * q underflows.
+double RefreshedQValue(const store::OpenAlertRecord& stored, double p_value);
+
+// What an environment change reports: {"before": ..., "after": ..., "changed": [the top-level
+// keys whose values differ or exist on one side only, in byte order]} from two fingerprints
+// (JSON objects). kInvalidArgument when one is not a JSON object.
+Result<std::string> EnvironmentChangeJson(const std::string& before, const std::string& after);
 
 // Benjamini-Hochberg q-values of `p_values` (the new alerts of one ingest) among
 // `series_evaluated` tests (the series that ingest analysed; the others count as p = 1).

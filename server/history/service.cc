@@ -27,22 +27,21 @@ std::string ParametersJson(const HistoryParams& params) {
 
 namespace {
 
-store::NewAlertRecord Record(const NewAlert& a, const std::string& parameters) {
-  store::NewAlertRecord r;
-  r.position = a.position;
-  r.kind = a.regression ? "regression" : "improvement";
-  r.cause = a.environment ? "environment" : "code";
-  r.magnitude = a.magnitude;
-  if (std::isfinite(a.ci_low) && std::isfinite(a.ci_high)) {
-    r.ci_low = a.ci_low;
-    r.ci_high = a.ci_high;
+// The environment change of a new alert at an environment step: the fingerprints of the
+// testbeds that measured the last good and the first bad point.
+Result<void> FillEnvironmentChange(const store::HistoryRunWork& work,
+                                   const store::HistorySeriesData& s, store::NewAlertRecord& a) {
+  if (a.cause != "environment") return {};
+  const auto at = static_cast<std::size_t>(a.position - s.baseline_from);
+  const auto before = work.testbed_fingerprints.find(s.testbed_ids[at - 1]);
+  const auto after = work.testbed_fingerprints.find(s.testbed_ids[at]);
+  if (before == work.testbed_fingerprints.end() || after == work.testbed_fingerprints.end()) {
+    return MakeError(ErrorCode::kInternal, "no fingerprint loaded for an environment change");
   }
-  r.p_value = std::clamp(a.p_value, 0.0, 1.0);
-  r.level_before = a.level_before;
-  r.level_after = a.level_after;
-  r.detectors = a.detectors;
-  r.parameters_json = parameters;
-  return r;
+  auto change = EnvironmentChangeJson(before->second, after->second);
+  if (!change) return tl::unexpected(change.error());
+  a.environment_change_json = std::move(*change);
+  return {};
 }
 
 }  // namespace
@@ -54,26 +53,13 @@ Result<std::vector<store::HistorySeriesUpdate>> AnalyseRun(const store::HistoryR
   std::vector<store::NewAlertRecord*> alerts;
   updates.reserve(work.series.size());
   for (const store::HistorySeriesData& s : work.series) {
-    SeriesInput input;
-    input.direction = s.key.direction;
-    input.baseline_from = s.baseline_from;
-    input.levels = s.levels;
-    input.testbed_ids = s.testbed_ids;
-    input.alerted_positions = s.alerted_positions;
-    input.open_alert_positions = s.open_alert_positions;
-    auto detector = ParseDetectorState(s.detector_state_json);
-    auto monitors = ParseMonitorState(s.monitor_state_json);
-    if (!detector || !monitors) {
+    bool unreadable = false;
+    const SeriesState state = ParseSeriesState(s, &unreadable);
+    if (unreadable) {
       spdlog::warn("history: series {} has an unreadable state; analysing it from scratch",
                    s.key.id);
     }
-    if (detector) input.detector_state = *detector;
-    if (monitors) {
-      input.monitors = *monitors;
-    } else {
-      input.monitors.next_position = s.baseline_from;
-    }
-    auto output = AnalyseSeries(input, params);
+    auto output = AnalyseSeries(s, params, state);
     if (!output) return tl::unexpected(output.error());
     store::HistorySeriesUpdate& u = updates.emplace_back();
     u.series_id = s.key.id;
@@ -83,10 +69,15 @@ Result<std::vector<store::HistorySeriesUpdate>> AnalyseRun(const store::HistoryR
       u.steps.push_back({found.position, found.step.magnitude, found.step.p_value,
                          found.step.level_before, found.step.level_after, found.step.detectors});
     }
-    for (const NewAlert& a : output->alerts) u.alerts.push_back(Record(a, parameters));
-    for (const AlertRefresh& r : output->refreshed) {
-      u.refreshed.emplace_back(r.old_position, Record(r.alert, parameters));
+    u.alerts = std::move(output->alerts);
+    for (store::NewAlertRecord& a : u.alerts) {
+      a.parameters_json = parameters;
+      if (auto filled = FillEnvironmentChange(work, s, a); !filled) {
+        return tl::unexpected(filled.error());
+      }
     }
+    u.refreshed = std::move(output->refreshed);
+    for (auto& [old_position, a] : u.refreshed) a.parameters_json = parameters;
   }
   // Benjamini-Hochberg across the series this run measured (reported, not a filter: each
   // alert already passed e-divisive's own significance level).
@@ -135,21 +126,24 @@ HistoryService::Stats HistoryService::stats() const {
 
 Result<bool> HistoryService::Step() {
   std::lock_guard step_lock(step_mutex_);
-  const HistoryParams& params = options_.params;
-  auto result = store_.AnalyseNextRun(
-      options_.tracked_branches,
-      [&params](const store::HistoryRunWork& work) { return AnalyseRun(work, params); });
+  // Claim, analyse, apply: a failed analysis ends the transaction uncommitted, so the run stays
+  // pending with nothing appended.
+  auto run = store_.BeginNextRun(options_.tracked_branches);
+  if (!run) return tl::unexpected(run.error());
+  if (*run == nullptr) return false;
+  auto updates = AnalyseRun((*run)->Work(), options_.params);
+  if (!updates) return tl::unexpected(updates.error());
+  auto result = (*run)->Commit(*updates);
   if (!result) return tl::unexpected(result.error());
-  if (!*result) return false;
   {
     std::lock_guard lock(mutex_);
     ++stats_.runs;
-    stats_.alerts += static_cast<int64_t>((*result)->new_alert_ids.size());
+    stats_.alerts += static_cast<int64_t>(result->new_alert_ids.size());
   }
-  if (!(*result)->new_alert_ids.empty()) {
-    spdlog::info("history: run {} raised {} alert(s) over {} series", (*result)->run_id,
-                 (*result)->new_alert_ids.size(), (*result)->series);
-    Announce(**result);
+  if (!result->new_alert_ids.empty()) {
+    spdlog::info("history: run {} raised {} alert(s) over {} series", result->run_id,
+                 result->new_alert_ids.size(), result->series);
+    Announce(*result);
   }
   return true;
 }

@@ -1,8 +1,8 @@
 // HistoryService: the background worker that takes every stored run of a tracked branch into
-// its series' history (store::HistoryStore::AnalyseNextRun), runs the detectors on the series
-// it touched (analysis.h), raises alerts with Benjamini-Hochberg q-values across the run's
-// series, and announces new alerts on the webhook. Runs are claimed from the database, so none
-// is lost when the server stops between storing a run and analysing it.
+// its series' history: it claims the run (store::HistoryStore::BeginNextRun), runs the detectors
+// on the series it touched (analysis.h) with Benjamini-Hochberg q-values across them, applies
+// the results in the run's transaction, and announces new alerts on the webhook. Runs are claimed
+// from the database, so none is lost when the server stops between storing and analysing one.
 #pragma once
 
 #include <chrono>
@@ -33,7 +33,8 @@ struct HistoryServiceOptions {
 };
 
 // The analysis of one run's series: an update per series (states, steps, new alerts with
-// q-values). Pure apart from the store types; a series whose stored state cannot be read is
+// q-values across the run's series and their environment changes from the run's fingerprints,
+// refreshed alerts). No I/O but a log line: a series whose stored state cannot be read is
 // analysed from scratch.
 Result<std::vector<store::HistorySeriesUpdate>> AnalyseRun(const store::HistoryRunWork& work,
                                                            const HistoryParams& params);

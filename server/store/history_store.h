@@ -1,10 +1,12 @@
-// What the history analysis and the alerts API need from persistence: claiming the next run to
-// take into a tracked branch's history (its points appended, the touched series handed to the
-// analysis and its results stored, in one transaction), and alerts with their triage.
+// What the history analysis and the alerts API need from persistence: a unit of work per run
+// taken into a tracked branch's history (claimed, its points appended and the touched series
+// loaded; the analysis' results applied and committed, all in one transaction), and alerts with
+// their triage.
 #pragma once
 
 #include <cstdint>
-#include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -27,17 +29,25 @@ struct HistorySeriesKey {
   Direction direction = Direction::kLowerIsBetter;
 };
 
-// A series as the analysis sees it: points [baseline_from, length).
+// An open alert as a refresh needs it: where it is and the significance stored with it.
+struct OpenAlertRecord {
+  int64_t position = 0;
+  double p_value = 1;
+  double q_value = 1;
+};
+
+// A series as the analysis sees it (server/history AnalyseSeries): points [baseline_from,
+// length), the persisted states of its detectors, and its alerts.
 struct HistorySeriesData {
   HistorySeriesKey key;
   int64_t length = 0;
-  int64_t baseline_from = 0;
-  std::string detector_state_json;  // "" when it must be recomputed
-  std::string monitor_state_json;   // "{}" when fresh
-  std::vector<double> levels;
-  std::vector<int64_t> testbed_ids;
-  std::vector<int64_t> alerted_positions;
-  std::vector<int64_t> open_alert_positions;
+  int64_t baseline_from = 0;                 // absolute position of levels[0]
+  std::string detector_state_json;           // "" when it must be recomputed
+  std::string monitor_state_json;            // "{}" when fresh
+  std::vector<double> levels;                // per-commit medians from baseline_from on
+  std::vector<int64_t> testbed_ids;          // the fingerprint that measured each point
+  std::vector<int64_t> alerted_positions;    // positions of this series' alerts, any state
+  std::vector<OpenAlertRecord> open_alerts;  // those of them still open, by position
 };
 
 struct HistoryStepRecord {
@@ -49,17 +59,21 @@ struct HistoryStepRecord {
   std::vector<std::string> detectors;
 };
 
+// An alert the analysis raises (or an open one measured again).
 struct NewAlertRecord {
-  int64_t position = 0;
-  std::string kind;   // regression, improvement
-  std::string cause;  // code, environment
+  int64_t position = 0;  // absolute first point of the new level
+  std::string kind;      // regression (worse in the metric's direction), improvement
+  std::string cause;     // code; environment when the testbed fingerprint changed there
   double magnitude = 0;
-  std::optional<double> ci_low, ci_high;
+  std::optional<double> ci_low, ci_high;  // none when a side has a single point
   double p_value = 1;
-  double q_value = 1;
+  double q_value = 1;  // Benjamini-Hochberg, across the series of the ingest that raised it
   double level_before = 0;
   double level_after = 0;
   std::vector<std::string> detectors;
+  // {"before": fingerprint, "after": fingerprint, "changed": [keys]} for an environment
+  // change, "" otherwise. Stored with a new alert only.
+  std::string environment_change_json;
   std::string parameters_json = "{}";
 };
 
@@ -69,8 +83,7 @@ struct HistorySeriesUpdate {
   std::string monitor_state_json;
   std::vector<HistoryStepRecord> steps;  // replace the series' change points
   std::vector<NewAlertRecord> alerts;
-  // Open alerts measured again: (their old position, the new figures). The stored q-value keeps
-  // the Benjamini-Hochberg factor of the ingest that raised the alert, applied to the new p.
+  // Open alerts measured again: (their old position, the new figures, q-value included).
   std::vector<std::pair<int64_t, NewAlertRecord>> refreshed;
 };
 
@@ -78,6 +91,9 @@ struct HistoryRunWork {
   std::string run_id;
   Project project;
   std::vector<HistorySeriesData> series;  // the series the run added a point to
+  // The fingerprints (JSON objects) of the testbeds on either side of every point where a
+  // series' testbed changes, by testbed id: what an environment change reports.
+  std::map<int64_t, std::string> testbed_fingerprints;
 };
 
 struct HistoryRunResult {
@@ -86,9 +102,6 @@ struct HistoryRunResult {
   std::size_t series = 0;
   std::vector<int64_t> new_alert_ids;
 };
-
-using HistoryAnalyse =
-    std::function<Result<std::vector<HistorySeriesUpdate>>(const HistoryRunWork& work)>;
 
 struct CommitRef {
   std::string sha;
@@ -231,19 +244,32 @@ struct HistoryWindow {
   int64_t keep_points = 2000;
 };
 
+// One run being taken into history: an open transaction holding the run's project lock, in
+// which the run is claimed, its points appended and the series it touched loaded (Work). The
+// caller analyses them and hands the results to Commit. Destroyed without a successful Commit
+// (the analysis failed, the worker stops), the transaction rolls back: the run stays pending and
+// none of its points are appended.
+class HistoryRunTransaction {
+ public:
+  virtual ~HistoryRunTransaction() = default;
+  virtual const HistoryRunWork& Work() const = 0;
+  // Stores the updates (states, change points, new and refreshed alerts), marks the run
+  // analysed and commits. Once per transaction; after an error nothing of the run is stored.
+  virtual Result<HistoryRunResult> Commit(const std::vector<HistorySeriesUpdate>& updates) = 0;
+};
+
 class HistoryStore {
  public:
   virtual ~HistoryStore() = default;
-  // Takes the oldest run not yet in history (created_at order; runs of branches not in
-  // `tracked_branches` are only marked done), appends its points (one per commit: a later run
-  // of a commit already in the series pools its values into that point, and the series'
-  // detector state is dropped so that the next analysis recomputes), calls `analyse` on the
-  // series it touched and stores the updates, all in one transaction under a per-project lock.
-  // nullopt when no run is pending. An error from `analyse` rolls everything back.
-  virtual Result<std::optional<HistoryRunResult>> AnalyseNextRun(
-      const std::vector<std::string>& tracked_branches, const HistoryAnalyse& analyse) = 0;
+  // Begins the unit of work for the oldest run not yet in history (created_at order; runs of
+  // branches not in `tracked_branches` are only marked done): under a per-project lock, claims
+  // it, appends its points (one per commit: a later run of a commit already in the series pools
+  // its values into that point, and the series' detector state is dropped so that the next
+  // analysis recomputes) and loads the series it touched. nullptr when no run is pending.
+  virtual Result<std::unique_ptr<HistoryRunTransaction>> BeginNextRun(
+      const std::vector<std::string>& tracked_branches) = 0;
   virtual Result<int64_t> PendingHistoryRuns() = 0;
-  // Sets aside the run AnalyseNextRun would take next (marked analysed, `error` recorded in
+  // Sets aside the run BeginNextRun would take next (marked analysed, `error` recorded in
   // runs.history_error, its points not appended), so that a run whose analysis keeps failing
   // does not stop its project's history. Its id; nullopt when no run is pending.
   virtual Result<std::optional<std::string>> SkipNextRun(

@@ -1,8 +1,11 @@
-// PgStore: the history of tracked branches, the worker's side. A worker takes a project's lock,
-// claims its oldest run not yet in history, appends one point per series it measured, lets the
-// analysis (server/history) judge the touched series and stores what it returns, in one
-// transaction. Alerts, bisects and whole series are pg_alert_store.cc.
+// PgStore: the history of tracked branches, the worker's side. A worker begins a transaction
+// that takes a project's lock, claims its oldest run not yet in history, appends one point per
+// series it measured and loads the touched series (BeginNextRun); the analysis (server/history)
+// judges them and the transaction stores what it returns and commits (Commit). Alerts, bisects and
+// whole series are pg_alert_store.cc.
 #include <algorithm>
+#include <map>
+#include <memory>
 
 #include "server/store/pg_history_rows.h"
 #include "server/store/pg_run_rows.h"
@@ -72,12 +75,16 @@ std::vector<HistorySeriesData> LoadSeries(pqxx::work& tx, const std::string& run
           "history_points hp WHERE hp.series_id = hs.id AND hp.position >= hs.baseline_from), "
           "(SELECT coalesce(array_agg(a.position ORDER BY a.position), '{}') FROM alerts a "
           "WHERE a.series_id = hs.id), "
-          "(SELECT coalesce(array_agg(a.position ORDER BY a.position), '{}') FROM alerts a "
-          "WHERE a.series_id = hs.id AND a.state = 'open') "
+          "o.positions, array_send(o.p_values), array_send(o.q_values) "
           "FROM sample_sets ss JOIN history_series hs ON hs.project_id = $2 AND hs.branch_id = $3 "
           "AND hs.testbed = $4 AND hs.benchmark_id = ss.benchmark_id "
           "AND hs.metric_id = ss.metric_id" +
-          kSeriesJoins + "WHERE ss.run_id = $1::uuid ORDER BY hs.id",
+          kSeriesJoins +
+          "CROSS JOIN LATERAL (SELECT coalesce(array_agg(a.position ORDER BY a.position), '{}') "
+          "positions, coalesce(array_agg(a.p_value ORDER BY a.position), '{}') p_values, "
+          "coalesce(array_agg(a.q_value ORDER BY a.position), '{}') q_values FROM alerts a "
+          "WHERE a.series_id = hs.id AND a.state = 'open') o "
+          "WHERE ss.run_id = $1::uuid ORDER BY hs.id",
       run_id, project_id, branch_id, testbed);
   std::vector<HistorySeriesData> out;
   out.reserve(rows.size());
@@ -92,8 +99,37 @@ std::vector<HistorySeriesData> LoadSeries(pqxx::work& tx, const std::string& run
     pgutil::AppendFloat8ArraySend(Text(row[at++]), s.levels);
     s.testbed_ids = ParseInts(row[at++]);
     s.alerted_positions = ParseInts(row[at++]);
-    s.open_alert_positions = ParseInts(row[at++]);
+    const std::vector<int64_t> open_positions = ParseInts(row[at++]);
+    std::vector<double> p_values, q_values;
+    pgutil::AppendFloat8ArraySend(Text(row[at++]), p_values);
+    pgutil::AppendFloat8ArraySend(Text(row[at++]), q_values);
+    for (std::size_t i = 0; i < open_positions.size(); ++i) {
+      s.open_alerts.push_back({open_positions[i], p_values[i], q_values[i]});
+    }
     out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// The fingerprints of the testbeds on either side of each testbed change in `series`.
+std::map<int64_t, std::string> LoadFingerprints(pqxx::work& tx,
+                                                const std::vector<HistorySeriesData>& series) {
+  std::vector<int64_t> ids;
+  for (const HistorySeriesData& s : series) {
+    for (std::size_t i = 1; i < s.testbed_ids.size(); ++i) {
+      if (s.testbed_ids[i] == s.testbed_ids[i - 1]) continue;
+      ids.push_back(s.testbed_ids[i - 1]);
+      ids.push_back(s.testbed_ids[i]);
+    }
+  }
+  std::map<int64_t, std::string> out;
+  if (ids.empty()) return out;
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  for (const pqxx::row& row :
+       tx.exec_params("SELECT id, fingerprint::text FROM testbeds WHERE id = ANY ($1::bigint[])",
+                      pgutil::IntegerArray(ids))) {
+    out.emplace(row[0].as<int64_t>(), row[1].as<std::string>());
   }
   return out;
 }
@@ -145,12 +181,8 @@ std::vector<int64_t> StoreUpdates(pqxx::work& tx, int64_t project_id,
           "first_bad_commit_id = f.commit_id, last_good_run_id = g.run_ids[1], "
           "first_bad_run_id = f.run_ids[1], kind = $4, cause = $5, magnitude = $6, "
           "ci_low = ($7::float8[])[1], ci_high = ($8::float8[])[1], p_value = $9, "
-          // The Benjamini-Hochberg factor of the ingest that raised it (q / p, in [1, m]), on
-          // the new p-value; the factor first: p-values of long series go far below 1e-154,
-          // where p * q underflows, which PostgreSQL refuses.
-          "q_value = CASE WHEN a.p_value > 0 THEN least(1, $9 * (a.q_value / a.p_value)) "
-          "ELSE a.q_value END, "
-          "level_before = $10, level_after = $11, detectors = string_to_array($12, ',') "
+          "q_value = $10, level_before = $11, level_after = $12, "
+          "detectors = string_to_array($13, ',') "
           "FROM history_points g JOIN history_points f ON f.series_id = g.series_id "
           "AND f.position = g.position + 1 "
           "WHERE a.series_id = $1 AND a.position = $2 AND a.state = 'open' "
@@ -158,8 +190,8 @@ std::vector<int64_t> StoreUpdates(pqxx::work& tx, int64_t project_id,
           "(SELECT 1 FROM alerts o WHERE o.series_id = $1 AND o.position = $3))",
           u.series_id, old_position, a.position, a.kind, a.cause, a.magnitude,
           a.ci_low ? pgutil::Float8Array({*a.ci_low}) : "{NULL}",
-          a.ci_high ? pgutil::Float8Array({*a.ci_high}) : "{NULL}", a.p_value, a.level_before,
-          a.level_after, Join(a.detectors));
+          a.ci_high ? pgutil::Float8Array({*a.ci_high}) : "{NULL}", a.p_value, a.q_value,
+          a.level_before, a.level_after, Join(a.detectors));
     }
   }
   std::vector<int64_t> alert_ids;
@@ -174,19 +206,15 @@ std::vector<int64_t> StoreUpdates(pqxx::work& tx, int64_t project_id,
           "environment_change, parameters) "
           "SELECT $1, $2, $3, g.commit_id, f.commit_id, g.run_ids[1], f.run_ids[1], $4, $5, $6, "
           "($7::float8[])[1], ($8::float8[])[1], $9, $10, $11, $12, string_to_array($13, ','), "
-          "CASE WHEN $5 = 'environment' THEN jsonb_build_object('before', tg.fingerprint, "
-          "'after', tf.fingerprint, 'changed', (SELECT coalesce(jsonb_agg(k ORDER BY k), '[]') "
-          "FROM (SELECT jsonb_object_keys(tg.fingerprint) UNION SELECT "
-          "jsonb_object_keys(tf.fingerprint)) keys(k) WHERE tg.fingerprint -> k IS DISTINCT "
-          "FROM tf.fingerprint -> k)) END, $14::jsonb "
+          "NULLIF($14, '')::jsonb, $15::jsonb "
           "FROM history_points g JOIN history_points f ON f.series_id = g.series_id "
-          "AND f.position = g.position + 1 JOIN testbeds tg ON tg.id = g.testbed_id "
-          "JOIN testbeds tf ON tf.id = f.testbed_id "
+          "AND f.position = g.position + 1 "
           "WHERE g.series_id = $2 AND g.position = $3 - 1 "
           "ON CONFLICT (series_id, position) DO NOTHING RETURNING id",
           project_id, u.series_id, a.position, a.kind, a.cause, a.magnitude,
           ci_low.empty() ? "{NULL}" : ci_low, ci_high.empty() ? "{NULL}" : ci_high, a.p_value,
-          a.q_value, a.level_before, a.level_after, Join(a.detectors), a.parameters_json);
+          a.q_value, a.level_before, a.level_after, Join(a.detectors), a.environment_change_json,
+          a.parameters_json);
       if (r.empty()) continue;
       const int64_t id = r[0][0].as<int64_t>();
       tx.exec_params(
@@ -249,44 +277,101 @@ std::optional<pqxx::row> ClaimNextRun(pqxx::work& tx, const std::string& tracked
 
 }  // namespace
 
-Result<std::optional<HistoryRunResult>> PgStore::AnalyseNextRun(
-    const std::vector<std::string>& tracked_branches, const HistoryAnalyse& analyse) {
-  const std::string tracked = pgutil::TextArray(tracked_branches);
-  return pool_.WithTransaction<std::optional<HistoryRunResult>>(
-      [&](pqxx::work& tx) -> Result<std::optional<HistoryRunResult>> {
-        std::optional<pqxx::row> claimed = ClaimNextRun(tx, tracked);
-        if (!claimed) return std::optional<HistoryRunResult>();
-        const pqxx::row& row = *claimed;
-        const std::string run_id = row[0].as<std::string>();
-        const int64_t project_id = row[1].as<int64_t>();
-        const int64_t branch_id = row[2].as<int64_t>();
-        const int64_t commit_id = row[3].as<int64_t>();
-        const int64_t testbed_id = row[4].as<int64_t>();
-        const std::string testbed = row[5].as<std::string>();
+namespace {
 
-        AppendPoints(tx, run_id, project_id, branch_id, testbed, commit_id, testbed_id);
-        // Series that outgrew the analysis window move their baseline forward.
-        tx.exec_params(
-            "UPDATE history_series hs SET baseline_from = hs.length - $5, detector_state = NULL "
-            "FROM sample_sets ss WHERE ss.run_id = $1::uuid AND hs.project_id = $2 "
-            "AND hs.branch_id = $3 AND hs.testbed = $4 AND hs.benchmark_id = ss.benchmark_id "
-            "AND hs.metric_id = ss.metric_id AND hs.length - hs.baseline_from > $6",
-            run_id, project_id, branch_id, testbed, history_window_.keep_points,
-            history_window_.max_points);
-        HistoryRunWork work;
-        work.run_id = run_id;
-        work.project = {project_id, row[6].as<std::string>(), row[7].as<bool>(), Text(row[8])};
-        work.series = LoadSeries(tx, run_id, project_id, branch_id, testbed);
-        auto updates = analyse(work);
-        if (!updates) return tl::unexpected(updates.error());
-        HistoryRunResult result;
-        result.run_id = run_id;
-        result.project = work.project;
-        result.series = work.series.size();
-        result.new_alert_ids = StoreUpdates(tx, project_id, *updates);
-        tx.exec_params("UPDATE runs SET history_analysed_at = now() WHERE id = $1::uuid", run_id);
-        return std::optional<HistoryRunResult>(std::move(result));
-      });
+// The claimed run's transaction: the lease outlives the pqxx::work on its connection (members
+// are destroyed in reverse order), and the work rolls back when destroyed uncommitted.
+class PgHistoryRunTransaction final : public HistoryRunTransaction {
+ public:
+  PgHistoryRunTransaction(Lease lease, std::unique_ptr<pqxx::work> tx, HistoryRunWork work)
+      : lease_(std::move(lease)), tx_(std::move(tx)), work_(std::move(work)) {}
+
+  const HistoryRunWork& Work() const override { return work_; }
+
+  Result<HistoryRunResult> Commit(const std::vector<HistorySeriesUpdate>& updates) override {
+    if (tx_ == nullptr) return MakeError(ErrorCode::kInternal, "the run's transaction has ended");
+    try {
+      HistoryRunResult result;
+      result.run_id = work_.run_id;
+      result.project = work_.project;
+      result.series = work_.series.size();
+      result.new_alert_ids = StoreUpdates(*tx_, work_.project.id, updates);
+      tx_->exec_params("UPDATE runs SET history_analysed_at = now() WHERE id = $1::uuid",
+                       work_.run_id);
+      tx_->commit();
+      tx_.reset();
+      return result;
+    } catch (const std::exception& e) {
+      PgFailure failure = MapPgException(e);
+      if (failure.connection_lost) lease_.MarkBroken();
+      tx_.reset();
+      return tl::unexpected(std::move(failure.error));
+    }
+  }
+
+ private:
+  Lease lease_;
+  std::unique_ptr<pqxx::work> tx_;
+  HistoryRunWork work_;
+};
+
+// Claims the next run in `tx`, appends its points and loads its series; nullopt when none is
+// pending.
+std::optional<HistoryRunWork> ClaimAndLoad(pqxx::work& tx, const std::string& tracked,
+                                           const HistoryWindow& window) {
+  std::optional<pqxx::row> claimed = ClaimNextRun(tx, tracked);
+  if (!claimed) return std::nullopt;
+  const pqxx::row& row = *claimed;
+  const std::string run_id = row[0].as<std::string>();
+  const int64_t project_id = row[1].as<int64_t>();
+  const int64_t branch_id = row[2].as<int64_t>();
+  const int64_t commit_id = row[3].as<int64_t>();
+  const int64_t testbed_id = row[4].as<int64_t>();
+  const std::string testbed = row[5].as<std::string>();
+
+  AppendPoints(tx, run_id, project_id, branch_id, testbed, commit_id, testbed_id);
+  // Series that outgrew the analysis window move their baseline forward.
+  tx.exec_params(
+      "UPDATE history_series hs SET baseline_from = hs.length - $5, detector_state = NULL "
+      "FROM sample_sets ss WHERE ss.run_id = $1::uuid AND hs.project_id = $2 "
+      "AND hs.branch_id = $3 AND hs.testbed = $4 AND hs.benchmark_id = ss.benchmark_id "
+      "AND hs.metric_id = ss.metric_id AND hs.length - hs.baseline_from > $6",
+      run_id, project_id, branch_id, testbed, window.keep_points, window.max_points);
+  HistoryRunWork work;
+  work.run_id = run_id;
+  work.project = {project_id, row[6].as<std::string>(), row[7].as<bool>(), Text(row[8])};
+  work.series = LoadSeries(tx, run_id, project_id, branch_id, testbed);
+  work.testbed_fingerprints = LoadFingerprints(tx, work.series);
+  return work;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<HistoryRunTransaction>> PgStore::BeginNextRun(
+    const std::vector<std::string>& tracked_branches) {
+  const std::string tracked = pgutil::TextArray(tracked_branches);
+  // As ConnectionPool::WithTransaction: a connection that sat idle and turns out broken
+  // (PostgreSQL restarted since) is replaced once, nothing having been done in it.
+  for (int attempt = 0;; ++attempt) {
+    Result<Lease> lease = pool_.Acquire();
+    if (!lease) return tl::unexpected(lease.error());
+    try {
+      auto tx = std::make_unique<pqxx::work>(lease->conn());
+      std::optional<HistoryRunWork> work = ClaimAndLoad(*tx, tracked, history_window_);
+      if (!work) {
+        tx->commit();  // the runs of untracked branches stay marked
+        return std::unique_ptr<HistoryRunTransaction>();
+      }
+      return std::unique_ptr<HistoryRunTransaction>(std::make_unique<PgHistoryRunTransaction>(
+          std::move(*lease), std::move(tx), std::move(*work)));
+    } catch (const std::exception& e) {
+      PgFailure failure = MapPgException(e);
+      if (failure.connection_lost) lease->MarkBroken();
+      const bool retry = failure.connection_lost && lease->reused() && attempt == 0 &&
+                         dynamic_cast<const pqxx::in_doubt_error*>(&e) == nullptr;
+      if (!retry) return tl::unexpected(std::move(failure.error));
+    }
+  }
 }
 
 Result<std::optional<std::string>> PgStore::SkipNextRun(

@@ -3,6 +3,7 @@
 // ingest leaves nothing behind. libpqxx stays inside server/store.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,12 +61,12 @@ class PgStore final : public ProjectStore,
                                                      const std::string& run_id) override;
 
   // HistoryStore (pg_history_store.cc)
-  Result<std::optional<HistoryRunResult>> AnalyseNextRun(
-      const std::vector<std::string>& tracked_branches, const HistoryAnalyse& analyse) override;
+  Result<std::unique_ptr<HistoryRunTransaction>> BeginNextRun(
+      const std::vector<std::string>& tracked_branches) override;
   Result<int64_t> PendingHistoryRuns() override;
   Result<std::optional<std::string>> SkipNextRun(const std::vector<std::string>& tracked_branches,
                                                  const std::string& error) override;
-  // The analysis window of AnalyseNextRun (default HistoryWindow{}).
+  // The analysis window of BeginNextRun (default HistoryWindow{}).
   void SetHistoryWindow(const HistoryWindow& window) { history_window_ = window; }
   Result<AlertPage> ListAlerts(const Project& project, const AlertFilter& filter) override;
   Result<std::vector<AlertCount>> CountAlerts(const Project& project,

@@ -222,7 +222,7 @@ class GrafanaViewsTest : public testing::PgStoreTest {
     };
 #pragma GCC diagnostic pop
     for (;;) {
-      auto next = store_->AnalyseNextRun(tracked, analyse);
+      auto next = testing::AnalyseNextRun(*store_, tracked, analyse);
       ASSERT_TRUE(next.has_value()) << next.error().ToString();
       if (!*next) break;
     }

@@ -2,7 +2,8 @@
 // point per series in arrival order (even with two workers claiming at once), a rerun of a
 // commit pools into its point and forces a full analysis, runs of other branches are only
 // marked, a failed analysis leaves the run pending with nothing appended (and one that always
-// fails is set aside by the worker), and triage moves the series' baseline and drops its states.
+// fails is set aside by the worker), a testbed change brings both fingerprints and stores the
+// environment change, and triage moves the series' baseline and drops its states.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/history/analysis.h"
 #include "server/history/service.h"
 #include "server/store/migrator.h"
 #include "server/store/pg_stores.h"
@@ -26,7 +28,7 @@ std::string Sha(int n) { return testing::StoreSha(n); }
 std::string Uuid(int n) { return testing::TestRunId(n); }
 
 // What the worker's analysis would write, without any detection: fixed states, no alerts.
-HistoryAnalyse Recording(std::vector<HistoryRunWork>* seen, std::mutex* mutex) {
+testing::RunAnalysis Recording(std::vector<HistoryRunWork>* seen, std::mutex* mutex) {
   return [seen, mutex](const HistoryRunWork& work) -> Result<std::vector<HistorySeriesUpdate>> {
     std::vector<HistorySeriesUpdate> updates;
     for (const HistorySeriesData& s : work.series) {
@@ -43,7 +45,8 @@ HistoryAnalyse Recording(std::vector<HistoryRunWork>* seen, std::mutex* mutex) {
 }
 
 // An analysis that writes empty states for every series and lets `bm_a` fill in BM_A's update.
-HistoryAnalyse ForBmA(std::function<void(const HistorySeriesData&, HistorySeriesUpdate&)> bm_a) {
+testing::RunAnalysis ForBmA(
+    std::function<void(const HistorySeriesData&, HistorySeriesUpdate&)> bm_a) {
   return [bm_a](const HistoryRunWork& work) -> Result<std::vector<HistorySeriesUpdate>> {
     std::vector<HistorySeriesUpdate> updates;
     for (const HistorySeriesData& s : work.series) {
@@ -80,7 +83,7 @@ TEST_F(HistoryStoreTest, TwoWorkersAppendEveryRunOnceInArrivalOrder) {
   std::atomic<int> analysed{0};
   auto work = [&] {
     while (true) {
-      auto next = store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex));
+      auto next = testing::AnalyseNextRun(*store_, tracked_, Recording(&seen, &mutex));
       ASSERT_TRUE(next.has_value()) << next.error().ToString();
       if (!*next) return;
       EXPECT_EQ((*next)->series, 2u);
@@ -120,7 +123,7 @@ TEST_F(HistoryStoreTest, ALongSeriesKeepsABoundedAnalysisWindow) {
   std::mutex mutex;
   for (int i = 1; i <= 14; ++i) {
     Ingest(testing::SampleRun(i, i));
-    auto next = store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex));
+    auto next = testing::AnalyseNextRun(*store_, tracked_, Recording(&seen, &mutex));
     ASSERT_TRUE(next.has_value() && next->has_value());
     const HistorySeriesData& s = seen.back().series.front();
     // Up to 10 points from the baseline; at 11 the baseline moves to the last 5 and the state
@@ -136,12 +139,13 @@ TEST_F(HistoryStoreTest, ARerunPoolsIntoItsPointAndForcesAFullAnalysis) {
   std::mutex mutex;
   Ingest(testing::SampleRun(1, 1));
   Ingest(testing::SampleRun(2, 2));
-  ASSERT_TRUE(store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex)).has_value());
-  ASSERT_TRUE(store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex)).has_value());
+  ASSERT_TRUE(testing::AnalyseNextRun(*store_, tracked_, Recording(&seen, &mutex)).has_value());
+  ASSERT_TRUE(testing::AnalyseNextRun(*store_, tracked_, Recording(&seen, &mutex)).has_value());
   Ingest(testing::SampleRun(3, 1, "main", 200));  // commit 1 again
   bool state_dropped = false;
-  auto next = store_->AnalyseNextRun(
-      tracked_, [&](const HistoryRunWork& work) -> Result<std::vector<HistorySeriesUpdate>> {
+  auto next = testing::AnalyseNextRun(
+      *store_, tracked_,
+      [&](const HistoryRunWork& work) -> Result<std::vector<HistorySeriesUpdate>> {
         for (const HistorySeriesData& s : work.series) {
           state_dropped = s.detector_state_json.empty();
           EXPECT_EQ(s.length, 2);
@@ -161,8 +165,8 @@ TEST_F(HistoryStoreTest, ARerunPoolsIntoItsPointAndForcesAFullAnalysis) {
 
 TEST_F(HistoryStoreTest, AFailedAnalysisLeavesTheRunPendingAndNothingAppended) {
   Ingest(testing::SampleRun(1, 1));
-  auto failed = store_->AnalyseNextRun(
-      tracked_, [](const HistoryRunWork&) -> Result<std::vector<HistorySeriesUpdate>> {
+  auto failed = testing::AnalyseNextRun(
+      *store_, tracked_, [](const HistoryRunWork&) -> Result<std::vector<HistorySeriesUpdate>> {
         return MakeError(ErrorCode::kInternal, "boom");
       });
   ASSERT_FALSE(failed.has_value());
@@ -171,7 +175,7 @@ TEST_F(HistoryStoreTest, AFailedAnalysisLeavesTheRunPendingAndNothingAppended) {
   EXPECT_EQ(Query("SELECT count(*) FROM history_points"), 0);
   std::vector<HistoryRunWork> seen;
   std::mutex mutex;
-  auto retried = store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex));
+  auto retried = testing::AnalyseNextRun(*store_, tracked_, Recording(&seen, &mutex));
   ASSERT_TRUE(retried.has_value() && retried->has_value());
   EXPECT_EQ(Query("SELECT count(*) FROM history_points"), 2);
 }
@@ -187,7 +191,7 @@ TEST_F(HistoryStoreTest, ARunSetAsideIsMarkedWithItsErrorAndTheNextIsAnalysed) {
             1);
   std::vector<HistoryRunWork> seen;
   std::mutex mutex;
-  auto next = store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex));
+  auto next = testing::AnalyseNextRun(*store_, tracked_, Recording(&seen, &mutex));
   ASSERT_TRUE(next.has_value() && next->has_value());
   EXPECT_EQ((*next)->run_id, Uuid(2));
   EXPECT_EQ(Query("SELECT count(*) FROM history_points"), 2);    // run 2's two series, not run 1's
@@ -234,32 +238,81 @@ TEST_F(HistoryStoreTest, TheWorkerSetsAsideARunThatAlwaysFailsAndGoesOn) {
   EXPECT_EQ(Query("SELECT max(length) FROM history_series"), 4);
 }
 
+// Where a series' testbed changes, the unit of work carries the two fingerprints, and a new
+// alert stores the environment change the analysis made of them.
+TEST_F(HistoryStoreTest, AnEnvironmentChangeIsLoadedAndStored) {
+  for (int i = 1; i <= 3; ++i) {
+    wire::RunUpload run = testing::SampleRun(i, i);
+    if (i == 3) run.testbed.fingerprint_json = R"({"cpu_model":"y","cores":8})";
+    Ingest(run);
+  }
+  std::vector<HistoryRunWork> seen;
+  std::mutex mutex;
+  for (int i = 1; i < 3; ++i) {
+    ASSERT_TRUE(testing::AnalyseNextRun(*store_, tracked_, Recording(&seen, &mutex)).has_value());
+    EXPECT_TRUE(seen.back().testbed_fingerprints.empty());  // one testbed so far
+  }
+  auto with_alert = testing::AnalyseNextRun(
+      *store_, tracked_,
+      [&](const HistoryRunWork& work) -> Result<std::vector<HistorySeriesUpdate>> {
+        const HistorySeriesData& a = work.series.front();
+        EXPECT_NE(a.testbed_ids[1], a.testbed_ids[2]);
+        EXPECT_EQ(work.testbed_fingerprints.size(), 2u);
+        const std::string& before = work.testbed_fingerprints.at(a.testbed_ids[1]);
+        const std::string& after = work.testbed_fingerprints.at(a.testbed_ids[2]);
+        EXPECT_EQ(before, R"({"cpu_model": "x"})");
+        EXPECT_EQ(after, R"({"cores": 8, "cpu_model": "y"})");
+        std::vector<HistorySeriesUpdate> updates;
+        for (const HistorySeriesData& s : work.series) {
+          HistorySeriesUpdate& u = updates.emplace_back();
+          u.series_id = s.key.id;
+          u.detector_state_json = u.monitor_state_json = "{}";
+          if (s.key.benchmark != "BM_A") continue;
+          NewAlertRecord alert;
+          alert.position = 2;
+          alert.kind = "regression";
+          alert.cause = "environment";
+          alert.detectors = {"e-divisive"};
+          alert.environment_change_json = *server::history::EnvironmentChangeJson(before, after);
+          u.alerts.push_back(alert);
+        }
+        return updates;
+      });
+  ASSERT_TRUE(with_alert.has_value() && with_alert->has_value()) << with_alert.error().ToString();
+  auto page = store_->ListAlerts(project_, AlertFilter{});
+  ASSERT_TRUE(page.has_value());
+  ASSERT_EQ(page->alerts.size(), 1u);
+  EXPECT_EQ(page->alerts[0].environment_change_json,
+            R"({"after": {"cores": 8, "cpu_model": "y"}, "before": {"cpu_model": "x"}, )"
+            R"("changed": ["cores", "cpu_model"]})");
+}
+
 TEST_F(HistoryStoreTest, AlertsAreStoredListedAndTriageRebaselines) {
   for (int i = 1; i <= 6; ++i) Ingest(testing::SampleRun(i, i, "main", i <= 3 ? 100 : 120));
   std::vector<HistoryRunWork> seen;
   std::mutex mutex;
   for (int i = 1; i < 6; ++i) {
-    ASSERT_TRUE(store_->AnalyseNextRun(tracked_, Recording(&seen, &mutex)).has_value());
+    ASSERT_TRUE(testing::AnalyseNextRun(*store_, tracked_, Recording(&seen, &mutex)).has_value());
   }
   // The sixth run: an alert at position 3 on BM_A, and a step for the change points.
-  auto last =
-      store_->AnalyseNextRun(tracked_, ForBmA([](const HistorySeriesData&, HistorySeriesUpdate& u) {
-                               u.steps.push_back({3, 0.2, 1e-5, 101, 121, {"e-divisive", "cusum"}});
-                               NewAlertRecord a;
-                               a.position = 3;
-                               a.kind = "regression";
-                               a.cause = "code";
-                               a.magnitude = 0.2;
-                               a.ci_low = 0.18;
-                               a.ci_high = 0.22;
-                               a.p_value = 1e-5;
-                               a.q_value = 2e-5;
-                               a.level_before = 101;
-                               a.level_after = 121;
-                               a.detectors = {"e-divisive", "cusum"};
-                               u.alerts.push_back(a);
-                               u.alerts.push_back(a);  // the same position twice: stored once
-                             }));
+  auto last = testing::AnalyseNextRun(
+      *store_, tracked_, ForBmA([](const HistorySeriesData&, HistorySeriesUpdate& u) {
+        u.steps.push_back({3, 0.2, 1e-5, 101, 121, {"e-divisive", "cusum"}});
+        NewAlertRecord a;
+        a.position = 3;
+        a.kind = "regression";
+        a.cause = "code";
+        a.magnitude = 0.2;
+        a.ci_low = 0.18;
+        a.ci_high = 0.22;
+        a.p_value = 1e-5;
+        a.q_value = 2e-5;
+        a.level_before = 101;
+        a.level_after = 121;
+        a.detectors = {"e-divisive", "cusum"};
+        u.alerts.push_back(a);
+        u.alerts.push_back(a);  // the same position twice: stored once
+      }));
   ASSERT_TRUE(last.has_value() && last->has_value()) << last.error().ToString();
   ASSERT_EQ((*last)->new_alert_ids.size(), 1u);
   const int64_t id = (*last)->new_alert_ids[0];
@@ -281,9 +334,10 @@ TEST_F(HistoryStoreTest, AlertsAreStoredListedAndTriageRebaselines) {
   // A later run measures the open alert again: new figures, the same BH factor (q / p = 2).
   auto remeasure = [&](int run, double p_value) {
     Ingest(testing::SampleRun(run, run, "main", 120));
-    auto again = store_->AnalyseNextRun(
-        tracked_, ForBmA([&](const HistorySeriesData& s, HistorySeriesUpdate& u) {
-          EXPECT_EQ(s.open_alert_positions, (std::vector<int64_t>{3}));
+    auto again = testing::AnalyseNextRun(
+        *store_, tracked_, ForBmA([&](const HistorySeriesData& s, HistorySeriesUpdate& u) {
+          ASSERT_EQ(s.open_alerts.size(), 1u);
+          EXPECT_EQ(s.open_alerts[0].position, 3);
           NewAlertRecord measured;
           measured.position = 3;
           measured.kind = "regression";
@@ -293,6 +347,8 @@ TEST_F(HistoryStoreTest, AlertsAreStoredListedAndTriageRebaselines) {
           measured.level_before = 100;
           measured.level_after = 121;
           measured.detectors = {"e-divisive"};
+          // As the worker's analysis does, from the figures the store loaded.
+          measured.q_value = server::history::RefreshedQValue(s.open_alerts[0], p_value);
           u.refreshed.emplace_back(3, measured);
         }));
     ASSERT_TRUE(again.has_value() && again->has_value()) << again.error().ToString();

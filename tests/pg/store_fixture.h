@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "server/store/migrator.h"
 #include "server/store/pg_stores.h"
@@ -37,6 +40,26 @@ inline wire::RunUpload SampleRun(int n, int commit, const std::string& branch = 
       {"gb", "BM_B", "real_time", "ns", Direction::kLowerIsBetter, {2 * level}},
   };
   return run;
+}
+
+// What an analysis of one run returns for the tests that stand in for the detectors.
+using RunAnalysis =
+    std::function<Result<std::vector<store::HistorySeriesUpdate>>(const store::HistoryRunWork&)>;
+
+// One run taken into history as the worker does it (claim, analyse, commit) with `analyse` in
+// place of the detectors: an error from it ends the transaction uncommitted. nullopt when no
+// run is pending.
+inline Result<std::optional<store::HistoryRunResult>> AnalyseNextRun(
+    store::HistoryStore& store, const std::vector<std::string>& tracked,
+    const RunAnalysis& analyse) {
+  auto run = store.BeginNextRun(tracked);
+  if (!run) return tl::unexpected(run.error());
+  if (*run == nullptr) return std::optional<store::HistoryRunResult>();
+  auto updates = analyse((*run)->Work());
+  if (!updates) return tl::unexpected(updates.error());
+  auto result = (*run)->Commit(*updates);
+  if (!result) return tl::unexpected(result.error());
+  return std::optional<store::HistoryRunResult>(std::move(*result));
 }
 
 class PgStoreTest : public PgTest {

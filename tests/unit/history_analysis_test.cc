@@ -2,15 +2,19 @@
 // step becomes one alert with its CI and direction, a known alert is not raised again, the
 // fingerprint change labels it, a re-baselined series starts over, the persisted states give
 // the same answer as a fresh analysis after every append, the monitors arm on their warm-up and
-// agree with a large step, and q-values are Benjamini-Hochberg over the series evaluated.
+// agree with a large step, q-values are Benjamini-Hochberg over the series evaluated (a
+// refreshed alert keeps its factor), and an environment change names the keys that differ.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <vector>
 
 #include "server/history/analysis.h"
 #include "server/history/service.h"
+#include "stats/history_detector.h"
 
 namespace perfgate::server::history {
 namespace {
@@ -26,8 +30,8 @@ std::vector<double> Series(std::size_t n, std::size_t step_at, double factor, do
   return out;
 }
 
-SeriesInput Input(std::vector<double> levels) {
-  SeriesInput input;
+store::HistorySeriesData Input(std::vector<double> levels) {
+  store::HistorySeriesData input;
   input.testbed_ids.assign(levels.size(), 7);
   input.levels = std::move(levels);
   return input;
@@ -38,13 +42,14 @@ TEST(AnalyseSeries, APlantedStepIsOneAlertWithItsRangeAndCi) {
   auto out = AnalyseSeries(Input(Series(60, 30, 1.08, 0.01, 1)), params);
   ASSERT_TRUE(out.has_value()) << out.error().ToString();
   ASSERT_EQ(out->alerts.size(), 1u);
-  const NewAlert& a = out->alerts[0];
+  const store::NewAlertRecord& a = out->alerts[0];
   EXPECT_EQ(a.position, 30);
-  EXPECT_TRUE(a.regression);
-  EXPECT_FALSE(a.environment);
+  EXPECT_EQ(a.kind, "regression");
+  EXPECT_EQ(a.cause, "code");
   EXPECT_NEAR(a.magnitude, 0.08, 0.01);
-  EXPECT_LT(a.ci_low, a.magnitude);
-  EXPECT_GT(a.ci_high, a.magnitude);
+  ASSERT_TRUE(a.ci_low.has_value() && a.ci_high.has_value());
+  EXPECT_LT(*a.ci_low, a.magnitude);
+  EXPECT_GT(*a.ci_high, a.magnitude);
   EXPECT_LT(a.p_value, 1e-6);
   EXPECT_EQ(a.detectors.front(), "e-divisive");
   EXPECT_EQ(out->steps.size(), 1u);
@@ -53,16 +58,16 @@ TEST(AnalyseSeries, APlantedStepIsOneAlertWithItsRangeAndCi) {
 }
 
 TEST(AnalyseSeries, DirectionDecidesRegressionOrImprovement) {
-  SeriesInput input = Input(Series(60, 30, 1.10, 0.01, 2));
-  input.direction = Direction::kHigherIsBetter;  // a throughput that rose
+  store::HistorySeriesData input = Input(Series(60, 30, 1.10, 0.01, 2));
+  input.key.direction = Direction::kHigherIsBetter;  // a throughput that rose
   auto out = AnalyseSeries(input, HistoryParams{});
   ASSERT_TRUE(out.has_value());
   ASSERT_EQ(out->alerts.size(), 1u);
-  EXPECT_FALSE(out->alerts[0].regression);
+  EXPECT_EQ(out->alerts[0].kind, "improvement");
 }
 
 TEST(AnalyseSeries, AKnownAlertIsNotRaisedAgainAndNoiseRaisesNothing) {
-  SeriesInput input = Input(Series(60, 30, 1.08, 0.01, 3));
+  store::HistorySeriesData input = Input(Series(60, 30, 1.08, 0.01, 3));
   input.alerted_positions = {31};  // the step as an earlier analysis placed it
   auto out = AnalyseSeries(input, HistoryParams{});
   ASSERT_TRUE(out.has_value());
@@ -75,39 +80,42 @@ TEST(AnalyseSeries, AKnownAlertIsNotRaisedAgainAndNoiseRaisesNothing) {
 }
 
 TEST(AnalyseSeries, AnOpenAlertIsMeasuredAgainAndFollowsItsStep) {
-  SeriesInput input = Input(Series(60, 30, 1.08, 0.01, 3));
+  store::HistorySeriesData input = Input(Series(60, 30, 1.08, 0.01, 3));
   input.alerted_positions = {31};
-  input.open_alert_positions = {31};
+  input.open_alerts = {{31, 1e-6, 4e-6}};
   auto out = AnalyseSeries(input, HistoryParams{});
   ASSERT_TRUE(out.has_value());
   EXPECT_TRUE(out->alerts.empty());
   ASSERT_EQ(out->refreshed.size(), 1u);
-  EXPECT_EQ(out->refreshed[0].old_position, 31);
-  EXPECT_EQ(out->refreshed[0].alert.position, 30);
-  EXPECT_NEAR(out->refreshed[0].alert.magnitude, 0.08, 0.01);
-  EXPECT_LT(out->refreshed[0].alert.ci_low, out->refreshed[0].alert.ci_high);
+  EXPECT_EQ(out->refreshed[0].first, 31);
+  const store::NewAlertRecord& again = out->refreshed[0].second;
+  EXPECT_EQ(again.position, 30);
+  EXPECT_NEAR(again.magnitude, 0.08, 0.01);
+  ASSERT_TRUE(again.ci_low.has_value() && again.ci_high.has_value());
+  EXPECT_LT(*again.ci_low, *again.ci_high);
+  // The factor of the ingest that raised it (q / p = 4) on the new p-value.
+  EXPECT_DOUBLE_EQ(again.q_value, std::min(1.0, again.p_value * 4));
 }
 
 TEST(AnalyseSeries, AStepWhereTheFingerprintChangedIsAnEnvironmentChange) {
-  SeriesInput input = Input(Series(50, 25, 1.12, 0.01, 5));
+  store::HistorySeriesData input = Input(Series(50, 25, 1.12, 0.01, 5));
   for (std::size_t i = 25; i < 50; ++i) input.testbed_ids[i] = 8;
   auto out = AnalyseSeries(input, HistoryParams{});
   ASSERT_TRUE(out.has_value());
   ASSERT_EQ(out->alerts.size(), 1u);
-  EXPECT_TRUE(out->alerts[0].environment);
+  EXPECT_EQ(out->alerts[0].cause, "environment");
 }
 
 TEST(AnalyseSeries, ARebaselinedSeriesIsAnalysedFromItsBaseline) {
   // Points from position 30 on (the acknowledged step's first bad point): one level, nothing.
   const std::vector<double> all = Series(80, 30, 1.08, 0.01, 6);
-  SeriesInput input = Input(std::vector<double>(all.begin() + 30, all.end()));
+  store::HistorySeriesData input = Input(std::vector<double>(all.begin() + 30, all.end()));
   input.baseline_from = 30;
   input.alerted_positions = {30};
-  MonitorState stale;
-  stale.next_position = 10;  // before the baseline: must start over
-  stale.armed = true;
-  input.monitors = stale;
-  auto out = AnalyseSeries(input, HistoryParams{});
+  SeriesState stale;
+  stale.monitors.next_position = 10;  // before the baseline: must start over
+  stale.monitors.armed = true;
+  auto out = AnalyseSeries(input, HistoryParams{}, stale);
   ASSERT_TRUE(out.has_value());
   EXPECT_TRUE(out->steps.empty());
   EXPECT_TRUE(out->alerts.empty());
@@ -117,17 +125,15 @@ TEST(AnalyseSeries, ARebaselinedSeriesIsAnalysedFromItsBaseline) {
 
 TEST(AnalyseSeries, PersistedStatesGiveTheFreshAnswerAfterEveryAppend) {
   const std::vector<double> all = Series(160, 70, 0.9, 0.015, 7);
-  SeriesInput carried = Input({});
+  SeriesState carried;
   std::vector<int64_t> alerted;
   std::size_t alerts = 0;
   for (std::size_t n = 1; n <= all.size(); ++n) {
-    SeriesInput step = Input(std::vector<double>(all.begin(), all.begin() + n));
-    step.detector_state = carried.detector_state;
-    step.monitors = carried.monitors;
+    store::HistorySeriesData step = Input(std::vector<double>(all.begin(), all.begin() + n));
     step.alerted_positions = alerted;
-    auto out = AnalyseSeries(step, HistoryParams{});
+    auto out = AnalyseSeries(step, HistoryParams{}, carried);
     ASSERT_TRUE(out.has_value());
-    SeriesInput fresh = Input(std::vector<double>(all.begin(), all.begin() + n));
+    store::HistorySeriesData fresh = Input(std::vector<double>(all.begin(), all.begin() + n));
     fresh.alerted_positions = alerted;
     auto expected = AnalyseSeries(fresh, HistoryParams{});
     ASSERT_TRUE(expected.has_value());
@@ -137,13 +143,13 @@ TEST(AnalyseSeries, PersistedStatesGiveTheFreshAnswerAfterEveryAppend) {
       EXPECT_EQ(out->steps[i].step.magnitude, expected->steps[i].step.magnitude) << n;
     }
     EXPECT_EQ(MonitorStateJson(out->monitors), MonitorStateJson(expected->monitors)) << n;
-    for (const NewAlert& a : out->alerts) alerted.push_back(a.position);
+    for (const store::NewAlertRecord& a : out->alerts) alerted.push_back(a.position);
     alerts += out->alerts.size();
     // Through JSON, as the store keeps them.
     auto detector = ParseDetectorState(DetectorStateJson(out->detector_state));
     auto monitors = ParseMonitorState(MonitorStateJson(out->monitors));
     ASSERT_TRUE(detector.has_value() && monitors.has_value());
-    carried.detector_state = *detector;
+    carried.detector = *detector;
     carried.monitors = *monitors;
   }
   EXPECT_EQ(alerts, 1u);
@@ -167,11 +173,31 @@ TEST(AnalyseSeries, MonitorsArmOnTheirWarmUpAndAgreeWithALargeStep) {
 }
 
 TEST(AnalyseSeries, RejectsInconsistentInput) {
-  SeriesInput input = Input(Series(20, 100, 1, 0.01, 9));
+  store::HistorySeriesData input = Input(Series(20, 100, 1, 0.01, 9));
   input.testbed_ids.pop_back();
   auto out = AnalyseSeries(input, HistoryParams{});
   ASSERT_FALSE(out.has_value());
   EXPECT_EQ(out.error().field, "testbed_ids");
+}
+
+// The change-points route reports AnalyseSeries' steps from scratch; they are the two stages of
+// stats::DetectSteps on the same levels (perfgate analyze's answer).
+TEST(AnalyseSeries, FromScratchItsStepsAreDetectSteps) {
+  std::vector<double> two_steps = Series(120, 40, 1.10, 0.01, 11);
+  for (std::size_t i = 80; i < two_steps.size(); ++i) two_steps[i] *= 0.85;
+  for (const std::vector<double>& levels :
+       {Series(60, 30, 1.08, 0.01, 1), Series(300, 1000, 1, 0.03, 4), two_steps,
+        Series(400, 150, 0.93, 0.02, 12), Series(5, 2, 2, 0.01, 13)}) {
+    auto out = AnalyseSeries(Input(levels), HistoryParams{});
+    ASSERT_TRUE(out.has_value());
+    auto steps = stats::DetectSteps(levels, HistoryParams{}.detector);
+    ASSERT_TRUE(steps.has_value());
+    ASSERT_EQ(out->steps.size(), steps->size());
+    for (std::size_t i = 0; i < steps->size(); ++i) {
+      EXPECT_EQ(out->steps[i].position, static_cast<int64_t>((*steps)[i].index));
+      EXPECT_EQ(out->steps[i].step, (*steps)[i]);
+    }
+  }
 }
 
 TEST(HistoryStates, UnreadableStatesAreErrorsAndEmptyOnesFresh) {
@@ -183,6 +209,46 @@ TEST(HistoryStates, UnreadableStatesAreErrorsAndEmptyOnesFresh) {
   auto none = ParseDetectorState("");
   ASSERT_TRUE(none.has_value());
   EXPECT_FALSE(none->has_value());
+}
+
+TEST(RefreshedQValue, KeepsTheFactorOfTheIngestThatRaisedTheAlert) {
+  EXPECT_DOUBLE_EQ(RefreshedQValue({3, 1e-5, 2e-5}, 1e-6), 2e-6);
+  EXPECT_EQ(RefreshedQValue({3, 0.1, 0.8}, 0.5), 1.0);  // at most 1
+  // Far below 1e-154 the product p * q would underflow; the factor is taken first.
+  EXPECT_DOUBLE_EQ(RefreshedQValue({3, 1e-200, 2e-200}, 1e-250), 2e-250);
+  EXPECT_EQ(RefreshedQValue({3, 0, 0.25}, 1e-3), 0.25);  // no factor to keep
+}
+
+TEST(EnvironmentChangeJson, NamesTheKeysThatDifferInByteOrder) {
+  auto change =
+      EnvironmentChangeJson(R"({"os": "linux", "cpu_model": "a", "cores": 8})",
+                            R"({"os": "linux", "cpu_model": "b", "gpu": "x", "cores": 8.0})");
+  ASSERT_TRUE(change.has_value()) << change.error().ToString();
+  const nlohmann::json j = nlohmann::json::parse(*change);
+  EXPECT_EQ(j["changed"], nlohmann::json::array({"cpu_model", "gpu"}));
+  EXPECT_EQ(j["before"]["cpu_model"], "a");
+  EXPECT_EQ(j["after"]["gpu"], "x");
+  EXPECT_FALSE(EnvironmentChangeJson("[1]", "{}").has_value());
+  EXPECT_FALSE(EnvironmentChangeJson("{}", "not json").has_value());
+}
+
+TEST(AnalyseRun, AnEnvironmentAlertReportsTheFingerprintChange) {
+  store::HistoryRunWork work;
+  store::HistorySeriesData s = Input(Series(50, 25, 1.12, 0.01, 5));
+  s.key.id = 1;
+  for (std::size_t i = 25; i < 50; ++i) s.testbed_ids[i] = 8;
+  s.monitor_state_json = "{}";
+  work.series.push_back(s);
+  work.testbed_fingerprints = {{7, R"({"cpu_model": "cpu-a"})"}, {8, R"({"cpu_model": "cpu-b"})"}};
+  auto updates = AnalyseRun(work, HistoryParams{});
+  ASSERT_TRUE(updates.has_value()) << updates.error().ToString();
+  ASSERT_EQ((*updates)[0].alerts.size(), 1u);
+  const store::NewAlertRecord& a = (*updates)[0].alerts[0];
+  EXPECT_EQ(a.cause, "environment");
+  const nlohmann::json change = nlohmann::json::parse(a.environment_change_json);
+  EXPECT_EQ(change["changed"], nlohmann::json::array({"cpu_model"}));
+  EXPECT_EQ(change["before"]["cpu_model"], "cpu-a");
+  EXPECT_EQ(change["after"]["cpu_model"], "cpu-b");
 }
 
 TEST(QValues, BenjaminiHochbergAmongTheSeriesEvaluated) {
@@ -217,6 +283,7 @@ TEST(AnalyseRun, AlertsCarryQValuesAndParameters) {
   EXPECT_NE(a.parameters_json.find("\"threshold\":0.05"), std::string::npos);
   for (std::size_t i = 1; i < 4; ++i) EXPECT_TRUE((*updates)[i].alerts.empty());
   EXPECT_FALSE((*updates)[2].detector_state_json.empty());
+  EXPECT_TRUE(a.environment_change_json.empty());
 }
 
 }  // namespace

@@ -241,9 +241,9 @@ class TwoRuns : public store::VerdictStore {
 // No history stored: every alert route answers 404, which is enough to see it routed.
 class NoHistory : public store::HistoryStore {
  public:
-  Result<std::optional<store::HistoryRunResult>> AnalyseNextRun(
-      const std::vector<std::string>&, const store::HistoryAnalyse&) override {
-    return std::optional<store::HistoryRunResult>();
+  Result<std::unique_ptr<store::HistoryRunTransaction>> BeginNextRun(
+      const std::vector<std::string>&) override {
+    return std::unique_ptr<store::HistoryRunTransaction>();
   }
   Result<int64_t> PendingHistoryRuns() override { return 0; }
   Result<std::optional<std::string>> SkipNextRun(const std::vector<std::string>&,
