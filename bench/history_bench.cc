@@ -1,4 +1,4 @@
-// Benchmarks of the history analysis (issue 5): perfgate's detector (e-divisive, then the
+// Benchmarks of the history analysis: perfgate's detector (e-divisive, then the
 // confirmation stage) on a whole series from scratch against one append resumed from the state
 // left by the previous run, at 1,000 / 10,000 / 100,000 points; the server's per-series
 // analysis (server::history::AnalyseSeries) for one new point with and without persisted state;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runner overhead (issue 4): `perfgate run --no-push` on a suite of the sample workload against
+# Runner overhead: `perfgate run --no-push` on a suite of the sample workload against
 # running the same Google Benchmark binary directly with the same flags, as whole processes,
 # alternated A B A B by hyperfine (Debian's `hyperfine`; installed when missing). The figure
 # for docs/performance.md is the ratio of the two mean wall times minus 1. Release build.

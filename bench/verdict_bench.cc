@@ -1,4 +1,4 @@
-// Verdict latency of perfgate-server (issue 4): a pull-request run of B benchmark metrics judged
+// Verdict latency of perfgate-server: a pull-request run of B benchmark metrics judged
 // against a baseline of 5 runs x 20 repetitions at its merge-base, with K concurrent gate
 // requests (POST .../runs/{id}/verdict, each for its own run). Reports p50/p99/max request
 // latency next to the same judgement done in-process by the stats engine (Judge, one thread),

@@ -1,5 +1,5 @@
 // The `history:` section of server.yaml: which branches the server watches, the detectors'
-// parameters, and where new alerts are announced (issue 5). Parsed beside server_config.cc,
+// parameters, and where new alerts are announced. Parsed beside server_config.cc,
 // which hands it every "history.*" key.
 #pragma once
 

@@ -30,7 +30,7 @@ struct ListenAddress {
 // "host:port", "[v6]:port". Hosts are IP literals or DNS names; the port is 0..65535.
 Result<ListenAddress> ParseListenAddress(std::string_view text);
 
-// Bounds that keep one client from exhausting the server (issue 3, part 3).
+// Bounds that keep one client from exhausting the server.
 struct ServerLimits {
   std::size_t body_bytes = 32u << 20;
   std::size_t header_bytes = 16u << 10;

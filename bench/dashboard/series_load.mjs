@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Load driver for the dashboard's series (issue 8, item 7: the series endpoint and page for
+// Load driver for the dashboard's series (the target: the series endpoint and page for
 // 10,000 commits x 10 repetitions load in under 1 s). Recorded in docs/performance.md.
 //
 //   bash ci/setup.sh                        # Chromium, and playwright-core in tests/browser

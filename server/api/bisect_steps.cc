@@ -1,4 +1,4 @@
-// The queue of remote bisects (issue 6), as `perfgate agent` uses it (ingest scope): POST
+// The queue of remote bisects, as `perfgate agent` uses it (ingest scope): POST
 // .../bisect-steps/claim takes the testbed's next step (204 when none), .../{id}/heartbeat keeps
 // the claim alive, .../{id}/result reports the measurement (or why it failed) and gets the bisect
 // as the replay left it. A claim is proven by the random token the claim returned; the store

@@ -1,4 +1,4 @@
-// Bisects (issue 6): POST /api/v1/projects/{project}/bisects stores the answer of a local
+// Bisects: POST /api/v1/projects/{project}/bisects stores the answer of a local
 // `perfgate bisect` (linked to its alert when it names one; ingest scope) or, with "remote":
 // true, queues a remote bisect for a testbed's agents (bisect_steps.cc); GET .../bisects/{id}
 // returns one (a running remote one with the replay's progress); POST .../bisects/{id}/cancel

@@ -28,7 +28,7 @@ bool IsWellFormedToken(std::string_view token);
 // kInternal only if OpenSSL fails (allocation).
 Result<std::string> HashToken(std::string_view token);
 
-// kTriage: change the state and note of alerts (issue 5); a CI token has only kIngest.
+// kTriage: change the state and note of alerts; a CI token has only kIngest.
 enum class Scope : std::uint8_t { kIngest, kRead, kAdmin, kTriage };
 
 // "ingest", "read", "admin", "triage".

@@ -1,4 +1,4 @@
-// Remote bisects on the server (issue 6): the queued job's request (decoded, validated, stored
+// Remote bisects on the server: the queued job's request (decoded, validated, stored
 // as JSON), and the replay that runs the bisect algorithm (bisect/driver.h) over the log
 // of measured steps: its first request when a bisect is queued, its decision after each step
 // an agent reports (the next step, or the answer), and its partial answer for status pages.

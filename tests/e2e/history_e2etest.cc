@@ -1,4 +1,4 @@
-// History analysis end to end (issue 5): a real server and PostgreSQL, main-branch runs posted
+// History analysis end to end: a real server and PostgreSQL, main-branch runs posted
 // over HTTP, the background worker taking them into history. A planted 8% step raises exactly
 // one alert with the right commit range; triage needs the triage scope, records who/when/note
 // and re-baselines the series, after which a later step raises a new alert; an improvement is
