@@ -4,10 +4,10 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "config/yaml_reader.h"
+
 namespace perfgate::config {
 namespace {
-
-std::string Quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
 Result<double> ParseFraction(std::string_view text, bool percent_allowed) {
   std::string s(text);

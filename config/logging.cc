@@ -13,6 +13,8 @@
 #include <ostream>
 #include <utility>
 
+#include "config/yaml_reader.h"
+
 namespace perfgate::config {
 namespace {
 
@@ -305,6 +307,54 @@ Result<void> Install(const LogConfig& config, spdlog::sink_ptr sink) {
 }
 
 }  // namespace
+
+Result<LogLevel> ParseLogLevel(std::string_view text) {
+  static constexpr std::array<std::pair<std::string_view, LogLevel>, 8> kNames = {{
+      {"trace", LogLevel::kTrace},
+      {"debug", LogLevel::kDebug},
+      {"info", LogLevel::kInfo},
+      {"warn", LogLevel::kWarn},
+      {"warning", LogLevel::kWarn},
+      {"error", LogLevel::kError},
+      {"critical", LogLevel::kCritical},
+      {"off", LogLevel::kOff},
+  }};
+  for (const auto& [name, level] : kNames) {
+    if (name == text) return level;
+  }
+  return InvalidArgument("expected one of trace, debug, info, warn, error, critical, off; got " +
+                         Quoted(text));
+}
+
+std::string_view LogLevelName(LogLevel level) {
+  switch (level) {
+    case LogLevel::kTrace:
+      return "trace";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
+    case LogLevel::kCritical:
+      return "critical";
+    case LogLevel::kOff:
+      return "off";
+  }
+  return "info";
+}
+
+Result<LogFormat> ParseLogFormat(std::string_view text) {
+  if (text == "plain") return LogFormat::kPlain;
+  if (text == "json") return LogFormat::kJson;
+  return InvalidArgument("expected plain or json, got " + Quoted(text));
+}
+
+std::string_view LogFormatName(LogFormat format) {
+  return format == LogFormat::kJson ? "json" : "plain";
+}
 
 std::string RedactSecrets(std::string_view text) {
   std::string out;

@@ -7,10 +7,24 @@
 #include <string>
 #include <string_view>
 
-#include "config/server_config.h"
 #include "core/result.h"
 
 namespace perfgate::config {
+
+enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError, kCritical, kOff };
+enum class LogFormat { kPlain, kJson };
+
+// "trace", "debug", "info", "warn" (or "warning"), "error", "critical", "off".
+Result<LogLevel> ParseLogLevel(std::string_view text);
+std::string_view LogLevelName(LogLevel level);
+// "plain" or "json".
+Result<LogFormat> ParseLogFormat(std::string_view text);
+std::string_view LogFormatName(LogFormat format);
+
+struct LogConfig {
+  LogLevel level = LogLevel::kInfo;
+  LogFormat format = LogFormat::kPlain;
+};
 
 // Replaces with "***": the credential after "Bearer " (any case), perfgate tokens ("pgt_..."),
 // the value of "password=" (libpq keyword/value DSNs, URI query parameters, PGPASSWORD=) and the

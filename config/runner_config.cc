@@ -2,25 +2,19 @@
 
 #include <sys/utsname.h>
 #include <unistd.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <charconv>
-#include <cmath>
-#include <fstream>
-#include <span>
-#include <sstream>
+#include <optional>
 #include <utility>
+
+#include "config/yaml_reader.h"
 
 namespace perfgate::config {
 namespace {
 
 namespace fs = std::filesystem;
-using Keys = std::span<const std::string_view>;
-
-constexpr std::size_t kMaxNameLength = 200;  // the wire format's limit for names
 
 constexpr std::array<std::string_view, 8> kTopKeys = {"version", "server",    "target_branch",
                                                       "testbed", "spool_dir", "defaults",
@@ -38,16 +32,6 @@ constexpr std::array<std::string_view, 12> kSuiteKeys = {
 constexpr std::array<std::string_view, 7> kThresholdKeys = {
     "suite", "benchmark", "metric", "percent", "alpha", "direction", "ignore"};
 
-bool IsNameChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '-';
-}
-
-// Suite, project and testbed names: path segments and series keys, so a closed alphabet.
-bool IsName(std::string_view text) {
-  return !text.empty() && text.size() <= kMaxNameLength &&
-         std::all_of(text.begin(), text.end(), IsNameChar);
-}
-
 // Branch names as the wire format accepts them (git's "feature/x" included).
 bool IsBranchName(std::string_view text) {
   return !text.empty() && text.size() <= kMaxNameLength &&
@@ -64,186 +48,6 @@ bool IsEnvName(std::string_view text) {
 bool HasGlob(std::string_view pattern) {
   return pattern.find_first_of("*?[") != std::string_view::npos;
 }
-
-std::string JoinKeys(Keys keys) {
-  std::string out;
-  for (std::string_view key : keys) out += (out.empty() ? "" : ", ") + std::string(key);
-  return out;
-}
-
-bool Contains(Keys keys, std::string_view key) {
-  return std::find(keys.begin(), keys.end(), key) != keys.end();
-}
-
-std::string Number(double value) {
-  std::ostringstream out;
-  out << value;
-  return out.str();
-}
-
-// One YAML mapping whose keys have been checked, with its path for messages.
-struct Entry {
-  YAML::Node key;  // carries the position when the value is empty
-  YAML::Node value;
-};
-struct Map {
-  std::string path;  // "" for the document, "suites[2]", ...
-  YAML::Mark mark;
-  std::map<std::string, Entry, std::less<>> entries;
-
-  const Entry* Find(std::string_view key) const {
-    auto it = entries.find(key);
-    return it == entries.end() ? nullptr : &it->second;
-  }
-  std::string Path(std::string_view key) const {
-    return path.empty() ? std::string(key) : path + "." + std::string(key);
-  }
-};
-
-enum class Check { kAny, kNonEmpty, kName };
-
-// Walks the document. The first problem is kept (later ones are usually consequences of it);
-// afterwards the accessors change nothing, so parsing runs to the end without branching.
-class Reader {
- public:
-  explicit Reader(std::string_view source) : source_(source) {}
-
-  bool ok() const { return !error_.has_value(); }
-  const Error& error() const { return *error_; }
-
-  void Fail(const YAML::Mark& mark, const std::string& key, const std::string& message) {
-    if (error_) return;
-    std::string text(source_);
-    if (!mark.is_null()) {
-      text += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
-    }
-    text += ": ";
-    if (!key.empty()) text += key + ": ";
-    error_ = Error{ErrorCode::kInvalidArgument, text + message, key};
-  }
-  void Fail(const Entry& at, const std::string& key, const std::string& message) {
-    Fail(at.value.IsNull() ? at.key.Mark() : at.value.Mark(), key, message);
-  }
-  // For values that did not come from the file.
-  void FailWithoutPosition(const std::string& key, const std::string& message) {
-    if (!error_) error_ = Error{ErrorCode::kInvalidArgument, message, key};
-  }
-
-  // The keys of a mapping; unknown and duplicate keys are errors that list the allowed ones
-  // (every key is allowed when `allowed` is empty).
-  Map ReadMap(const YAML::Node& node, const YAML::Mark& fallback, std::string path, Keys allowed) {
-    Map map{std::move(path), node.IsNull() ? fallback : node.Mark(), {}};
-    if (!node.IsMap()) {
-      Fail(map.mark, map.path, "must be a mapping of keys to values");
-      return map;
-    }
-    for (const auto& item : node) {
-      const std::string name = item.first.IsScalar() ? item.first.Scalar() : std::string();
-      if (name.empty()) {
-        Fail(item.first.Mark(), map.path, "keys must be plain names");
-      } else if (!allowed.empty() && !Contains(allowed, name)) {
-        Fail(item.first.Mark(), map.Path(name), "unknown key (allowed: " + JoinKeys(allowed) + ")");
-      } else if (!map.entries.emplace(name, Entry{item.first, item.second}).second) {
-        Fail(item.first.Mark(), map.Path(name), "duplicate key");
-      }
-    }
-    return map;
-  }
-
-  void Require(const Map& map, std::string_view key) {
-    if (ok() && map.Find(key) == nullptr) {
-      Fail(map.mark, map.path, "missing required key " + std::string(key));
-    }
-  }
-
-  std::optional<std::string> Scalar(const Entry& e, const std::string& path) {
-    if (!ok()) return std::nullopt;
-    if (e.value.IsNull()) return Fail(e, path, "has no value"), std::nullopt;
-    if (!e.value.IsScalar()) return Fail(e, path, "expected a single value"), std::nullopt;
-    return e.value.Scalar();
-  }
-
-  // The accessors set *out only when the key is present and its value valid.
-  bool Text(const Map& map, std::string_view key, std::string* out, Check check = Check::kAny) {
-    const Entry* e = map.Find(key);
-    if (e == nullptr) return false;
-    std::optional<std::string> text = Scalar(*e, map.Path(key));
-    if (!text) return false;
-    if (check == Check::kNonEmpty && text->empty()) {
-      return Fail(*e, map.Path(key), "must not be empty"), false;
-    }
-    if (check == Check::kName && !IsName(*text)) {
-      return Fail(*e, map.Path(key), kNameRule + ", got \"" + *text + "\""), false;
-    }
-    *out = *std::move(text);
-    return true;
-  }
-
-  template <class Int>
-  void Integer(const Map& map, std::string_view key, std::int64_t min, std::int64_t max, Int* out) {
-    std::string text;
-    if (!Text(map, key, &text)) return;
-    std::int64_t value = 0;
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
-      return Fail(*map.Find(key), map.Path(key), "expected an integer, got \"" + text + "\"");
-    }
-    if (value < min || value > max) {
-      return Fail(
-          *map.Find(key), map.Path(key),
-          "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " + text);
-    }
-    *out = static_cast<Int>(value);
-  }
-
-  // A number in (low, high]: every such quantity here excludes zero and allows its maximum.
-  void Positive(const Map& map, std::string_view key, double low, double high,
-                std::optional<double>* out) {
-    std::string text;
-    if (!Text(map, key, &text)) return;
-    double value = 0;
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() ||
-        !std::isfinite(value)) {
-      return Fail(*map.Find(key), map.Path(key), "expected a number, got \"" + text + "\"");
-    }
-    if (!(value > low && value <= high)) {
-      return Fail(*map.Find(key), map.Path(key),
-                  "must be in (" + Number(low) + ", " + Number(high) + "], got " + text);
-    }
-    *out = value;
-  }
-
-  void Bool(const Map& map, std::string_view key, bool* out) {
-    std::string text;
-    if (!Text(map, key, &text)) return;
-    if (text == "true" || text == "True" || text == "TRUE") {
-      *out = true;
-    } else if (text == "false" || text == "False" || text == "FALSE") {
-      *out = false;
-    } else {
-      Fail(*map.Find(key), map.Path(key), "expected true or false, got \"" + text + "\"");
-    }
-  }
-
-  void StringList(const Map& map, std::string_view key, std::vector<std::string>* out) {
-    const Entry* e = map.Find(key);
-    if (e == nullptr || !ok()) return;
-    if (!e->value.IsSequence()) return Fail(*e, map.Path(key), "expected a list of strings");
-    out->clear();
-    for (std::size_t i = 0; i < e->value.size(); ++i) {
-      const std::string path = map.Path(key) + "[" + std::to_string(i) + "]";
-      out->push_back(Scalar(Entry{e->key, e->value[i]}, path).value_or(""));
-    }
-  }
-
- private:
-  static inline const std::string kNameRule =
-      "must be 1.." + std::to_string(kMaxNameLength) + " characters from [A-Za-z0-9_.-]";
-
-  std::string_view source_;
-  std::optional<Error> error_;
-};
 
 fs::path ResolvePath(const fs::path& base_dir, const std::string& text) {
   const fs::path path(text);
@@ -270,7 +74,7 @@ std::string MachineName() {
   return machine.empty() ? "unknown" : machine;
 }
 
-void ReadServer(Reader& r, const Entry& e, RunnerConfig& config) {
+void ReadServer(YamlReader& r, const Entry& e, RunnerConfig& config) {
   const Map server = r.ReadMap(e.value, e.key.Mark(), "server", kServerKeys);
   if (const Entry* token = server.Find("token"); token != nullptr) {
     r.Fail(*token, "server.token",
@@ -292,7 +96,7 @@ void ReadServer(Reader& r, const Entry& e, RunnerConfig& config) {
   r.Text(server, "project", &config.server.project, Check::kName);
 }
 
-void ReadSuite(Reader& r, const YAML::Node& node, std::string path, const RunnerConfig& config,
+void ReadSuite(YamlReader& r, const YAML::Node& node, std::string path, const RunnerConfig& config,
                Suite& suite) {
   const Map map = r.ReadMap(node, node.Mark(), std::move(path), kSuiteKeys);
   suite.line = map.mark.line + 1;
@@ -357,8 +161,8 @@ void ReadSuite(Reader& r, const YAML::Node& node, std::string path, const Runner
 }
 
 // Returns the line the rule was declared on, for messages.
-int ReadThreshold(Reader& r, const YAML::Node& node, std::string path, const RunnerConfig& config,
-                  judge::ThresholdRule& rule) {
+int ReadThreshold(YamlReader& r, const YAML::Node& node, std::string path,
+                  const RunnerConfig& config, judge::ThresholdRule& rule) {
   const Map map = r.ReadMap(node, node.Mark(), std::move(path), kThresholdKeys);
   if (r.Text(map, "suite", &rule.suite, Check::kNonEmpty) && !HasGlob(rule.suite) &&
       config.FindSuite(rule.suite) == nullptr) {
@@ -395,7 +199,7 @@ bool MatchesEverything(const judge::ThresholdRule& rule) {
 
 // Reads a list of mappings with `read`, "suites[i]" / "thresholds[i]" being each one's path.
 template <class T, class ReadOne>
-void ReadList(Reader& r, const Map& top, std::string_view key, std::vector<T>* out,
+void ReadList(YamlReader& r, const Map& top, std::string_view key, std::vector<T>* out,
               const ReadOne& read) {
   const Entry* e = top.Find(key);
   if (e == nullptr || !r.ok()) return;
@@ -406,7 +210,8 @@ void ReadList(Reader& r, const Map& top, std::string_view key, std::vector<T>* o
   }
 }
 
-void ReadDocument(Reader& r, const YAML::Node& root, const EnvLookup& env, RunnerConfig& config) {
+void ReadDocument(YamlReader& r, const YAML::Node& root, const EnvLookup& env,
+                  RunnerConfig& config) {
   if (!root.IsDefined() || root.IsNull()) {  // an empty or all-comments file
     return r.Fail(YAML::Mark(), "version", "missing (add `version: 1` at the top)");
   }
@@ -511,29 +316,28 @@ ResolvedThreshold RunnerConfig::Resolve(std::string_view suite, std::string_view
 Result<RunnerConfig> ParseRunnerConfig(std::string_view yaml, std::string_view source_name,
                                        const std::filesystem::path& base_dir,
                                        const EnvLookup& env) {
-  Reader reader(source_name);
+  YamlReader reader(source_name, Position::kLineColumn);
   RunnerConfig config;
   std::error_code ec;
   config.base_dir = base_dir.empty() ? fs::current_path(ec) : fs::absolute(base_dir, ec);
   config.base_dir = config.base_dir.lexically_normal();
-  try {
-    const YAML::Node root = YAML::Load(std::string(yaml));
-    ReadDocument(reader, root, env, config);
-  } catch (const YAML::Exception& e) {
-    reader.Fail(e.mark, "", "invalid YAML: " + e.msg);
+  if (std::optional<YAML::Node> root = reader.Load(yaml); root) {
+    try {
+      ReadDocument(reader, *root, env, config);
+    } catch (const YAML::Exception& e) {
+      reader.Fail(e.mark, "", "invalid YAML: " + e.msg);
+    }
   }
   if (!reader.ok()) return tl::unexpected(reader.error());
   return config;
 }
 
 Result<RunnerConfig> LoadRunnerConfig(const std::string& path, const EnvLookup& env) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return InvalidArgument(path + ": cannot read the configuration file", "config");
-  std::ostringstream text;
-  text << in.rdbuf();
+  auto text = ReadConfigFile(path);
+  if (!text) return tl::unexpected(text.error());
   std::error_code ec;
   const fs::path absolute = fs::absolute(path, ec);
-  auto config = ParseRunnerConfig(text.str(), path, absolute.parent_path(), env);
+  auto config = ParseRunnerConfig(*text, path, absolute.parent_path(), env);
   if (config) config->config_file = absolute.lexically_normal();
   return config;
 }

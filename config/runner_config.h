@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "config/server_config.h"
+#include "config/environment.h"
 #include "core/metric.h"
 #include "core/result.h"
 #include "judge/threshold_rule.h"

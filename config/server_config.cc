@@ -1,71 +1,21 @@
 #include "config/server_config.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <charconv>
-#include <cstdlib>
-#include <fstream>
-#include <limits>
 #include <set>
 #include <sstream>
 #include <thread>
 #include <utility>
 
 #include "config/logging.h"
+#include "config/yaml_reader.h"
 
 namespace perfgate::config {
 namespace {
 
 // Setters report what is wrong with the value; callers prefix where it came from.
 using Setter = Result<void> (*)(ServerConfig&, std::string_view);
-
-std::string Quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
-
-Result<std::int64_t> ParseInteger(std::string_view text, std::int64_t min, std::int64_t max,
-                                  std::string_view what) {
-  std::int64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end) {
-    return InvalidArgument("expected " + std::string(what) + ", got " + Quoted(text));
-  }
-  if (value < min || value > max) {
-    return InvalidArgument("must be in [" + std::to_string(min) + ", " + std::to_string(max) +
-                           "], got " + std::to_string(value));
-  }
-  return value;
-}
-
-// A byte count, optionally with a binary suffix (KiB, MiB, GiB), so that 32MiB reads as meant.
-Result<std::int64_t> ParseByteSize(std::string_view text, std::int64_t min, std::int64_t max) {
-  static constexpr std::array<std::pair<std::string_view, int>, 3> kSuffixes = {
-      {{"KiB", 10}, {"MiB", 20}, {"GiB", 30}}};
-  const std::string_view original = text;
-  int shift = 0;
-  for (const auto& [suffix, bits] : kSuffixes) {
-    if (text.size() > suffix.size() && text.ends_with(suffix)) {
-      text.remove_suffix(suffix.size());
-      shift = bits;
-      break;
-    }
-  }
-  // The limits stay far below 2^33, so clamping before the shift cannot hide a bad value.
-  auto number = ParseInteger(text, std::numeric_limits<std::int32_t>::min(),
-                             std::numeric_limits<std::int64_t>::max(),
-                             "a byte count (an integer, optionally with KiB, MiB or GiB)");
-  if (!number) return tl::unexpected(number.error());
-  const std::int64_t value =
-      std::clamp<std::int64_t>(*number, -(std::int64_t{1} << 32), std::int64_t{1} << 32) *
-      (std::int64_t{1} << shift);
-  if (value < min || value > max) {
-    return InvalidArgument("must be in [" + std::to_string(min) + ", " + std::to_string(max) +
-                           "] bytes, got " + std::string(original));
-  }
-  return value;
-}
 
 bool IsHostnameChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-';
@@ -252,90 +202,74 @@ constexpr std::array<EnvironmentVariable, 8> kEnvironment = {{
     {"PERFGATE_HISTORY_WEBHOOK_URL", "history.webhook_url"},
 }};
 
-// Walks the YAML document; everything it reports carries "SOURCE:LINE: KEY: ".
-class YamlReader {
- public:
-  YamlReader(std::string_view source, ServerConfig& config) : source_(source), config_(config) {}
+YAML::Mark MarkOr(const YAML::Node& node, const YAML::Mark& fallback) {
+  return node.Mark().line >= 0 ? node.Mark() : fallback;
+}
 
-  Result<void> ReadMap(const YAML::Node& map, const std::string& prefix, int line) {
-    if (!map.IsMap()) {
-      return Fail(line, prefix.empty() ? "(document)" : prefix,
-                  prefix.empty() ? "the document must be a mapping of keys to values"
-                                 : "must be a mapping of keys to values");
+// The keys valid under `prefix` ("" for the top level, "limits", ...).
+std::vector<std::string_view> KeysUnder(const std::string& prefix) {
+  std::vector<std::string_view> known;
+  for (std::string_view key : ConfigKeys()) {
+    if (!prefix.empty()) {
+      if (!key.starts_with(prefix + ".")) continue;
+      key.remove_prefix(prefix.size() + 1);
+    } else {
+      key = key.substr(0, key.find('.'));
     }
-    for (const auto& entry : map) {
-      const YAML::Node& key_node = entry.first;
-      const YAML::Node& value = entry.second;
-      const int key_line = LineOf(key_node, line);
-      if (!key_node.IsScalar()) return Fail(key_line, prefix, "keys must be plain names");
-      const std::string key = prefix.empty() ? key_node.Scalar() : prefix + "." + key_node.Scalar();
-      if (!seen_.insert(key).second) return Fail(key_line, key, "duplicate key");
-      // yaml-cpp marks an empty value where the scanner stopped (often the next line).
-      const int value_line = value.IsNull() ? key_line : LineOf(value, key_line);
+    if (std::find(known.begin(), known.end(), key) == known.end()) known.push_back(key);
+  }
+  return known;
+}
 
-      if (prefix.empty() && std::find(kSections.begin(), kSections.end(), key) != kSections.end()) {
-        if (value.IsNull()) continue;  // "limits:" with everything commented out
-        if (auto nested = ReadMap(value, key, value_line); !nested) return nested;
-        continue;
-      }
-      const KeySetter* setter = FindKey(key);
-      const bool history = IsHistoryKey(key);
-      if (setter == nullptr && !history) return Fail(key_line, key, UnknownKeyMessage(prefix));
-      if (value.IsNull()) {
-        return Fail(value_line, key, "has no value (remove the key to keep the default)");
-      }
-      std::string text;
-      if (key == "history.branches" && value.IsSequence()) {
-        for (const auto& item : value) {
-          if (!item.IsScalar()) return Fail(value_line, key, "expected a list of branch names");
-          text += (text.empty() ? "" : ",") + item.Scalar();
-        }
-      } else if (!value.IsScalar()) {
-        return Fail(value_line, key, "expected a single value");
-      } else {
-        text = value.Scalar();
-      }
-      auto set = history ? SetHistoryKey(config_.history, key, text) : setter->set(config_, text);
-      if (!set) return Fail(value_line, key, set.error().message);
+// Walks a mapping of server.yaml in document order, every value going through the setter its
+// override would use. `seen` holds the dotted keys read so far: "limits.body_bytes" may also be
+// written at the top level, and is then a duplicate of the one under limits:.
+void ReadSection(YamlReader& r, const YAML::Node& map, const std::string& prefix,
+                 const YAML::Mark& at, std::set<std::string>& seen, ServerConfig& config) {
+  if (!map.IsMap()) {
+    return r.Fail(
+        at, prefix.empty() ? "(document)" : prefix,
+        prefix.empty() ? "the document must be a mapping of keys to values" : kNotAMapping);
+  }
+  for (const auto& entry : map) {
+    if (!r.ok()) return;
+    const YAML::Node& key_node = entry.first;
+    const YAML::Node& value = entry.second;
+    const YAML::Mark key_mark = MarkOr(key_node, at);
+    if (!key_node.IsScalar()) return r.Fail(key_mark, prefix, kPlainNames);
+    const std::string key = prefix.empty() ? key_node.Scalar() : prefix + "." + key_node.Scalar();
+    if (!seen.insert(key).second) return r.Fail(key_mark, key, kDuplicateKey);
+    // yaml-cpp marks an empty value where the scanner stopped (often the next line).
+    const YAML::Mark value_mark = value.IsNull() ? key_mark : MarkOr(value, key_mark);
+
+    if (prefix.empty() && Contains(kSections, key)) {
+      if (value.IsNull()) continue;  // "limits:" with everything commented out
+      ReadSection(r, value, key, value_mark, seen, config);
+      continue;
     }
-    return {};
-  }
-
-  tl::unexpected<Error> Fail(int line, const std::string& key, const std::string& message) const {
-    std::string text = std::string(source_);
-    if (line > 0) text += ":" + std::to_string(line);
-    text += ": ";
-    if (!key.empty()) text += key + ": ";
-    return InvalidArgument(text + message, key);
-  }
-
- private:
-  static int LineOf(const YAML::Node& node, int fallback) {
-    const int line = node.Mark().line;
-    return line >= 0 ? line + 1 : fallback;
-  }
-
-  // Lists the keys valid at this level, so that a typo is easy to fix.
-  static std::string UnknownKeyMessage(const std::string& prefix) {
-    std::vector<std::string_view> known;
-    for (std::string_view key : ConfigKeys()) {
-      if (!prefix.empty()) {
-        if (!key.starts_with(prefix + ".")) continue;
-        key.remove_prefix(prefix.size() + 1);
-      } else {
-        key = key.substr(0, key.find('.'));
-      }
-      if (std::find(known.begin(), known.end(), key) == known.end()) known.push_back(key);
+    const KeySetter* setter = FindKey(key);
+    const bool history = IsHistoryKey(key);
+    if (setter == nullptr && !history) {
+      return r.Fail(key_mark, key, UnknownKey("known keys here", KeysUnder(prefix)));
     }
-    std::string list;
-    for (std::string_view key : known) list += (list.empty() ? "" : ", ") + std::string(key);
-    return "unknown key (known keys here: " + list + ")";
+    if (value.IsNull()) {
+      return r.Fail(value_mark, key, "has no value (remove the key to keep the default)");
+    }
+    std::string text;
+    if (key == "history.branches" && value.IsSequence()) {
+      for (const auto& item : value) {
+        if (!item.IsScalar()) return r.Fail(value_mark, key, "expected a list of branch names");
+        text += (text.empty() ? "" : ",") + item.Scalar();
+      }
+    } else if (!value.IsScalar()) {
+      return r.Fail(value_mark, key, kSingleValue);
+    } else {
+      text = value.Scalar();
+    }
+    auto set = history ? SetHistoryKey(config.history, key, text) : setter->set(config, text);
+    if (!set) return r.Fail(value_mark, key, set.error().message);
   }
-
-  std::string_view source_;
-  ServerConfig& config_;
-  std::set<std::string> seen_;
-};
+}
 
 }  // namespace
 
@@ -380,54 +314,6 @@ Result<ListenAddress> ParseListenAddress(std::string_view text) {
   return ListenAddress{std::string(host), static_cast<std::uint16_t>(port_number)};
 }
 
-Result<LogLevel> ParseLogLevel(std::string_view text) {
-  static constexpr std::array<std::pair<std::string_view, LogLevel>, 8> kNames = {{
-      {"trace", LogLevel::kTrace},
-      {"debug", LogLevel::kDebug},
-      {"info", LogLevel::kInfo},
-      {"warn", LogLevel::kWarn},
-      {"warning", LogLevel::kWarn},
-      {"error", LogLevel::kError},
-      {"critical", LogLevel::kCritical},
-      {"off", LogLevel::kOff},
-  }};
-  for (const auto& [name, level] : kNames) {
-    if (name == text) return level;
-  }
-  return InvalidArgument("expected one of trace, debug, info, warn, error, critical, off; got " +
-                         Quoted(text));
-}
-
-std::string_view LogLevelName(LogLevel level) {
-  switch (level) {
-    case LogLevel::kTrace:
-      return "trace";
-    case LogLevel::kDebug:
-      return "debug";
-    case LogLevel::kInfo:
-      return "info";
-    case LogLevel::kWarn:
-      return "warn";
-    case LogLevel::kError:
-      return "error";
-    case LogLevel::kCritical:
-      return "critical";
-    case LogLevel::kOff:
-      return "off";
-  }
-  return "info";
-}
-
-Result<LogFormat> ParseLogFormat(std::string_view text) {
-  if (text == "plain") return LogFormat::kPlain;
-  if (text == "json") return LogFormat::kJson;
-  return InvalidArgument("expected plain or json, got " + Quoted(text));
-}
-
-std::string_view LogFormatName(LogFormat format) {
-  return format == LogFormat::kJson ? "json" : "plain";
-}
-
 ServerConfig DefaultServerConfig() {
   ServerConfig config;
   config.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -436,30 +322,24 @@ ServerConfig DefaultServerConfig() {
 
 Result<ServerConfig> ParseServerConfig(std::string_view yaml_text, std::string_view source_name,
                                        ServerConfig base) {
-  YamlReader reader(source_name, base);
-  YAML::Node root;
+  YamlReader reader(source_name, Position::kLine);
+  const std::optional<YAML::Node> root = reader.Load(yaml_text);
+  if (!root) return tl::unexpected(reader.error());
+  if (!root->IsDefined() || root->IsNull()) return base;  // an empty or all-comments file
+  std::set<std::string> seen;
   try {
-    root = YAML::Load(std::string(yaml_text));
+    ReadSection(reader, *root, "", YAML::Mark(), seen, base);
   } catch (const YAML::Exception& e) {
-    return reader.Fail(e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "invalid YAML: " + e.msg);
+    reader.Fail(e.mark, "", e.msg);
   }
-  if (!root.IsDefined() || root.IsNull()) return base;  // an empty or all-comments file
-  try {
-    if (auto read = reader.ReadMap(root, "", 1); !read) return tl::unexpected(read.error());
-  } catch (const YAML::Exception& e) {
-    return reader.Fail(e.mark.line >= 0 ? e.mark.line + 1 : 0, "", e.msg);
-  }
+  if (!reader.ok()) return tl::unexpected(reader.error());
   return base;
 }
 
 Result<ServerConfig> LoadServerConfig(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return InvalidArgument(path.string() + ": cannot read the configuration file", "config");
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseServerConfig(text.str(), path.string());
+  auto text = ReadConfigFile(path.string());
+  if (!text) return tl::unexpected(text.error());
+  return ParseServerConfig(*text, path.string());
 }
 
 std::vector<std::string_view> ConfigKeys() {
@@ -494,14 +374,6 @@ Result<void> ApplyOverrides(ServerConfig& config, std::span<const Override> over
 }
 
 std::span<const EnvironmentVariable> EnvironmentVariables() { return kEnvironment; }
-
-EnvLookup ProcessEnvironment() {
-  return [](std::string_view name) -> std::optional<std::string> {
-    const char* value = std::getenv(std::string(name).c_str());
-    if (value == nullptr) return std::nullopt;
-    return std::string(value);
-  };
-}
 
 Result<void> ApplyEnvironment(ServerConfig& config, const EnvLookup& lookup) {
   std::vector<Override> overrides;

@@ -7,14 +7,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <functional>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "config/environment.h"
 #include "config/history_config.h"
+#include "config/logging.h"
 #include "core/result.h"
 
 namespace perfgate::config {
@@ -42,21 +43,6 @@ struct ServerLimits {
   // Memory for baselines prepared for verdicts (sample sets with their bootstrap tables), kept
   // for the next pull request judged against the same baseline runs; 0 keeps none.
   std::size_t baseline_cache_bytes = 256u << 20;
-};
-
-enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError, kCritical, kOff };
-enum class LogFormat { kPlain, kJson };
-
-// "trace", "debug", "info", "warn" (or "warning"), "error", "critical", "off".
-Result<LogLevel> ParseLogLevel(std::string_view text);
-std::string_view LogLevelName(LogLevel level);
-// "plain" or "json".
-Result<LogFormat> ParseLogFormat(std::string_view text);
-std::string_view LogFormatName(LogFormat format);
-
-struct LogConfig {
-  LogLevel level = LogLevel::kInfo;
-  LogFormat format = LogFormat::kPlain;
 };
 
 struct ServerConfig {
@@ -110,11 +96,6 @@ struct EnvironmentVariable {
   std::string_view key;
 };
 std::span<const EnvironmentVariable> EnvironmentVariables();
-
-// Returns the value of an environment variable, nullopt when unset.
-using EnvLookup = std::function<std::optional<std::string>(std::string_view name)>;
-// std::getenv.
-EnvLookup ProcessEnvironment();
 
 // Applies the PERFGATE_* variables that are set and not empty (an empty variable is treated as
 // unset, as CI systems often export empty ones).
