@@ -27,7 +27,7 @@
 #include "server/auth/tokens.h"
 #include "server/store/embedded_pg.h"
 #include "stats/descriptive.h"
-#include "tests/e2e/http_client.h"
+#include "tests/testing/http_client.h"
 
 namespace {
 

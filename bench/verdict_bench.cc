@@ -26,7 +26,7 @@
 #include "server/gate/verdict.h"
 #include "server/store/embedded_pg.h"
 #include "stats/descriptive.h"
-#include "tests/e2e/http_client.h"
+#include "tests/testing/http_client.h"
 
 namespace {
 

@@ -18,9 +18,15 @@ RULES='
 ^config/                            ^(server|runner)/                                     config/ never uses server/ or runner/
 ^net/                               ^(server|runner)/                                     net/ never uses server/ or runner/
 ^server/store/                      ^server/(api|auth|bisect|gate|history|http|web)/      server/store/ uses no other server/ folder
+^tests/unit/(core|wire|stats|bisect)/ ^(boost/(asio|beast)|pqxx|yaml-cpp/|git2|curl/|spdlog/)  tests of core/, wire/, stats/ and bisect/ use no I/O library
+^tests/unit/(core|wire|stats|bisect)/ ^(config|net|server|runner)/                        tests of core/, wire/, stats/ and bisect/ never use config/, net/, server/ or runner/
+^tests/unit/stats/                  ^(wire|judge|bisect)/                                 tests of stats/ include only stats/, core/ and tests/testing/
+^tests/unit/server/                 ^runner/                                              tests of server/ never use runner/
+^tests/unit/runner/                 ^server/                                              tests of runner/ never use server/
 '
-# The product folders whose #include lines are checked (tests/ and bench/ may use every layer).
-LAYERS='core wire stats judge bisect net config server runner'
+# The folders whose #include lines are checked: the product, and the unit tests (their rules
+# above; tests/pg, tests/e2e and bench/ may use every layer).
+LAYERS='core wire stats judge bisect net config server runner tests/unit'
 
 set -eu
 root=${1:?usage: check_layers.sh SOURCE_ROOT [LINK_MAP]}

@@ -1,5 +1,6 @@
 # Helpers: perfgate_add_library(NAME DEPS ...) builds every .cc of the current folder into one
-# static library; perfgate_add_test(SOURCE LABEL DEPS ...) makes one test executable per file.
+# static library; perfgate_add_test(SOURCE LABEL DEPS ...) makes one test executable per file,
+# linked with GoogleTest, the testing library (tests/testing) and DEPS only.
 
 function(perfgate_add_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
@@ -22,7 +23,7 @@ function(perfgate_add_test source label)
   cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
   get_filename_component(name ${source} NAME_WE)
   add_executable(${name} ${source})
-  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} perfgate_testing GTest::gtest GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE PERFGATE_BIN_DIR="${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
   gtest_discover_tests(${name} PROPERTIES LABELS ${label} DISCOVERY_TIMEOUT 60)
 endfunction()

@@ -24,11 +24,11 @@
 
 #include "server/app.h"
 #include "server/auth/tokens.h"
-#include "tests/e2e/bisect_repo.h"
-#include "tests/e2e/http_client.h"
-#include "tests/e2e/test_server.h"
-#include "tests/pg/pg_cluster.h"
+#include "tests/testing/bisect_repo.h"
+#include "tests/testing/http_client.h"
+#include "tests/testing/pg_cluster.h"
 #include "tests/testing/shell.h"
+#include "tests/testing/test_server.h"
 
 namespace perfgate {
 namespace {

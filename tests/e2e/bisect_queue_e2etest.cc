@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/e2e/test_server.h"
+#include "tests/testing/test_server.h"
 
 namespace perfgate::testing {
 namespace {

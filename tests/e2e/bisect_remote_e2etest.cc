@@ -1,5 +1,5 @@
 // `perfgate bisect --remote` end to end: a real server and PostgreSQL, a git repository made by
-// the test (tests/e2e/bisect_repo.h), the bisect queued by `perfgate bisect --remote`, measured
+// the test (tests/testing/bisect_repo.h), the bisect queued by `perfgate bisect --remote`, measured
 // by `perfgate agent` processes that claim its steps from the server, and followed with
 // `perfgate bisect status`. Two agents share one bisect (its steps measured by both) and find
 // the culprit the local mode finds; an agent killed in the middle of a step has the step
@@ -17,8 +17,8 @@
 #include <string>
 #include <thread>
 
-#include "tests/e2e/bisect_repo.h"
-#include "tests/e2e/test_server.h"
+#include "tests/testing/bisect_repo.h"
+#include "tests/testing/test_server.h"
 
 namespace perfgate {
 namespace {

@@ -27,10 +27,10 @@
 #include "runner/client/uploader.h"
 #include "server/app.h"
 #include "server/auth/tokens.h"
-#include "tests/e2e/http_client.h"
-#include "tests/e2e/ids.h"
-#include "tests/e2e/test_server.h"
-#include "tests/pg/pg_cluster.h"
+#include "tests/testing/http_client.h"
+#include "tests/testing/ids.h"
+#include "tests/testing/pg_cluster.h"
+#include "tests/testing/test_server.h"
 
 namespace perfgate::client {
 namespace {

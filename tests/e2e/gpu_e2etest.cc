@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tests/e2e/bisect_repo.h"
-#include "tests/e2e/test_server.h"
+#include "tests/testing/bisect_repo.h"
+#include "tests/testing/test_server.h"
 
 namespace perfgate {
 namespace {

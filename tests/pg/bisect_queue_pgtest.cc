@@ -15,7 +15,7 @@
 
 #include "server/store/bisect_store.h"
 #include "server/store/pg_stores.h"
-#include "tests/pg/store_fixture.h"
+#include "tests/testing/store_fixture.h"
 
 namespace perfgate::store {
 namespace {

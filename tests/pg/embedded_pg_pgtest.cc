@@ -8,7 +8,7 @@
 
 #include "server/store/embedded_pg.h"
 #include "server/store/migrator.h"
-#include "tests/pg/pg_cluster.h"
+#include "tests/testing/pg_cluster.h"
 
 namespace perfgate::store {
 namespace {

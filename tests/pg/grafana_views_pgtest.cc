@@ -25,7 +25,7 @@
 #include "server/store/migrator.h"
 #include "server/store/pg_stores.h"
 #include "stats/descriptive.h"
-#include "tests/pg/store_fixture.h"
+#include "tests/testing/store_fixture.h"
 
 namespace perfgate::store {
 namespace {

@@ -18,7 +18,7 @@
 #include "server/history/service.h"
 #include "server/store/migrator.h"
 #include "server/store/pg_stores.h"
-#include "tests/pg/store_fixture.h"
+#include "tests/testing/store_fixture.h"
 
 namespace perfgate::store {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "server/store/migrator.h"
-#include "tests/pg/pg_cluster.h"
+#include "tests/testing/pg_cluster.h"
 
 namespace perfgate::store {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "server/store/pool.h"
-#include "tests/pg/pg_cluster.h"
+#include "tests/testing/pg_cluster.h"
 
 namespace perfgate::store {
 namespace {

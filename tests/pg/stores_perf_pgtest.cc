@@ -13,7 +13,7 @@
 #include "server/store/migrator.h"
 #include "server/store/pg_stores.h"
 #include "server/store/pg_util.h"
-#include "tests/pg/pg_cluster.h"
+#include "tests/testing/pg_cluster.h"
 
 namespace perfgate::store {
 namespace {

@@ -15,8 +15,8 @@
 #include "server/store/migrator.h"
 #include "server/store/pg_stores.h"
 #include "server/store/pg_util.h"
-#include "tests/pg/pg_cluster.h"
-#include "tests/pg/store_fixture.h"
+#include "tests/testing/pg_cluster.h"
+#include "tests/testing/store_fixture.h"
 
 namespace perfgate::store {
 namespace {

@@ -3,7 +3,8 @@
 // peers' default methods on every series' per-point levels, and scores them: a planted step of
 // at least 5% is a positive, matched by the nearest detection within 5 points; detections near a
 // smaller step or inside a drift are ignored; every other detection is a false positive.
-// Shared by bench/history_quality.cc (the table) and tests/unit/history_quality_test.cc (the pin).
+// Shared by bench/history_quality.cc (the table) and tests/unit/stats/history_quality_test.cc
+// (the pin).
 #pragma once
 
 #include <cstddef>

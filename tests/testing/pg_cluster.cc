@@ -1,4 +1,4 @@
-#include "tests/pg/pg_cluster.h"
+#include "tests/testing/pg_cluster.h"
 
 #include <unistd.h>
 

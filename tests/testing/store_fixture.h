@@ -12,13 +12,13 @@
 
 #include "server/store/migrator.h"
 #include "server/store/pg_stores.h"
-#include "tests/e2e/ids.h"
-#include "tests/pg/pg_cluster.h"
+#include "tests/testing/ids.h"
+#include "tests/testing/pg_cluster.h"
 #include "wire/run_upload.h"
 
 namespace perfgate::testing {
 
-// The commit shas and run ids of the store tests (tests/e2e/ids.h, salted for them).
+// The commit shas and run ids of the store tests (tests/testing/ids.h, salted for them).
 inline std::string StoreSha(int n) { return TestSha(n, 0x5a); }
 
 // Run n of project "proj" on testbed ci-1, at commit `commit` (its parent: commit - 1): BM_A

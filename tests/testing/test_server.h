@@ -13,8 +13,8 @@
 #include "config/server_config.h"
 #include "server/app.h"
 #include "server/auth/tokens.h"
-#include "tests/e2e/http_client.h"
-#include "tests/pg/pg_cluster.h"
+#include "tests/testing/http_client.h"
+#include "tests/testing/pg_cluster.h"
 
 namespace perfgate::testing {
 
