@@ -84,4 +84,50 @@ class PgStoreTest : public PgTest {
   store::Project project_;
 };
 
+// The store tests' runs and their fixture (stores_pgtest.cc, stores_read_pgtest.cc): run n of
+// "proj" on ci-1 at commit Sha(commit), a PR build with three series, and a row counter.
+namespace stores {
+
+inline std::string Sha(int n) {
+  char buffer[41];
+  std::snprintf(buffer, sizeof(buffer), "%040x", n);
+  return buffer;
+}
+
+inline std::string Uuid(int n) {
+  char buffer[37];
+  std::snprintf(buffer, sizeof(buffer), "00000000-0000-4000-8000-%012x", n);
+  return buffer;
+}
+
+inline wire::RunUpload MakeRun(int n, const std::string& branch = "main", int commit = 1) {
+  wire::RunUpload run;
+  run.id = Uuid(n);
+  run.project = "proj";
+  run.branch = branch;
+  run.commit = {Sha(commit), {Sha(commit + 1000)}, "2024-05-01T10:00:00Z", "fix things", "Ann"};
+  run.testbed = {"ci-1", R"({"cores":8,"cpu_model":"x","gpu":[{"name":"H100"}]})"};
+  run.ci.provider = "github";
+  run.ci.pr = 7;
+  run.started_at = "2024-05-01T10:00:00Z";
+  run.finished_at = "2024-05-01T12:05:00.5+02:00";
+  run.results = {
+      {"gb", "BM_Sort/1024", "real_time", "ns", Direction::kLowerIsBetter, {1021.5, 1e-7, 3}},
+      {"gb", "BM_Sort/1024", "items_per_second", "1/s", Direction::kHigherIsBetter, {5e9, 6e9}},
+      {"train", "resnet", "real_time", "ns", Direction::kLowerIsBetter, {0.1, 0.2}},
+  };
+  return run;
+}
+
+class StoresTest : public PgStoreTest {
+ protected:
+  int64_t Count(const std::string& table) {
+    return *pool_->WithTransaction<int64_t>([&](pqxx::work& tx) -> Result<int64_t> {
+      return tx.exec("SELECT count(*) FROM " + tx.quote_name(table))[0][0].as<int64_t>();
+    });
+  }
+};
+
+}  // namespace stores
+
 }  // namespace perfgate::testing
