@@ -13,15 +13,15 @@
 #include <random>
 #include <set>
 
-#include "judge/threshold_rule.h"
 #include "net/http_client.h"
 #include "net/retry.h"
 #include "runner/cli/commands.h"
 #include "runner/cli/confirm.h"
 #include "runner/client/project_client.h"
-#include "runner/run/session.h"
 #include "runner/client/uploader.h"
 #include "runner/report/verdict_render.h"
+#include "runner/run/session.h"
+#include "wire/verdict_request.h"
 
 namespace perfgate::cli {
 namespace {
@@ -44,21 +44,13 @@ struct GateArgs {
   std::string color = "auto";
 };
 
-json RequestBody(const config::RunnerConfig& config, const std::vector<std::string>& extra_runs) {
-  json rules = json::array();
-  for (const judge::ThresholdRule& r : config.thresholds) {
-    json rule = {{"suite", r.suite.empty() ? "*" : r.suite},
-                 {"benchmark", r.benchmark},
-                 {"metric", r.metric}};
-    if (r.percent > 0) rule["percent"] = r.percent;
-    if (r.alpha > 0) rule["alpha"] = r.alpha;
-    if (r.ignore) rule["ignore"] = true;
-    rules.push_back(std::move(rule));
-  }
-  json body = {{"threshold", config::kDefaultThresholdPercent / 100},
-               {"alpha", config::kDefaultAlpha},
-               {"rules", std::move(rules)}};
-  if (!extra_runs.empty()) body["contender_runs"] = extra_runs;
+wire::VerdictRequest RequestBody(const config::RunnerConfig& config,
+                                 const std::vector<std::string>& extra_runs) {
+  wire::VerdictRequest body;
+  body.threshold = config::kDefaultThresholdPercent / 100;
+  body.alpha = config::kDefaultAlpha;
+  body.rules = config.thresholds;
+  body.contender_runs = extra_runs;
   return body;
 }
 
@@ -75,7 +67,7 @@ Result<report::Verdict> AskVerdict(const config::RunnerConfig& config, const std
   while (!base.empty() && base.back() == '/') base.pop_back();
   request.url = base + "/api/v1/projects/" + client::EscapePathSegment(config.server.project) +
                 "/runs/" + run_id + "/verdict";
-  request.body = RequestBody(config, extra_runs).dump();
+  request.body = wire::EncodeVerdictRequest(RequestBody(config, extra_runs)).dump();
   request.content_type = "application/json";
   client::RetryContext context;
   context.seed = std::random_device{}();

@@ -150,7 +150,7 @@ Parameters ReadParameters(Reader& reader, const json& object, const std::string&
       const json& item = (*rules)[i];
       const std::string at = Reader::Index(Reader::Join(path, "rules"), i);
       if (!reader.Expect(item, item.is_object(), "an object", at)) break;
-      Rule rule;
+      ThresholdRule rule;
       rule.suite = reader.OptString(item, "suite", at).value_or("*");
       rule.benchmark = reader.OptString(item, "benchmark", at).value_or("*");
       rule.metric = reader.OptString(item, "metric", at).value_or("*");

@@ -11,6 +11,7 @@
 
 #include "core/metric.h"
 #include "core/result.h"
+#include "core/threshold_rule.h"
 
 namespace perfgate::report {
 
@@ -26,15 +27,6 @@ std::string_view OutcomeName(Outcome outcome);
 // "REGRESSION", "INCONCLUSIVE", ..., as on the wire.
 std::string_view ResultKindName(ResultKind kind);
 
-// A per-benchmark threshold rule from the project's configuration (glob patterns).
-struct Rule {
-  std::string suite = "*";
-  std::string benchmark = "*";
-  std::string metric = "*";
-  std::optional<double> percent;  // the threshold in percent; nullopt when the rule only ignores
-  bool ignore = false;
-};
-
 // What the verdict was computed with, so that a reader can tell why and replay it.
 struct Parameters {
   double threshold = 0.05;  // relative change, 0.05 = 5%
@@ -45,7 +37,7 @@ struct Parameters {
   int64_t bootstrap_resamples = 0;
   uint64_t seed = 0;
   double power = 0.8;
-  std::vector<Rule> rules;
+  std::vector<ThresholdRule> rules;  // the project's per-benchmark rules, as sent
 };
 
 struct Baseline {

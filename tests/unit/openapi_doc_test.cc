@@ -18,6 +18,7 @@
 #include "server/auth/tokens.h"
 #include "server/gate/verdict.h"
 #include "server/history/alert_json.h"
+#include "wire/verdict_request.h"
 
 namespace perfgate::server::api {
 namespace {
@@ -394,11 +395,11 @@ TEST_F(OpenApiDocTest, TheVerdictRequestSchemaNamesExactlyTheKeysTheServerAccept
     } else if (property["type"].IsDefined() && property["type"].as<std::string>() == "array") {
       value = json::array();
     }
-    auto decoded = gate::DecodeVerdictRequest(json{{key, value}}.dump());
+    auto decoded = wire::ParseVerdictRequest(json{{key, value}}.dump());
     EXPECT_TRUE(decoded.has_value()) << key << ": " << decoded.error().ToString();
   }
   // The decoder's own list of the keys it acts on.
-  auto refused = gate::DecodeVerdictRequest(R"({"threshhold": 0.05})");
+  auto refused = wire::ParseVerdictRequest(R"({"threshhold": 0.05})");
   ASSERT_FALSE(refused.has_value());
   const std::string message = refused.error().message;
   const size_t open = message.find("(known: ");
@@ -413,7 +414,7 @@ TEST_F(OpenApiDocTest, TheVerdictRequestSchemaNamesExactlyTheKeysTheServerAccept
   for (const std::string& key : KeysOf(parameters)) {
     EXPECT_EQ(documented.count(key), 1u) << key;
   }
-  EXPECT_TRUE(gate::DecodeVerdictRequest(parameters.dump()).has_value());
+  EXPECT_TRUE(wire::ParseVerdictRequest(parameters.dump()).has_value());
 }
 
 TEST_F(OpenApiDocTest, TheAlertSchemasNameEveryKeyTheServerWrites) {
