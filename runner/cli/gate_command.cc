@@ -55,8 +55,8 @@ wire::VerdictRequest RequestBody(const config::RunnerConfig& config,
 }
 
 // POST .../verdict with retries; the decoded verdict.
-Result<report::Verdict> AskVerdict(const config::RunnerConfig& config, const std::string& run_id,
-                                   const std::vector<std::string>& extra_runs) {
+Result<wire::Verdict> AskVerdict(const config::RunnerConfig& config, const std::string& run_id,
+                                 const std::vector<std::string>& extra_runs) {
   client::HttpClientOptions options;
   options.bearer_token = config.server.token;
   auto http = client::HttpClient::Create(options);
@@ -80,7 +80,7 @@ Result<report::Verdict> AskVerdict(const config::RunnerConfig& config, const std
   if (response->status != 201 && response->status != 200) {
     return tl::unexpected(HttpError(*response, ""));
   }
-  auto verdict = report::DecodeVerdict(response->body);
+  auto verdict = wire::DecodeVerdict(response->body);
   // The PR comment's "Full report" link: the server's dashboard page of this verdict, unless
   // the server named one itself.
   if (verdict && (!verdict->report_url || verdict->report_url->empty())) {
@@ -91,14 +91,14 @@ Result<report::Verdict> AskVerdict(const config::RunnerConfig& config, const std
 }
 
 // Inconclusive benchmarks per suite, and the repetitions that the largest ask needs.
-std::map<std::string, std::set<std::string>> Inconclusive(const report::Verdict& verdict,
+std::map<std::string, std::set<std::string>> Inconclusive(const wire::Verdict& verdict,
                                                           int max_repetitions, int* repetitions) {
   // One rerun serves them all: the most any of them needs, each capped so that its total
   // stays within max_repetitions; those already at the cap are left out.
   std::map<std::string, std::set<std::string>> out;
   int64_t most = 0;
-  for (const report::MetricResult& r : verdict.results) {
-    if (r.kind != report::ResultKind::kInconclusive || r.repetitions_needed <= 0) continue;
+  for (const wire::MetricResult& r : verdict.results) {
+    if (r.kind != wire::ResultKind::kInconclusive || r.repetitions_needed <= 0) continue;
     const int64_t have = r.current ? r.current->n : 0;
     const int64_t more =
         std::min(std::max<int64_t>(r.repetitions_needed - have, 2), max_repetitions - have);
@@ -135,7 +135,7 @@ int Gate(const GateArgs& args) {
   auto verdict = AskVerdict(*config, run_id, extra_runs);
   if (!verdict) return ReportError(verdict.error());
 
-  if (args.rerun_inconclusive && verdict->outcome != report::Outcome::kNoBaseline) {
+  if (args.rerun_inconclusive && verdict->outcome != wire::Outcome::kNoBaseline) {
     int repetitions = 0;
     auto only = Inconclusive(*verdict, args.max_repetitions, &repetitions);
     if (!only.empty()) {
@@ -176,14 +176,14 @@ int Gate(const GateArgs& args) {
   }
 
   // The A/B rerun withdrew every regression of a throttled run: nothing is left to repeat.
-  if (verdict->outcome == report::Outcome::kNoisyEnvironment && !report::HasRegression(*verdict)) {
-    verdict->outcome = report::Outcome::kPass;
+  if (verdict->outcome == wire::Outcome::kNoisyEnvironment && !report::HasRegression(*verdict)) {
+    verdict->outcome = wire::Outcome::kPass;
   }
 
   const bool color = args.color == "always" || (args.color == "auto" && isatty(STDOUT_FILENO) &&
                                                 std::getenv("NO_COLOR") == nullptr);
   if (args.format == "json") {
-    json out = {{"outcome", std::string(report::OutcomeName(verdict->outcome))},
+    json out = {{"outcome", std::string(wire::OutcomeName(verdict->outcome))},
                 {"run_id", verdict->run_id},
                 {"verdict_id", verdict->id},
                 {"regressions", verdict->counts.regression}};
@@ -216,7 +216,7 @@ int Gate(const GateArgs& args) {
     return kExitInfrastructure;
   }
   if (report::HasRegression(*verdict)) return kExitRegression;
-  if (verdict->outcome == report::Outcome::kNoBaseline) {
+  if (verdict->outcome == wire::Outcome::kNoBaseline) {
     if (args.require_baseline) {
       std::cerr << "perfgate: no baseline, and --require-baseline was given: failing\n";
       return kExitRegression;
