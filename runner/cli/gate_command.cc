@@ -10,15 +10,11 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <set>
 
-#include "net/http_client.h"
-#include "net/retry.h"
 #include "runner/cli/commands.h"
 #include "runner/cli/confirm.h"
 #include "runner/client/project_client.h"
-#include "runner/client/uploader.h"
 #include "runner/report/verdict_render.h"
 #include "runner/run/session.h"
 #include "wire/verdict_request.h"
@@ -52,42 +48,6 @@ wire::VerdictRequest RequestBody(const config::RunnerConfig& config,
   body.rules = config.thresholds;
   body.contender_runs = extra_runs;
   return body;
-}
-
-// POST .../verdict with retries; the decoded verdict.
-Result<wire::Verdict> AskVerdict(const config::RunnerConfig& config, const std::string& run_id,
-                                 const std::vector<std::string>& extra_runs) {
-  client::HttpClientOptions options;
-  options.bearer_token = config.server.token;
-  auto http = client::HttpClient::Create(options);
-  if (!http) return tl::unexpected(http.error());
-  client::HttpRequest request;
-  request.method = "POST";
-  std::string base = config.server.url;
-  while (!base.empty() && base.back() == '/') base.pop_back();
-  request.url = base + "/api/v1/projects/" + client::EscapePathSegment(config.server.project) +
-                "/runs/" + run_id + "/verdict";
-  request.body = wire::EncodeVerdictRequest(RequestBody(config, extra_runs)).dump();
-  request.content_type = "application/json";
-  client::RetryContext context;
-  context.seed = std::random_device{}();
-  context.on_retry = [](const client::RetryNotice& notice) {
-    std::cerr << "perfgate: verdict request failed (" << notice.reason << "); retrying\n";
-  };
-  auto response = client::CallWithRetry(
-      client::RetryPolicy{}, [&] { return http->Send(request); }, context);
-  if (!response) return tl::unexpected(response.error());
-  if (response->status != 201 && response->status != 200) {
-    return tl::unexpected(HttpError(*response, ""));
-  }
-  auto verdict = wire::DecodeVerdict(response->body);
-  // The PR comment's "Full report" link: the server's dashboard page of this verdict, unless
-  // the server named one itself.
-  if (verdict && (!verdict->report_url || verdict->report_url->empty())) {
-    verdict->report_url = base + "/#/p/" + client::EscapePathSegment(config.server.project) +
-                          "/runs/" + run_id + "/verdict";
-  }
-  return verdict;
 }
 
 // Inconclusive benchmarks per suite, and the repetitions that the largest ask needs.
@@ -131,8 +91,11 @@ int Gate(const GateArgs& args) {
   auto pushed = run::PushSpool(*config);
   if (!pushed) return ReportError(pushed.error());
 
+  auto server =
+      client::ProjectClient::Open(config->server.url, config->server.project, config->server.token);
+  if (!server) return ReportError(server.error());
   std::vector<std::string> extra_runs;
-  auto verdict = AskVerdict(*config, run_id, extra_runs);
+  auto verdict = server->AskVerdict(run_id, RequestBody(*config, extra_runs));
   if (!verdict) return ReportError(verdict.error());
 
   if (args.rerun_inconclusive && verdict->outcome != wire::Outcome::kNoBaseline) {
@@ -155,7 +118,7 @@ int Gate(const GateArgs& args) {
       auto again = run::PushSpool(*config);
       if (!again) return ReportError(again.error());
       extra_runs.push_back(measured->upload.id);
-      verdict = AskVerdict(*config, run_id, extra_runs);
+      verdict = server->AskVerdict(run_id, RequestBody(*config, extra_runs));
       if (!verdict) return ReportError(verdict.error());
     } else {
       std::cerr << "perfgate: nothing to rerun (no inconclusive benchmark within "
