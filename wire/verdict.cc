@@ -118,6 +118,7 @@ json EncodeVerdict(const Verdict& v) {
               {"algorithm_version", v.algorithm_version},
               {"parameters", ParametersJson(v.parameters)},
               {"baseline", std::move(baseline)},
+              {"contender_run_ids", v.contender_run_ids},
               {"commit", v.commit},
               {"branch", v.branch},
               {"testbed", v.testbed},

@@ -151,6 +151,7 @@ struct Verdict {
   std::string algorithm_version;
   VerdictParameters parameters;
   std::optional<Baseline> baseline;
+  std::vector<std::string> contender_run_ids;  // the run first, then the pooled ones
   std::string commit;
   std::string branch;
   std::string testbed;

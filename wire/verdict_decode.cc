@@ -348,6 +348,7 @@ Verdict ReadVerdict(Reader& reader, const json& object, const std::string& path)
   if (const json* baseline = reader.Object(object, "baseline", path)) {
     v.baseline = ReadBaseline(reader, *baseline, Reader::Join(path, "baseline"));
   }
+  v.contender_run_ids = Strings(reader, object, "contender_run_ids", path);
   v.commit = reader.String(object, "commit", path);
   v.branch = reader.String(object, "branch", path);
   v.testbed = reader.String(object, "testbed", path);

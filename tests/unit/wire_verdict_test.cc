@@ -54,6 +54,7 @@ TEST(WireVerdict, EveryOptionalPartRoundTrips) {
                         .run_ids = {"run-0"},
                         .selection = "merge_base",
                         .distance = 2};
+  v.contender_run_ids = {"run-1", "run-2"};
   v.commit = std::string(40, 'b');
   v.branch = "feature";
   v.testbed = "ci";
