@@ -171,8 +171,9 @@ struct Verdict {
 // kInvalidArgument with `field` naming the offending key ("verdict.results[3].change_ci[1]").
 Result<Verdict> DecodeVerdict(std::string_view json);
 
-// The verdict object with its keys as the server writes them (sorted; absent optionals as
-// null, the counts always): DecodeVerdict(Encode(v).dump()) == v.
+// The verdict object with the keys the server writes (absent optionals as null, the counts
+// always; project and report_url only when set): DecodeVerdict(EncodeVerdict(v).dump()) == v.
+// The server itself writes its results as text (server/gate/results_writer.h), which is faster.
 nlohmann::json EncodeVerdict(const Verdict& verdict);
 
 }  // namespace perfgate::wire
