@@ -162,7 +162,7 @@ void ReadSuite(YamlReader& r, const YAML::Node& node, std::string path, const Ru
 
 // Returns the line the rule was declared on, for messages.
 int ReadThreshold(YamlReader& r, const YAML::Node& node, std::string path,
-                  const RunnerConfig& config, judge::ThresholdRule& rule) {
+                  const RunnerConfig& config, ThresholdRule& rule) {
   const Map map = r.ReadMap(node, node.Mark(), std::move(path), kThresholdKeys);
   if (r.Text(map, "suite", &rule.suite, Check::kNonEmpty) && !HasGlob(rule.suite) &&
       config.FindSuite(rule.suite) == nullptr) {
@@ -176,8 +176,8 @@ int ReadThreshold(YamlReader& r, const YAML::Node& node, std::string path,
   std::optional<double> percent, alpha;
   r.Positive(map, "percent", 0, 100, &percent);
   r.Positive(map, "alpha", 0, 0.5, &alpha);
-  rule.percent = percent.value_or(0);
-  rule.alpha = alpha.value_or(0);
+  rule.percent = percent;
+  rule.alpha = alpha;
   if (std::string text; r.Text(map, "direction", &text)) {
     rule.direction = ParseDirection(text);
     if (!rule.direction) {
@@ -193,7 +193,7 @@ int ReadThreshold(YamlReader& r, const YAML::Node& node, std::string path,
   return map.mark.line + 1;
 }
 
-bool MatchesEverything(const judge::ThresholdRule& rule) {
+bool MatchesEverything(const ThresholdRule& rule) {
   return (rule.suite.empty() || rule.suite == "*") && rule.benchmark == "*" && rule.metric == "*";
 }
 
@@ -303,10 +303,10 @@ const Suite* RunnerConfig::FindSuite(std::string_view name) const {
 ResolvedThreshold RunnerConfig::Resolve(std::string_view suite, std::string_view benchmark,
                                         std::string_view metric) const {
   ResolvedThreshold resolved;
-  const judge::ThresholdRule* rule = judge::FirstMatch(thresholds, suite, benchmark, metric);
+  const ThresholdRule* rule = FirstMatch(thresholds, suite, benchmark, metric);
   if (rule == nullptr) return resolved;
-  resolved.percent = rule->percent > 0 ? rule->percent : kDefaultThresholdPercent;
-  resolved.alpha = rule->alpha > 0 ? rule->alpha : kDefaultAlpha;
+  resolved.percent = rule->percent.value_or(0) > 0 ? *rule->percent : kDefaultThresholdPercent;
+  resolved.alpha = rule->alpha.value_or(0) > 0 ? *rule->alpha : kDefaultAlpha;
   resolved.direction = rule->direction;
   resolved.ignore = rule->ignore;
   resolved.rule = static_cast<int>(rule - thresholds.data());

@@ -15,7 +15,7 @@
 #include "config/environment.h"
 #include "core/metric.h"
 #include "core/result.h"
-#include "judge/threshold_rule.h"
+#include "core/threshold_rule.h"
 
 namespace perfgate::config {
 
@@ -74,7 +74,7 @@ struct RunnerConfig {
   int default_repetitions = 10;
   std::optional<double> default_min_time;  // unset: Google Benchmark's own default
   std::vector<Suite> suites;
-  std::vector<judge::ThresholdRule> thresholds;  // first match wins
+  std::vector<ThresholdRule> thresholds;  // first match wins
   std::filesystem::path base_dir;     // the config file's directory; builds and commands run here
   std::filesystem::path config_file;  // absolute, when loaded from a file; "" when parsed
 

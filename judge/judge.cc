@@ -64,9 +64,10 @@ Result<Judgement> JudgeSeries(std::optional<std::span<const Series>> base,
     Row row;
     row.contender = &series;
     row.rule = FirstMatch(options.rules, series.key.suite, series.key.benchmark, series.key.metric);
-    row.threshold = series.threshold > 0                           ? series.threshold
-                    : row.rule != nullptr && row.rule->percent > 0 ? row.rule->percent / 100
-                                                                   : options.policy.threshold;
+    row.threshold = series.threshold > 0 ? series.threshold
+                    : row.rule != nullptr && row.rule->percent.value_or(0) > 0
+                        ? *row.rule->percent / 100
+                        : options.policy.threshold;
     if (auto it = base_index.find(PairKeyOf(series, options.pair_by)); it != base_index.end()) {
       if (!taken[it->second]) {  // a series twice in the contender: the first takes the base
         taken[it->second] = true;
@@ -114,7 +115,7 @@ Result<Judgement> JudgeSeries(std::optional<std::span<const Series>> base,
     input.contender = row.contender->values;
     input.threshold = row.threshold;
     input.alpha = row.contender->alpha > 0 ? row.contender->alpha
-                  : row.rule != nullptr    ? row.rule->alpha
+                  : row.rule != nullptr    ? row.rule->alpha.value_or(0)
                                            : 0;
     row.verdict = inputs.size();
     inputs.push_back(std::move(input));

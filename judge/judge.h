@@ -17,7 +17,7 @@
 #include "core/result.h"
 #include "core/series_key.h"
 #include "judge/attribution.h"
-#include "judge/threshold_rule.h"
+#include "core/threshold_rule.h"
 #include "stats/prepared_sample.h"
 #include "stats/verdict.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "judge/threshold_rule.h"
+#include "core/threshold_rule.h"
 #include "runner/adapters/series_input.h"
 #include "runner/cli/commands.h"
 #include "runner/report/analyze_format.h"
@@ -84,7 +84,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
   result.options.threshold = 0;
   // 0 keeps every significant change (Otava's own default); compare's parser refuses it.
   if (args.threshold != "0" && args.threshold != "0%") {
-    auto threshold = judge::ParseThreshold(args.threshold);
+    auto threshold = ParseThreshold(args.threshold);
     if (!threshold) return Fail(threshold.error());
     result.options.threshold = *threshold;
   }

@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-#include "judge/threshold_rule.h"
+#include "core/threshold_rule.h"
 #include "runner/cli/commands.h"
 #include "runner/client/project_client.h"
 #include "runner/local_bisect/bisect_run.h"
@@ -177,7 +177,7 @@ int Run(BisectArgs& args) {
     return ReportError(Error{ErrorCode::kInvalidArgument,
                              "give --alert ID, or --good REV --bad REV --benchmark NAME", "good"});
   }
-  auto threshold = judge::ParseThreshold(args.threshold);
+  auto threshold = ParseThreshold(args.threshold);
   if (!threshold) return ReportError(threshold.error());
   args.options.threshold = *threshold;
   args.options.first_parent = !args.all_parents;

@@ -7,7 +7,7 @@
 
 #include "judge/compare_json.h"
 #include "judge/compare_report.h"
-#include "judge/threshold_rule.h"
+#include "core/threshold_rule.h"
 #include "runner/adapters/gbench_reader.h"
 #include "runner/cli/commands.h"
 #include "runner/compare/compare.h"
@@ -40,7 +40,7 @@ struct CompareArgs {
 
 int RunCompare(const CompareArgs& args) {
   perfgate::compare::CompareOptions options;
-  auto threshold = perfgate::judge::ParseThreshold(args.threshold);
+  auto threshold = perfgate::ParseThreshold(args.threshold);
   if (!threshold) return Fail(threshold.error());
   options.policy.threshold = *threshold;
   options.policy.alpha = args.alpha;

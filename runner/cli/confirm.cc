@@ -7,9 +7,9 @@
 
 #include "core/series_key.h"
 #include "judge/judge.h"
-#include "runner/run/temp_dir.h"
 #include "runner/git/git_repo.h"
 #include "runner/run/suites.h"
+#include "runner/run/temp_dir.h"
 #include "stats/verdict.h"
 
 namespace perfgate::cli {
@@ -35,11 +35,11 @@ void Append(std::map<SeriesKey, std::vector<double>>& into, const run::SuiteOutc
 }  // namespace
 
 Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
-                                         const ConfirmOptions& options, report::Verdict* verdict) {
+                                         const ConfirmOptions& options, wire::Verdict* verdict) {
   ConfirmReport report;
   std::map<std::string, std::set<std::string>> regressed;
-  for (const report::MetricResult& r : verdict->results) {
-    if (r.kind == report::ResultKind::kRegression) regressed[r.suite].insert(r.benchmark);
+  for (const wire::MetricResult& r : verdict->results) {
+    if (r.kind == wire::ResultKind::kRegression) regressed[r.suite].insert(r.benchmark);
   }
   if (regressed.empty()) return report;
   if (!verdict->baseline || verdict->baseline->commit.empty()) {
@@ -105,9 +105,9 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
   for (const auto& [key, values] : base_values) {
     base_side.push_back({.key = key, .unit = "", .values = values});
   }
-  std::vector<report::MetricResult*> targets;  // the verdict's row of each head series
-  for (report::MetricResult& r : verdict->results) {
-    if (r.kind != report::ResultKind::kRegression) continue;
+  std::vector<wire::MetricResult*> targets;  // the verdict's row of each head series
+  for (wire::MetricResult& r : verdict->results) {
+    if (r.kind != wire::ResultKind::kRegression) continue;
     SeriesKey key{r.suite, r.benchmark, r.metric};
     auto h = head_values.find(key);
     if (h == head_values.end()) continue;
@@ -122,12 +122,12 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
   judge_options.policy.threshold = verdict->parameters.threshold;
   auto judged = judge::JudgeSeries(base_side, head_side, judge_options);
   if (!judged) return tl::unexpected(judged.error());
-  std::set<const report::MetricResult*> judged_rows;
+  std::set<const wire::MetricResult*> judged_rows;
   for (size_t i = 0; i < targets.size(); ++i) {
     if (judged->rows[i].kind == judge::RowKind::kJudged) judged_rows.insert(targets[i]);
   }
-  for (const report::MetricResult& r : verdict->results) {
-    if (r.kind == report::ResultKind::kRegression && judged_rows.count(&r) == 0) {
+  for (const wire::MetricResult& r : verdict->results) {
+    if (r.kind == wire::ResultKind::kRegression && judged_rows.count(&r) == 0) {
       report.lines.push_back(r.benchmark + " " + r.metric + ": not measured again; kept");
     }
   }
@@ -135,7 +135,7 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
     const stats::MetricVerdict* judged_verdict = judged->VerdictOf(judged->rows[i]);
     if (judged_verdict == nullptr) continue;  // not measured again at the baseline
     const stats::MetricVerdict& v = *judged_verdict;
-    report::MetricResult& r = *targets[i];
+    wire::MetricResult& r = *targets[i];
     ++report.checked;
     const std::string measured = Percent(v.change) + " [" + Percent(v.change_ci.lower) + ", " +
                                  Percent(v.change_ci.upper) + "]";
@@ -150,7 +150,7 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
     ++report.withdrawn;
     report.lines.push_back(r.benchmark + " " + r.metric + ": not confirmed (" + measured + ", " +
                            std::string(stats::VerdictName(v.verdict)) + ")");
-    r.kind = report::ResultKind::kInconclusive;
+    r.kind = wire::ResultKind::kInconclusive;
     r.reason = "first measured " + (r.change ? Percent(*r.change) : std::string("?")) +
                ", but an interleaved A/B rerun against " + base_commit.substr(0, 12) +
                " measured " + measured + " (" + std::string(stats::VerdictName(v.verdict)) +
@@ -158,8 +158,8 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
     --verdict->counts.regression;
     ++verdict->counts.inconclusive;
   }
-  if (verdict->outcome == report::Outcome::kRegression && verdict->counts.regression == 0) {
-    verdict->outcome = report::Outcome::kPass;
+  if (verdict->outcome == wire::Outcome::kRegression && verdict->counts.regression == 0) {
+    verdict->outcome = wire::Outcome::kPass;
   }
   if (report.withdrawn > 0) {
     verdict->warnings.push_back(std::to_string(report.withdrawn) +

@@ -13,7 +13,7 @@
 
 #include "config/runner_config.h"
 #include "core/result.h"
-#include "runner/report/verdict_model.h"
+#include "wire/verdict.h"
 
 namespace perfgate::cli {
 
@@ -34,6 +34,6 @@ struct ConfirmReport {
 // outcome follow. Errors (no baseline commit, a build that fails, a suite missing at the
 // baseline) leave the verdict as it was; the caller reports them and keeps the regression.
 Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
-                                         const ConfirmOptions& options, report::Verdict* verdict);
+                                         const ConfirmOptions& options, wire::Verdict* verdict);
 
 }  // namespace perfgate::cli

@@ -10,18 +10,14 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <set>
 
-#include "judge/threshold_rule.h"
-#include "net/http_client.h"
-#include "net/retry.h"
 #include "runner/cli/commands.h"
 #include "runner/cli/confirm.h"
 #include "runner/client/project_client.h"
-#include "runner/run/session.h"
-#include "runner/client/uploader.h"
 #include "runner/report/verdict_render.h"
+#include "runner/run/session.h"
+#include "wire/verdict_request.h"
 
 namespace perfgate::cli {
 namespace {
@@ -44,69 +40,25 @@ struct GateArgs {
   std::string color = "auto";
 };
 
-json RequestBody(const config::RunnerConfig& config, const std::vector<std::string>& extra_runs) {
-  json rules = json::array();
-  for (const judge::ThresholdRule& r : config.thresholds) {
-    json rule = {{"suite", r.suite.empty() ? "*" : r.suite},
-                 {"benchmark", r.benchmark},
-                 {"metric", r.metric}};
-    if (r.percent > 0) rule["percent"] = r.percent;
-    if (r.alpha > 0) rule["alpha"] = r.alpha;
-    if (r.ignore) rule["ignore"] = true;
-    rules.push_back(std::move(rule));
-  }
-  json body = {{"threshold", config::kDefaultThresholdPercent / 100},
-               {"alpha", config::kDefaultAlpha},
-               {"rules", std::move(rules)}};
-  if (!extra_runs.empty()) body["contender_runs"] = extra_runs;
+wire::VerdictRequest RequestBody(const config::RunnerConfig& config,
+                                 const std::vector<std::string>& extra_runs) {
+  wire::VerdictRequest body;
+  body.threshold = config::kDefaultThresholdPercent / 100;
+  body.alpha = config::kDefaultAlpha;
+  body.rules = config.thresholds;
+  body.contender_runs = extra_runs;
   return body;
 }
 
-// POST .../verdict with retries; the decoded verdict.
-Result<report::Verdict> AskVerdict(const config::RunnerConfig& config, const std::string& run_id,
-                                   const std::vector<std::string>& extra_runs) {
-  client::HttpClientOptions options;
-  options.bearer_token = config.server.token;
-  auto http = client::HttpClient::Create(options);
-  if (!http) return tl::unexpected(http.error());
-  client::HttpRequest request;
-  request.method = "POST";
-  std::string base = config.server.url;
-  while (!base.empty() && base.back() == '/') base.pop_back();
-  request.url = base + "/api/v1/projects/" + client::EscapePathSegment(config.server.project) +
-                "/runs/" + run_id + "/verdict";
-  request.body = RequestBody(config, extra_runs).dump();
-  request.content_type = "application/json";
-  client::RetryContext context;
-  context.seed = std::random_device{}();
-  context.on_retry = [](const client::RetryNotice& notice) {
-    std::cerr << "perfgate: verdict request failed (" << notice.reason << "); retrying\n";
-  };
-  auto response = client::CallWithRetry(
-      client::RetryPolicy{}, [&] { return http->Send(request); }, context);
-  if (!response) return tl::unexpected(response.error());
-  if (response->status != 201 && response->status != 200) {
-    return tl::unexpected(HttpError(*response, ""));
-  }
-  auto verdict = report::DecodeVerdict(response->body);
-  // The PR comment's "Full report" link: the server's dashboard page of this verdict, unless
-  // the server named one itself.
-  if (verdict && (!verdict->report_url || verdict->report_url->empty())) {
-    verdict->report_url = base + "/#/p/" + client::EscapePathSegment(config.server.project) +
-                          "/runs/" + run_id + "/verdict";
-  }
-  return verdict;
-}
-
 // Inconclusive benchmarks per suite, and the repetitions that the largest ask needs.
-std::map<std::string, std::set<std::string>> Inconclusive(const report::Verdict& verdict,
+std::map<std::string, std::set<std::string>> Inconclusive(const wire::Verdict& verdict,
                                                           int max_repetitions, int* repetitions) {
   // One rerun serves them all: the most any of them needs, each capped so that its total
   // stays within max_repetitions; those already at the cap are left out.
   std::map<std::string, std::set<std::string>> out;
   int64_t most = 0;
-  for (const report::MetricResult& r : verdict.results) {
-    if (r.kind != report::ResultKind::kInconclusive || r.repetitions_needed <= 0) continue;
+  for (const wire::MetricResult& r : verdict.results) {
+    if (r.kind != wire::ResultKind::kInconclusive || r.repetitions_needed <= 0) continue;
     const int64_t have = r.current ? r.current->n : 0;
     const int64_t more =
         std::min(std::max<int64_t>(r.repetitions_needed - have, 2), max_repetitions - have);
@@ -139,11 +91,14 @@ int Gate(const GateArgs& args) {
   auto pushed = run::PushSpool(*config);
   if (!pushed) return ReportError(pushed.error());
 
+  auto server =
+      client::ProjectClient::Open(config->server.url, config->server.project, config->server.token);
+  if (!server) return ReportError(server.error());
   std::vector<std::string> extra_runs;
-  auto verdict = AskVerdict(*config, run_id, extra_runs);
+  auto verdict = server->AskVerdict(run_id, RequestBody(*config, extra_runs));
   if (!verdict) return ReportError(verdict.error());
 
-  if (args.rerun_inconclusive && verdict->outcome != report::Outcome::kNoBaseline) {
+  if (args.rerun_inconclusive && verdict->outcome != wire::Outcome::kNoBaseline) {
     int repetitions = 0;
     auto only = Inconclusive(*verdict, args.max_repetitions, &repetitions);
     if (!only.empty()) {
@@ -163,7 +118,7 @@ int Gate(const GateArgs& args) {
       auto again = run::PushSpool(*config);
       if (!again) return ReportError(again.error());
       extra_runs.push_back(measured->upload.id);
-      verdict = AskVerdict(*config, run_id, extra_runs);
+      verdict = server->AskVerdict(run_id, RequestBody(*config, extra_runs));
       if (!verdict) return ReportError(verdict.error());
     } else {
       std::cerr << "perfgate: nothing to rerun (no inconclusive benchmark within "
@@ -184,14 +139,14 @@ int Gate(const GateArgs& args) {
   }
 
   // The A/B rerun withdrew every regression of a throttled run: nothing is left to repeat.
-  if (verdict->outcome == report::Outcome::kNoisyEnvironment && !report::HasRegression(*verdict)) {
-    verdict->outcome = report::Outcome::kPass;
+  if (verdict->outcome == wire::Outcome::kNoisyEnvironment && !report::HasRegression(*verdict)) {
+    verdict->outcome = wire::Outcome::kPass;
   }
 
   const bool color = args.color == "always" || (args.color == "auto" && isatty(STDOUT_FILENO) &&
                                                 std::getenv("NO_COLOR") == nullptr);
   if (args.format == "json") {
-    json out = {{"outcome", std::string(report::OutcomeName(verdict->outcome))},
+    json out = {{"outcome", std::string(wire::OutcomeName(verdict->outcome))},
                 {"run_id", verdict->run_id},
                 {"verdict_id", verdict->id},
                 {"regressions", verdict->counts.regression}};
@@ -224,7 +179,7 @@ int Gate(const GateArgs& args) {
     return kExitInfrastructure;
   }
   if (report::HasRegression(*verdict)) return kExitRegression;
-  if (verdict->outcome == report::Outcome::kNoBaseline) {
+  if (verdict->outcome == wire::Outcome::kNoBaseline) {
     if (args.require_baseline) {
       std::cerr << "perfgate: no baseline, and --require-baseline was given: failing\n";
       return kExitRegression;

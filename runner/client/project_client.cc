@@ -46,10 +46,20 @@ Result<ProjectClient> ProjectClient::Open(const std::string& url, const std::str
   options.bearer_token = token;
   auto http = client::HttpClient::Create(options);
   if (!http) return tl::unexpected(http.error());
-  std::string base = url;
-  while (!base.empty() && base.back() == '/') base.pop_back();
-  base += "/api/v1/projects/" + EscapePathSegment(project);
-  return ProjectClient(std::move(*http), std::move(base));
+  std::string root = url;
+  while (!root.empty() && root.back() == '/') root.pop_back();
+  return ProjectClient(std::move(*http), std::move(root), EscapePathSegment(project));
+}
+
+Result<client::HttpResponse> ProjectClient::Send(const client::HttpRequest& request,
+                                                 const std::string& what) {
+  client::RetryContext context;
+  context.seed = std::random_device{}();
+  context.on_retry = [&what](const client::RetryNotice& notice) {
+    std::cerr << "perfgate: " << what << " failed (" << notice.reason << "); retrying\n";
+  };
+  return client::CallWithRetry(
+      client::RetryPolicy{}, [&] { return http_.Send(request); }, context);
 }
 
 Result<json> ProjectClient::Call(const std::string& method, const std::string& path_and_query,
@@ -62,13 +72,7 @@ Result<json> ProjectClient::Call(const std::string& method, const std::string& p
     request.body = body;
     request.content_type = "application/json";
   }
-  client::RetryContext context;
-  context.seed = std::random_device{}();
-  context.on_retry = [](const client::RetryNotice& notice) {
-    std::cerr << "perfgate: request to the server failed (" << notice.reason << "); retrying\n";
-  };
-  auto response = client::CallWithRetry(
-      client::RetryPolicy{}, [&] { return http_.Send(request); }, context);
+  auto response = Send(request, "request to the server");
   if (!response) return tl::unexpected(response.error());
   if (response->status < 200 || response->status >= 300)
     return tl::unexpected(HttpError(*response, hint_403));
@@ -80,6 +84,25 @@ Result<json> ProjectClient::Call(const std::string& method, const std::string& p
                                                   " is not a JSON object");
   }
   return answer;
+}
+
+Result<wire::Verdict> ProjectClient::AskVerdict(const std::string& run_id,
+                                                const wire::VerdictRequest& body) {
+  client::HttpRequest request;
+  request.method = "POST";
+  request.url = base_ + "/runs/" + run_id + "/verdict";
+  request.body = wire::EncodeVerdictRequest(body).dump();
+  request.content_type = "application/json";
+  auto response = Send(request, "verdict request");
+  if (!response) return tl::unexpected(response.error());
+  if (response->status != 201 && response->status != 200) {
+    return tl::unexpected(HttpError(*response, ""));
+  }
+  auto verdict = wire::DecodeVerdict(response->body);
+  if (verdict && (!verdict->report_url || verdict->report_url->empty())) {
+    verdict->report_url = root_ + "/#/p/" + project_ + "/runs/" + run_id + "/verdict";
+  }
+  return verdict;
 }
 
 }  // namespace perfgate::client

@@ -1,7 +1,8 @@
 // A project's REST resources on perfgate-server as the runner reaches them (perfgate.yaml's
 // server.url and server.project, PERFGATE_TOKEN): requests with retries, the server's error body
 // as an Error (4xx: exit 2, 5xx and transport: exit 3). Used by `perfgate alerts`,
-// `perfgate bisect` (--alert, --remote, status) and `perfgate agent`.
+// `perfgate bisect` (--alert, --remote, status), `perfgate agent` and `perfgate gate` (a run's
+// verdict).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -9,6 +10,8 @@
 
 #include "core/result.h"
 #include "net/http_client.h"
+#include "wire/verdict.h"
+#include "wire/verdict_request.h"
 
 namespace perfgate::client {
 
@@ -30,11 +33,25 @@ class ProjectClient {
   Result<nlohmann::json> Call(const std::string& method, const std::string& path_and_query,
                               const std::string& body, const std::string& hint_403 = "");
 
+  // POST .../runs/<run_id>/verdict with retries: the run's verdict for this request, computed
+  // or reused by the server (200 or 201). Its report_url, when the server named none, is the
+  // dashboard's page of the verdict (the PR comment's "Full report" link).
+  Result<wire::Verdict> AskVerdict(const std::string& run_id, const wire::VerdictRequest& request);
+
  private:
-  ProjectClient(client::HttpClient http, std::string base)
-      : http_(std::move(http)), base_(std::move(base)) {}
+  ProjectClient(client::HttpClient http, std::string root, std::string project)
+      : http_(std::move(http)),
+        root_(std::move(root)),
+        project_(std::move(project)),
+        base_(root_ + "/api/v1/projects/" + project_) {}
+  // The request with retries, each announced on stderr as "perfgate: <what> failed (why);
+  // retrying".
+  Result<client::HttpResponse> Send(const client::HttpRequest& request, const std::string& what);
+
   client::HttpClient http_;
-  std::string base_;  // ".../api/v1/projects/<p>"
+  std::string root_;     // the server's URL without a trailing '/'
+  std::string project_;  // the project's name as a path segment
+  std::string base_;     // ".../api/v1/projects/<p>"
 };
 
 }  // namespace perfgate::client

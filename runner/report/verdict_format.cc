@@ -8,6 +8,15 @@
 namespace perfgate::report::internal {
 namespace {
 
+using wire::Attribution;
+using wire::Counts;
+using wire::MetricResult;
+using wire::MovedMetric;
+using wire::Outcome;
+using wire::Summary;
+using wire::Verdict;
+using wire::VerdictParameters;
+
 std::string Printf(const char* format, double value) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, format, value);
@@ -130,7 +139,7 @@ std::string CountsSentence(const Counts& counts) {
 }
 
 std::string CriteriaSentence(const Verdict& verdict) {
-  const Parameters& p = verdict.parameters;
+  const VerdictParameters& p = verdict.parameters;
   std::string out =
       "threshold " + FormatThreshold(p.threshold) + ", alpha " + Printf("%g", p.alpha);
   if (!p.test.empty()) out += ", test " + p.test;

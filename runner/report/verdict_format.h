@@ -16,7 +16,7 @@ namespace perfgate::report::internal {
 std::string FormatValue(std::optional<double> value, const std::string& unit);
 
 // "+9.97% [+8.1, +11.7]" (change and its CI), "+9.97%" without a CI, "-" without a change.
-std::string FormatChange(const MetricResult& result);
+std::string FormatChange(const wire::MetricResult& result);
 
 // The adjusted p-value to 2 significant digits ("0.00034"), "<1e-4" below 1e-4, "-" if absent.
 std::string FormatP(std::optional<double> p);
@@ -25,29 +25,29 @@ std::string FormatP(std::optional<double> p);
 std::string FormatPCompact(double p);
 
 // "20/10": repetitions of the baseline and of the current run ("-" for a missing side).
-std::string FormatN(const MetricResult& result);
+std::string FormatN(const wire::MetricResult& result);
 
 // "5%", "2.5%": a relative threshold as a percentage.
 std::string FormatThreshold(double threshold);
 
 // The metric's own threshold, else the verdict's.
-double ThresholdOf(const MetricResult& result, const Verdict& verdict);
+double ThresholdOf(const wire::MetricResult& result, const wire::Verdict& verdict);
 
 // "Change [95% CI]" with the verdict's confidence level.
-std::string ChangeHeader(const Verdict& verdict);
+std::string ChangeHeader(const wire::Verdict& verdict);
 
 // The first 7 characters of a commit id ("" stays "").
 std::string ShortSha(std::string_view sha);
 
 // The sentence after the status word: "1 of 13 benchmark metrics slower than its threshold",
 // "no benchmark metric slower than its threshold (13 compared)", "no baseline run ...".
-std::string HeadlineSentence(const Verdict& verdict);
+std::string HeadlineSentence(const wire::Verdict& verdict);
 
 // "1 regression, 2 inconclusive, 10 equivalent, 1 ignored" (kinds with a zero count left out).
-std::string CountsSentence(const Counts& counts);
+std::string CountsSentence(const wire::Counts& counts);
 
 // "threshold 5%, alpha 0.05, test utest, correction holm, 95% confidence, perfgate-verdict/1".
-std::string CriteriaSentence(const Verdict& verdict);
+std::string CriteriaSentence(const wire::Verdict& verdict);
 
 // How the baseline was chosen: "the merge-base", "an ancestor of the merge-base", "the previous
 // measured commit", or the server's own word for a way this runner does not know.
@@ -66,19 +66,19 @@ size_t DisplayWidth(std::string_view text);
 
 // The result's reason, then "(34 repetitions would decide it)" when the server says how many
 // would; the reason is cut to `max_reason` bytes.
-std::string ReasonSentence(const MetricResult& result, size_t max_reason = std::string::npos);
+std::string ReasonSentence(const wire::MetricResult& result, size_t max_reason = std::string::npos);
 
 // "moved: gpu_utilization -18.0% (inconclusive), tflops -9.5%; roofline: memory-bound (2.5
 // FLOP/byte, ridge 156); hint: ..." from the result's attribution (verdicts other than
 // REGRESSION and IMPROVEMENT are named, lower case); "" when it has none.
-std::string AttributionSentence(const MetricResult& result);
+std::string AttributionSentence(const wire::MetricResult& result);
 
 // True for the kinds that the reports put first and explain: REGRESSION and INCONCLUSIVE.
-inline bool NeedsAttention(ResultKind kind) {
-  return kind == ResultKind::kRegression || kind == ResultKind::kInconclusive;
+inline bool NeedsAttention(wire::ResultKind kind) {
+  return kind == wire::ResultKind::kRegression || kind == wire::ResultKind::kInconclusive;
 }
 
 // True when the verdict's results come from more than one suite (reports then show the suite).
-bool HasSeveralSuites(const Verdict& verdict);
+bool HasSeveralSuites(const wire::Verdict& verdict);
 
 }  // namespace perfgate::report::internal

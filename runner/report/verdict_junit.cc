@@ -17,6 +17,14 @@
 namespace perfgate::report {
 namespace {
 
+using wire::MetricResult;
+using wire::Outcome;
+using wire::OutcomeName;
+using wire::ResultKind;
+using wire::ResultKindName;
+using wire::Summary;
+using wire::Verdict;
+
 // XML 1.0 text: the five specials become entities; C0 controls other than tab, newline and
 // carriage return, and the non-characters U+FFFE/U+FFFF (EF BF BE/BF), are not allowed in XML
 // at all and are dropped. In attributes tab/newline/CR are written as character references so a

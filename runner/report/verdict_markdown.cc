@@ -13,6 +13,13 @@
 namespace perfgate::report {
 namespace {
 
+using wire::Baseline;
+using wire::MetricResult;
+using wire::Outcome;
+using wire::ResultKind;
+using wire::ResultKindName;
+using wire::Verdict;
+
 using internal::Truncate;
 
 // Room kept for what is added after the budget is spent: table headers, the <details> wrapper,

@@ -1,5 +1,4 @@
-// The verdict's vocabulary (names of outcomes and result kinds), the gate's fail-safe regression
-// test, and the one order in which every report lists results.
+// The gate's fail-safe regression test and the one order in which every report lists results.
 #include "runner/report/verdict_model.h"
 
 #include <algorithm>
@@ -8,6 +7,11 @@
 
 namespace perfgate::report {
 namespace {
+
+using wire::MetricResult;
+using wire::Outcome;
+using wire::ResultKind;
+using wire::Verdict;
 
 // Compares the digit runs starting at a[i] and b[j] by value; advances i and j past them.
 int CompareDigitRuns(std::string_view a, size_t& i, std::string_view b, size_t& j) {
@@ -24,38 +28,6 @@ int CompareDigitRuns(std::string_view a, size_t& i, std::string_view b, size_t& 
 }
 
 }  // namespace
-
-std::string_view OutcomeName(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::kRegression:
-      return "regression";
-    case Outcome::kPass:
-      return "pass";
-    case Outcome::kNoBaseline:
-      return "no_baseline";
-    case Outcome::kNoisyEnvironment:
-      return "noisy_environment";
-  }
-  return "pass";
-}
-
-std::string_view ResultKindName(ResultKind kind) {
-  switch (kind) {
-    case ResultKind::kRegression:
-      return "REGRESSION";
-    case ResultKind::kInconclusive:
-      return "INCONCLUSIVE";
-    case ResultKind::kImprovement:
-      return "IMPROVEMENT";
-    case ResultKind::kNew:
-      return "NEW";
-    case ResultKind::kEquivalent:
-      return "EQUIVALENT";
-    case ResultKind::kIgnored:
-      return "IGNORED";
-  }
-  return "EQUIVALENT";
-}
 
 bool HasRegression(const Verdict& verdict) {
   if (verdict.outcome == Outcome::kRegression || verdict.counts.regression > 0) return true;

@@ -20,7 +20,7 @@ struct TextOptions {
 // Headline ("perfgate: REGRESSION — 1 of 13 benchmark metrics slower than its threshold"), the
 // run and its baseline, counts and criteria, an aligned table, the reasons of regressions and
 // inconclusive results, warnings, and the report URL. Control characters in names print as '?'.
-std::string RenderText(const Verdict& verdict, const TextOptions& options = {});
+std::string RenderText(const wire::Verdict& verdict, const TextOptions& options = {});
 
 struct MarkdownOptions {
   // true: a PR/MR comment body; it opens with the marker
@@ -44,17 +44,17 @@ inline constexpr size_t kMaxSummaryChars = 1000000;
 // baseline and the criteria, and a link to the report. Rows beyond max_rows, or beyond the size
 // limit (the folded rows go first), are left out and counted in a line of their own. Names and
 // all server text are escaped (| < > * _ ` and the other Markdown punctuation).
-std::string RenderMarkdown(const Verdict& verdict, const MarkdownOptions& options = {});
+std::string RenderMarkdown(const wire::Verdict& verdict, const MarkdownOptions& options = {});
 
 // JUnit XML: one <testsuite name="perfgate">, one <testcase classname="<suite>"
 // name="<benchmark> [<metric>]"> per result. REGRESSION fails; IGNORED and NEW are skipped;
 // INCONCLUSIVE passes with a <system-out> saying so. A no_baseline verdict is a single skipped
 // testcase "baseline". Text is XML-escaped and stripped of characters XML 1.0 cannot hold.
-std::string RenderJUnit(const Verdict& verdict);
+std::string RenderJUnit(const wire::Verdict& verdict);
 
 // GitLab's metrics report (artifacts:reports:metrics): one "name value" line per metric,
 // perfgate_<suite>_<benchmark>_<metric> = the current median and <same>_change_percent = the
 // change in percent, names reduced to [a-zA-Z0-9_:].
-std::string RenderGitLabMetrics(const Verdict& verdict);
+std::string RenderGitLabMetrics(const wire::Verdict& verdict);
 
 }  // namespace perfgate::report

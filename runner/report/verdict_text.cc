@@ -10,6 +10,13 @@
 namespace perfgate::report {
 namespace {
 
+using wire::Baseline;
+using wire::MetricResult;
+using wire::Outcome;
+using wire::ResultKind;
+using wire::ResultKindName;
+using wire::Verdict;
+
 using internal::CleanLine;
 using internal::DisplayWidth;
 

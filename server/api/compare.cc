@@ -7,7 +7,7 @@
 #include <set>
 
 #include "judge/compare_json.h"
-#include "judge/threshold_rule.h"
+#include "core/threshold_rule.h"
 #include "server/api/auth.h"
 #include "server/api/json_util.h"
 #include "server/api/routes.h"
@@ -99,7 +99,7 @@ void RegisterCompareRoutes(http::Router& router, const ApiDeps& deps) {
                       if (metric.empty()) return InvalidArgument("must not be empty", "metric");
                       stats::VerdictPolicy policy;
                       if (auto text = request.Query("threshold")) {
-                        auto threshold = judge::ParseThreshold(*text);
+                        auto threshold = ParseThreshold(*text);
                         if (!threshold) return tl::unexpected(threshold.error());
                         policy.threshold = *threshold;
                       }

@@ -16,28 +16,28 @@
 #include <vector>
 
 #include "core/result.h"
-#include "judge/threshold_rule.h"
+#include "core/threshold_rule.h"
 #include "server/gate/baseline_cache.h"
 #include "server/store/store.h"
 #include "stats/verdict.h"
+#include "wire/verdict_request.h"
 
 namespace perfgate::server::gate {
 
 struct VerdictRequest {
-  stats::VerdictPolicy policy;              // threshold, alpha, test; Holm; fixed seed
-  std::vector<judge::ThresholdRule> rules;  // perfgate.yaml's `thresholds`, first match wins
+  stats::VerdictPolicy policy;       // threshold, alpha, test; Holm; fixed seed
+  std::vector<ThresholdRule> rules;  // perfgate.yaml's `thresholds`, first match wins
   // More runs of the same commit and testbed pooled with the run (a gate that reran its
   // inconclusive benchmarks with more repetitions).
   std::vector<std::string> contender_runs;
 };
 
-// The body of POST .../verdict: {"threshold", "alpha", "test", "rules": [...],
-// "contender_runs": [...]}, every key optional; "" is all defaults. Unknown keys and bad values
-// are kInvalidArgument naming the field.
-Result<VerdictRequest> DecodeVerdictRequest(std::string_view body);
-// The request as stored in a verdict's "parameters" (and read back by replay).
-nlohmann::json EncodeParameters(const VerdictRequest& request);
+// The body of POST .../verdict (wire::VerdictRequest: every key optional, unknown keys and bad
+// values kInvalidArgument naming the field) as the policy to judge with; also a stored
+// verdict's "parameters", read back by replay.
 Result<VerdictRequest> DecodeParameters(const nlohmann::json& parameters);
+// The request as stored in a verdict's "parameters": the whole policy, written out.
+nlohmann::json EncodeParameters(const VerdictRequest& request);
 
 // The judgement of a contender against a baseline (nullptr: none), without I/O.
 struct Judgement {

@@ -253,7 +253,7 @@ thresholds:
   EXPECT_EQ(c.Resolve("core", "wall_time", "wall_time").rule, -1);  // suite glob fails
   EXPECT_EQ(c.Resolve("core", "BM_Bx", "real_time").percent, 7.5);
   EXPECT_EQ(c.Resolve("core", "BM_Cx", "real_time").rule, -1);
-  EXPECT_TRUE(judge::ThresholdRule{}.Matches("any", "BM_x/1", "real_time"));  // "*" and any suite
+  EXPECT_TRUE(ThresholdRule{}.Matches("any", "BM_x/1", "real_time"));  // "*" and any suite
 }
 
 struct BadCase {

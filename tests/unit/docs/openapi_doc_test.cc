@@ -18,6 +18,8 @@
 #include "server/auth/tokens.h"
 #include "server/gate/verdict.h"
 #include "server/history/alert_json.h"
+#include "wire/verdict.h"
+#include "wire/verdict_request.h"
 
 namespace perfgate::server::api {
 namespace {
@@ -381,6 +383,50 @@ TEST_F(OpenApiRoutesTest, TheVerdictSchemasNameEveryKeyTheServerWrites) {
   EXPECT_TRUE(replay["replay"]["matches"].get<bool>()) << replay.dump();
 }
 
+// The verdict as wire/verdict.h types it (what the gate decodes): with every optional part
+// present, its encoding names exactly the documented keys of the verdict and of each part.
+TEST_F(OpenApiDocTest, TheWireVerdictTypesNameExactlyTheDocumentedKeys) {
+  wire::Verdict verdict;
+  verdict.baseline = wire::Baseline{};
+  verdict.pr = 1;
+  ThresholdRule rule;
+  rule.percent = 3;
+  rule.alpha = 0.01;
+  rule.ignore = true;
+  verdict.parameters.rules = {rule};
+  wire::MetricResult result;
+  result.threshold = 0.05;
+  result.base = result.current = wire::Summary{.n = 3, .median = 1.0, .cv = 0.1};
+  result.change = 0.1;
+  result.change_ci = wire::Interval{.lower = 0.05, .upper = 0.15};
+  result.p_value = result.p_adjusted = 0.01;
+  result.attribution = wire::Attribution{
+      .moved = {wire::MovedMetric{.metric = "gpu_power", .verdict = "REGRESSION", .change = 0.2}},
+      .roofline = wire::Roofline{.bound = "memory-bound", .intensity = 2.0, .ridge = 10.0},
+      .hint = "a hint"};
+  result.environment = "throttled";
+  verdict.results = {result};
+
+  const json encoded = wire::EncodeVerdict(verdict);
+  EXPECT_EQ(KeysOf(encoded), Properties("Verdict"));
+  EXPECT_EQ(KeysOf(encoded["parameters"]), Properties("VerdictParameters"));
+  EXPECT_EQ(KeysOf(encoded["parameters"]["rules"][0]), Properties("ThresholdRule"));
+  EXPECT_EQ(KeysOf(encoded["baseline"]), Properties("VerdictBaseline"));
+  EXPECT_EQ(KeysOf(encoded["counts"]), Properties("VerdictCounts"));
+  const json& row = encoded["results"][0];
+  EXPECT_EQ(KeysOf(row), Properties("VerdictResult"));
+  EXPECT_EQ(KeysOf(row["base"]), Properties("VerdictSide"));
+  EXPECT_EQ(KeysOf(row["attribution"]), Properties("VerdictAttribution"));
+  const YAML::Node attribution = Schema("VerdictAttribution")["properties"];
+  EXPECT_EQ(KeysOf(row["attribution"]["moved"][0]),
+            KeysOf(attribution["moved"]["items"]["properties"]));
+  EXPECT_EQ(KeysOf(row["attribution"]["roofline"]), KeysOf(attribution["roofline"]["properties"]));
+  // And what the server writes, the gate reads back whole.
+  auto decoded = wire::DecodeVerdict(encoded.dump());
+  ASSERT_TRUE(decoded.has_value()) << decoded.error().ToString();
+  EXPECT_EQ(*decoded, verdict);
+}
+
 TEST_F(OpenApiDocTest, TheVerdictRequestSchemaNamesExactlyTheKeysTheServerAccepts) {
   const Keys documented = Properties("VerdictRequest");
   for (const std::string& key : documented) {
@@ -394,11 +440,11 @@ TEST_F(OpenApiDocTest, TheVerdictRequestSchemaNamesExactlyTheKeysTheServerAccept
     } else if (property["type"].IsDefined() && property["type"].as<std::string>() == "array") {
       value = json::array();
     }
-    auto decoded = gate::DecodeVerdictRequest(json{{key, value}}.dump());
+    auto decoded = wire::ParseVerdictRequest(json{{key, value}}.dump());
     EXPECT_TRUE(decoded.has_value()) << key << ": " << decoded.error().ToString();
   }
   // The decoder's own list of the keys it acts on.
-  auto refused = gate::DecodeVerdictRequest(R"({"threshhold": 0.05})");
+  auto refused = wire::ParseVerdictRequest(R"({"threshhold": 0.05})");
   ASSERT_FALSE(refused.has_value());
   const std::string message = refused.error().message;
   const size_t open = message.find("(known: ");
@@ -413,7 +459,7 @@ TEST_F(OpenApiDocTest, TheVerdictRequestSchemaNamesExactlyTheKeysTheServerAccept
   for (const std::string& key : KeysOf(parameters)) {
     EXPECT_EQ(documented.count(key), 1u) << key;
   }
-  EXPECT_TRUE(gate::DecodeVerdictRequest(parameters.dump()).has_value());
+  EXPECT_TRUE(wire::ParseVerdictRequest(parameters.dump()).has_value());
 }
 
 TEST_F(OpenApiDocTest, TheAlertSchemasNameEveryKeyTheServerWrites) {

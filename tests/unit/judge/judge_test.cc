@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "judge/compare_report.h"
-#include "judge/threshold_rule.h"
+#include "core/threshold_rule.h"
 
 namespace perfgate::judge {
 namespace {

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/threshold_rule.h"
 #include "judge/compare_json.h"
-#include "judge/threshold_rule.h"
 #include "runner/compare/report_format.h"
 #include "tests/testing/oracle_csv.h"
 
@@ -20,7 +20,7 @@ namespace {
 
 using judge::CompareReport;
 using judge::ExitCode;
-using judge::ParseThreshold;
+using perfgate::ParseThreshold;
 using perfgate::testing::FixturePath;
 using perfgate::testing::NearRel;
 using perfgate::testing::ReadFile;

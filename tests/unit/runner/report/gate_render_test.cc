@@ -15,12 +15,21 @@
 #include "runner/report/verdict_model.h"
 #include "runner/report/verdict_render.h"
 #include "tests/testing/oracle_csv.h"
+#include "wire/verdict.h"
 
 namespace perfgate::report {
 namespace {
 
 using perfgate::testing::FixturePath;
 using perfgate::testing::ReadFile;
+using wire::Attribution;
+using wire::DecodeVerdict;
+using wire::Interval;
+using wire::MetricResult;
+using wire::Outcome;
+using wire::ResultKind;
+using wire::Summary;
+using wire::Verdict;
 
 Verdict Load(const std::string& name) {
   auto verdict = DecodeVerdict(ReadFile(FixturePath("verdicts/" + name + ".json")));

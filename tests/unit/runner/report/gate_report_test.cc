@@ -14,12 +14,19 @@
 #include "runner/report/verdict_model.h"
 #include "runner/report/verdict_render.h"
 #include "tests/testing/oracle_csv.h"
+#include "wire/verdict.h"
 
 namespace perfgate::report {
 namespace {
 
 using perfgate::testing::FixturePath;
 using perfgate::testing::ReadFile;
+using wire::DecodeVerdict;
+using wire::MetricResult;
+using wire::Outcome;
+using wire::OutcomeName;
+using wire::ResultKind;
+using wire::Verdict;
 
 const std::vector<std::string> kFixtures = {
     "regression", "pass", "no_baseline", "special_names", "gpu_attribution", "noisy_environment"};

@@ -101,7 +101,7 @@ echo '{"event":"end"}'
 )";
   config::RunnerConfig config;
   config.base_dir = dir;
-  judge::ThresholdRule rule;
+  ThresholdRule rule;
   rule.metric = "step_loss";
   rule.direction = Direction::kHigherIsBetter;  // a rule overrides what the name implies
   config.thresholds.push_back(rule);

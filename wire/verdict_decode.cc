@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
-#include "runner/report/verdict_model.h"
 #include "wire/json_type_name.h"
+#include "wire/verdict.h"
 
-namespace perfgate::report {
+namespace perfgate::wire {
 namespace {
 
 using nlohmann::json;
@@ -130,8 +130,8 @@ std::vector<std::string> Strings(Reader& reader, const json& object, std::string
   return out;
 }
 
-Parameters ReadParameters(Reader& reader, const json& object, const std::string& path) {
-  Parameters p;
+VerdictParameters ReadParameters(Reader& reader, const json& object, const std::string& path) {
+  VerdictParameters p;
   p.threshold = reader.Number(object, "threshold", path).value_or(p.threshold);
   p.alpha = reader.Number(object, "alpha", path).value_or(p.alpha);
   p.test = reader.String(object, "test", path);
@@ -150,11 +150,12 @@ Parameters ReadParameters(Reader& reader, const json& object, const std::string&
       const json& item = (*rules)[i];
       const std::string at = Reader::Index(Reader::Join(path, "rules"), i);
       if (!reader.Expect(item, item.is_object(), "an object", at)) break;
-      Rule rule;
+      ThresholdRule rule;
       rule.suite = reader.OptString(item, "suite", at).value_or("*");
       rule.benchmark = reader.OptString(item, "benchmark", at).value_or("*");
       rule.metric = reader.OptString(item, "metric", at).value_or("*");
       rule.percent = reader.Number(item, "percent", at);
+      rule.alpha = reader.Number(item, "alpha", at);
       if (const json* ignore = reader.Member(item, "ignore", Reader::Join(at, "ignore"), false)) {
         if (reader.Expect(*ignore, ignore->is_boolean(), "a boolean", Reader::Join(at, "ignore"))) {
           rule.ignore = ignore->get<bool>();
@@ -347,6 +348,7 @@ Verdict ReadVerdict(Reader& reader, const json& object, const std::string& path)
   if (const json* baseline = reader.Object(object, "baseline", path)) {
     v.baseline = ReadBaseline(reader, *baseline, Reader::Join(path, "baseline"));
   }
+  v.contender_run_ids = Strings(reader, object, "contender_run_ids", path);
   v.commit = reader.String(object, "commit", path);
   v.branch = reader.String(object, "branch", path);
   v.testbed = reader.String(object, "testbed", path);
@@ -400,4 +402,4 @@ Result<Verdict> DecodeVerdict(std::string_view text) {
   return verdict;
 }
 
-}  // namespace perfgate::report
+}  // namespace perfgate::wire

@@ -1,7 +1,8 @@
 // Threshold rules: perfgate.yaml's `thresholds`, sent by the gate as the verdict request's
-// `rules`. The first rule whose globs match a series decides its threshold and alpha, or leaves
-// it out of the judgement (ignore). Also the parser of a threshold given on a command line or in
-// a query ("5%" or "0.05").
+// `rules` and stored with the verdict (a plain value: the JSON is wire/verdict_request.h). The
+// first rule whose globs match a series decides its threshold and alpha, or leaves it out of the
+// judgement (ignore). Also the parser of a threshold given on a command line or in a query ("5%" or
+// "0.05").
 #pragma once
 
 #include <optional>
@@ -13,7 +14,7 @@
 #include "core/result.h"
 #include "core/series_key.h"
 
-namespace perfgate::judge {
+namespace perfgate {
 
 // fnmatch(3) without flags: "*" also matches '/' ("BM_Sort/*" matches "BM_Sort/1024/8"), and
 // "?", "[...]" and backslash escapes work as in a shell.
@@ -23,8 +24,10 @@ struct ThresholdRule {
   std::string suite = "*";  // "" matches every suite too
   std::string benchmark = "*";
   std::string metric = "*";
-  double percent = 0;  // (0, 100]; 0: the caller's default threshold
-  double alpha = 0;    // (0, 0.5]; 0: the caller's default alpha
+  // Absent: the caller's default (the request's threshold and alpha); present, in (0, 100] and
+  // (0, 0.5].
+  std::optional<double> percent = std::nullopt;
+  std::optional<double> alpha = std::nullopt;
   // perfgate.yaml only: the direction the runner records for the series it matches (the
   // verdict reads the direction stored with the series, so the judge does not apply it).
   std::optional<Direction> direction = std::nullopt;
@@ -33,6 +36,7 @@ struct ThresholdRule {
   bool Matches(std::string_view suite_name, std::string_view benchmark_name,
                std::string_view metric_name) const;
   bool Matches(const SeriesKey& key) const { return Matches(key.suite, key.benchmark, key.metric); }
+  bool operator==(const ThresholdRule&) const = default;
 };
 
 // The first rule that matches (rules apply in order, first match wins); nullptr when none.
@@ -43,4 +47,4 @@ const ThresholdRule* FirstMatch(std::span<const ThresholdRule> rules, std::strin
 // kInvalidArgument (field "threshold") otherwise.
 Result<double> ParseThreshold(std::string_view text);
 
-}  // namespace perfgate::judge
+}  // namespace perfgate

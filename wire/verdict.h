@@ -1,0 +1,179 @@
+// The verdict of a run as the server computed it (GET/POST .../runs/{id}/verdict, docs/api.md
+// "Verdicts") as typed values: decoded by `perfgate gate`, which never recomputes a verdict but
+// orders and renders what the server answered (runner/report), so these types mirror the JSON.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/metric.h"
+#include "core/result.h"
+#include "core/threshold_rule.h"
+
+namespace perfgate::wire {
+
+// The run as a whole. kNoisyEnvironment: every regression happened on a host whose GPUs were
+// throttled; the run must be repeated on a healthy host (older servers never send it).
+enum class Outcome { kRegression, kPass, kNoBaseline, kNoisyEnvironment };
+
+// One benchmark metric. The enumerators are in the order reports list them (OrderedResults).
+enum class ResultKind { kRegression, kInconclusive, kImprovement, kNew, kEquivalent, kIgnored };
+
+// "regression" / "pass" / "no_baseline" / "noisy_environment", as on the wire.
+std::string_view OutcomeName(Outcome outcome);
+// "REGRESSION", "INCONCLUSIVE", ..., as on the wire.
+std::string_view ResultKindName(ResultKind kind);
+
+// What the verdict was computed with, so that a reader can tell why and replay it.
+struct VerdictParameters {
+  double threshold = 0.05;  // relative change, 0.05 = 5%
+  double alpha = 0.05;
+  std::string test;        // "utest", "welch", ...
+  std::string correction;  // "holm", ...
+  double confidence = 0.95;
+  int64_t bootstrap_resamples = 0;
+  uint64_t seed = 0;
+  double power = 0.8;
+  std::vector<ThresholdRule> rules;  // the project's per-benchmark rules, as sent
+
+  bool operator==(const VerdictParameters&) const = default;
+};
+
+struct Baseline {
+  std::string commit;  // 40 hex
+  std::string branch;
+  std::string testbed;
+  std::vector<std::string> run_ids;
+  // "merge_base", "ancestor", "previous_commit" or "latest_before"; kept as text so that a newer
+  // server's way of choosing still renders (as the raw word).
+  std::string selection;
+  // First-parent steps from the merge-base (or, for previous_commit, from the run's commit).
+  int64_t distance = 0;
+
+  bool operator==(const Baseline&) const = default;
+};
+
+// Counts per result kind as the server reported them (or, when it sent none, as counted here).
+struct Counts {
+  int64_t regression = 0;
+  int64_t improvement = 0;
+  int64_t equivalent = 0;
+  int64_t inconclusive = 0;
+  int64_t ignored = 0;
+  int64_t new_metrics = 0;  // "new" on the wire
+
+  // The metrics that were compared with a baseline: all but ignored and new ones.
+  int64_t Compared() const { return regression + improvement + equivalent + inconclusive; }
+
+  bool operator==(const Counts&) const = default;
+};
+
+// One side of a comparison; median and cv are absent when the server could not compute them.
+struct Summary {
+  int64_t n = 0;
+  std::optional<double> median;
+  std::optional<double> cv;
+
+  bool operator==(const Summary&) const = default;
+};
+
+struct Interval {
+  double lower = 0;
+  double upper = 0;
+
+  bool operator==(const Interval&) const = default;
+};
+
+// A metric of the same benchmark (or the suite's GPU telemetry) that moved with a regression.
+struct MovedMetric {
+  std::string metric;
+  std::string verdict;  // as on the wire: a newer server's word renders as it is
+  std::optional<double> change;
+
+  bool operator==(const MovedMetric&) const = default;
+};
+
+// Where a training step sits on the roofline: "compute-bound" or "memory-bound" at `intensity`
+// FLOP/byte against the `ridge` point of the GPU's peaks.
+struct Roofline {
+  std::string bound;  // "class" on the wire
+  std::optional<double> intensity;
+  std::optional<double> ridge;
+
+  bool operator==(const Roofline&) const = default;
+};
+
+// What the server could tell about a regression's cause (docs/api.md, "Verdicts").
+struct Attribution {
+  std::vector<MovedMetric> moved;  // most significant first
+  std::optional<Roofline> roofline;
+  std::string hint;  // one line; "" when none
+
+  bool operator==(const Attribution&) const = default;
+};
+
+struct MetricResult {
+  std::string suite;
+  std::string benchmark;
+  std::string metric;
+  std::string unit;  // "ns", "us", "ms", "s", "items/s", "" ...
+  Direction direction = Direction::kLowerIsBetter;
+  std::optional<double>
+      threshold;  // this metric's own threshold; VerdictParameters::threshold if absent
+  ResultKind kind = ResultKind::kEquivalent;  // "verdict" on the wire
+  std::optional<Summary> base;                // absent for NEW
+  std::optional<Summary> current;
+  std::optional<double> change;  // current/base - 1; absent for NEW and IGNORED
+  std::optional<Interval> change_ci;
+  std::optional<double> p_value;
+  std::optional<double> p_adjusted;
+  // INCONCLUSIVE: repetitions power analysis asks for; -1 when a side has too few to tell.
+  int64_t repetitions_needed = 0;
+  std::string reason;
+  std::optional<Attribution> attribution;  // REGRESSION rows the server could explain
+  std::string environment;  // the host's state when it spoils the measurement; "" otherwise
+
+  bool operator==(const MetricResult&) const = default;
+};
+
+struct Verdict {
+  int64_t id = 0;
+  std::string run_id;
+  std::string created_at;
+  // Not part of the verdict JSON today; read when a server sends it. Renderers that need the
+  // project (the PR comment marker) take it from their options first.
+  std::string project;
+  Outcome outcome = Outcome::kPass;
+  std::string algorithm_version;
+  VerdictParameters parameters;
+  std::optional<Baseline> baseline;
+  std::vector<std::string> contender_run_ids;  // the run first, then the pooled ones
+  std::string commit;
+  std::string branch;
+  std::string testbed;
+  std::optional<int64_t> pr;
+  Counts counts;
+  std::vector<std::string> warnings;
+  std::optional<std::string> report_url;
+  std::vector<MetricResult> results;
+
+  bool operator==(const Verdict&) const = default;
+};
+
+// Decodes the server's answer, `{"verdict": {...}}` (a bare verdict object is accepted too, for
+// files saved by hand). Unknown keys are ignored so that a newer server does not break an older
+// runner; the keys read here must have their documented types (null where the format allows it).
+// Required: outcome, results, and suite/benchmark/metric/verdict of every result. Errors are
+// kInvalidArgument with `field` naming the offending key ("verdict.results[3].change_ci[1]").
+Result<Verdict> DecodeVerdict(std::string_view json);
+
+// The verdict object with the keys the server writes (absent optionals as null, the counts
+// always; project and report_url only when set): DecodeVerdict(EncodeVerdict(v).dump()) == v.
+// The server itself writes its results as text (server/gate/results_writer.h), which is faster.
+nlohmann::json EncodeVerdict(const Verdict& verdict);
+
+}  // namespace perfgate::wire
