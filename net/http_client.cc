@@ -11,7 +11,7 @@
 #error "PERFGATE_VERSION must be defined by the build (net/CMakeLists.txt)"
 #endif
 
-namespace perfgate::client {
+namespace perfgate::net {
 namespace {
 
 // curl_global_init is not thread-safe in the libcurl versions we support (before 7.84 it is
@@ -220,4 +220,4 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& request) {
   return std::move(transfer.response);
 }
 
-}  // namespace perfgate::client
+}  // namespace perfgate::net

@@ -11,7 +11,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::client {
+namespace perfgate::net {
 
 // The User-Agent every request carries unless HttpClientOptions says otherwise.
 std::string DefaultUserAgent();  // "perfgate/<version>"
@@ -76,4 +76,4 @@ class HttpClient {
 // `url` with any "user:password@" removed: what error messages may show.
 std::string RedactUrl(const std::string& url);
 
-}  // namespace perfgate::client
+}  // namespace perfgate::net

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <thread>
 
-namespace perfgate::client {
+namespace perfgate::net {
 
 bool IsRetryableStatus(int status) {
   switch (status) {
@@ -95,4 +95,4 @@ Result<HttpResponse> CallWithRetry(const RetryPolicy& policy,
   }
 }
 
-}  // namespace perfgate::client
+}  // namespace perfgate::net

@@ -27,7 +27,7 @@ Result<void> CheckId(const std::string& id) {
 
 // The server's error body (wire/error.h) as an Error: 5xx and an answer that is not JSON are
 // kUnavailable (exit 3), 4xx map to their code (exit 2).
-Error HttpError(const client::HttpResponse& response, const std::string& hint_403) {
+Error HttpError(const net::HttpResponse& response, const std::string& hint_403) {
   std::string message = "the server answered HTTP " + std::to_string(response.status);
   if (Result<wire::ErrorBody> body = wire::DecodeErrorBody(response.body)) {
     if (!body->message.empty()) message += ": " + body->message;
@@ -42,29 +42,29 @@ Error HttpError(const client::HttpResponse& response, const std::string& hint_40
 
 Result<ProjectClient> ProjectClient::Open(const std::string& url, const std::string& project,
                                           const std::string& token) {
-  client::HttpClientOptions options;
+  net::HttpClientOptions options;
   options.bearer_token = token;
-  auto http = client::HttpClient::Create(options);
+  auto http = net::HttpClient::Create(options);
   if (!http) return tl::unexpected(http.error());
   std::string root = url;
   while (!root.empty() && root.back() == '/') root.pop_back();
   return ProjectClient(std::move(*http), std::move(root), EscapePathSegment(project));
 }
 
-Result<client::HttpResponse> ProjectClient::Send(const client::HttpRequest& request,
-                                                 const std::string& what) {
-  client::RetryContext context;
+Result<net::HttpResponse> ProjectClient::Send(const net::HttpRequest& request,
+                                              const std::string& what) {
+  net::RetryContext context;
   context.seed = std::random_device{}();
-  context.on_retry = [&what](const client::RetryNotice& notice) {
+  context.on_retry = [&what](const net::RetryNotice& notice) {
     std::cerr << "perfgate: " << what << " failed (" << notice.reason << "); retrying\n";
   };
-  return client::CallWithRetry(
-      client::RetryPolicy{}, [&] { return http_.Send(request); }, context);
+  return net::CallWithRetry(
+      net::RetryPolicy{}, [&] { return http_.Send(request); }, context);
 }
 
 Result<json> ProjectClient::Call(const std::string& method, const std::string& path_and_query,
                                  const std::string& body, const std::string& hint_403) {
-  client::HttpRequest request;
+  net::HttpRequest request;
   request.method = method;
   request.url = base_ + path_and_query;
   request.headers["Accept"] = "application/json";
@@ -80,7 +80,7 @@ Result<json> ProjectClient::Call(const std::string& method, const std::string& p
   json answer = json::parse(response->body, nullptr, false);
   if (answer.is_discarded() || !answer.is_object()) {
     return MakeError(ErrorCode::kUnavailable, "the server's answer to " + method + " " +
-                                                  client::RedactUrl(request.url) +
+                                                  net::RedactUrl(request.url) +
                                                   " is not a JSON object");
   }
   return answer;
@@ -88,7 +88,7 @@ Result<json> ProjectClient::Call(const std::string& method, const std::string& p
 
 Result<wire::Verdict> ProjectClient::AskVerdict(const std::string& run_id,
                                                 const wire::VerdictRequest& body) {
-  client::HttpRequest request;
+  net::HttpRequest request;
   request.method = "POST";
   request.url = base_ + "/runs/" + run_id + "/verdict";
   request.body = wire::EncodeVerdictRequest(body).dump();

@@ -19,7 +19,7 @@ namespace perfgate::client {
 Result<void> CheckId(const std::string& id);
 
 // The server's error body {"error": {"code", "message", "field"}} as an Error.
-Error HttpError(const client::HttpResponse& response, const std::string& hint_403);
+Error HttpError(const net::HttpResponse& response, const std::string& hint_403);
 
 class ProjectClient {
  public:
@@ -39,16 +39,16 @@ class ProjectClient {
   Result<wire::Verdict> AskVerdict(const std::string& run_id, const wire::VerdictRequest& request);
 
  private:
-  ProjectClient(client::HttpClient http, std::string root, std::string project)
+  ProjectClient(net::HttpClient http, std::string root, std::string project)
       : http_(std::move(http)),
         root_(std::move(root)),
         project_(std::move(project)),
         base_(root_ + "/api/v1/projects/" + project_) {}
   // The request with retries, each announced on stderr as "perfgate: <what> failed (why);
   // retrying".
-  Result<client::HttpResponse> Send(const client::HttpRequest& request, const std::string& what);
+  Result<net::HttpResponse> Send(const net::HttpRequest& request, const std::string& what);
 
-  client::HttpClient http_;
+  net::HttpClient http_;
   std::string root_;     // the server's URL without a trailing '/'
   std::string project_;  // the project's name as a path segment
   std::string base_;     // ".../api/v1/projects/<p>"

@@ -27,7 +27,7 @@ Result<std::string> ProjectOf(const std::string& upload_json) {
 
 // "HTTP 400 INVALID_ARGUMENT: message (field: results[0].values)" from the server's error body
 // (wire/error.h); the raw body (shortened) when it is not one.
-std::string DescribeAnswer(const HttpResponse& response) {
+std::string DescribeAnswer(const net::HttpResponse& response) {
   std::string text = "HTTP " + std::to_string(response.status);
   if (Result<wire::ErrorBody> body = wire::DecodeErrorBody(response.body)) {
     if (!body->code.empty()) text += " " + body->code;
@@ -89,8 +89,8 @@ std::string RunsUrl(const std::string& server_url, const std::string& project) {
   return base + "/api/v1/projects/" + EscapePathSegment(project) + "/runs";
 }
 
-Result<PushReport> PushAll(Spool& spool, HttpClient& http, const std::string& server_url,
-                           const std::string& token, const RetryPolicy& policy,
+Result<PushReport> PushAll(Spool& spool, net::HttpClient& http, const std::string& server_url,
+                           const std::string& token, const net::RetryPolicy& policy,
                            const PushProgress& progress, const PushOptions& options) {
   auto lock = spool.Lock(options.lock_timeout);
   if (!lock) return tl::unexpected(lock.error());
@@ -132,24 +132,24 @@ Result<PushReport> PushAll(Spool& spool, HttpClient& http, const std::string& se
       continue;
     }
 
-    HttpRequest request;
+    net::HttpRequest request;
     request.method = "POST";
     request.url = RunsUrl(server_url, *project);
     request.body = std::move(*upload);
     request.content_type = "application/json";
     request.bearer_token = token;
-    RetryContext retry;
+    net::RetryContext retry;
     retry.sleep = options.sleep;
     // A different jitter sequence per upload, still reproducible from the one seed.
     retry.seed = options.seed + 0x9e3779b97f4a7c15ULL * (i + 1);
-    retry.on_retry = [&](const RetryNotice& notice) {
+    retry.on_retry = [&](const net::RetryNotice& notice) {
       tell(PushEvent::Kind::kRetrying, run_id,
            "attempt " + std::to_string(notice.attempt) + "/" + std::to_string(notice.max_attempts) +
                " failed (" + notice.reason + "); retrying in " +
                std::to_string(notice.delay.count()) + " ms");
     };
     const auto send = [&] { return http.Send(request); };
-    auto answer = CallWithRetry(policy, send, retry);
+    auto answer = net::CallWithRetry(policy, send, retry);
     if (!answer) {
       const Error& error = answer.error();
       if (error.code == ErrorCode::kInvalidArgument) {
@@ -177,13 +177,13 @@ Result<PushReport> PushAll(Spool& spool, HttpClient& http, const std::string& se
                   "server.project): " +
                       DescribeAnswer(*answer),
                   left, "server_url");
-    } else if (status >= 400 && status < 500 && !IsRetryableStatus(status)) {
+    } else if (status >= 400 && status < 500 && !net::IsRetryableStatus(status)) {
       const std::string why = DescribeAnswer(*answer);
       if (auto moved = reject(run_id, why, RejectionText(run_id, request.url, why, answer->body));
           !moved) {
         return stop(moved.error().code, moved.error().message, left);
       }
-    } else if (IsRetryableStatus(status) && status != 500) {
+    } else if (net::IsRetryableStatus(status) && status != 500) {
       return stop(ErrorCode::kUnavailable,
                   "server unavailable, results stay spooled: " + DescribeAnswer(*answer), left);
     } else if (status >= 300 && status < 400) {

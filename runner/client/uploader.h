@@ -37,7 +37,7 @@ struct PushEvent {
 using PushProgress = std::function<void(const PushEvent&)>;
 
 struct PushOptions {
-  Sleeper sleep;                                   // between retries; empty: real sleep
+  net::Sleeper sleep;                              // between retries; empty: real sleep
   uint64_t seed = 0;                               // jitter seed (runners pass a random one)
   std::chrono::milliseconds lock_timeout{60'000};  // waiting for another runner's push
 };
@@ -60,8 +60,8 @@ struct PushOptions {
 // what stays spooled: kUnavailable (server unreachable or failing: "results still spooled", the
 // CLI's exit code 3), kUnauthenticated, kPermissionDenied, kInvalidArgument, or a local spool or
 // lock failure. Runs until then are sent and removed all the same. `progress` hears each event.
-Result<PushReport> PushAll(Spool& spool, HttpClient& http, const std::string& server_url,
-                           const std::string& token, const RetryPolicy& policy,
+Result<PushReport> PushAll(Spool& spool, net::HttpClient& http, const std::string& server_url,
+                           const std::string& token, const net::RetryPolicy& policy,
                            const PushProgress& progress = {}, const PushOptions& options = {});
 
 // "<server_url without trailing '/'>/api/v1/projects/<escaped project>/runs".

@@ -200,11 +200,11 @@ Result<client::PushReport> PushSpool(const config::RunnerConfig& config) {
   if (auto ok = RequireServer(config); !ok) return tl::unexpected(ok.error());
   auto spool = client::Spool::Open(config.spool_dir.string());
   if (!spool) return tl::unexpected(spool.error());
-  client::HttpClientOptions options;
+  net::HttpClientOptions options;
   options.bearer_token = config.server.token;
-  auto http = client::HttpClient::Create(options);
+  auto http = net::HttpClient::Create(options);
   if (!http) return tl::unexpected(http.error());
-  client::RetryPolicy policy;
+  net::RetryPolicy policy;
   client::PushOptions push_options;
   push_options.seed = std::random_device{}();
   return client::PushAll(

@@ -215,12 +215,12 @@ void HistoryService::Announce(const store::HistoryRunResult& result) {
   }
   if (alerts.empty()) return;
   const std::string body = WebhookBody(alerts, options_.public_url).dump();
-  client::HttpClientOptions client_options;
+  net::HttpClientOptions client_options;
   client_options.connect_timeout = std::chrono::milliseconds{5'000};
   client_options.total_timeout = std::chrono::milliseconds{15'000};
-  auto http = client::HttpClient::Create(client_options);
+  auto http = net::HttpClient::Create(client_options);
   for (int attempt = 0; http && attempt < 3; ++attempt) {
-    client::HttpRequest request;
+    net::HttpRequest request;
     request.method = "POST";
     request.url = options_.webhook_url;
     request.body = body;

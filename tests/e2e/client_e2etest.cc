@@ -33,6 +33,12 @@
 #include "tests/testing/test_server.h"
 
 namespace perfgate::client {
+// The HTTP client and its retries are net/'s.
+using net::HttpRequest;
+using net::HttpClientOptions;
+using net::HttpClient;
+using net::RetryPolicy;
+
 namespace {
 
 namespace fs = std::filesystem;

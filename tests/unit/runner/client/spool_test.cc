@@ -22,6 +22,20 @@
 #include "runner/client/uploader.h"
 
 namespace perfgate::client {
+// The HTTP client and its retries are net/'s.
+using net::DefaultUserAgent;
+using net::HttpRequest;
+using net::HttpResponse;
+using net::HttpClient;
+using net::RedactUrl;
+using net::RetryPolicy;
+using net::IsRetryableStatus;
+using net::ParseRetryAfter;
+using net::Backoff;
+using net::RetryNotice;
+using net::RetryContext;
+using net::CallWithRetry;
+
 namespace {
 
 namespace fs = std::filesystem;
