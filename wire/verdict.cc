@@ -2,6 +2,7 @@
 // reads what older and newer servers send, is verdict_decode.cc.
 #include "wire/verdict.h"
 
+#include "wire/verdict_keys.h"
 #include "wire/verdict_request.h"
 
 namespace perfgate::wire {
@@ -13,43 +14,48 @@ json Optional(const std::optional<double>& value) { return value ? json(*value) 
 
 json SideJson(const std::optional<Summary>& side) {
   if (!side) return nullptr;
-  return {{"cv", Optional(side->cv)}, {"median", Optional(side->median)}, {"n", side->n}};
+  return {{keys::side::kCv, Optional(side->cv)},
+          {keys::side::kMedian, Optional(side->median)},
+          {keys::side::kN, side->n}};
 }
 
 json AttributionJson(const Attribution& a) {
   json moved = json::array();
   for (const MovedMetric& m : a.moved) {
-    moved.push_back({{"change", Optional(m.change)}, {"metric", m.metric}, {"verdict", m.verdict}});
+    moved.push_back({{keys::moved::kChange, Optional(m.change)},
+                     {keys::moved::kMetric, m.metric},
+                     {keys::moved::kVerdict, m.verdict}});
   }
-  json out = {{"moved", std::move(moved)}};
-  if (!a.hint.empty()) out["hint"] = a.hint;
+  json out = {{keys::attribution::kMoved, std::move(moved)}};
+  if (!a.hint.empty()) out[keys::attribution::kHint] = a.hint;
   if (a.roofline) {
-    out["roofline"] = {{"class", a.roofline->bound},
-                       {"intensity", Optional(a.roofline->intensity)},
-                       {"ridge", Optional(a.roofline->ridge)}};
+    out[keys::attribution::kRoofline] = {
+        {keys::roofline::kClass, a.roofline->bound},
+        {keys::roofline::kIntensity, Optional(a.roofline->intensity)},
+        {keys::roofline::kRidge, Optional(a.roofline->ridge)}};
   }
   return out;
 }
 
 json ResultJson(const MetricResult& r) {
-  json out = {{"suite", r.suite},
-              {"benchmark", r.benchmark},
-              {"metric", r.metric},
-              {"unit", r.unit},
-              {"direction", std::string(DirectionName(r.direction))},
-              {"threshold", Optional(r.threshold)},
-              {"verdict", std::string(ResultKindName(r.kind))},
-              {"base", SideJson(r.base)},
-              {"current", SideJson(r.current)},
-              {"change", Optional(r.change)},
-              {"change_ci",
+  json out = {{keys::result::kSuite, r.suite},
+              {keys::result::kBenchmark, r.benchmark},
+              {keys::result::kMetric, r.metric},
+              {keys::result::kUnit, r.unit},
+              {keys::result::kDirection, std::string(DirectionName(r.direction))},
+              {keys::result::kThreshold, Optional(r.threshold)},
+              {keys::result::kVerdict, std::string(ResultKindName(r.kind))},
+              {keys::result::kBase, SideJson(r.base)},
+              {keys::result::kCurrent, SideJson(r.current)},
+              {keys::result::kChange, Optional(r.change)},
+              {keys::result::kChangeCi,
                r.change_ci ? json::array({r.change_ci->lower, r.change_ci->upper}) : json(nullptr)},
-              {"p_value", Optional(r.p_value)},
-              {"p_adjusted", Optional(r.p_adjusted)},
-              {"repetitions_needed", r.repetitions_needed},
-              {"reason", r.reason}};
-  if (r.attribution) out["attribution"] = AttributionJson(*r.attribution);
-  if (!r.environment.empty()) out["environment"] = r.environment;
+              {keys::result::kPValue, Optional(r.p_value)},
+              {keys::result::kPAdjusted, Optional(r.p_adjusted)},
+              {keys::result::kRepetitionsNeeded, r.repetitions_needed},
+              {keys::result::kReason, r.reason}};
+  if (r.attribution) out[keys::result::kAttribution] = AttributionJson(*r.attribution);
+  if (!r.environment.empty()) out[keys::result::kEnvironment] = r.environment;
   return out;
 }
 
@@ -106,34 +112,37 @@ json EncodeVerdict(const Verdict& v) {
   for (const MetricResult& r : v.results) results.push_back(ResultJson(r));
   json baseline = nullptr;
   if (v.baseline) {
-    baseline = {{"commit", v.baseline->commit},       {"branch", v.baseline->branch},
-                {"testbed", v.baseline->testbed},     {"run_ids", v.baseline->run_ids},
-                {"selection", v.baseline->selection}, {"distance", v.baseline->distance}};
+    baseline = {{keys::baseline::kCommit, v.baseline->commit},
+                {keys::baseline::kBranch, v.baseline->branch},
+                {keys::baseline::kTestbed, v.baseline->testbed},
+                {keys::baseline::kRunIds, v.baseline->run_ids},
+                {keys::baseline::kSelection, v.baseline->selection},
+                {keys::baseline::kDistance, v.baseline->distance}};
   }
   const Counts& c = v.counts;
-  json out = {{"id", v.id},
-              {"run_id", v.run_id},
-              {"created_at", v.created_at},
-              {"outcome", std::string(OutcomeName(v.outcome))},
-              {"algorithm_version", v.algorithm_version},
-              {"parameters", ParametersJson(v.parameters)},
-              {"baseline", std::move(baseline)},
-              {"contender_run_ids", v.contender_run_ids},
-              {"commit", v.commit},
-              {"branch", v.branch},
-              {"testbed", v.testbed},
-              {"pr", v.pr ? json(*v.pr) : json(nullptr)},
-              {"counts",
-               {{"regression", c.regression},
-                {"improvement", c.improvement},
-                {"equivalent", c.equivalent},
-                {"inconclusive", c.inconclusive},
-                {"ignored", c.ignored},
-                {"new", c.new_metrics}}},
-              {"warnings", v.warnings},
-              {"results", std::move(results)}};
-  if (!v.project.empty()) out["project"] = v.project;
-  if (v.report_url) out["report_url"] = *v.report_url;
+  json out = {{keys::verdict::kId, v.id},
+              {keys::verdict::kRunId, v.run_id},
+              {keys::verdict::kCreatedAt, v.created_at},
+              {keys::verdict::kOutcome, std::string(OutcomeName(v.outcome))},
+              {keys::verdict::kAlgorithmVersion, v.algorithm_version},
+              {keys::verdict::kParameters, ParametersJson(v.parameters)},
+              {keys::verdict::kBaseline, std::move(baseline)},
+              {keys::verdict::kContenderRunIds, v.contender_run_ids},
+              {keys::verdict::kCommit, v.commit},
+              {keys::verdict::kBranch, v.branch},
+              {keys::verdict::kTestbed, v.testbed},
+              {keys::verdict::kPr, v.pr ? json(*v.pr) : json(nullptr)},
+              {keys::verdict::kCounts,
+               {{keys::counts::kRegression, c.regression},
+                {keys::counts::kImprovement, c.improvement},
+                {keys::counts::kEquivalent, c.equivalent},
+                {keys::counts::kInconclusive, c.inconclusive},
+                {keys::counts::kIgnored, c.ignored},
+                {keys::counts::kNew, c.new_metrics}}},
+              {keys::verdict::kWarnings, v.warnings},
+              {keys::verdict::kResults, std::move(results)}};
+  if (!v.project.empty()) out[keys::verdict::kProject] = v.project;
+  if (v.report_url) out[keys::verdict::kReportUrl] = *v.report_url;
   return out;
 }
 

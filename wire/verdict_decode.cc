@@ -11,6 +11,7 @@
 
 #include "wire/json_type_name.h"
 #include "wire/verdict.h"
+#include "wire/verdict_keys.h"
 
 namespace perfgate::wire {
 namespace {
@@ -132,32 +133,36 @@ std::vector<std::string> Strings(Reader& reader, const json& object, std::string
 
 VerdictParameters ReadParameters(Reader& reader, const json& object, const std::string& path) {
   VerdictParameters p;
-  p.threshold = reader.Number(object, "threshold", path).value_or(p.threshold);
-  p.alpha = reader.Number(object, "alpha", path).value_or(p.alpha);
-  p.test = reader.String(object, "test", path);
-  p.correction = reader.String(object, "correction", path);
-  p.confidence = reader.Number(object, "confidence", path).value_or(p.confidence);
-  p.bootstrap_resamples = reader.Integer(object, "bootstrap_resamples", path, 0).value_or(0);
-  if (const json* seed = reader.Member(object, "seed", Reader::Join(path, "seed"), false)) {
+  p.threshold = reader.Number(object, keys::parameters::kThreshold, path).value_or(p.threshold);
+  p.alpha = reader.Number(object, keys::parameters::kAlpha, path).value_or(p.alpha);
+  p.test = reader.String(object, keys::parameters::kTest, path);
+  p.correction = reader.String(object, keys::parameters::kCorrection, path);
+  p.confidence = reader.Number(object, keys::parameters::kConfidence, path).value_or(p.confidence);
+  p.bootstrap_resamples =
+      reader.Integer(object, keys::parameters::kBootstrapResamples, path, 0).value_or(0);
+  if (const json* seed = reader.Member(object, keys::parameters::kSeed,
+                                       Reader::Join(path, keys::parameters::kSeed), false)) {
     if (reader.Expect(*seed, seed->is_number_unsigned(), "a non-negative integer",
-                      Reader::Join(path, "seed"))) {
+                      Reader::Join(path, keys::parameters::kSeed))) {
       p.seed = seed->get<uint64_t>();
     }
   }
-  p.power = reader.Number(object, "power", path).value_or(p.power);
-  if (const json* rules = reader.Array(object, "rules", path)) {
+  p.power = reader.Number(object, keys::parameters::kPower, path).value_or(p.power);
+  if (const json* rules = reader.Array(object, keys::parameters::kRules, path)) {
     for (size_t i = 0; i < rules->size(); ++i) {
       const json& item = (*rules)[i];
-      const std::string at = Reader::Index(Reader::Join(path, "rules"), i);
+      const std::string at = Reader::Index(Reader::Join(path, keys::parameters::kRules), i);
       if (!reader.Expect(item, item.is_object(), "an object", at)) break;
       ThresholdRule rule;
-      rule.suite = reader.OptString(item, "suite", at).value_or("*");
-      rule.benchmark = reader.OptString(item, "benchmark", at).value_or("*");
-      rule.metric = reader.OptString(item, "metric", at).value_or("*");
-      rule.percent = reader.Number(item, "percent", at);
-      rule.alpha = reader.Number(item, "alpha", at);
-      if (const json* ignore = reader.Member(item, "ignore", Reader::Join(at, "ignore"), false)) {
-        if (reader.Expect(*ignore, ignore->is_boolean(), "a boolean", Reader::Join(at, "ignore"))) {
+      rule.suite = reader.OptString(item, keys::rule::kSuite, at).value_or("*");
+      rule.benchmark = reader.OptString(item, keys::rule::kBenchmark, at).value_or("*");
+      rule.metric = reader.OptString(item, keys::rule::kMetric, at).value_or("*");
+      rule.percent = reader.Number(item, keys::rule::kPercent, at);
+      rule.alpha = reader.Number(item, keys::rule::kAlpha, at);
+      if (const json* ignore = reader.Member(item, keys::rule::kIgnore,
+                                             Reader::Join(at, keys::rule::kIgnore), false)) {
+        if (reader.Expect(*ignore, ignore->is_boolean(), "a boolean",
+                          Reader::Join(at, keys::rule::kIgnore))) {
           rule.ignore = ignore->get<bool>();
         }
       }
@@ -169,23 +174,23 @@ VerdictParameters ReadParameters(Reader& reader, const json& object, const std::
 
 Baseline ReadBaseline(Reader& reader, const json& object, const std::string& path) {
   Baseline b;
-  b.commit = reader.String(object, "commit", path);
-  b.branch = reader.String(object, "branch", path);
-  b.testbed = reader.String(object, "testbed", path);
-  b.run_ids = Strings(reader, object, "run_ids", path);
-  b.selection = reader.String(object, "selection", path);
-  b.distance = reader.Integer(object, "distance", path, 0).value_or(0);
+  b.commit = reader.String(object, keys::baseline::kCommit, path);
+  b.branch = reader.String(object, keys::baseline::kBranch, path);
+  b.testbed = reader.String(object, keys::baseline::kTestbed, path);
+  b.run_ids = Strings(reader, object, keys::baseline::kRunIds, path);
+  b.selection = reader.String(object, keys::baseline::kSelection, path);
+  b.distance = reader.Integer(object, keys::baseline::kDistance, path, 0).value_or(0);
   return b;
 }
 
 Counts ReadCounts(Reader& reader, const json& object, const std::string& path) {
   Counts c;
-  c.regression = reader.Integer(object, "regression", path, 0).value_or(0);
-  c.improvement = reader.Integer(object, "improvement", path, 0).value_or(0);
-  c.equivalent = reader.Integer(object, "equivalent", path, 0).value_or(0);
-  c.inconclusive = reader.Integer(object, "inconclusive", path, 0).value_or(0);
-  c.ignored = reader.Integer(object, "ignored", path, 0).value_or(0);
-  c.new_metrics = reader.Integer(object, "new", path, 0).value_or(0);
+  c.regression = reader.Integer(object, keys::counts::kRegression, path, 0).value_or(0);
+  c.improvement = reader.Integer(object, keys::counts::kImprovement, path, 0).value_or(0);
+  c.equivalent = reader.Integer(object, keys::counts::kEquivalent, path, 0).value_or(0);
+  c.inconclusive = reader.Integer(object, keys::counts::kInconclusive, path, 0).value_or(0);
+  c.ignored = reader.Integer(object, keys::counts::kIgnored, path, 0).value_or(0);
+  c.new_metrics = reader.Integer(object, keys::counts::kNew, path, 0).value_or(0);
   return c;
 }
 
@@ -195,9 +200,9 @@ std::optional<Summary> ReadSummary(Reader& reader, const json& object, std::stri
   if (side == nullptr) return std::nullopt;
   const std::string at = Reader::Join(path, key);
   Summary s;
-  s.n = reader.Integer(*side, "n", at, 0).value_or(0);
-  s.median = reader.Number(*side, "median", at);
-  s.cv = reader.Number(*side, "cv", at);
+  s.n = reader.Integer(*side, keys::side::kN, at, 0).value_or(0);
+  s.median = reader.Number(*side, keys::side::kMedian, at);
+  s.cv = reader.Number(*side, keys::side::kCv, at);
   return s;
 }
 
@@ -213,60 +218,60 @@ std::optional<ResultKind> ParseResultKind(std::string_view text) {
 // A newer server may add keys to these objects; they are ignored like everywhere else.
 Attribution ReadAttribution(Reader& reader, const json& object, const std::string& path) {
   Attribution a;
-  if (const json* moved = reader.Array(object, "moved", path)) {
+  if (const json* moved = reader.Array(object, keys::attribution::kMoved, path)) {
     for (size_t i = 0; i < moved->size(); ++i) {
       const json& item = (*moved)[i];
-      const std::string at = Reader::Index(Reader::Join(path, "moved"), i);
+      const std::string at = Reader::Index(Reader::Join(path, keys::attribution::kMoved), i);
       if (!reader.Expect(item, item.is_object(), "an object", at)) break;
       MovedMetric m;
-      m.metric = reader.String(item, "metric", at, /*required=*/true);
-      m.verdict = reader.String(item, "verdict", at);
-      m.change = reader.Number(item, "change", at);
+      m.metric = reader.String(item, keys::moved::kMetric, at, /*required=*/true);
+      m.verdict = reader.String(item, keys::moved::kVerdict, at);
+      m.change = reader.Number(item, keys::moved::kChange, at);
       a.moved.push_back(std::move(m));
     }
   }
-  if (const json* roofline = reader.Object(object, "roofline", path)) {
-    const std::string at = Reader::Join(path, "roofline");
+  if (const json* roofline = reader.Object(object, keys::attribution::kRoofline, path)) {
+    const std::string at = Reader::Join(path, keys::attribution::kRoofline);
     Roofline r;
-    r.bound = reader.String(*roofline, "class", at);
-    r.intensity = reader.Number(*roofline, "intensity", at);
-    r.ridge = reader.Number(*roofline, "ridge", at);
+    r.bound = reader.String(*roofline, keys::roofline::kClass, at);
+    r.intensity = reader.Number(*roofline, keys::roofline::kIntensity, at);
+    r.ridge = reader.Number(*roofline, keys::roofline::kRidge, at);
     a.roofline = std::move(r);
   }
-  a.hint = reader.String(object, "hint", path);
+  a.hint = reader.String(object, keys::attribution::kHint, path);
   return a;
 }
 
 MetricResult ReadResult(Reader& reader, const json& object, const std::string& path) {
   MetricResult r;
-  r.suite = reader.String(object, "suite", path, /*required=*/true);
-  r.benchmark = reader.String(object, "benchmark", path, /*required=*/true);
-  r.metric = reader.String(object, "metric", path, /*required=*/true);
-  r.unit = reader.String(object, "unit", path);
-  if (auto direction = reader.OptString(object, "direction", path)) {
+  r.suite = reader.String(object, keys::result::kSuite, path, /*required=*/true);
+  r.benchmark = reader.String(object, keys::result::kBenchmark, path, /*required=*/true);
+  r.metric = reader.String(object, keys::result::kMetric, path, /*required=*/true);
+  r.unit = reader.String(object, keys::result::kUnit, path);
+  if (auto direction = reader.OptString(object, keys::result::kDirection, path)) {
     if (auto parsed = ParseDirection(*direction)) {
       r.direction = *parsed;
     } else {
-      reader.Fail(Reader::Join(path, "direction"),
+      reader.Fail(Reader::Join(path, keys::result::kDirection),
                   "expected \"lower\" or \"higher\", got \"" + *direction + "\"");
     }
   }
-  r.threshold = reader.Number(object, "threshold", path);
-  if (auto kind = reader.OptString(object, "verdict", path, /*required=*/true)) {
+  r.threshold = reader.Number(object, keys::result::kThreshold, path);
+  if (auto kind = reader.OptString(object, keys::result::kVerdict, path, /*required=*/true)) {
     if (auto parsed = ParseResultKind(*kind)) {
       r.kind = *parsed;
     } else {
       constexpr std::string_view kKinds =
           "REGRESSION, IMPROVEMENT, EQUIVALENT, INCONCLUSIVE, IGNORED or NEW";
-      reader.Fail(Reader::Join(path, "verdict"),
+      reader.Fail(Reader::Join(path, keys::result::kVerdict),
                   "expected " + std::string(kKinds) + ", got \"" + *kind + "\"");
     }
   }
-  r.base = ReadSummary(reader, object, "base", path);
-  r.current = ReadSummary(reader, object, "current", path);
-  r.change = reader.Number(object, "change", path);
-  if (const json* ci = reader.Array(object, "change_ci", path)) {
-    const std::string at = Reader::Join(path, "change_ci");
+  r.base = ReadSummary(reader, object, keys::result::kBase, path);
+  r.current = ReadSummary(reader, object, keys::result::kCurrent, path);
+  r.change = reader.Number(object, keys::result::kChange, path);
+  if (const json* ci = reader.Array(object, keys::result::kChangeCi, path)) {
+    const std::string at = Reader::Join(path, keys::result::kChangeCi);
     // The server writes a bound it could not compute (not finite) as null: no interval then.
     auto bound_ok = [&](size_t i) {
       const json& bound = (*ci)[i];
@@ -279,16 +284,18 @@ MetricResult ReadResult(Reader& reader, const json& object, const std::string& p
       r.change_ci = Interval{(*ci)[0].get<double>(), (*ci)[1].get<double>()};
     }
   }
-  r.p_value = reader.Number(object, "p_value", path);
-  r.p_adjusted = reader.Number(object, "p_adjusted", path);
+  r.p_value = reader.Number(object, keys::result::kPValue, path);
+  r.p_adjusted = reader.Number(object, keys::result::kPAdjusted, path);
   // -1: the server could not estimate the noise (a side with one value, like GPU telemetry).
-  r.repetitions_needed = reader.Integer(object, "repetitions_needed", path, -1).value_or(0);
-  r.reason = reader.String(object, "reason", path);
+  r.repetitions_needed =
+      reader.Integer(object, keys::result::kRepetitionsNeeded, path, -1).value_or(0);
+  r.reason = reader.String(object, keys::result::kReason, path);
   // Servers before attribution and environment notes leave both out.
-  if (const json* attribution = reader.Object(object, "attribution", path)) {
-    r.attribution = ReadAttribution(reader, *attribution, Reader::Join(path, "attribution"));
+  if (const json* attribution = reader.Object(object, keys::result::kAttribution, path)) {
+    r.attribution =
+        ReadAttribution(reader, *attribution, Reader::Join(path, keys::result::kAttribution));
   }
-  r.environment = reader.String(object, "environment", path);
+  r.environment = reader.String(object, keys::result::kEnvironment, path);
   return r;
 }
 
@@ -321,11 +328,11 @@ Counts CountResults(const std::vector<MetricResult>& results) {
 
 Verdict ReadVerdict(Reader& reader, const json& object, const std::string& path) {
   Verdict v;
-  v.id = reader.Integer(object, "id", path).value_or(0);
-  v.run_id = reader.String(object, "run_id", path);
-  v.created_at = reader.String(object, "created_at", path);
-  v.project = reader.String(object, "project", path);
-  if (auto outcome = reader.OptString(object, "outcome", path, /*required=*/true)) {
+  v.id = reader.Integer(object, keys::verdict::kId, path).value_or(0);
+  v.run_id = reader.String(object, keys::verdict::kRunId, path);
+  v.created_at = reader.String(object, keys::verdict::kCreatedAt, path);
+  v.project = reader.String(object, keys::verdict::kProject, path);
+  if (auto outcome = reader.OptString(object, keys::verdict::kOutcome, path, /*required=*/true)) {
     if (*outcome == "regression") {
       v.outcome = Outcome::kRegression;
     } else if (*outcome == "pass") {
@@ -335,37 +342,39 @@ Verdict ReadVerdict(Reader& reader, const json& object, const std::string& path)
     } else if (*outcome == "noisy_environment") {
       v.outcome = Outcome::kNoisyEnvironment;
     } else {
-      reader.Fail(Reader::Join(path, "outcome"),
+      reader.Fail(Reader::Join(path, keys::verdict::kOutcome),
                   "expected \"regression\", \"pass\", \"no_baseline\" or "
                   "\"noisy_environment\", got \"" +
                       *outcome + "\"");
     }
   }
-  v.algorithm_version = reader.String(object, "algorithm_version", path);
-  if (const json* parameters = reader.Object(object, "parameters", path)) {
-    v.parameters = ReadParameters(reader, *parameters, Reader::Join(path, "parameters"));
+  v.algorithm_version = reader.String(object, keys::verdict::kAlgorithmVersion, path);
+  if (const json* parameters = reader.Object(object, keys::verdict::kParameters, path)) {
+    v.parameters =
+        ReadParameters(reader, *parameters, Reader::Join(path, keys::verdict::kParameters));
   }
-  if (const json* baseline = reader.Object(object, "baseline", path)) {
-    v.baseline = ReadBaseline(reader, *baseline, Reader::Join(path, "baseline"));
+  if (const json* baseline = reader.Object(object, keys::verdict::kBaseline, path)) {
+    v.baseline = ReadBaseline(reader, *baseline, Reader::Join(path, keys::verdict::kBaseline));
   }
-  v.contender_run_ids = Strings(reader, object, "contender_run_ids", path);
-  v.commit = reader.String(object, "commit", path);
-  v.branch = reader.String(object, "branch", path);
-  v.testbed = reader.String(object, "testbed", path);
-  v.pr = reader.Integer(object, "pr", path);
-  v.warnings = Strings(reader, object, "warnings", path);
-  v.report_url = reader.OptString(object, "report_url", path);
-  if (const json* results = reader.Array(object, "results", path, /*required=*/true)) {
+  v.contender_run_ids = Strings(reader, object, keys::verdict::kContenderRunIds, path);
+  v.commit = reader.String(object, keys::verdict::kCommit, path);
+  v.branch = reader.String(object, keys::verdict::kBranch, path);
+  v.testbed = reader.String(object, keys::verdict::kTestbed, path);
+  v.pr = reader.Integer(object, keys::verdict::kPr, path);
+  v.warnings = Strings(reader, object, keys::verdict::kWarnings, path);
+  v.report_url = reader.OptString(object, keys::verdict::kReportUrl, path);
+  if (const json* results =
+          reader.Array(object, keys::verdict::kResults, path, /*required=*/true)) {
     v.results.reserve(results->size());
     for (size_t i = 0; i < results->size() && !reader.failed(); ++i) {
       const json& item = (*results)[i];
-      const std::string at = Reader::Index(Reader::Join(path, "results"), i);
+      const std::string at = Reader::Index(Reader::Join(path, keys::verdict::kResults), i);
       if (!reader.Expect(item, item.is_object(), "an object", at)) break;
       v.results.push_back(ReadResult(reader, item, at));
     }
   }
-  if (const json* counts = reader.Object(object, "counts", path)) {
-    v.counts = ReadCounts(reader, *counts, Reader::Join(path, "counts"));
+  if (const json* counts = reader.Object(object, keys::verdict::kCounts, path)) {
+    v.counts = ReadCounts(reader, *counts, Reader::Join(path, keys::verdict::kCounts));
   } else {
     v.counts = CountResults(v.results);
   }
@@ -391,9 +400,9 @@ Result<Verdict> DecodeVerdict(std::string_view text) {
   }
   std::string path;
   const json* object = &document;
-  if (document.contains("verdict")) {
-    path = "verdict";
-    object = reader.Object(document, "verdict", "");
+  if (document.contains(keys::verdict::kEnvelope)) {
+    path = keys::verdict::kEnvelope;
+    object = reader.Object(document, keys::verdict::kEnvelope, "");
     if (object == nullptr && !reader.failed()) reader.Fail(path, "must not be null");
     if (reader.failed()) return tl::unexpected(reader.TakeError());
   }

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "wire/json_type_name.h"
+#include "wire/verdict_keys.h"
 
 namespace perfgate::wire {
 namespace {
@@ -45,19 +46,21 @@ Result<ThresholdRule> DecodeRule(const json& item, const std::string& field) {
   ThresholdRule rule;
   for (const auto& [key, value] : item.items()) {
     const std::string f = field + "." + key;
-    if (key == "suite" || key == "benchmark" || key == "metric") {
+    if (key == keys::rule::kSuite || key == keys::rule::kBenchmark || key == keys::rule::kMetric) {
       auto text = String(value, f);
       if (!text) return tl::unexpected(text.error());
-      (key == "suite" ? rule.suite : key == "benchmark" ? rule.benchmark : rule.metric) = *text;
-    } else if (key == "percent") {
+      (key == keys::rule::kSuite       ? rule.suite
+       : key == keys::rule::kBenchmark ? rule.benchmark
+                                       : rule.metric) = *text;
+    } else if (key == keys::rule::kPercent) {
       auto x = Number(value, f, 0, 100, false);
       if (!x) return tl::unexpected(x.error());
       rule.percent = *x;
-    } else if (key == "alpha") {
+    } else if (key == keys::rule::kAlpha) {
       auto x = Number(value, f, 0, 0.5, false);
       if (!x) return tl::unexpected(x.error());
       rule.alpha = *x;
-    } else if (key == "ignore") {
+    } else if (key == keys::rule::kIgnore) {
       if (!value.is_boolean()) return InvalidArgument("expected true or false", f);
       rule.ignore = value.get<bool>();
     } else {
@@ -70,15 +73,15 @@ Result<ThresholdRule> DecodeRule(const json& item, const std::string& field) {
 
 // The record keys: kept when their type fits, ignored otherwise (a client does not choose them).
 void DecodeRecord(const std::string& key, const json& value, VerdictRequest& request) {
-  if (key == "correction" && value.is_string()) {
+  if (key == keys::parameters::kCorrection && value.is_string()) {
     request.correction = value.get<std::string>();
-  } else if (key == "confidence" && value.is_number()) {
+  } else if (key == keys::parameters::kConfidence && value.is_number()) {
     request.confidence = value.get<double>();
-  } else if (key == "bootstrap_resamples" && value.is_number_integer()) {
+  } else if (key == keys::parameters::kBootstrapResamples && value.is_number_integer()) {
     request.bootstrap_resamples = value.get<int64_t>();
-  } else if (key == "seed" && value.is_number_unsigned()) {
+  } else if (key == keys::parameters::kSeed && value.is_number_unsigned()) {
     request.seed = value.get<uint64_t>();
-  } else if (key == "power" && value.is_number()) {
+  } else if (key == keys::parameters::kPower && value.is_number()) {
     request.power = value.get<double>();
   }
 }
@@ -91,22 +94,22 @@ Result<VerdictRequest> DecodeVerdictRequest(const json& body) {
   VerdictRequest request;
   if (!body.is_object()) return InvalidArgument("the body must be a JSON object");
   for (const auto& [key, value] : body.items()) {
-    if (key == "threshold") {
+    if (key == keys::parameters::kThreshold) {
       auto x = Number(value, key, 0, 1, false);
       if (!x) return tl::unexpected(x.error());
       request.threshold = *x;
-    } else if (key == "alpha") {
+    } else if (key == keys::parameters::kAlpha) {
       auto x = Number(value, key, 0, 0.5, false);
       if (!x) return tl::unexpected(x.error());
       request.alpha = *x;
-    } else if (key == "test") {
+    } else if (key == keys::parameters::kTest) {
       auto text = String(value, key);
       if (!text) return tl::unexpected(text.error());
       if (std::find(kTestWords.begin(), kTestWords.end(), *text) == kTestWords.end()) {
         return InvalidArgument("must be utest, welch or welch-log", key);
       }
       request.test = *text;
-    } else if (key == "rules") {
+    } else if (key == keys::parameters::kRules) {
       if (!value.is_array()) return InvalidArgument("expected an array", key);
       if (value.size() > 1000) return InvalidArgument("at most 1000 rules", key);
       for (size_t i = 0; i < value.size(); ++i) {
@@ -114,7 +117,7 @@ Result<VerdictRequest> DecodeVerdictRequest(const json& body) {
         if (!rule) return tl::unexpected(rule.error());
         request.rules.push_back(*rule);
       }
-    } else if (key == "contender_runs") {
+    } else if (key == keys::parameters::kContenderRuns) {
       if (!value.is_array()) return InvalidArgument("expected an array of run ids", key);
       if (value.size() > 100) return InvalidArgument("at most 100 runs", key);
       std::set<std::string> seen;
@@ -123,10 +126,11 @@ Result<VerdictRequest> DecodeVerdictRequest(const json& body) {
         if (!id) return tl::unexpected(id.error());
         if (seen.insert(*id).second) request.contender_runs.push_back(*id);
       }
-    } else if (key == "correction" || key == "confidence" || key == "bootstrap_resamples" ||
-               key == "seed" || key == "power") {
+    } else if (key == keys::parameters::kCorrection || key == keys::parameters::kConfidence ||
+               key == keys::parameters::kBootstrapResamples || key == keys::parameters::kSeed ||
+               key == keys::parameters::kPower) {
       DecodeRecord(key, value, request);
-    } else if (key == "algorithm_version") {
+    } else if (key == keys::verdict::kAlgorithmVersion) {
       // Stored beside the parameters, not in them; a client may send it back unchanged.
     } else {
       return InvalidArgument("unknown key (known: threshold, alpha, test, rules, contender_runs)",
@@ -146,24 +150,28 @@ Result<VerdictRequest> ParseVerdictRequest(std::string_view text) {
 json EncodeVerdictRequest(const VerdictRequest& request) {
   json rules = json::array();
   for (const ThresholdRule& r : request.rules) {
-    json rule = {{"suite", r.suite.empty() ? "*" : r.suite},
-                 {"benchmark", r.benchmark},
-                 {"metric", r.metric}};
-    if (r.percent) rule["percent"] = *r.percent;
-    if (r.alpha) rule["alpha"] = *r.alpha;
-    if (r.ignore) rule["ignore"] = true;
+    json rule = {{keys::rule::kSuite, r.suite.empty() ? "*" : r.suite},
+                 {keys::rule::kBenchmark, r.benchmark},
+                 {keys::rule::kMetric, r.metric}};
+    if (r.percent) rule[keys::rule::kPercent] = *r.percent;
+    if (r.alpha) rule[keys::rule::kAlpha] = *r.alpha;
+    if (r.ignore) rule[keys::rule::kIgnore] = true;
     rules.push_back(std::move(rule));
   }
-  json body = {{"rules", std::move(rules)}};
-  if (request.threshold) body["threshold"] = *request.threshold;
-  if (request.alpha) body["alpha"] = *request.alpha;
-  if (request.test) body["test"] = *request.test;
-  if (!request.contender_runs.empty()) body["contender_runs"] = request.contender_runs;
-  if (request.correction) body["correction"] = *request.correction;
-  if (request.confidence) body["confidence"] = *request.confidence;
-  if (request.bootstrap_resamples) body["bootstrap_resamples"] = *request.bootstrap_resamples;
-  if (request.seed) body["seed"] = *request.seed;
-  if (request.power) body["power"] = *request.power;
+  json body = {{keys::parameters::kRules, std::move(rules)}};
+  if (request.threshold) body[keys::parameters::kThreshold] = *request.threshold;
+  if (request.alpha) body[keys::parameters::kAlpha] = *request.alpha;
+  if (request.test) body[keys::parameters::kTest] = *request.test;
+  if (!request.contender_runs.empty()) {
+    body[keys::parameters::kContenderRuns] = request.contender_runs;
+  }
+  if (request.correction) body[keys::parameters::kCorrection] = *request.correction;
+  if (request.confidence) body[keys::parameters::kConfidence] = *request.confidence;
+  if (request.bootstrap_resamples) {
+    body[keys::parameters::kBootstrapResamples] = *request.bootstrap_resamples;
+  }
+  if (request.seed) body[keys::parameters::kSeed] = *request.seed;
+  if (request.power) body[keys::parameters::kPower] = *request.power;
   return body;
 }
 

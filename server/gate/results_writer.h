@@ -18,6 +18,8 @@ namespace perfgate::server::gate {
 void AppendJsonNumber(std::string& out, double value);
 // A JSON string literal, escaped.
 std::string JsonString(std::string_view value);
+// `before` then `"key":`; the key is one of wire/verdict_keys.h's plain words (not escaped).
+void AppendJsonKey(std::string& out, std::string_view before, std::string_view key);
 
 // A result row's "attribution" object: {"hint":...,"moved":[{"change","metric","verdict"}...],
 // "roofline":{"class","intensity","ridge"}} with sorted keys, "hint" and "roofline" left out

@@ -3,6 +3,7 @@
 #include "server/gate/verdict.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <span>
 #include <tuple>
@@ -11,11 +12,33 @@
 #include "judge/judge.h"
 #include "server/gate/results_writer.h"
 #include "stats/descriptive.h"
+#include "wire/verdict_keys.h"
 
 namespace perfgate::server::gate {
 namespace {
 
 using nlohmann::json;
+namespace keys = wire::keys;
+
+// The order Judge writes a result's keys in: nlohmann's (sorted), as the stored verdicts have it.
+constexpr std::array kResultOrder = {keys::result::kAttribution,
+                                     keys::result::kBase,
+                                     keys::result::kBenchmark,
+                                     keys::result::kChange,
+                                     keys::result::kChangeCi,
+                                     keys::result::kCurrent,
+                                     keys::result::kDirection,
+                                     keys::result::kEnvironment,
+                                     keys::result::kMetric,
+                                     keys::result::kPAdjusted,
+                                     keys::result::kPValue,
+                                     keys::result::kReason,
+                                     keys::result::kRepetitionsNeeded,
+                                     keys::result::kSuite,
+                                     keys::result::kThreshold,
+                                     keys::result::kUnit,
+                                     keys::result::kVerdict};
+static_assert(std::ranges::is_sorted(kResultOrder));
 
 // Whether a stored verdict answers this request: same algorithm, parameters, contender and
 // baseline runs.
@@ -28,8 +51,9 @@ bool SameQuestion(const store::NewVerdict& stored, const VerdictRequest& request
 }
 
 json BaselineJson(const store::BaselineChoice& b) {
-  return {{"commit", b.commit_sha}, {"branch", b.branch},       {"testbed", b.testbed},
-          {"run_ids", b.run_ids},   {"selection", b.selection}, {"distance", b.distance}};
+  return {{keys::baseline::kCommit, b.commit_sha},   {keys::baseline::kBranch, b.branch},
+          {keys::baseline::kTestbed, b.testbed},     {keys::baseline::kRunIds, b.run_ids},
+          {keys::baseline::kSelection, b.selection}, {keys::baseline::kDistance, b.distance}};
 }
 
 }  // namespace
@@ -79,52 +103,55 @@ Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
     writer.Open();
     // Keys in sorted order: "attribution" before "base", "environment" after "direction".
     if (notes.rows[i].attribution) {
-      writer.Raw("attribution", AttributionJson(*notes.rows[i].attribution));
+      writer.Raw(keys::result::kAttribution, AttributionJson(*notes.rows[i].attribution));
     }
     if (v != nullptr) {
-      writer.Side("base", v->base);
+      writer.Side(keys::result::kBase, v->base);
     } else {
-      writer.Null("base");
+      writer.Null(keys::result::kBase);
     }
-    writer.String("benchmark", set.key.benchmark);
+    writer.String(keys::result::kBenchmark, set.key.benchmark);
     if (v != nullptr) {
-      writer.Number("change", v->change);
-      writer.Interval("change_ci", v->change_ci);
-      writer.Side("current", v->contender);
+      writer.Number(keys::result::kChange, v->change);
+      writer.Interval(keys::result::kChangeCi, v->change_ci);
+      writer.Side(keys::result::kCurrent, v->contender);
     } else {
-      writer.Null("change");
-      writer.Null("change_ci");
+      writer.Null(keys::result::kChange);
+      writer.Null(keys::result::kChangeCi);
       // The current side of NEW and IGNORED series, for the report.
-      writer.Side("current", {set.values.size(), stats::Median(set.values),
-                              set.values.size() >= 2 ? stats::Cv(set.values) : NAN});
+      writer.Side(keys::result::kCurrent, {set.values.size(), stats::Median(set.values),
+                                           set.values.size() >= 2 ? stats::Cv(set.values) : NAN});
     }
-    writer.String("direction", DirectionName(set.direction));
+    writer.String(keys::result::kDirection, DirectionName(set.direction));
     if (!notes.rows[i].environment.empty()) {
-      writer.String("environment", notes.rows[i].environment);
+      writer.String(keys::result::kEnvironment, notes.rows[i].environment);
     }
-    writer.String("metric", set.key.metric);
+    writer.String(keys::result::kMetric, set.key.metric);
     if (v != nullptr) {
-      writer.Number("p_adjusted", v->p_adjusted);
-      writer.Number("p_value", v->p_test);
-      writer.String("reason", v->reason);
-      writer.Integer("repetitions_needed", v->repetitions_needed);
+      writer.Number(keys::result::kPAdjusted, v->p_adjusted);
+      writer.Number(keys::result::kPValue, v->p_test);
+      writer.String(keys::result::kReason, v->reason);
+      writer.Integer(keys::result::kRepetitionsNeeded, v->repetitions_needed);
     } else {
-      writer.Null("p_adjusted");
-      writer.Null("p_value");
-      writer.String("reason", row.reason);
-      writer.Integer("repetitions_needed", 0);
+      writer.Null(keys::result::kPAdjusted);
+      writer.Null(keys::result::kPValue);
+      writer.String(keys::result::kReason, row.reason);
+      writer.Integer(keys::result::kRepetitionsNeeded, 0);
     }
-    writer.String("suite", set.key.suite);
-    writer.Number("threshold", row.threshold);
-    writer.String("unit", set.unit);
-    writer.String("verdict", judged->VerdictName(row));
+    writer.String(keys::result::kSuite, set.key.suite);
+    writer.Number(keys::result::kThreshold, row.threshold);
+    writer.String(keys::result::kUnit, set.unit);
+    writer.String(keys::result::kVerdict, judged->VerdictName(row));
     writer.Close();
   }
   out.results_json = writer.Finish();
   const stats::ComparisonVerdicts& counts = judged->verdicts;
-  out.counts = {{"regression", counts.regressions}, {"improvement", counts.improvements},
-                {"equivalent", counts.equivalent},  {"inconclusive", counts.inconclusive},
-                {"ignored", judged->ignored},       {"new", judged->added}};
+  out.counts = {{keys::counts::kRegression, counts.regressions},
+                {keys::counts::kImprovement, counts.improvements},
+                {keys::counts::kEquivalent, counts.equivalent},
+                {keys::counts::kInconclusive, counts.inconclusive},
+                {keys::counts::kIgnored, judged->ignored},
+                {keys::counts::kNew, judged->added}};
   if (baseline == nullptr) {
     out.outcome = "no_baseline";
   } else {
@@ -141,19 +168,22 @@ json VerdictJson(const store::StoredVerdict& stored) {
   const store::NewVerdict& v = stored.verdict;
   json summary = json::parse(v.summary_json, nullptr, false);
   if (!summary.is_object()) summary = json::object();
-  json out = {{"id", stored.id},
-              {"run_id", v.run_id},
-              {"created_at", stored.created_at},
-              {"outcome", v.outcome},
-              {"algorithm_version", v.algorithm_version},
-              {"parameters", json::parse(v.parameters_json, nullptr, false)},
-              {"baseline", v.baseline_json.empty() ? json(nullptr)
-                                                   : json::parse(v.baseline_json, nullptr, false)},
-              {"contender_run_ids", v.contender_run_ids}};
-  for (const char* key : {"commit", "branch", "testbed", "pr", "counts", "warnings"}) {
+  json out = {
+      {keys::verdict::kId, stored.id},
+      {keys::verdict::kRunId, v.run_id},
+      {keys::verdict::kCreatedAt, stored.created_at},
+      {keys::verdict::kOutcome, v.outcome},
+      {keys::verdict::kAlgorithmVersion, v.algorithm_version},
+      {keys::verdict::kParameters, json::parse(v.parameters_json, nullptr, false)},
+      {keys::verdict::kBaseline,
+       v.baseline_json.empty() ? json(nullptr) : json::parse(v.baseline_json, nullptr, false)},
+      {keys::verdict::kContenderRunIds, v.contender_run_ids}};
+  for (std::string_view key :
+       {keys::verdict::kCommit, keys::verdict::kBranch, keys::verdict::kTestbed, keys::verdict::kPr,
+        keys::verdict::kCounts, keys::verdict::kWarnings}) {
     out[key] = summary.contains(key) ? summary[key] : json(nullptr);
   }
-  out["results"] = json::parse(v.results_json, nullptr, false);
+  out[keys::verdict::kResults] = json::parse(v.results_json, nullptr, false);
   return out;
 }
 
@@ -161,14 +191,23 @@ std::string VerdictBody(const store::StoredVerdict& stored) {
   const store::NewVerdict& v = stored.verdict;
   std::string out;
   out.reserve(v.results_json.size() + v.parameters_json.size() + v.summary_json.size() + 1024);
-  out += "{\"verdict\":{\"id\":" + std::to_string(stored.id);
-  out += ",\"run_id\":" + json(v.run_id).dump();
-  out += ",\"created_at\":" + json(stored.created_at).dump();
-  out += ",\"outcome\":" + json(v.outcome).dump();
-  out += ",\"algorithm_version\":" + json(v.algorithm_version).dump();
-  out += ",\"parameters\":" + v.parameters_json;
-  out += ",\"baseline\":" + (v.baseline_json.empty() ? std::string("null") : v.baseline_json);
-  out += ",\"contender_run_ids\":" + json(v.contender_run_ids).dump();
+  AppendJsonKey(out, "{", keys::verdict::kEnvelope);
+  AppendJsonKey(out, "{", keys::verdict::kId);
+  out += std::to_string(stored.id);
+  AppendJsonKey(out, ",", keys::verdict::kRunId);
+  out += json(v.run_id).dump();
+  AppendJsonKey(out, ",", keys::verdict::kCreatedAt);
+  out += json(stored.created_at).dump();
+  AppendJsonKey(out, ",", keys::verdict::kOutcome);
+  out += json(v.outcome).dump();
+  AppendJsonKey(out, ",", keys::verdict::kAlgorithmVersion);
+  out += json(v.algorithm_version).dump();
+  AppendJsonKey(out, ",", keys::verdict::kParameters);
+  out += v.parameters_json;
+  AppendJsonKey(out, ",", keys::verdict::kBaseline);
+  out += v.baseline_json.empty() ? std::string_view("null") : std::string_view(v.baseline_json);
+  AppendJsonKey(out, ",", keys::verdict::kContenderRunIds);
+  out += json(v.contender_run_ids).dump();
   // The summary object's members (commit, branch, testbed, pr, counts, warnings), spliced in.
   const size_t open = v.summary_json.find('{');
   const size_t close = v.summary_json.rfind('}');
@@ -176,7 +215,9 @@ std::string VerdictBody(const store::StoredVerdict& stored) {
     const std::string members = v.summary_json.substr(open + 1, close - open - 1);
     if (members.find_first_not_of(" \t\n") != std::string::npos) out += "," + members;
   }
-  out += ",\"results\":" + v.results_json + "}}";
+  AppendJsonKey(out, ",", keys::verdict::kResults);
+  out += v.results_json;
+  out += "}}";
   return out;
 }
 
@@ -245,12 +286,12 @@ Result<std::string> VerdictService::Compute(const store::Project& project,
   verdict.algorithm_version = std::string(stats::kVerdictAlgorithmVersion);
   verdict.parameters_json = EncodeParameters(request).dump();
   if (*baseline) verdict.baseline_json = BaselineJson(**baseline).dump();
-  json summary = {{"commit", run->summary.commit_sha},
-                  {"branch", run->summary.branch},
-                  {"testbed", run->summary.testbed},
-                  {"pr", run->summary.pr ? json(*run->summary.pr) : json(nullptr)},
-                  {"counts", judged->counts},
-                  {"warnings", warnings}};
+  json summary = {{keys::verdict::kCommit, run->summary.commit_sha},
+                  {keys::verdict::kBranch, run->summary.branch},
+                  {keys::verdict::kTestbed, run->summary.testbed},
+                  {keys::verdict::kPr, run->summary.pr ? json(*run->summary.pr) : json(nullptr)},
+                  {keys::verdict::kCounts, judged->counts},
+                  {keys::verdict::kWarnings, warnings}};
   verdict.summary_json = summary.dump();
   verdict.results_json = std::move(judged->results_json);
   auto stored = store_.SaveVerdict(project, verdict);
@@ -358,21 +399,25 @@ Result<json> VerdictService::Replay(const store::Project& project, const std::st
   const json replayed = json::parse(judged->results_json, nullptr, false);
   json differences = json::array();
   if (judged->outcome != stored.outcome) {
-    differences.push_back(
-        {{"field", "outcome"}, {"stored", stored.outcome}, {"replayed", judged->outcome}});
+    differences.push_back({{"field", keys::verdict::kOutcome},
+                           {"stored", stored.outcome},
+                           {"replayed", judged->outcome}});
   }
   if (!original.is_array() || original.size() != replayed.size()) {
-    differences.push_back({{"field", "results"},
+    differences.push_back({{"field", keys::verdict::kResults},
                            {"stored", original.is_array() ? original.size() : 0},
                            {"replayed", replayed.size()}});
   } else {
     for (size_t i = 0; i < original.size(); ++i) {
-      for (const char* key : {"verdict", "change", "change_ci", "p_value", "p_adjusted"}) {
+      for (std::string_view key :
+           {keys::result::kVerdict, keys::result::kChange, keys::result::kChangeCi,
+            keys::result::kPValue, keys::result::kPAdjusted}) {
         const json a = original[i].value(key, json(nullptr));
         const json b = replayed[i].value(key, json(nullptr));
         if (a != b) {
-          differences.push_back({{"field", "results[" + std::to_string(i) + "]." + key},
-                                 {"benchmark", original[i].value("benchmark", "")},
+          differences.push_back({{"field", std::string(keys::verdict::kResults) + "[" +
+                                               std::to_string(i) + "]." + std::string(key)},
+                                 {"benchmark", original[i].value(keys::result::kBenchmark, "")},
                                  {"stored", a},
                                  {"replayed", b}});
         }
