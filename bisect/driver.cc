@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "bisect/search.h"
+#include "core/text.h"
 #include "stats/bootstrap.h"
 #include "stats/descriptive.h"
 
@@ -13,12 +14,6 @@ namespace perfgate::bisect {
 namespace {
 
 using nlohmann::json;
-
-std::string Percent(double x) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%+.1f%%", 100 * x);
-  return text;
-}
 
 std::string Short(const std::string& sha) { return sha.substr(0, 12); }
 
@@ -267,9 +262,10 @@ Result<void> Driver::MeasureCulprit(std::size_t lo, std::size_t hi, std::size_t 
   const bool worse =
       direction_ == Direction::kLowerIsBetter ? culprit.ci_low > 0 : culprit.ci_high < 0;
   if (!report_.culprits.empty() && !worse) {
-    report_.warnings.push_back("the step at " + Short(c.sha) + " (" + Percent(culprit.magnitude) +
-                               " [" + Percent(culprit.ci_low) + ", " + Percent(culprit.ci_high) +
-                               "]) is not distinguishable from noise; not reported");
+    report_.warnings.push_back(
+        "the step at " + Short(c.sha) + " (" + SignedPercent(culprit.magnitude) + " [" +
+        SignedPercent(culprit.ci_low) + ", " + SignedPercent(culprit.ci_high) +
+        "]) is not distinguishable from noise; not reported");
     return {};
   }
   report_.culprits.push_back(culprit);
@@ -294,10 +290,10 @@ Result<void> Driver::MeasureCulprit(std::size_t lo, std::size_t hi, std::size_t 
   const std::string who = report_.culprits.size() == 1 ? Short(c.sha) + " explains "
                                                        : std::string("the culprits explain ");
   if (found > 0) {
-    report_.warnings.push_back(who + Percent(share).substr(1) +
+    report_.warnings.push_back(who + SignedPercent(share).substr(1) +
                                " of the change between the ends; looking for another step");
   } else if (share < 0.7) {
-    report_.warnings.push_back(who + "only " + Percent(share).substr(1) +
+    report_.warnings.push_back(who + "only " + SignedPercent(share).substr(1) +
                                " of the change between the ends, and no other step shows on "
                                "either side (the rest may be spread over many commits)");
   }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "core/text.h"
 #include "stats/bootstrap.h"
 #include "stats/distributions.h"
 #include "stats/effect.h"
@@ -22,12 +23,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kMinUTestEfficiency = 0.864;
 // Above this many repetitions per side, the advice is to reduce the noise instead.
 constexpr int kPracticalRepetitions = 100;
-
-std::string Percent(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%+.1f%%", value * 100);
-  return buffer;
-}
 
 std::string PValueText(double p) {
   char buffer[32];
@@ -228,9 +223,9 @@ Result<ComparisonVerdicts> JudgeMetrics(std::span<const MetricInput> metrics,
     MetricVerdict& v = out.metrics[i];
     v.p_adjusted = adjusted[i];
     const double tau = v.threshold;
-    const std::string tau_text = Percent(tau).substr(1);
-    const std::string ci_text =
-        ci_name + " [" + Percent(v.change_ci.lower) + ", " + Percent(v.change_ci.upper) + "]";
+    const std::string tau_text = SignedPercent(tau).substr(1);
+    const std::string ci_text = ci_name + " [" + SignedPercent(v.change_ci.lower) + ", " +
+                                SignedPercent(v.change_ci.upper) + "]";
     if (v.base.n < 2 || v.contender.n < 2) {
       v.verdict = Verdict::kInconclusive;
       v.repetitions_needed = -1;
@@ -244,7 +239,7 @@ Result<ComparisonVerdicts> JudgeMetrics(std::span<const MetricInput> metrics,
     if (significant && beyond) {
       const bool worse = IsWorse(v.change, v.direction);
       v.verdict = worse ? Verdict::kRegression : Verdict::kImprovement;
-      v.reason = Percent(v.change) + (worse ? " is worse" : " is better") + " than the " +
+      v.reason = SignedPercent(v.change) + (worse ? " is worse" : " is better") + " than the " +
                  tau_text + " threshold and significant (adjusted p " + PValueText(v.p_adjusted) +
                  " < " + PValueText(alpha) + ")";
       ++(worse ? out.regressions : out.improvements);
@@ -269,7 +264,7 @@ Result<ComparisonVerdicts> JudgeMetrics(std::span<const MetricInput> metrics,
     }
     const size_t have = std::min(v.base.n, v.contender.n);
     if (v.repetitions_needed > kPracticalRepetitions) {
-      v.reason += "; the noise (CV " + Percent(cv).substr(1) + ") would take about " +
+      v.reason += "; the noise (CV " + SignedPercent(cv).substr(1) + ") would take about " +
                   std::to_string(v.repetitions_needed) + " repetitions per side to resolve a " +
                   tau_text +
                   " change: reduce it (quiet host, fixed CPU frequency, pinned "

@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "core/text.h"
+#include "runner/adapters/input_text.h"
 #include "runner/adapters/json_text.h"
 
 namespace perfgate::adapters {
@@ -360,32 +361,9 @@ Result<GbenchFile> ParseGbenchJson(std::string_view text, std::string_view sourc
 
 Result<GbenchFile> ReadGbenchFile(const std::filesystem::path& path) {
   try {
-    std::string text;
-    std::string source;
-    if (path == "-") {
-      source = "<stdin>";
-      std::ostringstream buffer;
-      buffer << std::cin.rdbuf();
-      if (std::cin.bad()) return InvalidArgument("cannot read standard input");
-      text = std::move(buffer).str();
-    } else {
-      source = path.string();
-      std::error_code ec;
-      const auto status = std::filesystem::status(path, ec);
-      if (ec || !std::filesystem::exists(status)) {
-        return InvalidArgument(source + ": cannot read: no such file");
-      }
-      if (std::filesystem::is_directory(status)) {
-        return InvalidArgument(source + ": cannot read: is a directory");
-      }
-      std::ifstream in(path, std::ios::binary);
-      if (!in) {
-        return InvalidArgument(source + ": cannot open: " + std::strerror(errno));
-      }
-      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-      if (in.bad()) return InvalidArgument(source + ": cannot read: " + std::strerror(errno));
-    }
-    return ParseGbenchJson(text, source);
+    auto input = ReadInputText(path);
+    if (!input) return tl::unexpected(input.error());
+    return ParseGbenchJson(input->text, input->source);
   } catch (const std::exception& e) {
     return MakeError(ErrorCode::kInternal, path.string() + ": cannot read: " + e.what());
   }

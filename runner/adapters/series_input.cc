@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "core/text.h"
+#include "runner/adapters/input_text.h"
 #include "runner/adapters/json_text.h"
 #include "stats/descriptive.h"
 
@@ -183,29 +184,10 @@ Result<SeriesPoints> ParseSeries(std::string_view text, std::string_view source,
 
 Result<SeriesPoints> ReadSeries(const std::string& path) {
   try {
-    std::string text;
-    std::string source = path;
-    if (path == "-") {
-      source = "<stdin>";
-      std::ostringstream buffer;
-      buffer << std::cin.rdbuf();
-      if (std::cin.bad()) return InvalidArgument("cannot read standard input");
-      text = std::move(buffer).str();
-    } else {
-      std::error_code ec;
-      const auto status = std::filesystem::status(path, ec);
-      if (ec || !std::filesystem::exists(status)) {
-        return InvalidArgument(source + ": cannot read: no such file");
-      }
-      if (std::filesystem::is_directory(status)) {
-        return InvalidArgument(source + ": cannot read: is a directory");
-      }
-      std::ifstream in(path, std::ios::binary);
-      if (!in) return InvalidArgument(source + ": cannot open: " + std::strerror(errno));
-      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-      if (in.bad()) return InvalidArgument(source + ": cannot read: " + std::strerror(errno));
-    }
-    return ParseSeries(text, source, DetectSeriesFormat(path == "-" ? "" : path, text));
+    auto input = ReadInputText(path);
+    if (!input) return tl::unexpected(input.error());
+    return ParseSeries(input->text, input->source,
+                       DetectSeriesFormat(path == "-" ? "" : path, input->text));
   } catch (const std::exception& e) {
     return MakeError(ErrorCode::kInternal, path + ": cannot read: " + e.what());
   }

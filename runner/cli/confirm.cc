@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/series_key.h"
+#include "core/text.h"
 #include "judge/judge.h"
 #include "runner/git/git_repo.h"
 #include "runner/run/suites.h"
@@ -18,12 +19,6 @@ namespace {
 namespace fs = std::filesystem;
 
 void Progress(const std::string& line) { std::fprintf(stderr, "perfgate: %s\n", line.c_str()); }
-
-std::string Percent(double x) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%+.1f%%", 100 * x);
-  return text;
-}
 
 void Append(std::map<SeriesKey, std::vector<double>>& into, const run::SuiteOutcome& outcome) {
   for (const wire::ResultSeries& s : outcome.series) {
@@ -137,8 +132,8 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
     const stats::MetricVerdict& v = *judged_verdict;
     wire::MetricResult& r = *targets[i];
     ++report.checked;
-    const std::string measured = Percent(v.change) + " [" + Percent(v.change_ci.lower) + ", " +
-                                 Percent(v.change_ci.upper) + "]";
+    const std::string measured = SignedPercent(v.change) + " [" + SignedPercent(v.change_ci.lower) +
+                                 ", " + SignedPercent(v.change_ci.upper) + "]";
     if (v.verdict == stats::Verdict::kRegression) {
       ++report.confirmed;
       report.lines.push_back(r.benchmark + " " + r.metric + ": confirmed, " + measured +
@@ -151,7 +146,7 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
     report.lines.push_back(r.benchmark + " " + r.metric + ": not confirmed (" + measured + ", " +
                            std::string(stats::VerdictName(v.verdict)) + ")");
     r.kind = wire::ResultKind::kInconclusive;
-    r.reason = "first measured " + (r.change ? Percent(*r.change) : std::string("?")) +
+    r.reason = "first measured " + (r.change ? SignedPercent(*r.change) : std::string("?")) +
                ", but an interleaved A/B rerun against " + base_commit.substr(0, 12) +
                " measured " + measured + " (" + std::string(stats::VerdictName(v.verdict)) +
                "): the machine's speed drifted between the runs, not the code";

@@ -3,16 +3,12 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "core/text.h"
+
 namespace perfgate::report {
 namespace {
 
 using nlohmann::ordered_json;
-
-std::string Percent(double x) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%+.1f%%", 100 * x);
-  return text;
-}
 
 std::string Number(double x) {
   char text[32];
@@ -40,8 +36,8 @@ std::string FormatAbText(const compare::AbReport& r) {
     std::snprintf(line, sizeof line, "  %-26s %10s %10s %9s   [%7s, %7s]  %7.2g  %s\n",
                   (row.name + (row.unit.empty() ? "" : " (" + row.unit + ")")).c_str(),
                   Number(row.median_a).c_str(), Number(row.median_b).c_str(),
-                  Percent(row.change).c_str(), Percent(row.ci_low).c_str(),
-                  Percent(row.ci_high).c_str(), row.p_value, row.verdict.c_str());
+                  SignedPercent(row.change).c_str(), SignedPercent(row.ci_low).c_str(),
+                  SignedPercent(row.ci_high).c_str(), row.p_value, row.verdict.c_str());
     out += line;
   }
   for (const std::string& w : r.warnings) out += "warning: " + w + "\n";
@@ -59,8 +55,8 @@ std::string FormatAbMarkdown(const compare::AbReport& r) {
          " | change | 95% CI | p | verdict |\n|---|---:|---:|---:|---|---:|---|\n";
   for (const compare::AbRow& row : r.rows) {
     out += "| " + row.name + (row.unit.empty() ? "" : " (" + row.unit + ")") + " | " +
-           Number(row.median_a) + " | " + Number(row.median_b) + " | " + Percent(row.change) +
-           " | [" + Percent(row.ci_low) + ", " + Percent(row.ci_high) + "] | " +
+           Number(row.median_a) + " | " + Number(row.median_b) + " | " + SignedPercent(row.change) +
+           " | [" + SignedPercent(row.ci_low) + ", " + SignedPercent(row.ci_high) + "] | " +
            Number(row.p_value) + " | " + row.verdict + " |\n";
   }
   for (const std::string& w : r.warnings) out += "\n> " + w + "\n";

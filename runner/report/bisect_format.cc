@@ -2,16 +2,12 @@
 
 #include <cstdio>
 
+#include "core/text.h"
+
 namespace perfgate::report {
 namespace {
 
 using nlohmann::json;
-
-std::string Percent(double x) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%+.1f%%", 100 * x);
-  return text;
-}
 
 std::string Number(double x) {
   char text[32];
@@ -24,8 +20,8 @@ std::string CulpritLine(const bisect::Culprit& c) {
       c.exact ? "culprit: " + c.sha.substr(0, 12) + " " + c.subject + " (" + c.author + ")"
               : "culprit: one of " + std::to_string(c.candidates.size()) + " commits ending at " +
                     c.sha.substr(0, 12) + " (the others could not be measured)";
-  return line + "\n  step " + Percent(c.magnitude) + " [" + Percent(c.ci_low) + ", " +
-         Percent(c.ci_high) + "] (95% CI), " + Percent(c.share).substr(1) +
+  return line + "\n  step " + SignedPercent(c.magnitude) + " [" + SignedPercent(c.ci_low) + ", " +
+         SignedPercent(c.ci_high) + "] (95% CI), " + SignedPercent(c.share).substr(1) +
          " of the change between the ends\n";
 }
 
@@ -69,7 +65,8 @@ std::string FormatBisectMarkdown(const bisect::Report& r) {
   for (const bisect::Culprit& c : r.culprits) {
     out += "- **" + std::string(c.exact ? "Culprit" : "Culprit range") + "**: `" +
            c.sha.substr(0, 12) + "` " + c.subject + " (" + c.author + "), step " +
-           Percent(c.magnitude) + " [" + Percent(c.ci_low) + ", " + Percent(c.ci_high) + "]\n";
+           SignedPercent(c.magnitude) + " [" + SignedPercent(c.ci_low) + ", " +
+           SignedPercent(c.ci_high) + "]\n";
   }
   out += "\n| # | commit | n | median | verdict | why |\n|---:|---|---:|---:|---|---|\n";
   int k = 0;

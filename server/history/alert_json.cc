@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <map>
 
+#include "core/text.h"
+
 namespace perfgate::server::history {
 namespace {
 
@@ -11,12 +13,6 @@ using nlohmann::ordered_json;
 
 ordered_json OrNull(const std::string& s) {
   return s.empty() ? ordered_json(nullptr) : ordered_json(s);
-}
-
-std::string Percent(double fraction) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%+.1f%%", fraction * 100);
-  return buffer;
 }
 
 }  // namespace
@@ -150,8 +146,8 @@ ordered_json WebhookBody(const std::vector<store::AlertRecord>& alerts,
     text += "\n*" + group + "* (" + first.series.branch + ", " + first.first_bad.subject + ")";
     for (const store::AlertRecord* a : members) {
       const std::string what = a->cause == "environment" ? "environment change" : a->kind;
-      std::string line = "\n• " + what + " " + Percent(a->magnitude) + " " + a->series.benchmark +
-                         " " + a->series.metric + " on " + a->series.testbed;
+      std::string line = "\n• " + what + " " + SignedPercent(a->magnitude) + " " +
+                         a->series.benchmark + " " + a->series.metric + " on " + a->series.testbed;
       if (!public_url.empty()) {
         // The dashboard's alerts page with this one highlighted: series, range, triage.
         line += " <" + public_url + "/#/p/" + a->project +
