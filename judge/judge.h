@@ -16,8 +16,8 @@
 #include "core/metric.h"
 #include "core/result.h"
 #include "core/series_key.h"
-#include "judge/attribution.h"
 #include "core/threshold_rule.h"
+#include "judge/attribution.h"
 #include "stats/prepared_sample.h"
 #include "stats/verdict.h"
 

@@ -1,6 +1,7 @@
 // The change detectors that perfgate's peers document as their defaults, reimplemented on one
 // footing (a series of per-commit values in, the 0-based indices where a new level starts out)
-// so that detection quality can be compared on the same labelled corpus (docs/statistics.md, "History detection quality"):
+// so that detection quality can be compared on the same labelled corpus (docs/statistics.md,
+// "History detection quality"):
 //   - github-action-benchmark: the current value against the previous one, alerting when the
 //     ratio in the worse direction exceeds a fixed threshold;
 //   - Conbench: the lookback z-score of a point against the mean and standard deviation of the

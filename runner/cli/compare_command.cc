@@ -5,9 +5,9 @@
 #include <memory>
 #include <string>
 
+#include "core/threshold_rule.h"
 #include "judge/compare_json.h"
 #include "judge/compare_report.h"
-#include "core/threshold_rule.h"
 #include "runner/adapters/gbench_reader.h"
 #include "runner/cli/commands.h"
 #include "runner/compare/compare.h"

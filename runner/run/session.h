@@ -12,8 +12,8 @@
 #include "config/runner_config.h"
 #include "core/result.h"
 #include "runner/client/project_client.h"
-#include "wire/run_upload.h"
 #include "runner/client/uploader.h"
+#include "wire/run_upload.h"
 
 namespace perfgate::run {
 

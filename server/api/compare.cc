@@ -6,8 +6,8 @@
 #include <charconv>
 #include <set>
 
-#include "judge/compare_json.h"
 #include "core/threshold_rule.h"
+#include "judge/compare_json.h"
 #include "server/api/auth.h"
 #include "server/api/json_util.h"
 #include "server/api/routes.h"

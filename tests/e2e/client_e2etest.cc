@@ -34,9 +34,9 @@
 
 namespace perfgate::client {
 // The HTTP client and its retries are net/'s.
-using net::HttpRequest;
-using net::HttpClientOptions;
 using net::HttpClient;
+using net::HttpClientOptions;
+using net::HttpRequest;
 using net::RetryPolicy;
 
 namespace {

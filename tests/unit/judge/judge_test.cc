@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "judge/compare_report.h"
 #include "core/threshold_rule.h"
+#include "judge/compare_report.h"
 
 namespace perfgate::judge {
 namespace {

@@ -23,18 +23,18 @@
 
 namespace perfgate::client {
 // The HTTP client and its retries are net/'s.
+using net::Backoff;
+using net::CallWithRetry;
 using net::DefaultUserAgent;
+using net::HttpClient;
 using net::HttpRequest;
 using net::HttpResponse;
-using net::HttpClient;
-using net::RedactUrl;
-using net::RetryPolicy;
 using net::IsRetryableStatus;
 using net::ParseRetryAfter;
-using net::Backoff;
-using net::RetryNotice;
+using net::RedactUrl;
 using net::RetryContext;
-using net::CallWithRetry;
+using net::RetryNotice;
+using net::RetryPolicy;
 
 namespace {
 
