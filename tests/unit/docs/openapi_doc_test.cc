@@ -18,6 +18,7 @@
 #include "server/auth/tokens.h"
 #include "server/gate/verdict.h"
 #include "server/history/alert_json.h"
+#include "tests/testing/openapi_schema.h"
 #include "wire/verdict.h"
 #include "wire/verdict_request.h"
 
@@ -25,95 +26,9 @@ namespace perfgate::server::api {
 namespace {
 
 using nlohmann::json;
-using Keys = std::set<std::string>;
 
 constexpr char kRun[] = "00000000-0000-4000-8000-000000000010";
 constexpr char kBaseRun[] = "00000000-0000-4000-8000-000000000001";
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// The node at a local reference ("#/components/schemas/Verdict"); undefined when missing.
-YAML::Node At(const YAML::Node& node, const std::vector<std::string>& parts, size_t i = 0) {
-  if (i == parts.size()) return node;
-  if (!node.IsDefined() || !node.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
-  const YAML::Node child = node[parts[i]];
-  if (!child.IsDefined()) return YAML::Node(YAML::NodeType::Undefined);
-  return At(child, parts, i + 1);
-}
-
-YAML::Node Resolve(const YAML::Node& root, const std::string& ref) {
-  if (ref.rfind("#/", 0) != 0) return YAML::Node(YAML::NodeType::Undefined);
-  std::vector<std::string> parts;
-  std::stringstream rest(ref.substr(2));
-  for (std::string part; std::getline(rest, part, '/');) parts.push_back(part);
-  return At(root, parts);
-}
-
-void CollectRefs(const YAML::Node& node, std::vector<std::string>* refs) {
-  if (node.IsMap()) {
-    for (const auto& entry : node) {
-      if (entry.first.as<std::string>() == "$ref") {
-        refs->push_back(entry.second.as<std::string>());
-      } else {
-        CollectRefs(entry.second, refs);
-      }
-    }
-  } else if (node.IsSequence()) {
-    for (const auto& item : node) CollectRefs(item, refs);
-  }
-}
-
-Keys KeysOf(const YAML::Node& map) {
-  Keys out;
-  if (map.IsDefined() && map.IsMap()) {
-    for (const auto& entry : map) out.insert(entry.first.as<std::string>());
-  }
-  return out;
-}
-
-Keys KeysOf(const json& object) {
-  Keys out;
-  for (const auto& [key, value] : object.items()) out.insert(key);
-  return out;
-}
-
-// The served document, parsed; undefined (and the reason in *error) when it is not YAML.
-YAML::Node LoadServedDocument(std::string* error) {
-  try {
-    return YAML::Load(std::string(OpenApiYaml()));
-  } catch (const YAML::Exception& e) {
-    *error = e.what();
-    return YAML::Node(YAML::NodeType::Undefined);
-  }
-}
-
-// Every YAML node is reached through const references: yaml-cpp's non-const operator[] may add
-// the key it looks up.
-class OpenApiDocTest : public testing::Test {
- protected:
-  OpenApiDocTest() : root_(LoadServedDocument(&parse_error_)) {}
-
-  const YAML::Node Schema(const std::string& name) const {
-    return Resolve(root_, "#/components/schemas/" + name);
-  }
-  // A schema's property names, and its required ones.
-  Keys Properties(const std::string& name) const { return KeysOf(Schema(name)["properties"]); }
-  Keys Required(const std::string& name) const {
-    Keys out;
-    const YAML::Node required = Schema(name)["required"];
-    if (!required.IsDefined()) return out;
-    for (const auto& item : required) out.insert(item.as<std::string>());
-    return out;
-  }
-
-  std::string parse_error_;
-  const YAML::Node root_;
-};
 
 TEST_F(OpenApiDocTest, TheServedDocumentIsTheFileAndValidOpenApi30) {
   const std::string file = ReadFile(PERFGATE_FIXTURES_DIR "/../../docs/openapi.yaml");
