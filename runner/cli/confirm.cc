@@ -1,31 +1,20 @@
 #include "runner/cli/confirm.h"
 
 #include <cstdio>
-#include <filesystem>
 #include <map>
 #include <set>
 
 #include "core/series_key.h"
 #include "core/text.h"
 #include "judge/judge.h"
-#include "runner/git/git_repo.h"
-#include "runner/run/suites.h"
-#include "runner/run/temp_dir.h"
+#include "runner/run/baseline_tree.h"
+#include "runner/run/paired_measure.h"
 #include "stats/verdict.h"
 
 namespace perfgate::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
 void Progress(const std::string& line) { std::fprintf(stderr, "perfgate: %s\n", line.c_str()); }
-
-void Append(std::map<SeriesKey, std::vector<double>>& into, const run::SuiteOutcome& outcome) {
-  for (const wire::ResultSeries& s : outcome.series) {
-    auto& values = into[{s.suite, s.benchmark, s.metric}];
-    values.insert(values.end(), s.values.begin(), s.values.end());
-  }
-}
 
 }  // namespace
 
@@ -42,56 +31,29 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
   }
   const std::string base_commit = verdict->baseline->commit;
 
-  auto repo = git::Repository::Open(config.base_dir.string());
-  if (!repo) return tl::unexpected(repo.error());
-  const fs::path root = repo->WorkDir();
-  const fs::path relative = fs::relative(config.base_dir, root);
-  const fs::path config_name = config.config_file.filename();
-
-  auto tree = run::TempDir::Make(config.spool_dir.parent_path(), "confirm-");
+  std::set<std::string> suites;
+  for (const auto& [suite_name, benchmarks] : regressed) suites.insert(suite_name);
+  Progress("confirming " + std::to_string(regressed.size()) + " suite(s) with regressions " +
+           "against the baseline " + base_commit.substr(0, 12));
+  auto tree = run::BaselineTree::Prepare(config, base_commit, suites, Progress);
   if (!tree) return tl::unexpected(tree.error());
-  const fs::path checkout = tree->path() / "tree";
-  Progress("confirming " + std::to_string(regressed.size()) + " suite(s) with regressions: " +
-           "baseline " + base_commit.substr(0, 12) + " checked out in " + checkout.string());
-  if (auto exported = repo->ExportTree(base_commit, checkout.string()); !exported) {
-    return tl::unexpected(exported.error());
-  }
-  auto base_config = config::LoadRunnerConfig((checkout / relative / config_name).string());
-  if (!base_config) {
-    return MakeError(base_config.error().code,
-                     "the baseline's perfgate.yaml: " + base_config.error().ToString());
-  }
-
-  std::map<SeriesKey, std::vector<double>> base_values, head_values;
-  for (const auto& [suite_name, benchmarks] : regressed) {
-    const config::Suite* base_suite = base_config->FindSuite(suite_name);
-    const config::Suite* head_suite = config.FindSuite(suite_name);
-    if (base_suite == nullptr || head_suite == nullptr) {
-      return InvalidArgument("suite " + suite_name + " is not in both commits' perfgate.yaml");
+  run::PairedOptions paired;
+  paired.repetitions = options.repetitions_per_round;
+  run::PairedMeasurer measurer(config, *tree, paired);
+  for (int round = 0; round < options.rounds; ++round) {
+    Progress("confirm: A/B round " + std::to_string(round + 1) + "/" +
+             std::to_string(options.rounds));
+    if (auto measured = measurer.MeasureBlock(regressed, Progress); !measured) {
+      return tl::unexpected(measured.error());
     }
-    const fs::path base_work = tree->path() / "work-base";
-    const fs::path head_work = tree->path() / "work-head";
-    fs::create_directories(base_work);
-    fs::create_directories(head_work);
-    for (int round = 0; round < options.rounds; ++round) {
-      Progress("confirm " + suite_name + ": A/B round " + std::to_string(round + 1) + "/" +
-               std::to_string(options.rounds));
-      run::SuiteOptions base_options;
-      base_options.repetitions = options.repetitions_per_round;
-      base_options.benchmarks = benchmarks;
-      base_options.work_dir = base_work;
-      base_options.skip_build = round > 0;  // the baseline tree is built once
-      const auto quiet = [](const std::string&) {};
-      auto base = run::RunSuite(*base_config, *base_suite, base_options,
-                                round == 0 ? run::ProgressLine(Progress) : quiet);
-      if (!base) return MakeError(base.error().code, "baseline: " + base.error().message);
-      run::SuiteOptions head_options = base_options;
-      head_options.work_dir = head_work;
-      head_options.skip_build = true;  // the pull request was built for `perfgate run`
-      auto head = run::RunSuite(config, *head_suite, head_options, quiet);
-      if (!head) return tl::unexpected(head.error());
-      Append(base_values, *base);
-      Append(head_values, *head);
+  }
+  std::map<SeriesKey, std::vector<double>> base_values, head_values;
+  for (const run::PairedSeries& series : measurer.Series()) {
+    for (const run::PairedBlock& block : series.blocks) {
+      auto& base = base_values[series.key];
+      base.insert(base.end(), block.base.begin(), block.base.end());
+      auto& head = head_values[series.key];
+      head.insert(head.end(), block.head.begin(), block.head.end());
     }
   }
 

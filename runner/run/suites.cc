@@ -19,9 +19,11 @@ std::string Seconds(std::chrono::nanoseconds d) {
   return text;
 }
 
-Result<void> Build(const config::RunnerConfig& config, const config::Suite& suite,
-                   const SuiteOptions& options, const ProgressLine& progress) {
-  if (suite.build.empty() || options.skip_build) return {};
+}  // namespace
+
+Result<void> BuildSuite(const config::RunnerConfig& config, const config::Suite& suite,
+                        const ProgressLine& progress) {
+  if (suite.build.empty()) return {};
   progress("suite " + suite.name + ": building: " + suite.build);
   ProcessOptions p;
   p.argv = {"/bin/sh", "-c", suite.build};
@@ -36,6 +38,8 @@ Result<void> Build(const config::RunnerConfig& config, const config::Suite& suit
   }
   return {};
 }
+
+namespace {
 
 Direction DirectionFor(const config::RunnerConfig& config, const std::string& suite,
                        const std::string& benchmark, const std::string& metric,
@@ -239,8 +243,10 @@ std::string ExactNameFilter(const std::set<std::string>& names) {
 
 Result<SuiteOutcome> RunSuite(const config::RunnerConfig& config, const config::Suite& suite,
                               const SuiteOptions& options, const ProgressLine& progress) {
-  if (auto built = Build(config, suite, options, progress); !built) {
-    return tl::unexpected(built.error());
+  if (!options.skip_build) {
+    if (auto built = BuildSuite(config, suite, progress); !built) {
+      return tl::unexpected(built.error());
+    }
   }
   if (suite.type == config::SuiteType::kGbench) return RunGbench(config, suite, options, progress);
   if (!options.benchmarks.empty() && options.benchmarks.count(suite.name) == 0) {

@@ -34,6 +34,11 @@ struct SuiteOutcome {
 
 using ProgressLine = std::function<void(const std::string&)>;
 
+// Runs the suite's build command (sh -c, in the config's folder, with the suite's environment);
+// nothing when it has none. kUnavailable naming the suite and the command when it fails.
+Result<void> BuildSuite(const config::RunnerConfig& config, const config::Suite& suite,
+                        const ProgressLine& progress);
+
 // Builds (when the suite has a build command) and runs one suite. Errors name the suite, the
 // command and end with the tail of its output; kUnavailable for a failed build or run.
 Result<SuiteOutcome> RunSuite(const config::RunnerConfig& config, const config::Suite& suite,

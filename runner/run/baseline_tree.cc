@@ -1,0 +1,81 @@
+#include "runner/run/baseline_tree.h"
+
+#include "runner/git/git_repo.h"
+
+namespace perfgate::run {
+
+namespace fs = std::filesystem;
+
+Result<BaselineTree> BaselineTree::Prepare(const config::RunnerConfig& head,
+                                           const std::string& commit,
+                                           const std::set<std::string>& suites,
+                                           const ProgressLine& progress) {
+  auto repo = git::Repository::Open(head.base_dir.string());
+  if (!repo) return tl::unexpected(repo.error());
+  const fs::path root = repo->WorkDir();
+  if (root.empty()) {
+    return InvalidArgument("the repository of " + head.base_dir.string() +
+                           " has no working tree to measure");
+  }
+  const fs::path relative = fs::relative(head.base_dir, root);
+  const fs::path config_name =
+      head.config_file.empty() ? fs::path("perfgate.yaml") : head.config_file.filename();
+
+  BaselineTree out;
+  out.commit_ = commit;
+  auto tree = TempDir::Make(head.spool_dir.parent_path(), "baseline-");
+  if (!tree) return tl::unexpected(tree.error());
+  out.tree_ = std::make_unique<TempDir>(std::move(*tree));
+  const fs::path checkout = out.tree_->path() / "tree";
+  progress("baseline " + commit.substr(0, 12) + ": exporting into " + checkout.string());
+  if (auto exported = repo->ExportTree(commit, checkout.string()); !exported) {
+    return tl::unexpected(exported.error());
+  }
+  auto config = config::LoadRunnerConfig((checkout / relative / config_name).string());
+  if (!config) {
+    return MakeError(config.error().code,
+                     "the baseline's perfgate.yaml: " + config.error().ToString());
+  }
+  out.config_ = std::make_unique<config::RunnerConfig>(std::move(*config));
+
+  for (const std::string& name : suites) {
+    const config::Suite* suite = out.config_->FindSuite(name);
+    if (suite == nullptr) {
+      return MakeError(ErrorCode::kNotFound, "suite " + name + " is not in the baseline " +
+                                                 commit.substr(0, 12) + "'s perfgate.yaml");
+    }
+    auto built = BuildSuite(*out.config_, *suite, progress);
+    if (!built) {
+      return MakeError(built.error().code,
+                       "the baseline " + commit.substr(0, 12) + ": " + built.error().message);
+    }
+    // A command runs in the baseline tree, so its scripts are the baseline's; a Google
+    // Benchmark binary must have come out of the baseline's build into the baseline tree, or
+    // both sides would time the same binary.
+    if (suite->type == config::SuiteType::kGbench) {
+      const fs::path binary = suite->binary.lexically_normal();
+      const fs::path inside = binary.lexically_relative(out.tree_->path());
+      const bool in_tree = !inside.empty() && *inside.begin() != "..";
+      std::error_code ec;
+      if (!in_tree || !fs::exists(binary, ec)) {
+        return MakeError(
+            ErrorCode::kInvalidArgument,
+            "suite " + name + ": its binary " + suite->binary.string() +
+                (in_tree ? " is not in the baseline tree" : " is outside the baseline tree") +
+                (suite->build.empty() ? " and the suite has no build command"
+                                      : " after its build command") +
+                ": the baseline " + commit.substr(0, 12) + " cannot be measured side by side");
+      }
+    }
+  }
+  return out;
+}
+
+fs::path BaselineTree::WorkDir(const std::string& name) const {
+  const fs::path dir = tree_->path() / name;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  return dir;
+}
+
+}  // namespace perfgate::run

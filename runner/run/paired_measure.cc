@@ -1,0 +1,65 @@
+#include "runner/run/paired_measure.h"
+
+namespace perfgate::run {
+
+PairedMeasurer::PairedMeasurer(const config::RunnerConfig& head, const BaselineTree& base,
+                               const PairedOptions& options)
+    : head_(head), base_(base), options_(options), order_(options.seed) {}
+
+void PairedMeasurer::Record(const SuiteOutcome& outcome, bool base_side, bool base_first) {
+  for (const wire::ResultSeries& s : outcome.series) {
+    PairedSeries& series = series_[{s.suite, s.benchmark, s.metric}];
+    if (series.key.suite.empty()) {
+      series.key = {s.suite, s.benchmark, s.metric};
+      series.unit = s.unit;
+      series.direction = s.direction;
+    }
+    series.blocks.resize(static_cast<size_t>(blocks_) + 1);
+    PairedBlock& block = series.blocks.back();
+    block.base_first = base_first;
+    std::vector<double>& into = base_side ? block.base : block.head;
+    into.insert(into.end(), s.values.begin(), s.values.end());
+  }
+}
+
+Result<void> PairedMeasurer::MeasureBlock(const BenchmarkSelection& only,
+                                          const ProgressLine& progress) {
+  const ProgressLine quiet = [](const std::string&) {};
+  for (const auto& [suite_name, benchmarks] : only) {
+    const config::Suite* head_suite = head_.FindSuite(suite_name);
+    const config::Suite* base_suite = base_.config().FindSuite(suite_name);
+    if (head_suite == nullptr || base_suite == nullptr) {
+      return MakeError(ErrorCode::kNotFound,
+                       "suite " + suite_name + " is not in both commits' perfgate.yaml");
+    }
+    const bool base_first = (order_() & 1u) == 0;
+    for (int turn = 0; turn < 2; ++turn) {
+      const bool base_side = (turn == 0) == base_first;
+      SuiteOptions options;
+      options.repetitions = options_.repetitions;
+      options.benchmarks = benchmarks;
+      options.work_dir = base_.WorkDir(base_side ? "work-base" : "work-head");
+      options.skip_build = true;
+      auto outcome =
+          RunSuite(base_side ? base_.config() : head_, base_side ? *base_suite : *head_suite,
+                   options, blocks_ == 0 ? progress : quiet);
+      if (!outcome) {
+        return MakeError(outcome.error().code, std::string(base_side ? "baseline" : "this build") +
+                                                   ": " + outcome.error().message);
+      }
+      Record(*outcome, base_side, base_first);
+    }
+  }
+  ++blocks_;
+  for (auto& [key, series] : series_) series.blocks.resize(static_cast<size_t>(blocks_));
+  return {};
+}
+
+std::vector<PairedSeries> PairedMeasurer::Series() const {
+  std::vector<PairedSeries> out;
+  out.reserve(series_.size());
+  for (const auto& [key, series] : series_) out.push_back(series);
+  return out;
+}
+
+}  // namespace perfgate::run

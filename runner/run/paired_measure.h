@@ -1,0 +1,78 @@
+// Side-by-side measurement of the baseline and the pull request on this host, as duet
+// benchmarking, Chromium's Pinpoint and `asv continuous` do: the two builds run interleaved in
+// blocks, each block running both sides (a few repetitions each) in an order drawn per block,
+// so that the machine's drift (a shared CI runner's speed moves by 10% in seconds) hits both
+// sides of a block alike and cancels in the block's ratio. The statistics of the blocks are
+// stats/paired_verdict.h's; this file only measures.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config/runner_config.h"
+#include "core/metric.h"
+#include "core/result.h"
+#include "core/series_key.h"
+#include "runner/run/baseline_tree.h"
+#include "runner/run/suites.h"
+
+namespace perfgate::run {
+
+// One block of one series: each side's repetitions, and which side ran first.
+struct PairedBlock {
+  bool base_first = false;
+  std::vector<double> base;
+  std::vector<double> head;
+
+  bool operator==(const PairedBlock&) const = default;
+};
+
+// One benchmark metric measured on both sides; blocks[b] is block b of the measurement (a side
+// that did not report the series in that block has no values there).
+struct PairedSeries {
+  SeriesKey key;
+  std::string unit;
+  Direction direction = Direction::kLowerIsBetter;
+  std::vector<PairedBlock> blocks;
+};
+
+struct PairedOptions {
+  int repetitions = 3;     // of each side per block
+  std::uint64_t seed = 0;  // of the order drawn per block
+};
+
+// Suite name -> the benchmarks to run (an empty set: all of the suite's).
+using BenchmarkSelection = std::map<std::string, std::set<std::string>>;
+
+class PairedMeasurer {
+ public:
+  // `head` is the pull request's config, already built (`perfgate run` built it); `base` the
+  // prepared baseline. Both must outlive the measurer.
+  PairedMeasurer(const config::RunnerConfig& head, const BaselineTree& base,
+                 const PairedOptions& options);
+
+  // Measures one more block of every suite in `only`: both sides, `repetitions` each, in an
+  // order drawn for this block and suite. Errors name the side and the suite; the blocks
+  // measured before stay.
+  Result<void> MeasureBlock(const BenchmarkSelection& only, const ProgressLine& progress);
+
+  int blocks() const { return blocks_; }
+  // Every series either side reported, by key; each has blocks() blocks.
+  std::vector<PairedSeries> Series() const;
+
+ private:
+  void Record(const SuiteOutcome& outcome, bool base_side, bool base_first);
+
+  const config::RunnerConfig& head_;
+  const BaselineTree& base_;
+  PairedOptions options_;
+  std::mt19937_64 order_;
+  int blocks_ = 0;
+  std::map<SeriesKey, PairedSeries> series_;
+};
+
+}  // namespace perfgate::run
