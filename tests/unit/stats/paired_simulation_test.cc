@@ -2,9 +2,10 @@
 // 30 blocks until no metric is INCONCLUSIVE), on a noisy shared machine: a drift shared by both
 // sides of a block (log-normal, sd 10%) with a 40% step between two blocks of every run, a small
 // drift between the two halves of a block (sd 1%, sides in random order), repetition noise of CV
-// 2-5% and 1 repetition in 20 hit 2-4x slower. The promises: on A/A data the family-wise
-// false-alarm rate over all looks is at most alpha, and a 7% or 8% slowdown of one metric among
-// 6 is a REGRESSION of exactly that metric in at least 95% of runs with no other alarm.
+// 2-5% and 1 repetition in 20 hit 2-4x slower, 5 repetitions per side per block. The promises: on
+// A/A data the family-wise false-alarm rate over all looks is at most alpha, and a 7% or 8%
+// slowdown of one metric among 6 is a REGRESSION of exactly that metric in at least 95% of runs
+// with no other alarm.
 #include <gtest/gtest.h>
 
 #include <cmath>
