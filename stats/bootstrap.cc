@@ -81,6 +81,20 @@ std::vector<double> BootstrapMedianChanges(const ResampledMedian& base_median,
   return changes;
 }
 
+std::vector<double> BootstrapMeans(std::span<const double> x, int resamples, uint64_t seed) {
+  std::vector<double> means;
+  if (x.empty() || resamples <= 0) return means;
+  Rng rng(seed);
+  const auto n = static_cast<uint32_t>(x.size());
+  means.reserve(static_cast<size_t>(resamples));
+  for (int b = 0; b < resamples; ++b) {
+    double sum = 0;
+    for (uint32_t i = 0; i < n; ++i) sum += x[rng.Below(n)];
+    means.push_back(sum / n);
+  }
+  return means;
+}
+
 PreparedBootstrap::PreparedBootstrap(const ResampledMedian& base, int resamples, uint64_t seed)
     : seed_(seed) {
   const auto count = static_cast<size_t>(std::max(resamples, 0));

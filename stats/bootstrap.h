@@ -96,6 +96,11 @@ class PreparedBootstrap {
   std::vector<double> uniforms_;      // the Uniform() that follows it
 };
 
+// The bootstrap distribution of the mean of x: `resamples` replicates, each the mean of
+// x.size() draws with replacement, in draw order (a paired design resamples whole blocks, so
+// x holds one value per block). Empty when x is empty or resamples <= 0.
+std::vector<double> BootstrapMeans(std::span<const double> x, int resamples, uint64_t seed);
+
 // Percentile interval of the replicates (NumPy's linear quantiles at (1-c)/2 and (1+c)/2).
 // NaN bounds when empty.
 Interval PercentileInterval(std::span<const double> replicates, double confidence);

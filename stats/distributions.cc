@@ -1,5 +1,6 @@
 #include "stats/distributions.h"
 
+#include <boost/math/distributions/binomial.hpp>
 #include <boost/math/distributions/non_central_t.hpp>
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
@@ -20,6 +21,7 @@ using Policy = boost::math::policies::policy<
 using Normal = boost::math::normal_distribution<double, Policy>;
 using StudentT = boost::math::students_t_distribution<double, Policy>;
 using NonCentralT = boost::math::non_central_t_distribution<double, Policy>;
+using Binomial = boost::math::binomial_distribution<double, Policy>;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -76,6 +78,14 @@ double StudentTQuantile(double p, double df) {
 double StudentTTwoSidedP(double t, double df) {
   if (std::isnan(t) || !ValidDf(df)) return kNaN;
   return std::fmin(1.0, 2.0 * StudentTSf(std::fabs(t), df));
+}
+
+double BinomialCdf(double k, double n, double p) {
+  if (std::isnan(k) || !(n >= 0) || !std::isfinite(n) || !(p >= 0 && p <= 1)) return kNaN;
+  const double whole = std::floor(k);
+  if (whole < 0) return 0;
+  if (whole >= n) return 1;
+  return boost::math::cdf(Binomial(n, p), whole);
 }
 
 double NonCentralTCdf(double t, double df, double noncentrality) {

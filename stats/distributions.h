@@ -15,6 +15,10 @@ double StudentTSf(double t, double df);
 double StudentTQuantile(double p, double df);   // NaN when df <= 0 or p outside [0, 1]
 double StudentTTwoSidedP(double t, double df);  // 2 * sf(|t|); NaN when t or df is NaN
 
+// Binomial(n, p) cumulative probability P(X <= k); NaN when n < 0, p outside [0, 1] or k is
+// NaN; 0 below 0 and 1 from n on.
+double BinomialCdf(double k, double n, double p);
+
 // Non-central t (for power analysis).
 double NonCentralTCdf(double t, double df, double noncentrality);
 double NonCentralTSf(double t, double df, double noncentrality);

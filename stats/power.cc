@@ -51,6 +51,11 @@ double TTestIndPower(double d, double nobs1, double ratio, double alpha, Alterna
   return TTestPowerDf(d, nobs, df, alpha, alternative);
 }
 
+double TTestPower(double d, double nobs, double alpha, Alternative alternative) {
+  if (!std::isfinite(d) || !std::isfinite(nobs) || !(nobs > 1) || !ValidAlpha(alpha)) return kNaN;
+  return TTestPowerDf(d, nobs, nobs - 1, alpha, alternative);
+}
+
 double NormalIndPower(double d, double nobs1, double ratio, double alpha, Alternative alternative) {
   // statsmodels treats ratio == 0 as the one-sample case (nobs = nobs1); keep that.
   if (!(std::isfinite(d) && std::isfinite(nobs1) && nobs1 > 0 && std::isfinite(ratio) &&

@@ -12,6 +12,11 @@ namespace perfgate::stats {
 // "smaller". NaN when a size is too small for the test (df <= 0) or an argument is invalid.
 double TTestIndPower(double d, double nobs1, double ratio, double alpha, Alternative alternative);
 
+// Power of the one-sample (or paired) t-test for standardized effect `d` (mean shift / sd) with
+// `nobs` observations (df = nobs - 1), as statsmodels' TTestPower computes it. NaN when nobs <= 1
+// or an argument is invalid.
+double TTestPower(double d, double nobs, double alpha, Alternative alternative);
+
 // The same with the normal approximation (statsmodels NormalIndPower).
 double NormalIndPower(double d, double nobs1, double ratio, double alpha, Alternative alternative);
 

@@ -163,6 +163,32 @@ TEST(BootstrapTest, EdgeCases) {
 }
 
 // The percentile step is NumPy's linear quantile: check it on quantiles.csv's n=10 vector.
+// Means of whole-block resamples: deterministic, each a mean of drawn values, and spread as the
+// bootstrap says (mean of the replicates ~ mean of x, variance ~ population variance / n).
+TEST(BootstrapTest, MeansOfResamples) {
+  EXPECT_TRUE(BootstrapMeans(std::vector<double>{}, 100, 1).empty());
+  EXPECT_TRUE(BootstrapMeans(std::vector<double>{1.0}, 0, 1).empty());
+  const auto constant = BootstrapMeans(std::vector<double>{2.5, 2.5, 2.5}, 50, 1);
+  ASSERT_EQ(constant.size(), 50u);
+  for (double v : constant) EXPECT_EQ(v, 2.5);
+  // Two values: a replicate of n = 2 is 0, 0.5 or 1 with probabilities 1/4, 1/2, 1/4.
+  const auto two = BootstrapMeans(std::vector<double>{0.0, 1.0}, 4000, 9);
+  std::map<double, int> counts;
+  for (double v : two) ++counts[v];
+  ASSERT_EQ(counts.size(), 3u);
+  EXPECT_NEAR(counts[0.5] / 4000.0, 0.5, 4 * std::sqrt(0.25 / 4000));
+  EXPECT_NEAR(counts[0.0] / 4000.0, 0.25, 4 * std::sqrt(0.1875 / 4000));
+
+  Rng rng(11);
+  const std::vector<double> x = Normal(rng, 20, 3.0, 2.0);
+  const auto a = BootstrapMeans(x, 5000, 77);
+  EXPECT_EQ(a, BootstrapMeans(x, 5000, 77));
+  EXPECT_NE(a, BootstrapMeans(x, 5000, 78));
+  const double population_var = Variance(x, 0);
+  EXPECT_NEAR(Mean(a), Mean(x), 4 * std::sqrt(population_var / 20 / 5000));
+  EXPECT_NEAR(Variance(a) / (population_var / 20), 1.0, 0.1);
+}
+
 TEST(BootstrapTest, PercentileStepIsNumpyLinear) {
   std::vector<double> x{0.3, 1.7, -2.0, 4.4, 0.0, 9.1, 2.2, 2.2, -0.5, 3.3};
   std::vector<double> sorted = x;

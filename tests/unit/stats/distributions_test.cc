@@ -128,5 +128,22 @@ TEST(NonCentralT, ZeroNoncentralityIsCentralTAndInvalidIsNaN) {
   EXPECT_EQ(NonCentralTSf(kInf, 5.0, 1.0), 0.0);
 }
 
+// Binomial cdf against sums of exact terms, and its boundaries.
+TEST(Binomial, CdfMatchesSummedTermsAndBoundaries) {
+  // n = 10, p = 0.3: P(X <= k) summed from C(10, j) 0.3^j 0.7^(10 - j).
+  double c = 1, sum = 0;
+  for (int k = 0; k <= 10; ++k) {
+    sum += c * std::pow(0.3, k) * std::pow(0.7, 10 - k);
+    c = c * (10 - k) / (k + 1);
+    EXPECT_TRUE(NearRel(BinomialCdf(k, 10, 0.3), sum, 1e-13)) << k;
+  }
+  EXPECT_EQ(BinomialCdf(-1, 10, 0.3), 0);
+  EXPECT_EQ(BinomialCdf(10, 10, 0.3), 1);
+  EXPECT_EQ(BinomialCdf(2.7, 4, 0.5), BinomialCdf(2, 4, 0.5));
+  EXPECT_TRUE(std::isnan(BinomialCdf(1, 4, 1.5)));
+  EXPECT_TRUE(std::isnan(BinomialCdf(1, -1, 0.5)));
+  EXPECT_TRUE(std::isnan(BinomialCdf(NAN, 4, 0.5)));
+}
+
 }  // namespace
 }  // namespace perfgate::stats

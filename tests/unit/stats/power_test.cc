@@ -11,6 +11,8 @@
 #include <string>
 #include <utility>
 
+#include "stats/bootstrap.h"
+#include "stats/paired_ttest.h"
 #include "tests/testing/oracle_csv.h"
 
 namespace perfgate::stats {
@@ -136,6 +138,35 @@ TEST(TTestIndPower, HugeNoncentralityDoesNotThrow) {
   EXPECT_NEAR(TTestIndPower(-1e6, 10, 1, 0.05, Alternative::kGreater), 0.0, 1e-300);
   EXPECT_EQ(TTestIndPower(0.5, 1e12, 1, 0.05, Alternative::kTwoSided), 1.0);
   EXPECT_EQ(RepetitionsNeeded(0.05, 1e-9, 0.05, 0.8), 2);
+}
+
+// The one-sample power: alpha at d = 0, symmetric, the normal one-sample power for large n, and
+// the rejection rate of simulated one-sample t-tests (n = 8, d = 1: 20,000 trials).
+TEST(TTestPower, OneSampleInvariantsAndSimulation) {
+  EXPECT_TRUE(NearRel(TTestPower(0, 8, 0.05, Alternative::kTwoSided), 0.05, 1e-12));
+  EXPECT_TRUE(NearRel(TTestPower(0.7, 8, 0.05, Alternative::kTwoSided),
+                      TTestPower(-0.7, 8, 0.05, Alternative::kTwoSided), 1e-12));
+  EXPECT_TRUE(NearRel(TTestPower(0.02, 4e6, 0.05, Alternative::kTwoSided),
+                      NormalIndPower(0.02, 4e6, 0, 0.05, Alternative::kTwoSided), 1e-5));
+  EXPECT_TRUE(std::isnan(TTestPower(0.5, 1, 0.05, Alternative::kTwoSided)));
+  EXPECT_TRUE(std::isnan(TTestPower(0.5, 8, 0, Alternative::kTwoSided)));
+  EXPECT_TRUE(std::isnan(TTestPower(kNaN, 8, 0.05, Alternative::kTwoSided)));
+
+  const double expected = TTestPower(1.0, 8, 0.05, Alternative::kTwoSided);
+  Rng rng(424242);
+  const int trials = 20000;
+  int rejected = 0;
+  std::vector<double> x(8);
+  for (int t = 0; t < trials; ++t) {
+    for (double& v : x) {
+      double u1 = 0;
+      while (u1 <= 0) u1 = rng.Uniform();
+      v = 1.0 + std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * rng.Uniform());
+    }
+    if (OneSampleTTest(x).p_two_sided < 0.05) ++rejected;
+  }
+  const double se = std::sqrt(expected * (1 - expected) / trials);
+  EXPECT_NEAR(static_cast<double>(rejected) / trials, expected, 4 * se) << expected;
 }
 
 TEST(TTestIndSolveNobs1, EdgeCases) {

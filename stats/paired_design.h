@@ -1,0 +1,58 @@
+// The sequential design of the paired gate: the policy (threshold, alpha, the deciding test,
+// the look schedule), the looks at block counts growing geometrically from min_blocks to
+// max_blocks, the level and confidence each look spends (alpha / K, Bonferroni over the K looks),
+// and the blocks a metric would need at its observed noise. docs/statistics.md explains why.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace perfgate::stats {
+
+// The test whose p-value decides significance on the block log ratios.
+enum class PairedTest {
+  kT,         // "t": one-sample t-test of the block log ratios against 0 (default)
+  kWilcoxon,  // "wilcoxon": signed-rank test of the block log ratios (SciPy's method auto)
+};
+std::string_view PairedTestName(PairedTest test);
+std::optional<PairedTest> ParsePairedTest(std::string_view name);
+
+struct PairedPolicy {
+  double threshold = 0.05;   // relative change that matters (0.05 = 5%)
+  double alpha = 0.05;       // family-wise error rate over all metrics and all looks
+  double power = 0.8;        // for the blocks-needed advice
+  double confidence = 0.95;  // of the intervals, over all looks (each look: 1 - (1 - c) / K)
+  PairedTest test = PairedTest::kT;
+  int bootstrap_resamples = 2000;
+  uint64_t seed = 0x5eed;
+  int min_blocks = 6;   // blocks at the first look
+  int max_blocks = 30;  // blocks at the last look
+  double growth = 1.5;  // at most this factor between consecutive looks
+};
+
+// Checks ranges: threshold > 0; alpha, power, confidence in (0, 1); resamples >= 100;
+// 3 <= min_blocks <= max_blocks <= 10000; growth in (1, 10].
+Result<PairedPolicy> ValidatePairedPolicy(const PairedPolicy& policy);
+
+// The block counts of the looks: K = 1 + ceil(log(max / min) / log(growth)) counts spaced
+// geometrically from min_blocks to max_blocks and rounded (6, 9, 13, 20, 30 for the defaults),
+// duplicates from rounding dropped. One look when min == max. Empty for invalid arguments.
+std::vector<int> PairedLookSchedule(int min_blocks, int max_blocks, double growth);
+
+// What one of K looks spends: alpha / K, and intervals at confidence 1 - (1 - c) / K.
+double LookAlpha(double alpha, int looks);
+double LookConfidence(double confidence, int looks);
+
+// Blocks at which the deciding test detects a change of `threshold` with probability `power`
+// at two-sided level `alpha`, when the block log ratios have standard deviation `sd`: the
+// one-sample t power (noncentral t, statsmodels' TTestPower) at effect log(1 + threshold) / sd.
+// The signed-rank test is charged 1 / 0.864 times that (its worst-case asymptotic relative
+// efficiency) and never fewer than it needs to reach `alpha` at all (2 / 2^n < alpha).
+// At least 2; -1 when an argument is invalid (sd NaN or negative); INT_MAX beyond 10^6.
+int BlocksNeeded(double threshold, double sd, double alpha, double power, PairedTest test);
+
+}  // namespace perfgate::stats

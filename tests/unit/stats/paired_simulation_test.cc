@@ -1,0 +1,230 @@
+// The paired gate by simulation, over its whole sequential procedure (looks at 6, 9, 13, 20 and
+// 30 blocks until no metric is INCONCLUSIVE), on a noisy shared machine: a drift shared by both
+// sides of a block (log-normal, sd 10%) with a 40% step between two blocks of every run, a small
+// drift between the two halves of a block (sd 1%, sides in random order), repetition noise of CV
+// 2-5% and 1 repetition in 20 hit 2-4x slower, 5 repetitions per side per block. The promises: on
+// A/A data the family-wise false-alarm rate over all looks is at most alpha, and a 7% or 8%
+// slowdown of one metric among 6 is a REGRESSION of exactly that metric in at least 95% of runs
+// with no other alarm.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "stats/bootstrap.h"
+#include "stats/paired_verdict.h"
+
+namespace perfgate::stats {
+namespace {
+
+double StandardNormal(Rng& rng) {
+  for (;;) {
+    const double u1 = rng.Uniform();
+    if (u1 <= 0) continue;
+    return std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * rng.Uniform());
+  }
+}
+
+struct NoiseModel {
+  double drift_sd = 0.10;   // shared per-block drift (log scale)
+  double step = 0.40;       // one step of the machine's speed between two blocks of a run
+  double within_sd = 0.01;  // drift between the first and second half of a block
+  double cv_low = 0.02;     // each metric's repetition CV is drawn in [cv_low, cv_high]
+  double cv_high = 0.05;
+  double outlier_rate = 0.05;  // repetitions hit 2-4x slower
+  int repetitions = 5;         // per side per block
+};
+
+// One run of the paired runner: metrics with their own levels and noise, measured block after
+// block on one machine; `shifts[m]` is the head's true relative change of metric m.
+class SimulatedRun {
+ public:
+  SimulatedRun(Rng& rng, const NoiseModel& model, std::vector<double> shifts, int max_blocks)
+      : rng_(rng), model_(model), shifts_(std::move(shifts)), blocks_(shifts_.size()) {
+    for (size_t m = 0; m < shifts_.size(); ++m) {
+      levels_.push_back(1000.0 * static_cast<double>(m + 1));
+      cvs_.push_back(model.cv_low + (model.cv_high - model.cv_low) * rng.Uniform());
+    }
+    step_block_ = 1 + static_cast<int>(rng.Below(static_cast<uint32_t>(max_blocks - 1)));
+  }
+
+  void MeasureUpTo(int blocks) {
+    while (static_cast<int>(blocks_[0].size()) < blocks) MeasureBlock();
+  }
+
+  std::vector<PairedMetricInput> Inputs() const {
+    std::vector<PairedMetricInput> inputs;
+    for (size_t m = 0; m < shifts_.size(); ++m) {
+      inputs.push_back({"BM_" + std::to_string(m), Direction::kLowerIsBetter, blocks_[m]});
+    }
+    return inputs;
+  }
+
+ private:
+  double Repetition(size_t m, double machine, bool head) {
+    double v = levels_[m] * machine * std::exp(cvs_[m] * StandardNormal(rng_));
+    if (head) v *= 1 + shifts_[m];
+    if (rng_.Uniform() < model_.outlier_rate) v *= 2 + 2 * rng_.Uniform();
+    return v;
+  }
+
+  void MeasureBlock() {
+    const int index = static_cast<int>(blocks_[0].size());
+    double machine = std::exp(model_.drift_sd * StandardNormal(rng_));
+    if (index >= step_block_) machine *= 1 + model_.step;
+    const bool head_first = rng_.Uniform() < 0.5;
+    const double second_half = std::exp(model_.within_sd * StandardNormal(rng_));
+    for (size_t m = 0; m < shifts_.size(); ++m) {
+      PairedBlock block;
+      for (int r = 0; r < model_.repetitions; ++r) {
+        block.base.push_back(Repetition(m, machine * (head_first ? second_half : 1), false));
+        block.head.push_back(Repetition(m, machine * (head_first ? 1 : second_half), true));
+      }
+      blocks_[m].push_back(std::move(block));
+    }
+  }
+
+  Rng& rng_;
+  NoiseModel model_;
+  std::vector<double> shifts_;
+  std::vector<double> levels_;
+  std::vector<double> cvs_;
+  int step_block_ = 0;
+  std::vector<std::vector<PairedBlock>> blocks_;
+};
+
+// The whole sequential procedure: measure to the next look, judge, stop when nothing is left
+// INCONCLUSIVE or the last look is reached.
+PairedLookVerdicts RunProcedure(SimulatedRun& run, const PairedPolicy& policy) {
+  const std::vector<int> schedule =
+      PairedLookSchedule(policy.min_blocks, policy.max_blocks, policy.growth);
+  PairedLookVerdicts last;
+  for (int look = 0;; ++look) {
+    run.MeasureUpTo(schedule[static_cast<size_t>(look)]);
+    const auto inputs = run.Inputs();
+    auto result = JudgePairedLook(inputs, policy, look, false, look > 0 ? &last : nullptr);
+    EXPECT_TRUE(result.has_value());
+    if (!result) return {};
+    if (!result->more_blocks_needed) return *result;
+    last = std::move(*result);
+  }
+}
+
+struct Figures {
+  int trials = 0;
+  int alarms = 0;    // trials with any REGRESSION or IMPROVEMENT where none is true
+  int detected = 0;  // trials where the shifted metric is a REGRESSION and nothing else alarms
+  int unstable = 0;  // metrics left UNSTABLE, over all trials
+  long blocks = 0;   // blocks measured, over all trials
+  double Rate(int count) const { return static_cast<double>(count) / trials; }
+  double MeanBlocks() const { return static_cast<double>(blocks) / trials; }
+};
+
+Figures Simulate(const PairedPolicy& policy, const NoiseModel& model, int metrics, int trials,
+                 double shift, uint64_t seed) {
+  Rng rng(seed);
+  Figures f;
+  f.trials = trials;
+  for (int t = 0; t < trials; ++t) {
+    std::vector<double> shifts(static_cast<size_t>(metrics), 0.0);
+    const size_t target = rng.Below(static_cast<uint32_t>(metrics));
+    if (shift != 0) shifts[target] = shift;
+    SimulatedRun run(rng, model, shifts, policy.max_blocks);
+    const PairedLookVerdicts result = RunProcedure(run, policy);
+    f.blocks += result.blocks;
+    f.unstable += result.unstable;
+    int false_alarms = 0;
+    bool hit = false;
+    for (size_t m = 0; m < result.metrics.size(); ++m) {
+      const Verdict v = result.metrics[m].verdict;
+      const bool alarm = v == Verdict::kRegression || v == Verdict::kImprovement;
+      if (shift != 0 && m == target) {
+        hit = v == Verdict::kRegression;
+      } else if (alarm) {
+        ++false_alarms;
+      }
+    }
+    if (false_alarms > 0) ++f.alarms;
+    if (hit && false_alarms == 0) ++f.detected;
+  }
+  return f;
+}
+
+void Print(const char* name, const Figures& f) {
+  std::printf(
+      "[ simulation ] %s: %d trials, family-wise alarm rate %.4f, detected %.4f, "
+      "mean blocks %.2f, unstable metrics per trial %.3f\n",
+      name, f.trials, f.Rate(f.alarms), f.Rate(f.detected), f.MeanBlocks(),
+      static_cast<double>(f.unstable) / f.trials);
+}
+
+// 3 binomial standard errors over alpha, as tests/unit/stats/verdict_test.cc allows.
+double AlarmBound(double alpha, int trials) {
+  return alpha + 3 * std::sqrt(alpha * (1 - alpha) / trials);
+}
+
+TEST(PairedAaSimulation, FamilyWiseFalseAlarmsAtOrBelowAlpha) {
+  const PairedPolicy policy;
+  const int trials = 400;
+  const Figures f = Simulate(policy, NoiseModel{}, 10, trials, 0.0, 20261125);
+  Print("A/A, 10 metrics, t", f);
+  EXPECT_LE(f.Rate(f.alarms), AlarmBound(policy.alpha, trials));
+}
+
+// With a 0.1% threshold only the test, Holm and the split of alpha over the looks protect; every
+// metric runs to the last look (nothing fits inside +/-0.1%), the most looks a run can take.
+TEST(PairedAaSimulation, AlphaSpendingAloneHoldsFamilyWiseRate) {
+  PairedPolicy policy;
+  policy.threshold = 0.001;
+  policy.bootstrap_resamples = 200;  // the interval cannot decide at this threshold
+  const int trials = 400;
+  const Figures f = Simulate(policy, NoiseModel{}, 10, trials, 0.0, 777);
+  Print("A/A, 10 metrics, t, threshold 0.1%", f);
+  EXPECT_LE(f.Rate(f.alarms), AlarmBound(policy.alpha, trials));
+}
+
+TEST(PairedAaSimulation, SignedRankTestHoldsFamilyWiseRate) {
+  PairedPolicy policy;
+  policy.test = PairedTest::kWilcoxon;
+  policy.threshold = 0.001;
+  policy.bootstrap_resamples = 200;
+  const int trials = 400;
+  const Figures f = Simulate(policy, NoiseModel{}, 10, trials, 0.0, 31337);
+  Print("A/A, 10 metrics, wilcoxon, threshold 0.1%", f);
+  EXPECT_LE(f.Rate(f.alarms), AlarmBound(policy.alpha, trials));
+}
+
+class PairedPowerSimulation : public ::testing::TestWithParam<double> {};
+
+TEST_P(PairedPowerSimulation, OneSlowdownAmongSixIsFoundAlone) {
+  const PairedPolicy policy;
+  const int trials = 300;
+  const double shift = GetParam();
+  const Figures f =
+      Simulate(policy, NoiseModel{}, 6, trials, shift, static_cast<uint64_t>(shift * 1000) + 5);
+  Print(shift < 0.075 ? "power, 7% slowdown, 1 of 6 metrics" : "power, 8% slowdown, 1 of 6 metrics",
+        f);
+  EXPECT_GE(f.Rate(f.detected), 0.95);
+  EXPECT_LE(f.Rate(f.alarms), AlarmBound(policy.alpha, trials));
+}
+
+INSTANTIATE_TEST_SUITE_P(Slowdowns, PairedPowerSimulation, ::testing::Values(0.07, 0.08));
+
+// With 3 repetitions per side a block's median survives one slow repetition but not two, which
+// happens to 0.7% of block sides at this outlier rate: one such block (a log ratio near
+// +/-log 3) among 30 moves the mean by several percent and widens the interval, and the metric
+// ends UNSTABLE instead of REGRESSION in about 1 run in 10. Pinned so that a change that makes
+// it worse shows; docs/statistics.md gives the figures.
+TEST(PairedPowerSimulation, ThreeRepetitionsPerBlockLoseSomePower) {
+  NoiseModel model;
+  model.repetitions = 3;
+  const int trials = 300;
+  const Figures f = Simulate(PairedPolicy{}, model, 6, trials, 0.07, 75);
+  Print("power, 7% slowdown, 1 of 6 metrics, 3 repetitions per block", f);
+  EXPECT_GE(f.Rate(f.detected), 0.85);
+  EXPECT_LE(f.Rate(f.alarms), AlarmBound(0.05, trials));
+}
+
+}  // namespace
+}  // namespace perfgate::stats
