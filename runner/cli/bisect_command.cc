@@ -18,11 +18,10 @@
 #include "runner/local_bisect/bisect_run.h"
 #include "runner/report/bisect_format.h"
 #include "runner/run/session.h"
+#include "wire/bisect.h"
 
 namespace perfgate::cli {
 namespace {
-
-using nlohmann::json;
 
 struct BisectArgs {
   local_bisect::BisectOptions options;
@@ -86,31 +85,30 @@ bool Finished(const std::string& state) {
 }
 
 // Prints a stored bisect (its answer when finished, else its progress), following it with
-// --wait; the exit code says how it ended.
+// --wait; the exit code says how it ended. `id` has passed client::CheckId.
 int ShowBisect(client::ProjectClient& client, const std::string& id, const std::string& format,
                bool wait, double poll_seconds) {
   std::string last;
   while (true) {
-    auto answer = client.Call("GET", "/bisects/" + id, "");
-    if (!answer) return ReportError(answer.error());
-    const json b = answer->value("bisect", json::object());
-    const std::string state = b.value("state", "");
-    if (Finished(state)) {
-      if (b.contains("report") && b["report"].is_object()) {
-        auto report = bisect::ReportFromJson(b["report"]);
+    auto b = client.GetBisect(std::stoll(id));
+    if (!b) return ReportError(b.error());
+    if (Finished(b->state)) {
+      if (b->report) {
+        auto report = bisect::ReportFromJson(*b->report);
         if (!report) return ReportError(report.error());
         Print(Format(*report, format));
         if (!report->culprits.empty()) return kExitPass;
       }
-      if (state == "failed" && !b.value("error", json()).is_null()) {
-        return ReportError(Error{ErrorCode::kUnavailable,
-                                 "bisect " + id + " failed: " + b.value("error", ""), ""});
+      if (b->state == "failed" && b->error) {
+        return ReportError(
+            Error{ErrorCode::kUnavailable, "bisect " + id + " failed: " + *b->error, ""});
       }
-      if (state == "cancelled")
+      if (b->state == "cancelled")
         std::fprintf(stderr, "perfgate: bisect %s was cancelled\n", id.c_str());
       return kExitRegression;
     }
-    const std::string now = format == "json" ? b.dump(2) + "\n" : report::FormatBisectProgress(b);
+    const std::string now =
+        format == "json" ? wire::EncodeBisect(*b).dump(2) + "\n" : report::FormatBisectProgress(*b);
     if (now != last) {
       if (wait) {
         std::fwrite(now.data(), 1, now.size(), stderr);
@@ -137,26 +135,24 @@ int QueueRemote(BisectArgs& args) {
   if (!repo) return ReportError(repo.error());
   auto range = local_bisect::ListBisectRange(*repo, args.options);
   if (!range) return ReportError(range.error());
-  json commits = json::array();
+  wire::RemoteBisectRequest request;
+  request.testbed = args.testbed;
+  request.good = range->commits.front().sha;
+  request.bad = range->commits.back().sha;
   for (const git::CommitInfo& c : range->commits) {
-    commits.push_back({{"sha", c.sha}, {"subject", c.subject}, {"author", c.author}});
+    request.commits.push_back({c.sha, c.subject, c.author});
   }
-  json body = {{"remote", true},
-               {"testbed", args.testbed},
-               {"good", range->commits.front().sha},
-               {"bad", range->commits.back().sha},
-               {"commits", std::move(commits)},
-               {"benchmarks", args.options.benchmarks},
-               {"suite", args.options.suite},
-               {"metric", args.options.metric},
-               {"build", args.options.build},
-               {"options", bisect::SearchOptionsJson(local_bisect::SearchOptionsOf(args.options))}};
-  if (!args.alert.empty()) body["alert_id"] = std::stoll(args.alert);
+  request.benchmarks = args.options.benchmarks;
+  request.suite = args.options.suite;
+  request.metric = args.options.metric;
+  request.build = args.options.build;
+  request.options = bisect::SearchOptionsJson(local_bisect::SearchOptionsOf(args.options));
+  if (!args.alert.empty()) request.alert_id = std::stoll(args.alert);
   auto client = run::OpenProjectClient(args.config);
   if (!client) return ReportError(client.error());
-  auto queued = client->Call("POST", "/bisects", body.dump());
+  auto queued = client->QueueBisect(request);
   if (!queued) return ReportError(queued.error());
-  const std::string id = queued->value("bisect", json::object()).value("id", json()).dump();
+  const std::string id = std::to_string(queued->id);
   std::fprintf(stderr,
                "perfgate: queued as bisect %s: %zu commits for the agents of testbed %s "
                "(`perfgate agent --testbed %s`); follow it with `perfgate bisect status %s`\n",
@@ -188,15 +184,14 @@ int Run(BisectArgs& args) {
   if (!report) return ReportError(report.error());
   if (!args.alert.empty()) {
     // The answer goes to the server with its alert, so that the alert shows its culprit.
-    json body = bisect::ReportJson(*report);
-    body["alert_id"] = std::stoll(args.alert);
+    const wire::BisectReportUpload upload{.report = bisect::ReportJson(*report),
+                                          .alert_id = std::stoll(args.alert)};
     auto client = run::OpenProjectClient(args.config);
-    auto stored = client ? client->Call("POST", "/bisects", body.dump())
-                         : Result<json>(tl::unexpected(client.error()));
+    auto stored =
+        client ? client->StoreBisect(upload) : Result<wire::Bisect>(tl::unexpected(client.error()));
     if (stored) {
       std::fprintf(stderr, "perfgate: stored on the server as bisect %s of alert %s\n",
-                   stored->value("bisect", json::object()).value("id", json()).dump().c_str(),
-                   args.alert.c_str());
+                   std::to_string(stored->id).c_str(), args.alert.c_str());
     } else {
       std::fprintf(stderr, "perfgate: warning: the bisect could not be stored on the server: %s\n",
                    stored.error().message.c_str());

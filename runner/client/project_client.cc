@@ -105,4 +105,63 @@ Result<wire::Verdict> ProjectClient::AskVerdict(const std::string& run_id,
   return verdict;
 }
 
+// --- Bisects ----------------------------------------------------------------------------------
+
+namespace {
+
+// The decoded answer, or kUnavailable: the server answered, but not with the documented message.
+template <class T>
+Result<T> Answer(Result<json> answer, Result<T> (*decode)(const json&), const std::string& what) {
+  if (!answer) return tl::unexpected(answer.error());
+  auto decoded = decode(*answer);
+  if (!decoded) {
+    const Error& e = decoded.error();
+    return MakeError(ErrorCode::kUnavailable,
+                     "the server's answer to " + what +
+                         " is not valid: " + (e.field.empty() ? "" : e.field + ": ") + e.message);
+  }
+  return decoded;
+}
+
+}  // namespace
+
+Result<wire::Bisect> ProjectClient::StoreBisect(const wire::BisectReportUpload& upload) {
+  return Answer(Call("POST", "/bisects", wire::EncodeBisectReportUpload(upload).dump()),
+                &wire::DecodeBisect, "POST .../bisects");
+}
+
+Result<wire::Bisect> ProjectClient::QueueBisect(const wire::RemoteBisectRequest& request) {
+  return Answer(Call("POST", "/bisects", wire::EncodeRemoteBisectRequest(request).dump()),
+                &wire::DecodeBisect, "POST .../bisects");
+}
+
+Result<wire::Bisect> ProjectClient::GetBisect(int64_t id) {
+  const std::string path = "/bisects/" + std::to_string(id);
+  return Answer(Call("GET", path, ""), &wire::DecodeBisect, "GET ..." + path);
+}
+
+Result<std::optional<wire::ClaimedStep>> ProjectClient::ClaimBisectStep(
+    const wire::StepClaimRequest& claim) {
+  auto answer = Call("POST", "/bisect-steps/claim", wire::EncodeStepClaimRequest(claim).dump());
+  if (!answer) return tl::unexpected(answer.error());
+  if (!answer->contains(wire::kStepEnvelope)) return std::nullopt;  // 204: nothing queued
+  auto step = Answer(std::move(answer), &wire::DecodeClaimedStep, "POST .../bisect-steps/claim");
+  if (!step) return tl::unexpected(step.error());
+  return std::optional<wire::ClaimedStep>(std::move(*step));
+}
+
+Result<wire::StepLease> ProjectClient::RenewBisectStep(int64_t step_id,
+                                                       const wire::StepHeartbeat& heartbeat) {
+  const std::string path = "/bisect-steps/" + std::to_string(step_id) + "/heartbeat";
+  return Answer(Call("POST", path, wire::EncodeStepHeartbeat(heartbeat).dump()),
+                &wire::DecodeStepLease, "POST ..." + path);
+}
+
+Result<wire::Bisect> ProjectClient::ReportBisectStep(int64_t step_id,
+                                                     const wire::StepReport& report) {
+  const std::string path = "/bisect-steps/" + std::to_string(step_id) + "/result";
+  return Answer(Call("POST", path, wire::EncodeStepReport(report).dump()), &wire::DecodeBisect,
+                "POST ..." + path);
+}
+
 }  // namespace perfgate::client

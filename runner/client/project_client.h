@@ -5,11 +5,14 @@
 // verdict).
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "core/result.h"
 #include "net/http_client.h"
+#include "wire/bisect.h"
 #include "wire/verdict.h"
 #include "wire/verdict_request.h"
 
@@ -37,6 +40,24 @@ class ProjectClient {
   // or reused by the server (200 or 201). Its report_url, when the server named none, is the
   // dashboard's page of the verdict (the PR comment's "Full report" link).
   Result<wire::Verdict> AskVerdict(const std::string& run_id, const wire::VerdictRequest& request);
+
+  // --- Bisects (wire/bisect.h): `perfgate bisect` and `perfgate agent` ------------------------
+  // Each a Call with its retries and errors; an answer that is not the documented message is
+  // kUnavailable naming the field at fault.
+
+  // POST .../bisects: a local bisect's answer stored (with its alert, when it names one), or a
+  // remote bisect queued for a testbed's agents; the bisect as the server stored it.
+  Result<wire::Bisect> StoreBisect(const wire::BisectReportUpload& upload);
+  Result<wire::Bisect> QueueBisect(const wire::RemoteBisectRequest& request);
+  // GET .../bisects/<id>: a stored bisect; a running remote one with its progress.
+  Result<wire::Bisect> GetBisect(int64_t id);
+  // POST .../bisect-steps/claim: the testbed's next step; nullopt when none is queued (204).
+  Result<std::optional<wire::ClaimedStep>> ClaimBisectStep(const wire::StepClaimRequest& claim);
+  // POST .../bisect-steps/<id>/heartbeat: the renewed lease (kConflict once the claim is lost).
+  Result<wire::StepLease> RenewBisectStep(int64_t step_id, const wire::StepHeartbeat& heartbeat);
+  // POST .../bisect-steps/<id>/result: the bisect as the replay left it (kConflict once the
+  // claim is lost; kInvalidArgument when the server refuses the measurement).
+  Result<wire::Bisect> ReportBisectStep(int64_t step_id, const wire::StepReport& report);
 
  private:
   ProjectClient(net::HttpClient http, std::string root, std::string project)

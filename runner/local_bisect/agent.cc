@@ -17,6 +17,7 @@
 #include "runner/local_bisect/bisect_probe.h"
 #include "runner/run/session.h"
 #include "runner/run/temp_dir.h"
+#include "wire/bisect.h"
 
 namespace perfgate::local_bisect {
 namespace {
@@ -30,8 +31,8 @@ void Say(const std::string& line) { std::fprintf(stderr, "perfgate agent: %s\n",
 // lost (the server gave the step to another agent after a missed renewal).
 class Heartbeat {
  public:
-  Heartbeat(const std::string& config_path, std::string path, std::string token, int lease)
-      : path_(std::move(path)), token_(std::move(token)), lease_(lease) {
+  Heartbeat(const std::string& config_path, int64_t step_id, std::string token, int lease)
+      : step_id_(step_id), token_(std::move(token)), lease_(lease) {
     auto client = run::OpenProjectClient(config_path);
     if (client) client_.emplace(std::move(*client));
     thread_ = std::thread([this] { Loop(); });
@@ -53,7 +54,7 @@ class Heartbeat {
       wake_.wait_for(lock, std::chrono::seconds(std::max(1, lease_ / 3)));
       if (stop_ || !client_) break;
       lock.unlock();
-      auto renewed = client_->Call("POST", path_, json{{"token", token_}}.dump());
+      auto renewed = client_->RenewBisectStep(step_id_, {.token = token_, .lease_seconds = {}});
       lock.lock();
       if (!renewed && renewed.error().code == ErrorCode::kConflict) {
         lost_ = true;
@@ -64,7 +65,8 @@ class Heartbeat {
   }
 
   std::optional<client::ProjectClient> client_;
-  std::string path_, token_;
+  int64_t step_id_;
+  std::string token_;
   int lease_;
   std::mutex mutex_;
   std::condition_variable wake_;
@@ -95,14 +97,11 @@ class Agent {
     Say(args_.name + " serving testbed " + args_.testbed + " from " + repo_.WorkDir());
     auto idle_since = Clock::now();
     while (true) {
-      auto claimed = client_.Call("POST", "/bisect-steps/claim",
-                                  json{{"testbed", args_.testbed},
-                                       {"agent", args_.name},
-                                       {"lease_seconds", args_.lease_seconds}}
-                                      .dump());
+      auto claimed = client_.ClaimBisectStep(
+          {.testbed = args_.testbed, .agent = args_.name, .lease_seconds = args_.lease_seconds});
       if (!claimed) return tl::unexpected(claimed.error());
-      if (claimed->contains("step")) {
-        if (auto done = Work((*claimed)["step"]); !done) return tl::unexpected(done.error());
+      if (*claimed) {
+        if (auto done = Work(**claimed); !done) return tl::unexpected(done.error());
         if (args_.once) return {};
         idle_since = Clock::now();
         continue;
@@ -123,28 +122,25 @@ class Agent {
  private:
   // One step: measure, report, post. Errors returned are the agent's own (it stops); a step
   // that cannot be measured here is reported to the server as failed (it tries it elsewhere).
-  Result<void> Work(const json& step) {
-    const int64_t id = step.value("id", int64_t{0});
-    const int64_t bisect_id = step.value("bisect_id", int64_t{0});
-    const std::string token = step.value("token", "");
-    const std::string base = "/bisect-steps/" + std::to_string(id);
-    auto request = bisect::RequestFromJson(step.value("request", json()));
+  Result<void> Work(const wire::ClaimedStep& step) {
+    const int64_t id = step.id;
+    const int64_t bisect_id = step.bisect_id;
+    auto request = bisect::RequestFromJson(step.request);
     if (!request) return tl::unexpected(request.error());
     std::vector<git::CommitInfo> commits;
     std::string problem;
-    for (const json& c : step.value("commits", json::array())) {
-      auto info = repo_.Describe(c.value("sha", ""));
+    for (const wire::StepCommit& c : step.commits) {
+      auto info = repo_.Describe(c.sha);
       if (!info) {
-        problem = "commit " + c.value("sha", "") + " is not in " + repo_.WorkDir() +
+        problem = "commit " + c.sha + " is not in " + repo_.WorkDir() +
                   " (fetch it): " + info.error().message;
         break;
       }
       commits.push_back(std::move(*info));
     }
-    const std::string queued_build = step.value("build", "");
-    if (problem.empty() && !queued_build.empty() && args_.build.empty() &&
+    if (problem.empty() && !step.build.empty() && args_.build.empty() &&
         !args_.trust_queued_build) {
-      problem = "the bisect asks to build with `" + queued_build +
+      problem = "the bisect asks to build with `" + step.build +
                 "`, and this agent runs no build command from the server (start it with --build "
                 "CMD, or --trust-queued-build)";
     }
@@ -152,11 +148,11 @@ class Agent {
       problem = "the step names " + std::to_string(commits.size()) + " commits for " +
                 std::to_string(request->targets.size()) + " targets";
     }
-    Say("step " + std::to_string(step.value("ordinal", 0) + 1) + " of bisect " +
-        std::to_string(bisect_id) + " (attempt " + std::to_string(step.value("attempt", 1)) +
+    Say("step " + std::to_string(step.ordinal + 1) + " of bisect " + std::to_string(bisect_id) +
+        " (attempt " + std::to_string(step.attempt) +
         "): " + std::to_string(request->targets.size()) + " commits x " +
         std::to_string(request->repetitions) + " repetitions");
-    json result = {{"token", token}};
+    wire::StepReport result{.token = step.token};
     if (problem.empty()) {
       auto prober = ProberFor(bisect_id, step);
       if (!prober) return tl::unexpected(prober.error());
@@ -164,7 +160,7 @@ class Agent {
       std::optional<Result<bisect::Measurement>> measured;
       bool lost = false;
       {
-        Heartbeat heartbeat(args_.config, base + "/heartbeat", token, args_.lease_seconds);
+        Heartbeat heartbeat(args_.config, id, step.token, args_.lease_seconds);
         measured.emplace((*prober)->Measure(commits, request->repetitions));
         lost = heartbeat.lost();
       }
@@ -175,30 +171,31 @@ class Agent {
       }
       if (*measured) {
         (*measured)->request = *request;
-        result["measurement"] = bisect::MeasurementJson(**measured);
-        result["builds"] = (*prober)->builds() - builds;
-        result["runs"] = (*prober)->runs() - runs;
+        result.measurement = bisect::MeasurementJson(**measured);
+        result.builds = (*prober)->builds() - builds;
+        result.runs = (*prober)->runs() - runs;
       } else {
         problem = (*measured).error().message;
       }
     }
     if (!problem.empty()) {
       Say("step " + std::to_string(id) + " failed here: " + problem);
-      result["error"] = problem;
+      result.error = problem;
     }
-    auto reported = client_.Call("POST", base + "/result", result.dump());
-    if (!reported && reported.error().code == ErrorCode::kInvalidArgument &&
-        result.contains("measurement")) {
+    auto reported = client_.ReportBisectStep(id, result);
+    if (!reported && reported.error().code == ErrorCode::kInvalidArgument && result.measurement) {
       // The server refused the measurement (its suite or metric is not the bisect's: this
       // host's perfgate.yaml differs, say): report that as the step's failure, so that the step
       // goes back to the queue or, the third time, the bisect fails saying why.
       Say("the server refused the measurement of step " + std::to_string(id) + ": " +
           reported.error().ToString());
-      reported = client_.Call("POST", base + "/result",
-                              json{{"token", token},
-                                   {"error", "the server refused this agent's measurement: " +
-                                                 reported.error().ToString()}}
-                                  .dump());
+      reported = client_.ReportBisectStep(
+          id,
+          {.token = step.token,
+           .measurement = std::nullopt,
+           .builds = std::nullopt,
+           .runs = std::nullopt,
+           .error = "the server refused this agent's measurement: " + reported.error().ToString()});
     }
     if (!reported) {
       if (reported.error().code == ErrorCode::kConflict) {
@@ -208,12 +205,10 @@ class Agent {
       }
       return tl::unexpected(reported.error());
     }
-    const json b = reported->value("bisect", json::object());
     Say("reported step " + std::to_string(id) + "; bisect " + std::to_string(bisect_id) + " is " +
-        b.value("state", "?") +
-        (b.value("culprit", json()).is_string()
-             ? " (culprit " + b.value("culprit", "").substr(0, 12) + ")"
-             : std::string()));
+        reported->state +
+        (reported->culprit ? " (culprit " + reported->culprit->substr(0, 12) + ")"
+                           : std::string()));
     if (workspace_.prober) {
       std::vector<std::string> warnings;
       PostMeasured(config_, workspace_.prober->TakeMeasured(), &warnings);
@@ -222,12 +217,12 @@ class Agent {
     return {};
   }
 
-  Result<Prober*> ProberFor(int64_t bisect_id, const json& step) {
+  Result<Prober*> ProberFor(int64_t bisect_id, const wire::ClaimedStep& step) {
     ProbeSpec spec;
-    spec.benchmarks = step.value("benchmarks", std::vector<std::string>{});
-    spec.suite = step.value("suite", "");
-    spec.metric = step.value("metric", "");
-    spec.build = !args_.build.empty() ? args_.build : step.value("build", "");
+    spec.benchmarks = step.benchmarks;
+    spec.suite = step.suite;
+    spec.metric = step.metric;
+    spec.build = !args_.build.empty() ? args_.build : step.build;
     if (spec.benchmarks.empty()) {
       return MakeError(ErrorCode::kUnavailable, "the server's step names no benchmark");
     }

@@ -81,28 +81,24 @@ std::string FormatBisectMarkdown(const bisect::Report& r) {
   return out;
 }
 
-std::string FormatBisectProgress(const json& b) {
-  const json progress = b.value("progress", json::object());
-  std::string out = "bisect " + b.value("id", json()).dump() + " on testbed " +
-                    b.value("remote", json::object()).value("testbed", "?") + ": " +
-                    b.value("state", "?");
+std::string FormatBisectProgress(const wire::Bisect& b) {
+  const json progress = b.progress.value_or(json::object());
+  std::string out = "bisect " + std::to_string(b.id) + " on testbed " +
+                    (b.remote ? b.remote->testbed : std::string("?")) + ": " + b.state;
   int done = 0;
   std::string current;
-  for (const json& step : b.value("steps", json::array())) {
-    const std::string state = step.value("state", "");
-    if (state == "done") ++done;
-    if (state == "queued" || state == "claimed") {
-      current = "step " + std::to_string(step.value("ordinal", 0) + 1) + " " + state +
-                (state == "claimed" ? " by " + step.value("agent", "?") + " (attempt " +
-                                          std::to_string(step.value("attempts", 0)) + ")"
-                                    : std::string(" (waiting for an agent)"));
+  for (const wire::BisectStep& step : b.steps) {
+    if (step.state == "done") ++done;
+    if (step.state == "queued" || step.state == "claimed") {
+      current = "step " + std::to_string(step.ordinal + 1) + " " + step.state +
+                (step.state == "claimed" ? " by " + step.agent.value_or("?") + " (attempt " +
+                                               std::to_string(step.attempts) + ")"
+                                         : std::string(" (waiting for an agent)"));
     }
   }
   out += ", " + std::to_string(done) + " measurements done" +
          (current.empty() ? "" : ", " + current) + "\n";
-  if (!b.value("error", json()).is_null() && !b.value("error", "").empty()) {
-    out += "error: " + b.value("error", "") + "\n";
-  }
+  if (b.error && !b.error->empty()) out += "error: " + *b.error + "\n";
   const json ends = progress.value("endpoints", json::object());
   if (!ends.value("reason", "").empty()) out += "ends: " + ends.value("reason", "") + "\n";
   int k = 0;

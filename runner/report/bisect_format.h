@@ -7,6 +7,7 @@
 #include <string>
 
 #include "bisect/report.h"
+#include "wire/bisect.h"
 
 namespace perfgate::report {
 
@@ -16,6 +17,6 @@ std::string FormatBisectMarkdown(const bisect::Report& report);
 // What a remote bisect (the server's GET .../bisects/{id}) has done so far, for `bisect status`
 // while it runs: its state, the step being measured and by which agent, and the probes decided
 // so far.
-std::string FormatBisectProgress(const nlohmann::json& bisect);
+std::string FormatBisectProgress(const wire::Bisect& bisect);
 
 }  // namespace perfgate::report

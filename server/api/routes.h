@@ -8,6 +8,7 @@
 
 #include "judge/compare_report.h"
 #include "server/api/api.h"
+#include "wire/bisect.h"
 
 namespace perfgate::server::api {
 
@@ -21,9 +22,12 @@ void RegisterAlertRoutes(http::Router& router, const ApiDeps& deps);       // al
 void RegisterBisectRoutes(http::Router& router, const ApiDeps& deps);      // bisects.cc
 void RegisterBisectStepRoutes(http::Router& router, const ApiDeps& deps);  // bisect_steps.cc
 
-// bisects.cc: a stored bisect as the API shows it (docs/api.md), the remote fields and steps
+// bisects.cc: a stored bisect as the API shows it (wire::Bisect), the remote fields and steps
 // included; `progress` (may be null) is the replay's partial answer of a running one.
-nlohmann::json BisectJson(const store::BisectRecord& bisect, const nlohmann::json* progress);
+wire::Bisect BisectOf(const store::BisectRecord& bisect, const nlohmann::json* progress);
+// `status` with {"bisect": BisectOf(bisect, progress)}.
+http::Response BisectResponse(int status, const store::BisectRecord& bisect,
+                              const nlohmann::json* progress = nullptr);
 
 // compare.cc: pairs the series of `metric` in two stored runs by suite and benchmark, named
 // "benchmark" ("suite/benchmark" when the runs' series of that metric span several suites), and

@@ -3,89 +3,14 @@
 #include <openssl/rand.h>
 
 #include <array>
-#include <initializer_list>
-#include <unordered_map>
 #include <utility>
 
 #include "bisect/report.h"
-#include "wire/validate.h"
 
 namespace perfgate::server::remote_bisect {
 namespace {
 
 using nlohmann::json;
-
-// An optional string member: "" when absent or null.
-Result<std::string> OptionalString(const json& object, const std::string& key,
-                                   const std::string& field) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return std::string();
-  if (!it->is_string()) return InvalidArgument("must be a string", field);
-  return it->get<std::string>();
-}
-
-Result<std::string> Sha(const json& object, const std::string& key, const std::string& field) {
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_string() ||
-      !wire::IsSha(it->get<std::string>(), wire::HexCase::kLower)) {
-    return InvalidArgument("must be a full commit sha (40 lowercase hex digits)", field);
-  }
-  return it->get<std::string>();
-}
-
-Result<std::vector<bisect::CommitRef>> DecodeCommits(const json& body, const std::string& good,
-                                                     const std::string& bad) {
-  auto it = body.find("commits");
-  if (it == body.end() || !it->is_array() || it->size() < 2 || it->size() > kMaxCommits) {
-    return InvalidArgument("must be an array of 2.." + std::to_string(kMaxCommits) +
-                               " commits, the good end first and the bad end last",
-                           "commits");
-  }
-  std::vector<bisect::CommitRef> commits;
-  commits.reserve(it->size());
-  std::unordered_map<std::string, std::size_t> seen;
-  for (std::size_t i = 0; i < it->size(); ++i) {
-    const json& c = (*it)[i];
-    const std::string where = "commits[" + std::to_string(i) + "]";
-    if (!c.is_object()) return InvalidArgument("must be an object", where);
-    bisect::CommitRef commit;
-    auto sha = Sha(c, "sha", where + ".sha");
-    if (!sha) return tl::unexpected(sha.error());
-    auto subject = OptionalString(c, "subject", where + ".subject");
-    if (!subject) return tl::unexpected(subject.error());
-    auto author = OptionalString(c, "author", where + ".author");
-    if (!author) return tl::unexpected(author.error());
-    if (auto [at, inserted] = seen.emplace(*sha, i); !inserted) {
-      return InvalidArgument("repeats commits[" + std::to_string(at->second) + "]", where + ".sha");
-    }
-    commits.push_back({std::move(*sha), std::move(*subject), std::move(*author)});
-  }
-  if (commits.front().sha != good) {
-    return InvalidArgument("must be the good end (" + good + ")", "commits[0].sha");
-  }
-  if (commits.back().sha != bad) {
-    return InvalidArgument("must be the bad end (" + bad + ")",
-                           "commits[" + std::to_string(commits.size() - 1) + "].sha");
-  }
-  return commits;
-}
-
-Result<std::vector<std::string>> DecodeBenchmarks(const json& body) {
-  auto it = body.find("benchmarks");
-  if (it == body.end() || !it->is_array() || it->empty()) {
-    return InvalidArgument("must be a non-empty array of benchmark names (the first is judged)",
-                           "benchmarks");
-  }
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < it->size(); ++i) {
-    const json& name = (*it)[i];
-    if (!name.is_string() || name.get<std::string>().empty()) {
-      return InvalidArgument("must be a non-empty string", "benchmarks[" + std::to_string(i) + "]");
-    }
-    out.push_back(name.get<std::string>());
-  }
-  return out;
-}
 
 Result<bisect::Measurement> ParseMeasurement(const std::string& text) {
   return bisect::MeasurementFromJson(json::parse(text, nullptr, false));
@@ -160,56 +85,23 @@ json Object(const bisect::Report& report) { return json(bisect::ReportJson(repor
 
 }  // namespace
 
-Result<RemoteBisect> Decode(const json& body) {
-  static const std::initializer_list<std::string_view> kFields = {
-      "remote", "testbed", "good",  "bad",     "commits", "benchmarks",
-      "suite",  "metric",  "build", "options", "alert_id"};
-  for (const auto& [key, value] : body.items()) {
-    bool known = false;
-    for (std::string_view field : kFields) known = known || key == field;
-    if (!known) {
-      return InvalidArgument(
-          "unknown field of a remote bisect (expected remote, testbed, good, bad, commits, "
-          "benchmarks, suite, metric, build, options, alert_id)",
-          key);
-    }
-  }
+Result<RemoteBisect> FromWire(const wire::RemoteBisectRequest& request) {
   RemoteBisect out;
-  auto testbed = body.find("testbed");
-  if (testbed == body.end() || !testbed->is_string() ||
-      !wire::IsName(testbed->get<std::string>())) {
-    return InvalidArgument("must be a testbed name: 1..200 characters from [A-Za-z0-9._/-]",
-                           "testbed");
+  out.testbed = request.testbed;
+  out.commits.reserve(request.commits.size());
+  for (const wire::BisectCommit& c : request.commits) {
+    out.commits.push_back({c.sha, c.subject, c.author});
   }
-  out.testbed = testbed->get<std::string>();
-  auto good = Sha(body, "good", "good");
-  if (!good) return tl::unexpected(good.error());
-  auto bad = Sha(body, "bad", "bad");
-  if (!bad) return tl::unexpected(bad.error());
-  if (*good == *bad) return InvalidArgument("must differ from good", "bad");
-  auto commits = DecodeCommits(body, *good, *bad);
-  if (!commits) return tl::unexpected(commits.error());
-  out.commits = std::move(*commits);
-  auto benchmarks = DecodeBenchmarks(body);
-  if (!benchmarks) return tl::unexpected(benchmarks.error());
-  out.benchmarks = std::move(*benchmarks);
-  for (auto [key, into] : {std::pair{"suite", &out.suite}, std::pair{"metric", &out.metric},
-                           std::pair{"build", &out.build}}) {
-    auto value = OptionalString(body, key, key);
-    if (!value) return tl::unexpected(value.error());
-    *into = std::move(*value);
+  out.benchmarks = request.benchmarks;
+  out.suite = request.suite;
+  out.metric = request.metric;
+  out.build = request.build;
+  if (request.options) {
+    auto options = bisect::SearchOptionsFromJson(*request.options);
+    if (!options) return tl::unexpected(options.error());
+    out.options = *options;
   }
-  if (auto options = body.find("options"); options != body.end() && !options->is_null()) {
-    auto parsed = bisect::SearchOptionsFromJson(*options);
-    if (!parsed) return tl::unexpected(parsed.error());
-    out.options = *parsed;
-  }
-  if (auto alert = body.find("alert_id"); alert != body.end() && !alert->is_null()) {
-    if (!alert->is_number_integer() || alert->get<int64_t>() <= 0) {
-      return InvalidArgument("must be a positive integer", "alert_id");
-    }
-    out.alert_id = alert->get<int64_t>();
-  }
+  out.alert_id = request.alert_id;
   return out;
 }
 
@@ -232,11 +124,13 @@ Result<RemoteBisect> FromRequestJson(std::string_view text) {
       body["commits"].size() < 2) {
     return broken("no commits");
   }
-  // The stored request is what Decode accepted, without the columns kept beside it.
+  // The stored request is what the queue accepted, without the columns kept beside it.
   body["good"] = body["commits"].front().value("sha", "");
   body["bad"] = body["commits"].back().value("sha", "");
   body["testbed"] = "stored";
-  auto decoded = Decode(body);
+  auto request = wire::DecodeRemoteBisectRequest(body);
+  auto decoded =
+      request ? FromWire(*request) : Result<RemoteBisect>(tl::unexpected(request.error()));
   if (!decoded) return broken(decoded.error().field + ": " + decoded.error().message);
   decoded->testbed.clear();
   return decoded;
@@ -306,35 +200,35 @@ Result<std::optional<json>> Progress(const store::BisectRecord& record) {
   return progress;
 }
 
-Result<json> ClaimJson(const store::ClaimedStep& step, const std::string& token) {
+Result<wire::ClaimedStep> ClaimedStepOf(const store::ClaimedStep& step, const std::string& token) {
   auto job = FromRequestJson(step.bisect_request_json);
   if (!job) return tl::unexpected(job.error());
   auto request = ParseRequest(step.request_json);
   if (!request) return tl::unexpected(request.error());
-  json commits = json::array();
+  wire::ClaimedStep out;
   for (const std::size_t position : request->targets) {
     if (position >= job->commits.size()) {
       return MakeError(ErrorCode::kInternal, "a step targets position " + std::to_string(position) +
                                                  " of " + std::to_string(job->commits.size()));
     }
     const bisect::CommitRef& c = job->commits[position];
-    commits.push_back({{"position", position}, {"sha", c.sha}, {"subject", c.subject}});
+    out.commits.push_back({static_cast<int64_t>(position), c.sha, c.subject});
   }
-  return json{{"id", step.id},
-              {"bisect_id", step.bisect_id},
-              {"ordinal", step.ordinal},
-              {"token", token},
-              {"lease_seconds", step.lease_seconds},
-              {"lease_expires_at", step.lease_expires_at},
-              {"attempt", step.attempt},
-              {"request", bisect::RequestJson(*request)},
-              {"commits", std::move(commits)},
-              {"good", step.good_sha},
-              {"bad", step.bad_sha},
-              {"benchmarks", job->benchmarks},
-              {"suite", job->suite},
-              {"metric", job->metric},
-              {"build", job->build}};
+  out.id = step.id;
+  out.bisect_id = step.bisect_id;
+  out.ordinal = step.ordinal;
+  out.token = token;
+  out.lease_seconds = step.lease_seconds;
+  out.lease_expires_at = step.lease_expires_at;
+  out.attempt = step.attempt;
+  out.request = bisect::RequestJson(*request);
+  out.good = step.good_sha;
+  out.bad = step.bad_sha;
+  out.benchmarks = job->benchmarks;
+  out.suite = job->suite;
+  out.metric = job->metric;
+  out.build = job->build;
+  return out;
 }
 
 Result<std::string> NewStepToken() {
@@ -350,14 +244,6 @@ Result<std::string> NewStepToken() {
     out += kHex[b & 0xf];
   }
   return out;
-}
-
-bool IsStepToken(std::string_view text) {
-  if (text.size() != 32) return false;
-  for (char c : text) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
 }
 
 }  // namespace perfgate::server::remote_bisect

@@ -1,8 +1,9 @@
-// Remote bisects on the server: the queued job's request (decoded, validated, stored
-// as JSON), and the replay that runs the bisect algorithm (bisect/driver.h) over the log
-// of measured steps: its first request when a bisect is queued, its decision after each step
-// an agent reports (the next step, or the answer), and its partial answer for status pages.
-// No I/O: the store calls Decide inside the transaction that stores a step's result.
+// Remote bisects on the server: the queued job's request (wire::RemoteBisectRequest with its
+// search options read, stored as JSON), and the replay that runs the bisect algorithm
+// (bisect/driver.h) over the log of measured steps: its first request when a bisect is queued, its
+// decision after each step an agent reports (the next step, or the answer), and its partial answer
+// for status pages. No I/O: the store calls Decide inside the transaction that stores a step's
+// result.
 #pragma once
 
 #include <cstdint>
@@ -16,10 +17,9 @@
 #include "core/result.h"
 #include "server/store/bisect_store.h"
 #include "server/store/history_store.h"
+#include "wire/bisect.h"
 
 namespace perfgate::server::remote_bisect {
-
-inline constexpr std::size_t kMaxCommits = 100000;
 
 // What a remote bisect is queued with; fixed for its life.
 struct RemoteBisect {
@@ -34,9 +34,9 @@ struct RemoteBisect {
   const std::string& bad() const { return commits.back().sha; }
 };
 
-// The body of POST .../bisects with "remote": true (docs/api.md): kInvalidArgument naming the
-// first field at fault. Unknown fields are refused (a typo must not change a bisect silently).
-Result<RemoteBisect> Decode(const nlohmann::json& body);
+// The body of POST .../bisects with "remote": true, as wire/ decoded it, with its search options
+// read (bisect::SearchOptionsFromJson): kInvalidArgument naming the option at fault.
+Result<RemoteBisect> FromWire(const wire::RemoteBisectRequest& request);
 
 // bisect_jobs.request: commits, options, benchmarks, suite, metric, build. FromRequestJson
 // reads it back (kInternal when the stored text is not what RequestJson wrote).
@@ -57,11 +57,10 @@ Result<std::optional<nlohmann::json>> Progress(const store::BisectRecord& record
 
 // A claimed step as the agent gets it (POST .../bisect-steps/claim): the step, its token, the
 // commits of its targets, and what to build and measure.
-Result<nlohmann::json> ClaimJson(const store::ClaimedStep& step, const std::string& token);
+Result<wire::ClaimedStep> ClaimedStepOf(const store::ClaimedStep& step, const std::string& token);
 
-// Step tokens: 128 random bits as 32 lowercase hex digits (kInternal when the generator fails);
-// the store keeps only auth::HashToken of one.
+// A new step token (wire::IsStepToken: 128 random bits as 32 lowercase hex digits; kInternal
+// when the generator fails); the store keeps only auth::HashToken of one.
 Result<std::string> NewStepToken();
-bool IsStepToken(std::string_view text);
 
 }  // namespace perfgate::server::remote_bisect
