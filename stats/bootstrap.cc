@@ -95,6 +95,33 @@ std::vector<double> BootstrapMeans(std::span<const double> x, int resamples, uin
   return means;
 }
 
+std::vector<double> BootstrapMedianPositions(std::span<const double> low,
+                                             std::span<const double> high,
+                                             std::span<const double> x, int resamples,
+                                             uint64_t seed) {
+  std::vector<double> positions;
+  if (low.empty() || high.empty() || x.empty() || resamples <= 0) return positions;
+  auto sorted = [](std::span<const double> values) {
+    std::vector<double> out(values.begin(), values.end());
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  const std::vector<double> sorted_low = sorted(low), sorted_high = sorted(high),
+                            sorted_x = sorted(x);
+  const ResampledMedian low_median(sorted_low), high_median(sorted_high), x_median(sorted_x);
+  const double order = Median(high) - Median(low);
+  Rng rng(seed);
+  positions.reserve(static_cast<size_t>(resamples));
+  for (int b = 0; b < resamples; ++b) {
+    const double l = low_median.Draw(rng);
+    const double h = high_median.Draw(rng);
+    const double v = x_median.Draw(rng);
+    const double step = h - l;
+    positions.push_back(step * order > 0 ? (v - l) / step : kNaN);
+  }
+  return positions;
+}
+
 PreparedBootstrap::PreparedBootstrap(const ResampledMedian& base, int resamples, uint64_t seed)
     : seed_(seed) {
   const auto count = static_cast<size_t>(std::max(resamples, 0));

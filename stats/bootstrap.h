@@ -73,6 +73,17 @@ std::vector<double> BootstrapMedianChanges(const ResampledMedian& base,
                                            const ResampledMedian& contender, int resamples,
                                            uint64_t seed);
 
+// The bootstrap distribution of where median(x) lies between median(low) and median(high):
+// (median(x*) - median(low*)) / (median(high*) - median(low*)), 0 at low's level and 1 at high's,
+// the three sides resampled independently (`resamples` replicates, in draw order). A replicate
+// whose low and high medians tie, or lie in the other order than the samples' medians, has no
+// position: NaN (every replicate when the samples' medians tie). Empty when a side is empty.
+// Deterministic for a given seed, like BootstrapMedianChanges.
+std::vector<double> BootstrapMedianPositions(std::span<const double> low,
+                                             std::span<const double> high,
+                                             std::span<const double> x, int resamples,
+                                             uint64_t seed);
+
 // The base side's share of BootstrapMedianChanges(base, contender, resamples, seed), done once
 // for every contender judged against the same base (pull requests against one baseline): the
 // base's replicate medians and the generator's numbers that each contender draw will take,

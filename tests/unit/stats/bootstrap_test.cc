@@ -162,6 +162,26 @@ TEST(BootstrapTest, EdgeCases) {
   EXPECT_DOUBLE_EQ(ci.upper, 0.25);
 }
 
+// Positions between two sides: the same replicates for a seed, NaN where the two sides' resampled
+// medians tie, and a probe at the high side's level sits near 1 (at the low side's, near 0).
+TEST(BootstrapTest, MedianPositions) {
+  std::vector<double> low{10, 10.2, 9.9, 10.1, 10};
+  std::vector<double> high{12, 12.1, 11.9, 12.2, 12};
+  std::vector<double> x{11.9, 12.1, 12, 12, 11.8};
+  EXPECT_TRUE(BootstrapMedianPositions({}, high, x, 100, 1).empty());
+  EXPECT_TRUE(BootstrapMedianPositions(low, high, {}, 100, 1).empty());
+  const auto a = BootstrapMedianPositions(low, high, x, 500, 7);
+  ASSERT_EQ(a.size(), 500u);
+  EXPECT_EQ(a, BootstrapMedianPositions(low, high, x, 500, 7));
+  const Interval ci = PercentileInterval(a, 0.98);
+  EXPECT_GT(ci.lower, 0.8);
+  EXPECT_LT(ci.upper, 1.2);
+  EXPECT_LT(PercentileInterval(BootstrapMedianPositions(low, high, low, 500, 8), 0.98).upper, 0.2);
+  // The replicate's ends tie whenever both are constant and equal.
+  std::vector<double> flat{5, 5, 5};
+  for (const double p : BootstrapMedianPositions(flat, flat, x, 20, 9)) EXPECT_TRUE(std::isnan(p));
+}
+
 // The percentile step is NumPy's linear quantile: check it on quantiles.csv's n=10 vector.
 // Means of whole-block resamples: deterministic, each a mean of drawn values, and spread as the
 // bootstrap says (mean of the replicates ~ mean of x, variance ~ population variance / n).
