@@ -1,8 +1,7 @@
 #include "bisect/driver.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
+#include <set>
 #include <utility>
 
 #include "bisect/search.h"
@@ -12,8 +11,6 @@
 
 namespace perfgate::bisect {
 namespace {
-
-using nlohmann::json;
 
 std::string Short(const std::string& sha) { return sha.substr(0, 12); }
 
@@ -55,6 +52,10 @@ class Driver {
                          Short(commits_[end].sha) + ": " + notes_[end]);
   }
   Result<void> Search(std::size_t lo, std::size_t hi, bool first_window, int* step);
+  // When the search is done but the window still holds commits left UNKNOWN at the cap (judged
+  // against the ends of a wider window), each is probed once more, against the ends of the final
+  // window: the nearest commits called good and bad. False when there is none left to retry.
+  static bool Retry(bisect::Search& search, std::set<std::size_t>* retried);
   Result<void> MeasureCulprit(std::size_t lo, std::size_t hi, std::size_t last_good,
                               std::size_t first_bad, bool exact);
 
@@ -138,22 +139,35 @@ Result<Outcome> Driver::Run() {
     auto check = [&] {
       return CheckEndpoints((*ends)[0], (*ends)[1], direction_, options_.threshold, options_.alpha);
     };
+    // Undecided (the interval of the change reaches the threshold, but the change is not a
+    // significant regression of that size): the repetitions double up to the cap.
     report_.endpoints = check();
     for (int n = options_.repetitions;
-         !report_.endpoints.reproduced && n < options_.max_repetitions &&
-         std::fabs(report_.endpoints.change) >= options_.threshold &&
-         IsWorse(report_.endpoints.change, direction_);
+         report_.endpoints.outcome == Reproduction::kUndecided && n < options_.max_repetitions;
          n *= 2) {
+      Say("ends: " + report_.endpoints.reason + "; measuring " +
+          std::to_string(std::min(2 * n, options_.max_repetitions)) + " repetitions");
       auto again = Measure({0, last}, std::min(n, options_.max_repetitions - n));
       if (!again) return tl::unexpected(again.error());
       Append(*ends, *again);
       report_.endpoints = check();
     }
     Say("ends: " + report_.endpoints.reason);
-    if (!report_.endpoints.reproduced) {
+    if (report_.endpoints.outcome == Reproduction::kNotReproduced) {
       report_.warnings.push_back(
           "the regression does not reproduce between the ends on this machine: " +
           report_.endpoints.reason);
+      return true;
+    }
+    if (report_.endpoints.outcome == Reproduction::kUndecided) {
+      const int needed = report_.endpoints.repetitions_needed;
+      report_.warnings.push_back(
+          "undecided: at the repetition cap the ends neither show the regression nor rule it "
+          "out on this machine (" +
+          report_.endpoints.reason + "); " +
+          (needed > 0 ? "raise --max-repetitions to about " + std::to_string(needed) + ", or "
+                      : std::string()) +
+          "measure on a quieter machine");
       return true;
     }
     // Searches, each over a window whose ends differ; a culprit that explains only part of
@@ -190,7 +204,11 @@ Result<void> Driver::Search(std::size_t lo, std::size_t hi, bool first_window, i
     if (!first_window && marks_[i] != Mark::kSkip) marks_[i] = Mark::kUnmeasured;
     if (marks_[i] != Mark::kUnmeasured) search.Set(i - lo, marks_[i]);
   }
-  while (auto next = search.Next()) {
+  std::set<std::size_t> retried;
+  while (true) {
+    auto next = search.Next();
+    if (!next && !Retry(search, &retried)) break;
+    if (!next) continue;
     const std::size_t position = lo + *next;
     ++*step;
     Decision decision;
@@ -224,8 +242,33 @@ Result<void> Driver::Search(std::size_t lo, std::size_t hi, bool first_window, i
     Say("step " + std::to_string(*step) + " of about " + std::to_string(report_.expected_probes) +
         ": " + Short(c.sha) + " " + c.subject + ": " + MarkName(marks_[position]) + " (" +
         notes_[position] + ")");
+    // A window opened for a further step was shown by one measurement of its ends: when a probe
+    // stays UNKNOWN at the cap and the ends, measured with it, no longer differ, the window is
+    // noise and stepping around every commit in it would only cost.
+    if (!first_window && marks_[position] == Mark::kUnknown) {
+      const EndpointCheck ends = CheckEndpoints((*paired)[0], (*paired)[2], direction_,
+                                                options_.threshold / 2, options_.alpha);
+      if (!ends.reproduced) {
+        report_.warnings.push_back("the side " + Short(commits_[lo].sha) + ".." +
+                                   Short(commits_[hi].sha) +
+                                   " is not searched further: its ends, measured with " +
+                                   Short(c.sha) + ", do not differ (" + ends.reason + ")");
+        return {};
+      }
+    }
   }
   return MeasureCulprit(lo, hi, lo + search.LastGood(), lo + search.FirstBad(), search.Exact());
+}
+
+bool Driver::Retry(bisect::Search& search, std::set<std::size_t>* retried) {
+  bool again = false;
+  for (std::size_t i = search.LastGood() + 1; i < search.FirstBad(); ++i) {
+    if (search.Get(i) == Mark::kUnknown && retried->insert(i).second) {
+      search.Set(i, Mark::kUnmeasured);
+      again = true;
+    }
+  }
+  return again;
 }
 
 Result<void> Driver::MeasureCulprit(std::size_t lo, std::size_t hi, std::size_t last_good,
@@ -269,11 +312,17 @@ Result<void> Driver::MeasureCulprit(std::size_t lo, std::size_t hi, std::size_t 
     return {};
   }
   report_.culprits.push_back(culprit);
-  // What the culprits found so far explain together (their steps compound).
-  double explained = 1;
-  for (const Culprit& found : report_.culprits) explained *= 1 + found.magnitude;
+  // What the culprits found so far explain together (their steps compound), and what they may
+  // explain (each step at the end of its CI away from zero): only when even that falls short is
+  // another step looked for, since a step measured low by the noise is no evidence of another.
+  double explained = 1, explained_at_most = 1;
+  for (const Culprit& found : report_.culprits) {
+    explained *= 1 + found.magnitude;
+    explained_at_most *= 1 + (change > 0 ? found.ci_high : found.ci_low);
+  }
   const double share = change != 0 ? (explained - 1) / change : 1;
-  if (share >= options_.explained_share) return {};
+  const double share_at_most = change != 0 ? (explained_at_most - 1) / change : 1;
+  if (share_at_most >= options_.explained_share) return {};
   // The rest may be another step on a side of this window whose two ends still differ.
   std::size_t found = 0;
   for (const auto& [a, b] : {std::pair{lo, last_good}, std::pair{first_bad, hi}}) {
@@ -300,17 +349,6 @@ Result<void> Driver::MeasureCulprit(std::size_t lo, std::size_t hi, std::size_t 
   return {};
 }
 
-template <typename T>
-Result<T> Field(const json& j, const char* name, const std::string& prefix = "") {
-  auto it = j.find(name);
-  if (it == j.end()) return InvalidArgument("is missing", prefix + name);
-  try {
-    return it->get<T>();
-  } catch (const json::exception&) {
-    return InvalidArgument("has the wrong type", prefix + name);
-  }
-}
-
 }  // namespace
 
 Result<Outcome> RunSearch(const std::vector<CommitRef>& commits, const SearchOptions& options,
@@ -330,139 +368,6 @@ Result<Outcome> RunSearch(const std::vector<CommitRef>& commits, const SearchOpt
   }
   Driver driver(commits, options, log, measure, progress);
   return driver.Run();
-}
-
-json RequestJson(const Request& request) {
-  return {{"targets", request.targets}, {"repetitions", request.repetitions}};
-}
-
-Result<Request> RequestFromJson(const json& j) {
-  if (!j.is_object()) return InvalidArgument("must be an object", "request");
-  Request r;
-  auto targets = Field<std::vector<std::size_t>>(j, "targets", "request.");
-  if (!targets) return tl::unexpected(targets.error());
-  auto repetitions = Field<int>(j, "repetitions", "request.");
-  if (!repetitions) return tl::unexpected(repetitions.error());
-  if (targets->empty()) return InvalidArgument("must not be empty", "request.targets");
-  if (*repetitions < 1) return InvalidArgument("must be positive", "request.repetitions");
-  r.targets = std::move(*targets);
-  r.repetitions = *repetitions;
-  return r;
-}
-
-json MeasurementJson(const Measurement& m) {
-  json results = json::array();
-  for (const TargetResult& r : m.results) {
-    json one = {{"samples", r.samples}};
-    if (r.skipped) {
-      one["skipped"] = true;
-      one["note"] = r.note;
-    }
-    results.push_back(std::move(one));
-  }
-  return {{"request", RequestJson(m.request)},
-          {"results", std::move(results)},
-          {"suite", m.suite},
-          {"metric", m.metric},
-          {"direction", std::string(DirectionName(m.direction))}};
-}
-
-Result<Measurement> MeasurementFromJson(const json& j) {
-  if (!j.is_object()) return InvalidArgument("must be an object", "measurement");
-  Measurement m;
-  auto request = RequestFromJson(j.value("request", json()));
-  if (!request) return tl::unexpected(request.error());
-  m.request = std::move(*request);
-  auto results = j.find("results");
-  if (results == j.end() || !results->is_array() || results->size() != m.request.targets.size()) {
-    return InvalidArgument("must be an array with one result per target", "measurement.results");
-  }
-  for (std::size_t i = 0; i < results->size(); ++i) {
-    const json& r = (*results)[i];
-    const std::string where = "measurement.results[" + std::to_string(i) + "].";
-    if (!r.is_object()) return InvalidArgument("must be an object", where);
-    TargetResult t;
-    auto samples = Field<std::vector<double>>(r, "samples", where);
-    if (!samples) return tl::unexpected(samples.error());
-    for (const double x : *samples) {
-      if (!std::isfinite(x)) return InvalidArgument("must be finite numbers", where + "samples");
-    }
-    t.samples = std::move(*samples);
-    t.skipped = r.value("skipped", false);
-    t.note = r.value("note", "");
-    if (!t.skipped && t.samples.empty()) {
-      return InvalidArgument("must not be empty unless skipped", where + "samples");
-    }
-    m.results.push_back(std::move(t));
-  }
-  auto suite = Field<std::string>(j, "suite", "measurement.");
-  if (!suite) return tl::unexpected(suite.error());
-  auto metric = Field<std::string>(j, "metric", "measurement.");
-  if (!metric) return tl::unexpected(metric.error());
-  auto direction = Field<std::string>(j, "direction", "measurement.");
-  if (!direction) return tl::unexpected(direction.error());
-  auto parsed = ParseDirection(*direction);
-  if (!parsed) {
-    return InvalidArgument("must be " + std::string(DirectionName(Direction::kLowerIsBetter)) +
-                               " or " + std::string(DirectionName(Direction::kHigherIsBetter)),
-                           "measurement.direction");
-  }
-  m.suite = std::move(*suite);
-  m.metric = std::move(*metric);
-  m.direction = *parsed;
-  return m;
-}
-
-json SearchOptionsJson(const SearchOptions& o) {
-  return {{"threshold", o.threshold},
-          {"repetitions", o.repetitions},
-          {"max_repetitions", o.max_repetitions},
-          {"alpha", o.alpha},
-          {"max_culprits", o.max_culprits},
-          {"explained_share", o.explained_share}};
-}
-
-Result<SearchOptions> SearchOptionsFromJson(const json& j) {
-  if (!j.is_object()) return InvalidArgument("must be an object", "options");
-  SearchOptions o;
-  for (const auto& [key, value] : j.items()) {
-    try {
-      if (key == "threshold")
-        o.threshold = value.get<double>();
-      else if (key == "repetitions")
-        o.repetitions = value.get<int>();
-      else if (key == "max_repetitions")
-        o.max_repetitions = value.get<int>();
-      else if (key == "alpha")
-        o.alpha = value.get<double>();
-      else if (key == "max_culprits")
-        o.max_culprits = value.get<int>();
-      else if (key == "explained_share")
-        o.explained_share = value.get<double>();
-      else
-        return InvalidArgument("is not an option of a bisect", "options." + key);
-    } catch (const json::exception&) {
-      return InvalidArgument("has the wrong type", "options." + key);
-    }
-    if (value.is_number_float() && !std::isfinite(value.get<double>())) {
-      return InvalidArgument("must be finite", "options." + key);
-    }
-  }
-  if (o.repetitions < 2) return InvalidArgument("must be at least 2", "options.repetitions");
-  if (o.max_repetitions < o.repetitions || o.max_repetitions > 100000) {
-    return InvalidArgument("must be between repetitions and 100000", "options.max_repetitions");
-  }
-  if (!(o.threshold > 0 && o.threshold < 10)) {
-    return InvalidArgument("must be above 0 (a fraction: 0.05 is 5%)", "options.threshold");
-  }
-  if (!(o.alpha > 0 && o.alpha < 1)) return InvalidArgument("must be in (0, 1)", "options.alpha");
-  if (o.max_culprits < 1 || o.max_culprits > 20) {
-    return InvalidArgument("must be between 1 and 20", "options.max_culprits");
-  }
-  if (!(o.explained_share > 0 && o.explained_share <= 1)) {
-    return InvalidArgument("must be in (0, 1]", "options.explained_share");
-  }
-  return o;
 }
 
 }  // namespace perfgate::bisect

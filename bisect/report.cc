@@ -35,8 +35,13 @@ ordered_json ReportJson(const Report& r) {
           {"commits", r.commits},
           {"endpoints",
            {{"reproduced", r.endpoints.reproduced},
+            {"outcome", std::string(ReproductionName(r.endpoints.outcome))},
             {"change", r.endpoints.change},
+            {"ci", {r.endpoints.ci_low, r.endpoints.ci_high}},
+            {"confidence", r.endpoints.confidence},
             {"p_value", r.endpoints.p_value},
+            {"repetitions", r.endpoints.repetitions},
+            {"repetitions_needed", r.endpoints.repetitions_needed},
             {"reason", r.endpoints.reason}}},
           {"culprits", culprits},
           {"probes", probes},
@@ -70,8 +75,29 @@ Result<Report> ReportFromJson(const json& j) {
     field = "endpoints";
     const json& e = j.value("endpoints", json::object());
     r.endpoints.reproduced = e.value("reproduced", false);
+    // A report written before "outcome" existed knew only reproduced or not.
+    const std::string outcome = e.value(
+        "outcome",
+        std::string(ReproductionName(r.endpoints.reproduced ? Reproduction::kReproduced
+                                                            : Reproduction::kNotReproduced)));
+    const auto parsed = ParseReproduction(outcome);
+    if (!parsed || (*parsed == Reproduction::kReproduced) != r.endpoints.reproduced) {
+      return InvalidArgument(
+          "must be reproduced, not_reproduced or undecided, and agree with "
+          "endpoints.reproduced",
+          "endpoints.outcome");
+    }
+    r.endpoints.outcome = *parsed;
     r.endpoints.change = e.value("change", 0.0);
+    const std::vector<double> ends_ci = e.value("ci", std::vector<double>{0, 0});
+    if (ends_ci.size() == 2) {
+      r.endpoints.ci_low = ends_ci[0];
+      r.endpoints.ci_high = ends_ci[1];
+    }
+    r.endpoints.confidence = e.value("confidence", 0.0);
     r.endpoints.p_value = e.value("p_value", 1.0);
+    r.endpoints.repetitions = e.value("repetitions", 0);
+    r.endpoints.repetitions_needed = e.value("repetitions_needed", 0);
     r.endpoints.reason = e.value("reason", "");
     field = "culprits";
     for (const json& c : j.value("culprits", json::array())) {
