@@ -4,7 +4,8 @@
 // for the agents of that testbed (`perfgate agent`); `perfgate bisect status ID` follows a queued
 // one. Printed as text, Markdown or JSON. Exit 0 with an answer (or a queued bisect), 1 when the
 // regression does not reproduce between the ends, 2 on bad usage, 3 when a build or run fails
-// for reasons other than the code (or a remote bisect failed).
+// for reasons other than the code (or a remote bisect failed), or when the ends stayed undecided
+// at the repetition cap.
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -52,6 +53,15 @@ std::string Format(const bisect::Report& report, const std::string& format) {
 
 void Print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
+// An answer's exit code: 0 with a culprit; 3 when the ends stayed undecided at the repetition cap
+// (the machine too noisy for the cap, as the gate's noisy_environment); else 1 (the regression
+// does not reproduce).
+int AnswerExit(const bisect::Report& report) {
+  if (!report.culprits.empty()) return kExitPass;
+  return report.endpoints.outcome == bisect::Reproduction::kUndecided ? kExitInfrastructure
+                                                                      : kExitRegression;
+}
+
 // --alert ID: the range, suite, benchmark and metric of a server's alert.
 Result<void> FromAlert(BisectArgs& args) {
   if (auto ok = client::CheckId(args.alert); !ok) return ok;
@@ -97,7 +107,7 @@ int ShowBisect(client::ProjectClient& client, const std::string& id, const std::
         auto report = bisect::ReportFromJson(*b->report);
         if (!report) return ReportError(report.error());
         Print(Format(*report, format));
-        if (!report->culprits.empty()) return kExitPass;
+        if (const int exit = AnswerExit(*report); exit != kExitRegression) return exit;
       }
       if (b->state == "failed" && b->error) {
         return ReportError(
@@ -198,7 +208,7 @@ int Run(BisectArgs& args) {
     }
   }
   Print(Format(*report, args.format));
-  return report->culprits.empty() ? kExitRegression : kExitPass;
+  return AnswerExit(*report);
 }
 
 int Status(const StatusArgs& args) {
@@ -216,11 +226,12 @@ void AddBisectCommand(CLI::App& app, int* exit_code) {
       "bisect",
       "Find the commit that made a benchmark slower: measures commits of --good..--bad (each "
       "exported into a temporary tree and built with --build; your working tree is not "
-      "touched), judges each against the two ends with U tests, adds repetitions when a commit "
-      "is undecided, skips commits that do not build, and keeps its state so that an "
-      "interrupted bisect resumes; with --remote --testbed NAME it is queued on the server for "
-      "that testbed's agents (`perfgate agent`). Exit 0 with an answer (or a queued bisect), 1 "
-      "when the regression does not reproduce between the ends, 2 usage, 3 a failing run");
+      "touched), judges each by the interval of its position between the two ends, adds "
+      "repetitions when a commit is undecided, skips commits that do not build, and keeps its "
+      "state so that an interrupted bisect resumes; with --remote --testbed NAME it is queued on "
+      "the server for that testbed's agents (`perfgate agent`). Exit 0 with an answer (or a "
+      "queued bisect), 1 when the regression does not reproduce between the ends, 2 usage, 3 a "
+      "failing run or ends still undecided at --max-repetitions");
   cmd->add_option("--alert", args->alert,
                   "A server alert's id: its range, suite, benchmark and metric (perfgate.yaml's "
                   "server, PERFGATE_TOKEN with the read scope); the options below override them");
@@ -271,7 +282,8 @@ void AddBisectCommand(CLI::App& app, int* exit_code) {
       "status",
       "Show a bisect stored on the server (queued with --remote, or posted by --alert): its "
       "answer when finished, else the step being measured and the probes decided so far. Exit "
-      "0 (an answer, or still running), 1 when it found no culprit, 3 when it failed");
+      "0 (an answer, or still running), 1 when it found no culprit, 3 when it failed or its ends "
+      "stayed undecided");
   status->add_option("ID", status_args->id, "The bisect's id")->required();
   status->add_option("--config", status_args->config, "perfgate.yaml to use");
   status->add_option("--format", status_args->format, "Output format on stdout")

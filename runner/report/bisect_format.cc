@@ -1,5 +1,6 @@
 #include "runner/report/bisect_format.h"
 
+#include <cmath>
 #include <cstdio>
 
 #include "core/text.h"
@@ -25,6 +26,28 @@ std::string CulpritLine(const bisect::Culprit& c) {
          " of the change between the ends\n";
 }
 
+// Why there is no culprit, when the ends say why: "" otherwise.
+std::string NoCulprit(const bisect::EndpointCheck& e) {
+  switch (e.outcome) {
+    case bisect::Reproduction::kNotReproduced:
+      return "the regression does not reproduce";
+    case bisect::Reproduction::kUndecided: {
+      char p[32];
+      std::snprintf(p, sizeof p, "%.2g", e.p_value);
+      return "undecided at " + std::to_string(e.repetitions) +
+             " repetitions per end: bad vs good " + SignedPercent(e.change) + " [" +
+             SignedPercent(e.ci_low) + ", " + SignedPercent(e.ci_high) + "] (" +
+             std::to_string(std::lround(100 * e.confidence)) + "% CI, p " + p + "); " +
+             (e.repetitions_needed > 0
+                  ? "about " + std::to_string(e.repetitions_needed) + " per end would decide"
+                  : std::string("no number of repetitions decides at this noise"));
+    }
+    case bisect::Reproduction::kReproduced:
+      break;
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string FormatBisectText(const bisect::Report& r) {
@@ -33,8 +56,8 @@ std::string FormatBisectText(const bisect::Report& r) {
                     (r.benchmarks.empty() ? "" : r.benchmarks.front()) + " " + r.metric + "\n";
   out += "ends: " + r.endpoints.reason + "\n";
   for (const bisect::Culprit& c : r.culprits) out += CulpritLine(c);
-  if (r.culprits.empty() && !r.endpoints.reproduced) {
-    out += "no culprit: the regression does not reproduce\n";
+  if (const std::string why = NoCulprit(r.endpoints); r.culprits.empty() && !why.empty()) {
+    out += "no culprit: " + why + "\n";
   }
   out += std::to_string(r.probes.size()) + " probes (about " + std::to_string(r.expected_probes) +
          " expected), " + std::to_string(r.builds) + " builds, " + std::to_string(r.runs) +

@@ -170,7 +170,8 @@ Result<store::BisectDecision> Decide(const store::BisectReplayInput& input) {
   }
   if (outcome->finished) {
     const bisect::Report& report = outcome->report;
-    // Without a culprit the report's warnings say why (the regression did not reproduce).
+    // Without a culprit the report says why: its endpoints' outcome (the regression did not
+    // reproduce, or the ends stayed undecided at the repetition cap, with the figures).
     decision.state = report.culprits.empty() ? "failed" : "succeeded";
     decision.report_json = bisect::ReportJson(report).dump();
     if (!report.culprits.empty()) decision.culprit_sha = report.culprits.front().sha;
