@@ -22,7 +22,7 @@ void Progress(const std::string& line) { std::fprintf(stderr, "perfgate: %s\n", 
 
 void Append(std::map<SeriesKey, std::vector<double>>& into, const run::SuiteOutcome& outcome) {
   for (const wire::ResultSeries& s : outcome.series) {
-    auto& values = into[{s.suite, s.benchmark, s.metric}];
+    auto& values = into[s.key];
     values.insert(values.end(), s.values.begin(), s.values.end());
   }
 }
