@@ -116,7 +116,7 @@ Result<SuiteOutcome> RunGbench(const config::RunnerConfig& config, const config:
     for (adapters::MetricSeries& s : *collected) {
       if (s.values.empty()) continue;
       wire::ResultSeries series;
-      series.key = {suite.name, s.benchmark, metric};
+      series.key = {suite.name, std::move(s.key.benchmark), metric};
       series.unit = s.unit;
       series.direction = DirectionFor(config, series.key, s.direction);
       series.values = std::move(s.values);
