@@ -125,9 +125,7 @@ double InProcessSeconds(const Options& o, std::mt19937_64& rng) {
   std::vector<perfgate::store::SampleSet> base, contender;
   for (int b = 0; b < o.benchmarks; ++b) {
     perfgate::store::SampleSet set;
-    set.suite = "bench";
-    set.benchmark = "BM_" + std::to_string(b);
-    set.metric = "real_time";
+    set.key = {"bench", "BM_" + std::to_string(b), "real_time"};
     set.unit = "ns";
     const double center = 1000.0 * (1 + b % 97);
     for (int r = 0; r < o.repetitions * o.baseline_runs; ++r) {

@@ -15,6 +15,7 @@
 #include "config/environment.h"
 #include "core/metric.h"
 #include "core/result.h"
+#include "core/series_key.h"
 #include "core/threshold_rule.h"
 
 namespace perfgate::config {
@@ -82,6 +83,9 @@ struct RunnerConfig {
   // The first rule that matches, in file order; the defaults when none does.
   ResolvedThreshold Resolve(std::string_view suite, std::string_view benchmark,
                             std::string_view metric) const;
+  ResolvedThreshold Resolve(const SeriesKey& key) const {
+    return Resolve(key.suite, key.benchmark, key.metric);
+  }
 };
 
 // Parses perfgate.yaml text. source_name prefixes messages ("perfgate.yaml:12:5: suites[1].

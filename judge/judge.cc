@@ -2,18 +2,26 @@
 
 #include <algorithm>
 #include <cmath>
+#include <compare>
 #include <map>
-#include <tuple>
 
 namespace perfgate::judge {
 namespace {
 
-// A series' pairing identity, viewing its strings (no copies on the verdict's hot path).
-using PairKey = std::tuple<std::string_view, std::string_view, std::string_view, std::string_view>;
+// A series' pairing identity: its key, pointed to (no copies on the verdict's hot path), and
+// its unit where the unit tells series apart.
+struct PairKey {
+  const SeriesKey* key;
+  std::string_view unit;  // "" unless PairBy::kKeyAndUnit
+
+  std::strong_ordering operator<=>(const PairKey& other) const {
+    if (auto by_key = *key <=> *other.key; by_key != 0) return by_key;
+    return unit <=> other.unit;
+  }
+};
 
 PairKey PairKeyOf(const Series& s, PairBy by) {
-  return {s.key.suite, s.key.benchmark, s.key.metric,
-          by == PairBy::kKeyAndUnit ? std::string_view(s.unit) : std::string_view()};
+  return {&s.key, by == PairBy::kKeyAndUnit ? std::string_view(s.unit) : std::string_view()};
 }
 
 }  // namespace

@@ -13,7 +13,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -260,13 +259,12 @@ class Decoder {
                              "results");
     }
     results->resize(array->size());
-    std::map<std::tuple<std::string, std::string, std::string>, size_t> seen;
+    std::map<SeriesKey, size_t> seen;
     for (size_t i = 0; i < array->size(); ++i) {
       const std::string path = ElementPath("results", i);
       PERFGATE_WIRE_TRY(ReadSeries((*array)[i], path, &(*results)[i]));
       const ResultSeries& series = (*results)[i];
-      auto [it, inserted] =
-          seen.emplace(std::tuple(series.suite, series.benchmark, series.metric), i);
+      auto [it, inserted] = seen.emplace(series.key, i);
       if (!inserted) {
         return InvalidArgument("duplicate series (suite, benchmark, metric): same as results[" +
                                    std::to_string(it->second) + "]",
@@ -280,9 +278,10 @@ class Decoder {
     if (!object.is_object()) return WrongType(path, "an object", object);
     PERFGATE_WIRE_TRY(
         OnlyKeys(object, path, {"suite", "benchmark", "metric", "unit", "direction", "values"}));
-    PERFGATE_WIRE_TRY(ReadString(object, "suite", path, Need::kRequired, &series->suite));
-    PERFGATE_WIRE_TRY(ReadString(object, "benchmark", path, Need::kRequired, &series->benchmark));
-    PERFGATE_WIRE_TRY(ReadString(object, "metric", path, Need::kRequired, &series->metric));
+    PERFGATE_WIRE_TRY(ReadString(object, "suite", path, Need::kRequired, &series->key.suite));
+    PERFGATE_WIRE_TRY(
+        ReadString(object, "benchmark", path, Need::kRequired, &series->key.benchmark));
+    PERFGATE_WIRE_TRY(ReadString(object, "metric", path, Need::kRequired, &series->key.metric));
     PERFGATE_WIRE_TRY(ReadString(object, "unit", path, Need::kOptional, &series->unit));
     std::string direction;
     PERFGATE_WIRE_TRY(ReadString(object, "direction", path, Need::kRequired, &direction));
@@ -379,9 +378,9 @@ std::string EncodeRunUpload(const RunUpload& run) {
   if (!run.finished_at.empty()) out["finished_at"] = run.finished_at;
   json results = json::array();
   for (const ResultSeries& series : run.results) {
-    results.push_back({{"suite", series.suite},
-                       {"benchmark", series.benchmark},
-                       {"metric", series.metric},
+    results.push_back({{"suite", series.key.suite},
+                       {"benchmark", series.key.benchmark},
+                       {"metric", series.key.metric},
                        {"unit", series.unit},
                        {"direction", std::string(DirectionName(series.direction))},
                        {"values", series.values}});

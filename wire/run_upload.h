@@ -12,6 +12,7 @@
 
 #include "core/metric.h"
 #include "core/result.h"
+#include "core/series_key.h"
 
 namespace perfgate::wire {
 
@@ -43,10 +44,10 @@ struct CiInfo {
   bool operator==(const CiInfo&) const = default;
 };
 
+// One series of the run; on the wire its key's fields stand flat beside the unit
+// ({"suite", "benchmark", "metric", "unit", "direction", "values"}).
 struct ResultSeries {
-  std::string suite;
-  std::string benchmark;
-  std::string metric;
+  SeriesKey key;
   std::string unit;
   Direction direction = Direction::kLowerIsBetter;
   std::vector<double> values;  // one per repetition, finite; times must be >= 0

@@ -38,9 +38,9 @@ json AttributionJson(const Attribution& a) {
 }
 
 json ResultJson(const MetricResult& r) {
-  json out = {{keys::result::kSuite, r.suite},
-              {keys::result::kBenchmark, r.benchmark},
-              {keys::result::kMetric, r.metric},
+  json out = {{keys::result::kSuite, r.key.suite},
+              {keys::result::kBenchmark, r.key.benchmark},
+              {keys::result::kMetric, r.key.metric},
               {keys::result::kUnit, r.unit},
               {keys::result::kDirection, std::string(DirectionName(r.direction))},
               {keys::result::kThreshold, Optional(r.threshold)},

@@ -12,6 +12,7 @@
 
 #include "core/metric.h"
 #include "core/result.h"
+#include "core/series_key.h"
 #include "core/threshold_rule.h"
 
 namespace perfgate::wire {
@@ -116,10 +117,9 @@ struct Attribution {
   bool operator==(const Attribution&) const = default;
 };
 
+// One series' row; on the wire its key's fields stand flat ("suite", "benchmark", "metric").
 struct MetricResult {
-  std::string suite;
-  std::string benchmark;
-  std::string metric;
+  SeriesKey key;
   std::string unit;  // "ns", "us", "ms", "s", "items/s", "" ...
   Direction direction = Direction::kLowerIsBetter;
   std::optional<double>

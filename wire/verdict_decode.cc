@@ -244,9 +244,9 @@ Attribution ReadAttribution(Reader& reader, const json& object, const std::strin
 
 MetricResult ReadResult(Reader& reader, const json& object, const std::string& path) {
   MetricResult r;
-  r.suite = reader.String(object, keys::result::kSuite, path, /*required=*/true);
-  r.benchmark = reader.String(object, keys::result::kBenchmark, path, /*required=*/true);
-  r.metric = reader.String(object, keys::result::kMetric, path, /*required=*/true);
+  r.key.suite = reader.String(object, keys::result::kSuite, path, /*required=*/true);
+  r.key.benchmark = reader.String(object, keys::result::kBenchmark, path, /*required=*/true);
+  r.key.metric = reader.String(object, keys::result::kMetric, path, /*required=*/true);
   r.unit = reader.String(object, keys::result::kUnit, path);
   if (auto direction = reader.OptString(object, keys::result::kDirection, path)) {
     if (auto parsed = ParseDirection(*direction)) {

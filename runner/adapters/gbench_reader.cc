@@ -399,7 +399,7 @@ Result<std::vector<MetricSeries>> CollectMetric(const GbenchFile& file, std::str
       auto [it, inserted] = index.emplace(run.run_name, series.size());
       if (inserted) {
         MetricSeries fresh;
-        fresh.benchmark = run.run_name;
+        fresh.key = {"", run.run_name, std::string(metric)};
         fresh.unit = unit;
         fresh.direction = DefaultDirection(metric);
         series.push_back(std::move(fresh));

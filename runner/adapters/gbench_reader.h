@@ -14,6 +14,7 @@
 
 #include "core/metric.h"
 #include "core/result.h"
+#include "core/series_key.h"
 
 namespace perfgate::adapters {
 
@@ -91,7 +92,7 @@ Result<GbenchFile> ReadGbenchFile(const std::filesystem::path& path);
 
 // The repetitions of one metric per benchmark, in order of first appearance.
 struct MetricSeries {
-  std::string benchmark;       // run_name
+  SeriesKey key;               // benchmark: run_name; suite "": a file names none, its suite does
   std::vector<double> values;  // one per measured repetition
   std::string unit;            // "ns" for times, "1/s" for *_per_second, "" for counters
   Direction direction = Direction::kLowerIsBetter;

@@ -23,7 +23,7 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
   ConfirmReport report;
   std::map<std::string, std::set<std::string>> regressed;
   for (const wire::MetricResult& r : verdict->results) {
-    if (r.kind == wire::ResultKind::kRegression) regressed[r.suite].insert(r.benchmark);
+    if (r.kind == wire::ResultKind::kRegression) regressed[r.key.suite].insert(r.key.benchmark);
   }
   if (regressed.empty()) return report;
   if (!verdict->baseline || verdict->baseline->commit.empty()) {
@@ -65,13 +65,12 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
   std::vector<wire::MetricResult*> targets;  // the verdict's row of each head series
   for (wire::MetricResult& r : verdict->results) {
     if (r.kind != wire::ResultKind::kRegression) continue;
-    SeriesKey key{r.suite, r.benchmark, r.metric};
-    auto h = head_values.find(key);
+    auto h = head_values.find(r.key);
     if (h == head_values.end()) continue;
     judge::Series series{
-        .key = std::move(key), .unit = r.unit, .direction = r.direction, .values = h->second};
+        .key = r.key, .unit = r.unit, .direction = r.direction, .values = h->second};
     series.threshold = r.threshold.value_or(verdict->parameters.threshold);
-    series.alpha = config.Resolve(r.suite, r.benchmark, r.metric).alpha;
+    series.alpha = config.Resolve(r.key).alpha;
     head_side.push_back(std::move(series));
     targets.push_back(&r);
   }
@@ -85,7 +84,7 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
   }
   for (const wire::MetricResult& r : verdict->results) {
     if (r.kind == wire::ResultKind::kRegression && judged_rows.count(&r) == 0) {
-      report.lines.push_back(r.benchmark + " " + r.metric + ": not measured again; kept");
+      report.lines.push_back(r.key.benchmark + " " + r.key.metric + ": not measured again; kept");
     }
   }
   for (size_t i = 0; i < targets.size(); ++i) {
@@ -98,15 +97,15 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
                                  ", " + SignedPercent(v.change_ci.upper) + "]";
     if (v.verdict == stats::Verdict::kRegression) {
       ++report.confirmed;
-      report.lines.push_back(r.benchmark + " " + r.metric + ": confirmed, " + measured +
+      report.lines.push_back(r.key.benchmark + " " + r.key.metric + ": confirmed, " + measured +
                              " side by side");
       r.reason += "; confirmed by an interleaved A/B rerun against " + base_commit.substr(0, 12) +
                   ": " + measured;
       continue;
     }
     ++report.withdrawn;
-    report.lines.push_back(r.benchmark + " " + r.metric + ": not confirmed (" + measured + ", " +
-                           std::string(stats::VerdictName(v.verdict)) + ")");
+    report.lines.push_back(r.key.benchmark + " " + r.key.metric + ": not confirmed (" + measured +
+                           ", " + std::string(stats::VerdictName(v.verdict)) + ")");
     r.kind = wire::ResultKind::kInconclusive;
     r.reason = "first measured " + (r.change ? SignedPercent(*r.change) : std::string("?")) +
                ", but an interleaved A/B rerun against " + base_commit.substr(0, 12) +

@@ -64,7 +64,7 @@ std::map<std::string, std::set<std::string>> Inconclusive(const wire::Verdict& v
         std::min(std::max<int64_t>(r.repetitions_needed - have, 2), max_repetitions - have);
     if (more < 2) continue;
     most = std::max(most, more);
-    out[r.suite].insert(r.benchmark);
+    out[r.key.suite].insert(r.key.benchmark);
   }
   *repetitions = static_cast<int>(most);
   return out;

@@ -69,16 +69,13 @@ std::vector<std::string> EnvironmentWarnings(const adapters::GbenchFile& base,
 }
 
 // One file's series of the metric as the judge pairs them: by benchmark name (the suite is the
-// file), with the comparison's direction; the values stay in `series`.
+// file: "" in every key), with the comparison's direction; the values stay in `series`.
 std::vector<judge::Series> AsSeries(const std::vector<adapters::MetricSeries>& series,
-                                    const std::string& metric, Direction direction) {
+                                    Direction direction) {
   std::vector<judge::Series> out;
   out.reserve(series.size());
   for (const adapters::MetricSeries& s : series) {
-    out.push_back({.key = {"", s.benchmark, metric},
-                   .unit = s.unit,
-                   .direction = direction,
-                   .values = s.values});
+    out.push_back({.key = s.key, .unit = s.unit, .direction = direction, .values = s.values});
   }
   return out;
 }
@@ -114,7 +111,7 @@ Result<judge::CompareReport> Compare(const adapters::GbenchFile& base,
   auto keep = [&](std::vector<adapters::MetricSeries>& series) {
     if (!filter) return;
     std::erase_if(series, [&](const adapters::MetricSeries& s) {
-      return !std::regex_search(s.benchmark, *filter);
+      return !std::regex_search(s.key.benchmark, *filter);
     });
   };
   keep(*base_series);
@@ -126,8 +123,8 @@ Result<judge::CompareReport> Compare(const adapters::GbenchFile& base,
   judge_options.policy = options.policy;
   judge_options.name = judge::StatsName::kBenchmark;
   judge_options.advise_repetitions = true;
-  const auto base_pairs = AsSeries(*base_series, options.metric, judge_options.direction);
-  const auto contender_pairs = AsSeries(*contender_series, options.metric, judge_options.direction);
+  const auto base_pairs = AsSeries(*base_series, judge_options.direction);
+  const auto contender_pairs = AsSeries(*contender_series, judge_options.direction);
   auto report =
       judge::Compare(base.source, base_pairs, contender.source, contender_pairs, judge_options);
   if (!report) return tl::unexpected(report.error());

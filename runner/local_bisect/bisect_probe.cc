@@ -139,15 +139,15 @@ Result<void> Prober::MeasureOnce(const git::CommitInfo& commit, int repetitions,
   Measured& measured = measured_[sha];
   measured.commit = commit;
   for (const wire::ResultSeries& s : outcome->series) {
-    if (s.metric != metric_) continue;
-    if (std::find(spec_.benchmarks.begin(), spec_.benchmarks.end(), s.benchmark) ==
+    if (s.key.metric != metric_) continue;
+    if (std::find(spec_.benchmarks.begin(), spec_.benchmarks.end(), s.key.benchmark) ==
         spec_.benchmarks.end()) {
       continue;
     }
-    if (s.benchmark == spec_.benchmarks.front()) {
+    if (s.key.benchmark == spec_.benchmarks.front()) {
       out.insert(out.end(), s.values.begin(), s.values.end());
     }
-    auto [series, fresh_series] = measured.series.try_emplace(s.benchmark, s);
+    auto [series, fresh_series] = measured.series.try_emplace(s.key.benchmark, s);
     if (!fresh_series) {
       series->second.values.insert(series->second.values.end(), s.values.begin(), s.values.end());
     }

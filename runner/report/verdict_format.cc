@@ -222,7 +222,7 @@ std::string AttributionSentence(const MetricResult& result) {
 
 bool HasSeveralSuites(const Verdict& verdict) {
   for (const auto& r : verdict.results) {
-    if (r.suite != verdict.results.front().suite) return true;
+    if (r.key.suite != verdict.results.front().key.suite) return true;
   }
   return false;
 }

@@ -115,8 +115,8 @@ std::string Body(const MetricResult& r) {
 }
 
 std::string TestCase(const MetricResult& r, const Verdict& verdict) {
-  std::string out = "    <testcase" + Attr("classname", r.suite) +
-                    Attr("name", r.benchmark + " [" + r.metric + "]") + Attr("time", "0");
+  std::string out = "    <testcase" + Attr("classname", r.key.suite) +
+                    Attr("name", r.key.benchmark + " [" + r.key.metric + "]") + Attr("time", "0");
   switch (r.kind) {
     case ResultKind::kRegression: {
       std::string message = (r.change ? Percent(*r.change) : std::string("worse")) +
@@ -229,9 +229,10 @@ std::string RenderGitLabMetrics(const Verdict& verdict) {
   std::vector<const MetricResult*> rows;
   for (const auto& r : verdict.results) rows.push_back(&r);
   std::stable_sort(rows.begin(), rows.end(), [](const MetricResult* a, const MetricResult* b) {
-    if (a->suite != b->suite) return NaturalLess(a->suite, b->suite);
-    if (a->benchmark != b->benchmark) return NaturalLess(a->benchmark, b->benchmark);
-    return NaturalLess(a->metric, b->metric);
+    if (a->key.suite != b->key.suite) return NaturalLess(a->key.suite, b->key.suite);
+    if (a->key.benchmark != b->key.benchmark)
+      return NaturalLess(a->key.benchmark, b->key.benchmark);
+    return NaturalLess(a->key.metric, b->key.metric);
   });
   std::string out;
   std::set<std::string> taken;
@@ -239,7 +240,7 @@ std::string RenderGitLabMetrics(const Verdict& verdict) {
     // Names that differ only in characters GitLab does not allow would collide; later ones get
     // a counter so that no value silently replaces another.
     const std::string base =
-        MetricName("perfgate_" + r->suite + "_" + r->benchmark + "_" + r->metric);
+        MetricName("perfgate_" + r->key.suite + "_" + r->key.benchmark + "_" + r->key.metric);
     std::string name = base;
     for (int n = 2; !taken.insert(name).second; ++n) name = base + "_" + std::to_string(n);
     taken.insert(name + "_change_percent");

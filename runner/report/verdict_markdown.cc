@@ -150,10 +150,10 @@ std::string TableHeader(const Verdict& verdict, bool suites) {
 }
 
 std::string TableRow(const MetricResult& r, bool suites) {
-  std::string out = suites ? "| " + Escape(Truncate(r.suite, kMaxName)) + " " : "";
+  std::string out = suites ? "| " + Escape(Truncate(r.key.suite, kMaxName)) + " " : "";
   const std::string kind(ResultKindName(r.kind));
-  out += "| " + Escape(Truncate(r.benchmark, kMaxName)) + " | " +
-         Escape(Truncate(r.metric, kMaxName)) + " | " +
+  out += "| " + Escape(Truncate(r.key.benchmark, kMaxName)) + " | " +
+         Escape(Truncate(r.key.metric, kMaxName)) + " | " +
          Escape(internal::FormatValue(r.base ? r.base->median : std::nullopt,
                                       Truncate(r.unit, kMaxName))) +
          " | " +
@@ -175,8 +175,8 @@ std::string ReasonItem(const MetricResult& r) {
   }
   const std::string text = Escape(internal::ReasonSentence(r, kMaxSentence));
   std::string out = "- " + std::string(ResultKindName(r.kind)) + " **" +
-                    Escape(Truncate(r.benchmark, kMaxName)) + "** \\[" +
-                    Escape(Truncate(r.metric, kMaxName)) + "\\]" +
+                    Escape(Truncate(r.key.benchmark, kMaxName)) + "** \\[" +
+                    Escape(Truncate(r.key.metric, kMaxName)) + "\\]" +
                     (text.empty() ? "" : ": " + text) + "\n";
   if (!attribution.empty()) out += "  - " + Escape(Truncate(attribution, kMaxSentence)) + "\n";
   if (!r.environment.empty()) {

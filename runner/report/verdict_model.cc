@@ -74,9 +74,10 @@ std::vector<const MetricResult*> OrderedResults(const Verdict& verdict) {
     if (a->kind == ResultKind::kRegression && severity(*a) != severity(*b)) {
       return severity(*a) > severity(*b);
     }
-    if (a->benchmark != b->benchmark) return NaturalLess(a->benchmark, b->benchmark);
-    if (a->metric != b->metric) return NaturalLess(a->metric, b->metric);
-    return NaturalLess(a->suite, b->suite);
+    if (a->key.benchmark != b->key.benchmark)
+      return NaturalLess(a->key.benchmark, b->key.benchmark);
+    if (a->key.metric != b->key.metric) return NaturalLess(a->key.metric, b->key.metric);
+    return NaturalLess(a->key.suite, b->key.suite);
   });
   return rows;
 }

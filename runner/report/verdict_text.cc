@@ -127,15 +127,15 @@ std::string RenderText(const Verdict& verdict, const TextOptions& options) {
   for (size_t i = 0; i < shown; ++i) {
     const MetricResult& r = *ordered[i];
     Row row = {
-        CleanLine(r.benchmark),
-        CleanLine(r.metric),
+        CleanLine(r.key.benchmark),
+        CleanLine(r.key.metric),
         CleanLine(internal::FormatValue(r.base ? r.base->median : std::nullopt, r.unit)),
         CleanLine(internal::FormatValue(r.current ? r.current->median : std::nullopt, r.unit)),
         internal::FormatChange(r),
         internal::FormatP(r.p_adjusted),
         internal::FormatN(r),
         std::string(ResultKindName(r.kind))};
-    if (suites) row.insert(row.begin(), CleanLine(r.suite));
+    if (suites) row.insert(row.begin(), CleanLine(r.key.suite));
     rows.push_back(std::move(row));
   }
   if (!ordered.empty()) {
@@ -168,7 +168,7 @@ std::string RenderText(const Verdict& verdict, const TextOptions& options) {
     if (!any_reason) out += "\n";
     any_reason = true;
     out += "  " + Paint(ResultKindName(r.kind), KindColor(r.kind), options.color) + " " +
-           CleanLine(r.benchmark) + " [" + CleanLine(r.metric) + "]" +
+           CleanLine(r.key.benchmark) + " [" + CleanLine(r.key.metric) + "]" +
            (reason.empty() ? "" : ": " + CleanLine(reason)) + "\n";
     // What moved with it and why the host may be to blame, indented under the regression.
     if (!attribution.empty()) out += "    " + CleanLine(attribution) + "\n";

@@ -83,7 +83,7 @@ Result<RunValues> RunOnce(const std::string& command, const fs::path& log, std::
   if (gpu) {
     double samples_per_s = out.values.count("samples_per_s") ? out.values["samples_per_s"] : 0;
     for (const wire::ResultSeries& s : telemetry::GpuSeries(*gpu, "ab", "ab", samples_per_s)) {
-      set(s.metric, s.unit, s.direction, s.values.front());
+      set(s.key.metric, s.unit, s.direction, s.values.front());
     }
   }
   return out;

@@ -8,9 +8,9 @@ PairedMeasurer::PairedMeasurer(const config::RunnerConfig& head, const BaselineT
 
 void PairedMeasurer::Record(const SuiteOutcome& outcome, bool base_side, bool base_first) {
   for (const wire::ResultSeries& s : outcome.series) {
-    PairedSeries& series = series_[{s.suite, s.benchmark, s.metric}];
+    PairedSeries& series = series_[s.key];
     if (series.key.suite.empty()) {
-      series.key = {s.suite, s.benchmark, s.metric};
+      series.key = s.key;
       series.unit = s.unit;
       series.direction = s.direction;
     }

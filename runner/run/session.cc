@@ -36,7 +36,7 @@ void AddGpuTelemetry(const config::Suite& suite, const telemetry::GpuSummary& su
                      run::SuiteOutcome& outcome) {
   double samples_per_s = 0;
   for (const wire::ResultSeries& s : outcome.series) {
-    if (s.metric == "samples_per_s" && !s.values.empty()) samples_per_s = s.values.back();
+    if (s.key.metric == "samples_per_s" && !s.values.empty()) samples_per_s = s.values.back();
   }
   for (wire::ResultSeries& s :
        telemetry::GpuSeries(summary, suite.name, suite.name, samples_per_s)) {

@@ -41,11 +41,9 @@ Result<void> BuildSuite(const config::RunnerConfig& config, const config::Suite&
 
 namespace {
 
-Direction DirectionFor(const config::RunnerConfig& config, const std::string& suite,
-                       const std::string& benchmark, const std::string& metric,
+Direction DirectionFor(const config::RunnerConfig& config, const SeriesKey& key,
                        Direction reported) {
-  const config::ResolvedThreshold t = config.Resolve(suite, benchmark, metric);
-  return t.direction.value_or(reported);
+  return config.Resolve(key).direction.value_or(reported);
 }
 
 Result<SuiteOutcome> RunGbench(const config::RunnerConfig& config, const config::Suite& suite,
@@ -122,11 +120,9 @@ Result<SuiteOutcome> RunGbench(const config::RunnerConfig& config, const config:
     for (adapters::MetricSeries& s : *collected) {
       if (s.values.empty()) continue;
       wire::ResultSeries series;
-      series.suite = suite.name;
-      series.benchmark = s.benchmark;
-      series.metric = metric;
+      series.key = {suite.name, std::move(s.key.benchmark), metric};
       series.unit = s.unit;
-      series.direction = DirectionFor(config, suite.name, s.benchmark, metric, s.direction);
+      series.direction = DirectionFor(config, series.key, s.direction);
       series.values = std::move(s.values);
       outcome.series.push_back(std::move(series));
     }
@@ -145,12 +141,9 @@ Result<SuiteOutcome> RunCommand(const config::RunnerConfig& config, const config
   const std::filesystem::path log = options.work_dir / (suite.name + ".log");
   const ProcessOptions p = SuiteCommandProcess(config, suite, log);
   wire::ResultSeries series;
-  series.suite = suite.name;
-  series.benchmark = suite.name;
-  series.metric = "wall_time";
+  series.key = {suite.name, suite.name, "wall_time"};
   series.unit = "s";
-  series.direction =
-      DirectionFor(config, suite.name, suite.name, "wall_time", Direction::kLowerIsBetter);
+  series.direction = DirectionFor(config, series.key, Direction::kLowerIsBetter);
   const int total = suite.warmup + repetitions;
   const auto started = std::chrono::steady_clock::now();
   for (int i = 0; i < total; ++i) {

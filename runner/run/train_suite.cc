@@ -29,11 +29,9 @@ Result<SuiteOutcome> RunTrainSuite(const config::RunnerConfig& config, const con
     auto [it, fresh] = index.try_emplace(metric, series.size());
     if (fresh) {
       wire::ResultSeries s;
-      s.suite = suite.name;
-      s.benchmark = suite.name;
-      s.metric = metric;
+      s.key = {suite.name, suite.name, metric};
       s.unit = unit;
-      const config::ResolvedThreshold t = config.Resolve(suite.name, suite.name, metric);
+      const config::ResolvedThreshold t = config.Resolve(s.key);
       s.direction = t.direction.value_or(reported);
       series.push_back(std::move(s));
     }

@@ -113,9 +113,7 @@ std::vector<wire::ResultSeries> GpuSeries(const GpuSummary& s, const std::string
   auto add = [&](const char* metric, const char* unit, Direction direction, double value) {
     if (value < 0 || !std::isfinite(value)) return;
     wire::ResultSeries series;
-    series.suite = suite;
-    series.benchmark = benchmark;
-    series.metric = metric;
+    series.key = {suite, benchmark, metric};
     series.unit = unit;
     series.direction = direction;
     series.values = {value};

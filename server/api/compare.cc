@@ -22,11 +22,9 @@ std::vector<judge::Series> Collect(const store::StoredRun& run, const std::strin
   std::vector<judge::Series> out;
   std::set<std::string> names;
   for (const wire::ResultSeries& s : run.upload.results) {
-    if (s.metric != metric) continue;
-    judge::Series series{.key = {s.suite, s.benchmark, s.metric},
-                         .unit = s.unit,
-                         .direction = s.direction,
-                         .values = s.values};
+    if (s.key.metric != metric) continue;
+    judge::Series series{
+        .key = s.key, .unit = s.unit, .direction = s.direction, .values = s.values};
     if (!names.insert(judge::NameOf(series.key, name)).second) continue;
     out.push_back(std::move(series));
   }
@@ -54,7 +52,7 @@ Result<judge::CompareReport> CompareRuns(const store::StoredRun& base,
   std::set<std::string> suites;
   for (const auto* run : {&base, &contender}) {
     for (const auto& s : run->upload.results) {
-      if (s.metric == metric) suites.insert(s.suite);
+      if (s.key.metric == metric) suites.insert(s.key.suite);
     }
   }
   judge::CompareOptions options;

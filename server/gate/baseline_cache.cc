@@ -11,10 +11,7 @@
 namespace perfgate::server::gate {
 
 judge::Series AsSeries(const store::SampleSet& set) {
-  return {.key = {set.suite, set.benchmark, set.metric},
-          .unit = set.unit,
-          .direction = set.direction,
-          .values = set.values};
+  return {.key = set.key, .unit = set.unit, .direction = set.direction, .values = set.values};
 }
 
 std::shared_ptr<const PreparedBaseline> PrepareBaseline(std::vector<store::SampleSet> sets) {
@@ -50,8 +47,8 @@ std::shared_ptr<const PreparedBaseline> PrepareBaseline(std::vector<store::Sampl
   for (size_t i = 0; i < count; ++i) {
     const store::SampleSet& set = out->sets[i];
     out->bytes += out->prepared[i]->MemoryBytes() + set.values.capacity() * sizeof(double) +
-                  set.suite.size() + set.benchmark.size() + set.metric.size() + set.unit.size() +
-                  2 * sizeof(store::SampleSet);
+                  set.key.suite.size() + set.key.benchmark.size() + set.key.metric.size() +
+                  set.unit.size() + 2 * sizeof(store::SampleSet);
     out->series[i].prepared = out->prepared[i];
   }
   return out;

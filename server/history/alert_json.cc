@@ -47,9 +47,9 @@ ordered_json AlertJson(const store::AlertRecord& a) {
       {"series",
        {{"branch", a.series.branch},
         {"testbed", a.series.testbed},
-        {"suite", a.series.suite},
-        {"benchmark", a.series.benchmark},
-        {"metric", a.series.metric},
+        {"suite", a.series.key.suite},
+        {"benchmark", a.series.key.benchmark},
+        {"metric", a.series.key.metric},
         {"unit", a.series.unit},
         {"direction", std::string(DirectionName(a.series.direction))}}},
       {"kind", a.kind},
@@ -147,7 +147,8 @@ ordered_json WebhookBody(const std::vector<store::AlertRecord>& alerts,
     for (const store::AlertRecord* a : members) {
       const std::string what = a->cause == "environment" ? "environment change" : a->kind;
       std::string line = "\n• " + what + " " + SignedPercent(a->magnitude) + " " +
-                         a->series.benchmark + " " + a->series.metric + " on " + a->series.testbed;
+                         a->series.key.benchmark + " " + a->series.key.metric + " on " +
+                         a->series.testbed;
       if (!public_url.empty()) {
         // The dashboard's alerts page with this one highlighted: series, range, triage.
         line += " <" + public_url + "/#/p/" + a->project +

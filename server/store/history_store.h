@@ -14,17 +14,17 @@
 
 #include "core/metric.h"
 #include "core/result.h"
+#include "core/series_key.h"
 #include "server/store/store.h"
 
 namespace perfgate::store {
 
+// A series of a tracked branch on a testbed: the series' identity where it was measured.
 struct HistorySeriesKey {
   int64_t id = 0;
   std::string branch;
   std::string testbed;  // name: the series spans the testbed's fingerprints
-  std::string suite;
-  std::string benchmark;
-  std::string metric;
+  SeriesKey key;
   std::string unit;
   Direction direction = Direction::kLowerIsBetter;
 };

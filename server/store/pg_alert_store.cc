@@ -205,12 +205,12 @@ Result<HistorySeriesPoints> PgStore::GetHistorySeries(const Project& project,
           const HistorySeriesKey a = ReadSeriesKey(series[0]);
           const HistorySeriesKey b = ReadSeriesKey(series[1]);
           return InvalidArgument("several series match (testbed " + a.testbed + ", suite " +
-                                     a.suite + ", unit " + a.unit + "; testbed " + b.testbed +
-                                     ", suite " + b.suite + ", unit " + b.unit +
+                                     a.key.suite + ", unit " + a.unit + "; testbed " + b.testbed +
+                                     ", suite " + b.key.suite + ", unit " + b.unit +
                                      "): name the testbed, suite or unit",
-                                 a.testbed != b.testbed ? "testbed"
-                                 : a.suite != b.suite   ? "suite"
-                                                        : "unit");
+                                 a.testbed != b.testbed       ? "testbed"
+                                 : a.key.suite != b.key.suite ? "suite"
+                                                              : "unit");
         }
         HistorySeriesPoints out;
         out.key = ReadSeriesKey(series[0]);

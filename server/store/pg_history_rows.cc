@@ -39,16 +39,15 @@ std::optional<double> OptionalDouble(const pqxx::field& f) {
 }
 
 HistorySeriesKey ReadSeriesKey(const pqxx::row& row, int at) {
-  HistorySeriesKey key;
-  key.id = row[at].as<int64_t>();
-  key.branch = row[at + 1].as<std::string>();
-  key.testbed = row[at + 2].as<std::string>();
-  key.suite = row[at + 3].as<std::string>();
-  key.benchmark = row[at + 4].as<std::string>();
-  key.metric = row[at + 5].as<std::string>();
-  key.unit = row[at + 6].as<std::string>();
-  key.direction = ReadDirection(row[at + 7]);
-  return key;
+  HistorySeriesKey out;
+  out.id = row[at].as<int64_t>();
+  out.branch = row[at + 1].as<std::string>();
+  out.testbed = row[at + 2].as<std::string>();
+  out.key = {row[at + 3].as<std::string>(), row[at + 4].as<std::string>(),
+             row[at + 5].as<std::string>()};
+  out.unit = row[at + 6].as<std::string>();
+  out.direction = ReadDirection(row[at + 7]);
+  return out;
 }
 
 // A commit of a history point `hp` (joined with commits c) as columns.

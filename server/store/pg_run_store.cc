@@ -7,7 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <tuple>
+#include <utility>
 
 #include "server/store/pg_run_rows.h"
 #include "server/store/pg_stores.h"
@@ -125,10 +125,11 @@ Result<void> UpsertMetadata(pqxx::work& tx, const Project& project, const wire::
   std::map<std::pair<std::string, std::string>, std::pair<Direction, size_t>> metrics;
   for (size_t i = 0; i < run.results.size(); ++i) {
     const wire::ResultSeries& s = run.results[i];
-    benchmarks.emplace(s.suite, s.benchmark);
-    auto [it, inserted] = metrics.emplace(std::pair(s.metric, s.unit), std::pair(s.direction, i));
+    benchmarks.emplace(s.key.suite, s.key.benchmark);
+    auto [it, inserted] =
+        metrics.emplace(std::pair(s.key.metric, s.unit), std::pair(s.direction, i));
     if (!inserted && it->second.first != s.direction) {
-      return InvalidArgument("metric " + s.metric + " (" + s.unit + ") is '" +
+      return InvalidArgument("metric " + s.key.metric + " (" + s.unit + ") is '" +
                                  std::string(DirectionName(it->second.first)) + "' in results[" +
                                  std::to_string(it->second.second) + "]",
                              "results[" + std::to_string(i) + "].direction");
@@ -177,15 +178,15 @@ Result<void> UpsertMetadata(pqxx::work& tx, const Project& project, const wire::
 
   for (size_t i = 0; i < run.results.size(); ++i) {
     const wire::ResultSeries& s = run.results[i];
-    const auto& [metric_id, direction] = metric_ids.at({s.metric, s.unit});
+    const auto& [metric_id, direction] = metric_ids.at({s.key.metric, s.unit});
     if (direction != DirectionName(s.direction)) {
-      return InvalidArgument("metric " + s.metric + " (" + s.unit + ") is '" + direction +
+      return InvalidArgument("metric " + s.key.metric + " (" + s.unit + ") is '" + direction +
                                  "' in this project, not '" +
                                  std::string(DirectionName(s.direction)) + "'",
                              "results[" + std::to_string(i) + "].direction");
     }
     ids->metric.push_back(metric_id);
-    ids->benchmark.push_back(benchmark_ids.at({s.suite, s.benchmark}));
+    ids->benchmark.push_back(benchmark_ids.at({s.key.suite, s.key.benchmark}));
   }
   return {};
 }
@@ -230,27 +231,29 @@ Result<void> InsertSamples(pqxx::work& tx, const wire::RunUpload& run, const Ids
 // from its sample sets.
 Result<std::string> FillValues(pqxx::work& tx, const std::string& run_id,
                                const std::string& upload_text) {
-  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::vector<double>>
-      values;
+  using SeriesOfUnit = std::pair<SeriesKey, std::string>;  // a second unit is another series
+  std::map<SeriesOfUnit, std::vector<double>> values;
   for (const pqxx::row& row : tx.exec_params(
            "SELECT b.suite, b.name, m.name, m.unit, s.vals::text FROM sample_sets s "
            "JOIN benchmarks b ON b.id = s.benchmark_id JOIN metrics m ON m.id = s.metric_id "
            "WHERE s.run_id = $1::uuid",
            run_id)) {
-    values[{row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<std::string>(),
-            row[3].as<std::string>()}] = pgutil::ParseFloat8Array(row[4].as<std::string>());
+    SeriesOfUnit key{{row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<std::string>()},
+                     row[3].as<std::string>()};
+    values[std::move(key)] = pgutil::ParseFloat8Array(row[4].as<std::string>());
   }
   nlohmann::json upload = nlohmann::json::parse(upload_text, nullptr, false);
   if (upload.is_discarded() || !upload.contains("results")) {
     return MakeError(ErrorCode::kInternal, "stored upload of run " + run_id + " is not JSON");
   }
   for (auto& series : upload["results"]) {
-    auto key = std::make_tuple(series.value("suite", ""), series.value("benchmark", ""),
-                               series.value("metric", ""), series.value("unit", ""));
+    const SeriesOfUnit key{
+        {series.value("suite", ""), series.value("benchmark", ""), series.value("metric", "")},
+        series.value("unit", "")};
     auto it = values.find(key);
     if (it == values.end()) {
       return MakeError(ErrorCode::kInternal, "run " + run_id + " has no samples for " +
-                                                 std::get<1>(key) + " " + std::get<2>(key));
+                                                 key.first.benchmark + " " + key.first.metric);
     }
     series["values"] = it->second;
   }

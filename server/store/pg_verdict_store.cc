@@ -182,21 +182,21 @@ Result<std::vector<SampleSet>> PgStore::GetSampleSets(const Project& project,
                  ids)) {
           const std::string_view suite = row[0].c_str(), benchmark = row[1].c_str(),
                                  metric = row[2].c_str(), unit = row[3].c_str();
-          if (out.empty() || out.back().suite != suite || out.back().benchmark != benchmark ||
-              out.back().metric != metric || out.back().unit != unit) {
+          // Compared as views: no copies for the rows that pool into the last series.
+          if (out.empty() || out.back().key.suite != suite ||
+              out.back().key.benchmark != benchmark || out.back().key.metric != metric ||
+              out.back().unit != unit) {
             SampleSet set;
-            set.suite = suite;
-            set.benchmark = benchmark;
-            set.metric = metric;
+            set.key = {std::string(suite), std::string(benchmark), std::string(metric)};
             set.unit = unit;
             set.direction =
                 ParseDirection(row[4].as<std::string>()).value_or(Direction::kLowerIsBetter);
             out.push_back(std::move(set));
           }
           if (!pgutil::AppendFloat8ArraySend(row[5].c_str(), out.back().values)) {
-            return MakeError(
-                ErrorCode::kInternal,
-                "unreadable repetitions of " + out.back().benchmark + " " + out.back().metric);
+            return MakeError(ErrorCode::kInternal, "unreadable repetitions of " +
+                                                       out.back().key.benchmark + " " +
+                                                       out.back().key.metric);
           }
         }
         return out;

@@ -10,6 +10,7 @@
 
 #include "core/metric.h"
 #include "core/result.h"
+#include "core/series_key.h"
 #include "wire/run_upload.h"
 
 namespace perfgate::store {
@@ -188,9 +189,7 @@ class SeriesStore {
 
 // One series' repetitions, pooled over one or more runs in the order the runs were named.
 struct SampleSet {
-  std::string suite;
-  std::string benchmark;
-  std::string metric;
+  SeriesKey key;
   std::string unit;
   Direction direction = Direction::kLowerIsBetter;
   std::vector<double> values;

@@ -54,7 +54,7 @@ testing::RunAnalysis ForBmA(
       u.series_id = s.key.id;
       u.detector_state_json = "{}";
       u.monitor_state_json = "{}";
-      if (s.key.benchmark == "BM_A") bm_a(s, u);
+      if (s.key.key.benchmark == "BM_A") bm_a(s, u);
     }
     return updates;
   };
@@ -267,7 +267,7 @@ TEST_F(HistoryStoreTest, AnEnvironmentChangeIsLoadedAndStored) {
           HistorySeriesUpdate& u = updates.emplace_back();
           u.series_id = s.key.id;
           u.detector_state_json = u.monitor_state_json = "{}";
-          if (s.key.benchmark != "BM_A") continue;
+          if (s.key.key.benchmark != "BM_A") continue;
           NewAlertRecord alert;
           alert.position = 2;
           alert.kind = "regression";
@@ -322,7 +322,7 @@ TEST_F(HistoryStoreTest, AlertsAreStoredListedAndTriageRebaselines) {
   ASSERT_TRUE(page.has_value()) << page.error().ToString();
   ASSERT_EQ(page->alerts.size(), 1u);
   const AlertRecord& a = page->alerts[0];
-  EXPECT_EQ(a.series.benchmark, "BM_A");
+  EXPECT_EQ(a.series.key.benchmark, "BM_A");
   EXPECT_EQ(a.last_good.sha, Sha(3));
   EXPECT_EQ(a.first_bad.sha, Sha(4));
   EXPECT_EQ(a.first_bad.run_id, Uuid(4));

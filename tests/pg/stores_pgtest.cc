@@ -221,7 +221,7 @@ TEST_F(StoresTest, FailedIngestLeavesNothing) {
   // Direction conflicting with the stored metric, after new branch/commit/testbed/benchmarks.
   wire::RunUpload bad = MakeRun(2, "feature", 2);
   bad.testbed.name = "ci-2";
-  bad.results.push_back({"gb", "BM_B", "x", "u", Direction::kLowerIsBetter, {1}});
+  bad.results.push_back({{"gb", "BM_B", "x"}, "u", Direction::kLowerIsBetter, {1}});
   Result<IngestOutcome> failed = store_->IngestRun(project_, bad);
   ASSERT_FALSE(failed);
   EXPECT_EQ(failed.error().code, ErrorCode::kInvalidArgument);
@@ -229,7 +229,7 @@ TEST_F(StoresTest, FailedIngestLeavesNothing) {
 
   // Directions disagreeing inside one upload.
   bad.results.back().direction = Direction::kHigherIsBetter;
-  bad.results.push_back({"gb", "BM_C", "x", "u", Direction::kLowerIsBetter, {1}});
+  bad.results.push_back({{"gb", "BM_C", "x"}, "u", Direction::kLowerIsBetter, {1}});
   failed = store_->IngestRun(project_, bad);
   ASSERT_FALSE(failed);
   EXPECT_EQ(failed.error().field, "results[4].direction");

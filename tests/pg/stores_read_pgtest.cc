@@ -186,19 +186,19 @@ TEST_F(StoresTest, SampleSetsPoolExactValuesInRunOrder) {
   Result<std::vector<SampleSet>> sets = store_->GetSampleSets(project_, {Uuid(2), Uuid(1)});
   ASSERT_TRUE(sets) << sets.error().ToString();
   ASSERT_EQ(sets->size(), 3u);
-  EXPECT_EQ((*sets)[0].suite, "gb");
-  EXPECT_EQ((*sets)[0].metric, "items_per_second");
+  EXPECT_EQ((*sets)[0].key.suite, "gb");
+  EXPECT_EQ((*sets)[0].key.metric, "items_per_second");
   EXPECT_EQ((*sets)[0].direction, Direction::kHigherIsBetter);
   EXPECT_EQ((*sets)[0].values, (std::vector<double>{5e9, 6e9, 5e9, 6e9}));
   const SampleSet& time = (*sets)[1];
-  EXPECT_EQ(time.metric, "real_time");
+  EXPECT_EQ(time.key.metric, "real_time");
   const std::vector<double> expected{0.1 + 0.2, 5e-324, 1.7976931348623157e308, -0.0, 1021.5,
                                      1e-7,      3};
   ASSERT_EQ(time.values.size(), expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(std::memcmp(&time.values[i], &expected[i], sizeof(double)), 0) << i;
   }
-  EXPECT_EQ((*sets)[2].suite, "train");
+  EXPECT_EQ((*sets)[2].key.suite, "train");
 
   Result<Project> other = store_->CreateProject("other", false);
   ASSERT_TRUE(other);

@@ -41,7 +41,7 @@ inline adapters::GbenchFile MustRead(const std::string& relative) {
 inline const adapters::MetricSeries* Find(const std::vector<adapters::MetricSeries>& series,
                                           const std::string& name) {
   for (const adapters::MetricSeries& one : series) {
-    if (one.benchmark == name) return &one;
+    if (one.key.benchmark == name) return &one;
   }
   return nullptr;
 }

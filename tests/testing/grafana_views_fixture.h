@@ -140,7 +140,7 @@ class GrafanaViewsTest : public testing::PgStoreTest {
         a.p_value = 1e-5;
         a.q_value = 2e-5;
         a.detectors = {"e-divisive", "cusum"};
-        if (s.key.benchmark == "BM_A" && s.levels.size() >= 4) {
+        if (s.key.key.benchmark == "BM_A" && s.levels.size() >= 4) {
           u.steps.push_back({3, 0.2, 1e-5, 101, 121, {"e-divisive", "cusum"}});
           a.kind = "regression";
           a.magnitude = 0.2;
@@ -150,7 +150,7 @@ class GrafanaViewsTest : public testing::PgStoreTest {
           a.level_after = 121;
           u.alerts.push_back(a);  // stored once: later analyses find it there
         }
-        if (s.key.benchmark == "BM_B" && s.levels.size() >= 4) {
+        if (s.key.key.benchmark == "BM_B" && s.levels.size() >= 4) {
           a.kind = "improvement";
           a.magnitude = -0.1;
           a.level_before = 200;

@@ -111,7 +111,7 @@ class OneToken : public store::TokenStore {
 };
 
 store::SampleSet Set(const std::string& benchmark, double center) {
-  store::SampleSet set{"s", benchmark, "real_time", "ns", Direction::kLowerIsBetter, {}};
+  store::SampleSet set{{"s", benchmark, "real_time"}, "ns", Direction::kLowerIsBetter, {}};
   for (int i = 0; i < 12; ++i) set.values.push_back(center * (1 + 0.001 * ((i * 5) % 7 - 3)));
   return set;
 }

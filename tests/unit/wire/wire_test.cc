@@ -54,9 +54,9 @@ TEST(WireDecode, FullFixtureDecodesEveryField) {
   EXPECT_EQ(run.started_at, "2024-03-01T11:40:00.125Z");
   EXPECT_EQ(run.finished_at, "2024-03-01T11:52:13.5Z");
   ASSERT_EQ(run.results.size(), 3u);
-  EXPECT_EQ(run.results[0].suite, "gbench_sample");
-  EXPECT_EQ(run.results[0].benchmark, "BM_Sort/1024");
-  EXPECT_EQ(run.results[0].metric, "real_time");
+  EXPECT_EQ(run.results[0].key.suite, "gbench_sample");
+  EXPECT_EQ(run.results[0].key.benchmark, "BM_Sort/1024");
+  EXPECT_EQ(run.results[0].key.metric, "real_time");
   EXPECT_EQ(run.results[0].unit, "ns");
   EXPECT_EQ(run.results[0].direction, Direction::kLowerIsBetter);
   EXPECT_EQ(run.results[0].values, (std::vector<double>{1021.5, 1019.2, 1030.8}));
@@ -113,9 +113,9 @@ TEST(WireDecode, SqlLookingStringsAreJustData) {
   body["commit"]["subject"] = subject;
   body["ci"] = {{"job_url", "';--"}, {"note", "DELETE FROM tokens"}};
   const RunUpload run = MustDecode(body.dump());
-  EXPECT_EQ(run.results[0].suite, suite);
-  EXPECT_EQ(run.results[0].benchmark, benchmark);
-  EXPECT_EQ(run.results[0].metric, "$1 \\x00 %s");
+  EXPECT_EQ(run.results[0].key.suite, suite);
+  EXPECT_EQ(run.results[0].key.benchmark, benchmark);
+  EXPECT_EQ(run.results[0].key.metric, "$1 \\x00 %s");
   EXPECT_EQ(run.commit.subject, subject);
   EXPECT_EQ(run.ci.job_url, "';--");
   EXPECT_EQ(json::parse(run.ci.extra_json)["note"], "DELETE FROM tokens");
@@ -177,9 +177,7 @@ TEST(WireEncode, RoundTripsAwkwardValues) {
   run.ci.pr = std::numeric_limits<int64_t>::max();
   run.ci.extra_json = R"({"nested":{"k":[true,false]}})";
   ResultSeries series;
-  series.suite = "s";
-  series.benchmark = "b";
-  series.metric = "m";
+  series.key = {"s", "b", "m"};
   series.unit = "ratio";
   series.direction = Direction::kHigherIsBetter;
   series.values = {0.1,

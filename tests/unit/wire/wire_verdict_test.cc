@@ -63,9 +63,7 @@ TEST(WireVerdict, EveryOptionalPartRoundTrips) {
   v.warnings = {"a warning"};
   v.report_url = "https://example.test/r";
   MetricResult regression{
-      .suite = "train",
-      .benchmark = "BM_Step",
-      .metric = "real_time",
+      .key = {"train", "BM_Step", "real_time"},
       .unit = "ms",
       .direction = Direction::kLowerIsBetter,
       .threshold = 0.1,
@@ -86,9 +84,7 @@ TEST(WireVerdict, EveryOptionalPartRoundTrips) {
               .hint = "power capped"},
       .environment = "throttled"};
   MetricResult added;
-  added.suite = "train";
-  added.benchmark = "BM_New";
-  added.metric = "items_per_second";
+  added.key = {"train", "BM_New", "items_per_second"};
   added.direction = Direction::kHigherIsBetter;
   added.kind = ResultKind::kNew;
   added.current = Summary{.n = 3, .median = std::nullopt, .cv = std::nullopt};

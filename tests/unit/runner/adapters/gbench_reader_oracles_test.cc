@@ -118,8 +118,8 @@ TEST(GbenchReaderOracles, Test1ContextTimesAndComplexityRows) {
   // The complexity rows are aggregates: 14 measured benchmarks, one value each.
   const std::vector<MetricSeries> real = MustCollect(file, "real_time");
   ASSERT_EQ(real.size(), 14u);
-  EXPECT_EQ(real[0].benchmark, "BM_SameTimes");
-  EXPECT_EQ(real[13].benchmark, "BM_hasLabel");
+  EXPECT_EQ(real[0].key.benchmark, "BM_SameTimes");
+  EXPECT_EQ(real[13].key.benchmark, "BM_hasLabel");
   EXPECT_EQ(real[13].values, std::vector<double>{1e9});
 }
 
@@ -181,7 +181,7 @@ TEST(GbenchReaderOracles, Test3SeriesAsComparePyReadsThem) {
     ASSERT_EQ(cpu.size(), expected.size());
     for (size_t i = 0; i < expected.size(); ++i) {
       SCOPED_TRACE(expected[i].benchmark);
-      EXPECT_EQ(real[i].benchmark, expected[i].benchmark);  // order of first appearance
+      EXPECT_EQ(real[i].key.benchmark, expected[i].benchmark);  // order of first appearance
       EXPECT_EQ(real[i].values, expected[i].real);
       EXPECT_EQ(cpu[i].values, expected[i].cpu);
       EXPECT_EQ(real[i].unit, "ns");

@@ -89,13 +89,13 @@ TEST(GbenchReaderReal, SampleRunsAndAggregates) {
     const std::vector<MetricSeries> series = MustCollect(file, metric);
     ASSERT_EQ(series.size(), 3u);
     for (const MetricSeries& one : series) {
-      SCOPED_TRACE(one.benchmark);
+      SCOPED_TRACE(one.key.benchmark);
       ASSERT_EQ(one.values.size(), 3u);
       std::vector<double> sorted = one.values;
       std::sort(sorted.begin(), sorted.end());
       const double mean = (one.values[0] + one.values[1] + one.values[2]) / 3;
       for (const GbenchRun& run : file.runs) {
-        if (run.run_name != one.benchmark) continue;
+        if (run.run_name != one.key.benchmark) continue;
         const double value =
             std::string(metric) == "real_time" ? run.real_time_ns : run.cpu_time_ns;
         // GB sums in another order and prints 17 digits: a few ulps apart.
@@ -107,18 +107,18 @@ TEST(GbenchReaderReal, SampleRunsAndAggregates) {
       }
     }
   }
-  EXPECT_EQ(MustCollect(file, "real_time")[1].benchmark, "BM_Hash/16384");
+  EXPECT_EQ(MustCollect(file, "real_time")[1].key.benchmark, "BM_Hash/16384");
 
   const std::vector<MetricSeries> bytes = MustCollect(file, "bytes_per_second");
   ASSERT_EQ(bytes.size(), 2u);  // BM_Sort reports items only
-  EXPECT_EQ(bytes[0].benchmark, "BM_Hash/16384");
-  EXPECT_EQ(bytes[1].benchmark, "BM_ParseInts/1024");
+  EXPECT_EQ(bytes[0].key.benchmark, "BM_Hash/16384");
+  EXPECT_EQ(bytes[1].key.benchmark, "BM_ParseInts/1024");
   EXPECT_EQ(bytes[0].unit, "1/s");
   EXPECT_EQ(bytes[0].direction, Direction::kHigherIsBetter);
   EXPECT_EQ(bytes[0].values[0], 915006459.6777407);
   const std::vector<MetricSeries> items = MustCollect(file, "items_per_second");
   ASSERT_EQ(items.size(), 2u);
-  EXPECT_EQ(items[0].benchmark, "BM_Sort/1024");
+  EXPECT_EQ(items[0].key.benchmark, "BM_Sort/1024");
   EXPECT_EQ(items[1].values.size(), 3u);
 }
 
@@ -255,14 +255,14 @@ TEST(GbenchReaderBundled, SampleResultsShowOneTenPercentRegression) {
     ASSERT_EQ(before.size(), std::string(metric) == "items_per_second" ? 9u : 12u);
     ASSERT_EQ(after.size(), before.size());
     for (const MetricSeries& one : before) {
-      SCOPED_TRACE(one.benchmark);
-      const MetricSeries* other = Find(after, one.benchmark);
+      SCOPED_TRACE(one.key.benchmark);
+      const MetricSeries* other = Find(after, one.key.benchmark);
       ASSERT_NE(other, nullptr);
       ASSERT_EQ(one.values.size(), 10u);
       ASSERT_EQ(other->values.size(), 10u);
       const double change = Median(other->values) / Median(one.values) - 1;
       // Rates fall by 1 - 1/1.1 when times grow by 10%.
-      const double expected = one.benchmark != "BM_Sort/16384"            ? 0.0
+      const double expected = one.key.benchmark != "BM_Sort/16384"        ? 0.0
                               : std::string(metric) == "items_per_second" ? 1 / 1.1 - 1
                                                                           : 0.1;
       EXPECT_NEAR(change, expected, 0.02);
@@ -340,10 +340,10 @@ TEST(GbenchReaderMetrics, UnitsOrderSkippedAndMissingMetric) {
   ]})");
   const std::vector<MetricSeries> cpu = MustCollect(file, "cpu_time");
   ASSERT_EQ(cpu.size(), 2u);
-  EXPECT_EQ(cpu[0].benchmark, "b");
+  EXPECT_EQ(cpu[0].key.benchmark, "b");
   EXPECT_EQ(cpu[0].values, (std::vector<double>{2000, 4000}));  // the mean row is left out
   EXPECT_EQ(cpu[0].skipped, 1);
-  EXPECT_EQ(cpu[1].benchmark, "a");
+  EXPECT_EQ(cpu[1].key.benchmark, "a");
   EXPECT_EQ(cpu[1].values, (std::vector<double>{1e6, 1e6}));
 
   const std::vector<MetricSeries> items = MustCollect(file, "items_per_second");

@@ -292,11 +292,11 @@ Verdict Many(size_t count, size_t regressions, size_t name_length) {
   v.report_url = "https://perf.example.com/projects/p/runs/r/compare";
   for (size_t i = 0; i < count; ++i) {
     MetricResult r;
-    r.suite = "gbench_sample";
-    r.benchmark = "BM_Bench/" + std::to_string(i);
-    r.benchmark +=
-        std::string(name_length > r.benchmark.size() ? name_length - r.benchmark.size() : 0, 'x');
-    r.metric = "real_time";
+    r.key.suite = "gbench_sample";
+    r.key.benchmark = "BM_Bench/" + std::to_string(i);
+    r.key.benchmark += std::string(
+        name_length > r.key.benchmark.size() ? name_length - r.key.benchmark.size() : 0, 'x');
+    r.key.metric = "real_time";
     r.unit = "ns";
     r.kind = i < regressions ? ResultKind::kRegression : ResultKind::kEquivalent;
     r.base = Summary{20, 1000.0 + static_cast<double>(i), 0.01};
@@ -389,8 +389,8 @@ TEST(RenderGitLabMetrics, OneNameValueLinePerMetricWithAllowedNames) {
   }
   // Names that sanitise alike do not overwrite each other.
   Verdict clash = Many(2, 0, 0);
-  clash.results[0].benchmark = "a/b";
-  clash.results[1].benchmark = "a_b";
+  clash.results[0].key.benchmark = "a/b";
+  clash.results[1].key.benchmark = "a_b";
   EXPECT_EQ(RenderGitLabMetrics(clash),
             "perfgate_gbench_sample_a_b_real_time 1100\n"
             "perfgate_gbench_sample_a_b_real_time_change_percent 0.1\n"

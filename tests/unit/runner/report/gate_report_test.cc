@@ -70,7 +70,7 @@ TEST(DecodeVerdict, ReadsEveryDocumentedField) {
   EXPECT_EQ(v.counts.new_metrics, 1);
   ASSERT_EQ(v.results.size(), 13u);
   const MetricResult& sort = v.results[1];
-  EXPECT_EQ(sort.benchmark, "BM_Sort/16384");
+  EXPECT_EQ(sort.key.benchmark, "BM_Sort/16384");
   EXPECT_EQ(sort.kind, ResultKind::kRegression);
   EXPECT_EQ(sort.base->n, 20);
   EXPECT_EQ(sort.current->median, 1123.4);
@@ -119,8 +119,8 @@ TEST(DecodeVerdict, ReadsAttributionEnvironmentAndTheNoisyOutcome) {
             std::string::npos);
   // An older server's verdict has neither key.
   for (const MetricResult& r : Load("regression").results) {
-    EXPECT_FALSE(r.attribution.has_value()) << r.benchmark;
-    EXPECT_EQ(r.environment, "") << r.benchmark;
+    EXPECT_FALSE(r.attribution.has_value()) << r.key.benchmark;
+    EXPECT_EQ(r.environment, "") << r.key.benchmark;
   }
 }
 
@@ -264,7 +264,7 @@ TEST(IsNoisyEnvironment, OnlyWhenEveryRegressionHasAnEnvironmentNote) {
 TEST(OrderedResults, RegressionsByHowMuchWorseThenKindsThenNaturalNames) {
   const Verdict v = Load("regression");
   std::vector<std::string> names;
-  for (const MetricResult* r : OrderedResults(v)) names.push_back(r->benchmark);
+  for (const MetricResult* r : OrderedResults(v)) names.push_back(r->key.benchmark);
   // BM_Copy/4096 (-12% of a higher-is-better throughput) is worse than BM_Sort/16384 (+9.97%).
   const std::vector<std::string> expected = {
       "BM_Copy/4096", "BM_Sort/16384", "BM_Hash/64",   "BM_Parse/json", "BM_Alloc",

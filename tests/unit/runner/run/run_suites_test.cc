@@ -63,7 +63,7 @@ TEST(RunSuite, TimesACommandOverItsRepetitionsAfterTheWarmUp) {
   ASSERT_TRUE(outcome.has_value()) << outcome.error().ToString();
   ASSERT_EQ(outcome->series.size(), 1u);
   const wire::ResultSeries& s = outcome->series[0];
-  EXPECT_EQ(s.metric, "wall_time");
+  EXPECT_EQ(s.key.metric, "wall_time");
   EXPECT_EQ(s.unit, "s");
   ASSERT_EQ(s.values.size(), 5u);
   for (double v : s.values) EXPECT_GE(v, 0.01);
@@ -116,9 +116,9 @@ echo '{"event":"end"}'
   ASSERT_TRUE(outcome.has_value()) << outcome.error().ToString();
   std::map<std::string, wire::ResultSeries> by_metric;
   for (const wire::ResultSeries& s : outcome->series) {
-    EXPECT_EQ(s.suite, "mlp");
-    EXPECT_EQ(s.benchmark, "mlp");
-    by_metric[s.metric] = s;
+    EXPECT_EQ(s.key.suite, "mlp");
+    EXPECT_EQ(s.key.benchmark, "mlp");
+    by_metric[s.key.metric] = s;
   }
   ASSERT_EQ(by_metric.size(), 4u);
   EXPECT_EQ(by_metric["step_time"].values,

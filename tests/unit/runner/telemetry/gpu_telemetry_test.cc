@@ -135,7 +135,7 @@ TEST_F(GpuTelemetryTest, SummaryOfAThrottledRun) {
   std::map<std::string, double> by;
   for (const auto& x : series) {
     ASSERT_EQ(x.values.size(), 1u);
-    by[x.metric] = x.values[0];
+    by[x.key.metric] = x.values[0];
   }
   EXPECT_NEAR(by.at("gpu_utilization"), 95, 1e-12);
   EXPECT_NEAR(by.at("gpu_energy"), 260, 1e-9);
@@ -156,7 +156,7 @@ TEST_F(GpuTelemetryTest, ACoolRunIsNotThrottledAndUnreportedFieldsAreLeftOut) {
   EXPECT_EQ(s.ThrottleNote(), "");
   EXPECT_EQ(s.energy_j, -1);
   std::set<std::string> metrics;
-  for (const auto& x : GpuSeries(s, "s", "b", 0)) metrics.insert(x.metric);
+  for (const auto& x : GpuSeries(s, "s", "b", 0)) metrics.insert(x.key.metric);
   EXPECT_EQ(metrics,
             (std::set<std::string>{"gpu_utilization", "gpu_throttled_fraction", "gpu_ecc_errors"}));
   EXPECT_TRUE(GpuSeries(Summarize({}), "s", "b", 0).empty());

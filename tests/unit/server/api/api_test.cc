@@ -118,7 +118,7 @@ TEST_F(ApiTest, SqlLookingStringsAreStoredVerbatim) {
   ASSERT_EQ(response.status, 201) << response.body;
   const auto& stored = runs_.runs.at(kRunId).upload;
   EXPECT_EQ(stored.commit.subject, sql);
-  EXPECT_EQ(stored.results[0].benchmark, "BM_" + sql);
+  EXPECT_EQ(stored.results[0].key.benchmark, "BM_" + sql);
 }
 
 TEST_F(ApiTest, ListAndGetRuns) {

@@ -20,9 +20,7 @@ std::vector<store::SampleSet> Sets(int series, int repetitions) {
   std::vector<store::SampleSet> out;
   for (int s = 0; s < series; ++s) {
     store::SampleSet set;
-    set.suite = "suite";
-    set.benchmark = "BM_" + std::to_string(s);
-    set.metric = "real_time";
+    set.key = {"suite", "BM_" + std::to_string(s), "real_time"};
     set.unit = "ns";
     for (int r = 0; r < repetitions; ++r) set.values.push_back(100.0 + s + 0.25 * (r % 7));
     out.push_back(set);

@@ -43,8 +43,10 @@ std::vector<double> Around(double center, int n, int salt) {
 
 store::SampleSet Series(std::string benchmark, std::string metric, std::string unit,
                         Direction direction, std::vector<double> values) {
-  return {"train",   std::move(benchmark), std::move(metric), std::move(unit),
-          direction, std::move(values)};
+  return {{"train", std::move(benchmark), std::move(metric)},
+          std::move(unit),
+          direction,
+          std::move(values)};
 }
 
 // A PR run of a training suite against its merge-base: step time +10%, GPU utilisation -20%
