@@ -1,9 +1,11 @@
 #include "wire/json_type_name.h"
 
 namespace perfgate {
+namespace {
 
-std::string_view JsonTypeName(const nlohmann::json& value) {
-  switch (value.type()) {
+// Both kinds of document share nlohmann's value_t.
+std::string_view TypeName(nlohmann::json::value_t type) {
+  switch (type) {
     case nlohmann::json::value_t::null:
       return "null";
     case nlohmann::json::value_t::object:
@@ -24,6 +26,14 @@ std::string_view JsonTypeName(const nlohmann::json& value) {
       return "nothing";
   }
   return "an unknown value";
+}
+
+}  // namespace
+
+std::string_view JsonTypeName(const nlohmann::json& value) { return TypeName(value.type()); }
+
+std::string_view JsonTypeName(const nlohmann::ordered_json& value) {
+  return TypeName(value.type());
 }
 
 }  // namespace perfgate

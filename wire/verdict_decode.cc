@@ -1,15 +1,15 @@
-// Decoding the server's verdict JSON. A Reader walks the DOM and keeps the first error (with the
-// path of the key at fault); later reads after an error are harmless no-ops returning defaults, so
-// the walk reads straight through and DecodeVerdict checks for an error once at the end.
+// Decoding the server's verdict JSON through wire/json_reader.h, which keeps the first error (with
+// the path of the key at fault), so the walk reads straight through and DecodeVerdict checks for
+// an error once at the end.
 #include <cstdint>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "wire/json_type_name.h"
+#include "wire/json_check.h"
+#include "wire/json_reader.h"
 #include "wire/verdict.h"
 #include "wire/verdict_keys.h"
 
@@ -17,119 +17,7 @@ namespace perfgate::wire {
 namespace {
 
 using nlohmann::json;
-
-class Reader {
- public:
-  bool failed() const { return error_.has_value(); }
-  Error TakeError() { return std::move(*error_); }
-
-  void Fail(std::string field, std::string message) {
-    if (!error_) error_ = Error{ErrorCode::kInvalidArgument, std::move(message), std::move(field)};
-  }
-
-  // The member `key` of `object`, or nullptr when it is absent or null (and, when it is required,
-  // records an error). `object` is known to be an object: callers check before descending.
-  const json* Member(const json& object, std::string_view key, const std::string& field,
-                     bool required) {
-    const auto it = object.find(key);
-    if (it == object.end() || it->is_null()) {
-      if (required) Fail(field, it == object.end() ? "missing" : "must not be null");
-      return nullptr;
-    }
-    return &*it;
-  }
-
-  bool Expect(const json& value, bool ok, std::string_view expected, const std::string& field) {
-    if (!ok) {
-      Fail(field,
-           "expected " + std::string(expected) + ", got " + std::string(JsonTypeName(value)));
-    }
-    return ok;
-  }
-
-  std::optional<std::string> OptString(const json& object, std::string_view key,
-                                       const std::string& path, bool required = false) {
-    const std::string field = Join(path, key);
-    const json* value = Member(object, key, field, required);
-    if (value == nullptr || !Expect(*value, value->is_string(), "a string", field)) {
-      return std::nullopt;
-    }
-    return value->get<std::string>();
-  }
-
-  std::string String(const json& object, std::string_view key, const std::string& path,
-                     bool required = false) {
-    return OptString(object, key, path, required).value_or("");
-  }
-
-  std::optional<double> Number(const json& object, std::string_view key, const std::string& path) {
-    const std::string field = Join(path, key);
-    const json* value = Member(object, key, field, false);
-    if (value == nullptr || !Expect(*value, value->is_number(), "a number", field)) {
-      return std::nullopt;
-    }
-    return value->get<double>();
-  }
-
-  // Integers must be written as integers (20, not 20.0) and be at least `min`.
-  std::optional<int64_t> Integer(const json& object, std::string_view key, const std::string& path,
-                                 int64_t min = std::numeric_limits<int64_t>::min()) {
-    const std::string field = Join(path, key);
-    const json* value = Member(object, key, field, false);
-    if (value == nullptr) return std::nullopt;
-    const bool fits = value->is_number_integer() &&
-                      (!value->is_number_unsigned() ||
-                       value->get<uint64_t>() <= uint64_t{std::numeric_limits<int64_t>::max()});
-    if (!Expect(*value, fits, "an integer", field)) return std::nullopt;
-    const auto result = value->get<int64_t>();
-    if (result < min) {
-      Fail(field, "must be at least " + std::to_string(min) + ", got " + std::to_string(result));
-      return std::nullopt;
-    }
-    return result;
-  }
-
-  // The member as an object or array, or nullptr when absent/null (or of the wrong type).
-  const json* Object(const json& object, std::string_view key, const std::string& path) {
-    const json* value = Member(object, key, Join(path, key), false);
-    if (value == nullptr || !Expect(*value, value->is_object(), "an object", Join(path, key))) {
-      return nullptr;
-    }
-    return value;
-  }
-  const json* Array(const json& object, std::string_view key, const std::string& path,
-                    bool required = false) {
-    const json* value = Member(object, key, Join(path, key), required);
-    if (value == nullptr || !Expect(*value, value->is_array(), "an array", Join(path, key))) {
-      return nullptr;
-    }
-    return value;
-  }
-
-  static std::string Join(const std::string& path, std::string_view key) {
-    return path.empty() ? std::string(key) : path + "." + std::string(key);
-  }
-  static std::string Index(const std::string& path, size_t index) {
-    return path + "[" + std::to_string(index) + "]";
-  }
-
- private:
-  std::optional<Error> error_;
-};
-
-std::vector<std::string> Strings(Reader& reader, const json& object, std::string_view key,
-                                 const std::string& path) {
-  std::vector<std::string> out;
-  const json* array = reader.Array(object, key, path);
-  if (array == nullptr) return out;
-  const std::string field = Reader::Join(path, key);
-  for (size_t i = 0; i < array->size(); ++i) {
-    const json& item = (*array)[i];
-    if (!reader.Expect(item, item.is_string(), "a string", Reader::Index(field, i))) return out;
-    out.push_back(item.get<std::string>());
-  }
-  return out;
-}
+using Reader = JsonReader<json>;
 
 VerdictParameters ReadParameters(Reader& reader, const json& object, const std::string& path) {
   VerdictParameters p;
@@ -141,9 +29,9 @@ VerdictParameters ReadParameters(Reader& reader, const json& object, const std::
   p.bootstrap_resamples =
       reader.Integer(object, keys::parameters::kBootstrapResamples, path, 0).value_or(0);
   if (const json* seed = reader.Member(object, keys::parameters::kSeed,
-                                       Reader::Join(path, keys::parameters::kSeed), false)) {
+                                       FieldPath(path, keys::parameters::kSeed), false)) {
     if (reader.Expect(*seed, seed->is_number_unsigned(), "a non-negative integer",
-                      Reader::Join(path, keys::parameters::kSeed))) {
+                      FieldPath(path, keys::parameters::kSeed))) {
       p.seed = seed->get<uint64_t>();
     }
   }
@@ -151,7 +39,7 @@ VerdictParameters ReadParameters(Reader& reader, const json& object, const std::
   if (const json* rules = reader.Array(object, keys::parameters::kRules, path)) {
     for (size_t i = 0; i < rules->size(); ++i) {
       const json& item = (*rules)[i];
-      const std::string at = Reader::Index(Reader::Join(path, keys::parameters::kRules), i);
+      const std::string at = ElementPath(FieldPath(path, keys::parameters::kRules), i);
       if (!reader.Expect(item, item.is_object(), "an object", at)) break;
       ThresholdRule rule;
       rule.suite = reader.OptString(item, keys::rule::kSuite, at).value_or("*");
@@ -159,10 +47,10 @@ VerdictParameters ReadParameters(Reader& reader, const json& object, const std::
       rule.metric = reader.OptString(item, keys::rule::kMetric, at).value_or("*");
       rule.percent = reader.Number(item, keys::rule::kPercent, at);
       rule.alpha = reader.Number(item, keys::rule::kAlpha, at);
-      if (const json* ignore = reader.Member(item, keys::rule::kIgnore,
-                                             Reader::Join(at, keys::rule::kIgnore), false)) {
+      if (const json* ignore =
+              reader.Member(item, keys::rule::kIgnore, FieldPath(at, keys::rule::kIgnore), false)) {
         if (reader.Expect(*ignore, ignore->is_boolean(), "a boolean",
-                          Reader::Join(at, keys::rule::kIgnore))) {
+                          FieldPath(at, keys::rule::kIgnore))) {
           rule.ignore = ignore->get<bool>();
         }
       }
@@ -177,7 +65,7 @@ Baseline ReadBaseline(Reader& reader, const json& object, const std::string& pat
   b.commit = reader.String(object, keys::baseline::kCommit, path);
   b.branch = reader.String(object, keys::baseline::kBranch, path);
   b.testbed = reader.String(object, keys::baseline::kTestbed, path);
-  b.run_ids = Strings(reader, object, keys::baseline::kRunIds, path);
+  b.run_ids = reader.Strings(object, keys::baseline::kRunIds, path);
   b.selection = reader.String(object, keys::baseline::kSelection, path);
   b.distance = reader.Integer(object, keys::baseline::kDistance, path, 0).value_or(0);
   return b;
@@ -198,7 +86,7 @@ std::optional<Summary> ReadSummary(Reader& reader, const json& object, std::stri
                                    const std::string& path) {
   const json* side = reader.Object(object, key, path);
   if (side == nullptr) return std::nullopt;
-  const std::string at = Reader::Join(path, key);
+  const std::string at = FieldPath(path, key);
   Summary s;
   s.n = reader.Integer(*side, keys::side::kN, at, 0).value_or(0);
   s.median = reader.Number(*side, keys::side::kMedian, at);
@@ -221,7 +109,7 @@ Attribution ReadAttribution(Reader& reader, const json& object, const std::strin
   if (const json* moved = reader.Array(object, keys::attribution::kMoved, path)) {
     for (size_t i = 0; i < moved->size(); ++i) {
       const json& item = (*moved)[i];
-      const std::string at = Reader::Index(Reader::Join(path, keys::attribution::kMoved), i);
+      const std::string at = ElementPath(FieldPath(path, keys::attribution::kMoved), i);
       if (!reader.Expect(item, item.is_object(), "an object", at)) break;
       MovedMetric m;
       m.metric = reader.String(item, keys::moved::kMetric, at, /*required=*/true);
@@ -231,7 +119,7 @@ Attribution ReadAttribution(Reader& reader, const json& object, const std::strin
     }
   }
   if (const json* roofline = reader.Object(object, keys::attribution::kRoofline, path)) {
-    const std::string at = Reader::Join(path, keys::attribution::kRoofline);
+    const std::string at = FieldPath(path, keys::attribution::kRoofline);
     Roofline r;
     r.bound = reader.String(*roofline, keys::roofline::kClass, at);
     r.intensity = reader.Number(*roofline, keys::roofline::kIntensity, at);
@@ -252,7 +140,7 @@ MetricResult ReadResult(Reader& reader, const json& object, const std::string& p
     if (auto parsed = ParseDirection(*direction)) {
       r.direction = *parsed;
     } else {
-      reader.Fail(Reader::Join(path, keys::result::kDirection),
+      reader.Fail(FieldPath(path, keys::result::kDirection),
                   "expected \"lower\" or \"higher\", got \"" + *direction + "\"");
     }
   }
@@ -263,7 +151,7 @@ MetricResult ReadResult(Reader& reader, const json& object, const std::string& p
     } else {
       constexpr std::string_view kKinds =
           "REGRESSION, IMPROVEMENT, EQUIVALENT, INCONCLUSIVE, IGNORED or NEW";
-      reader.Fail(Reader::Join(path, keys::result::kVerdict),
+      reader.Fail(FieldPath(path, keys::result::kVerdict),
                   "expected " + std::string(kKinds) + ", got \"" + *kind + "\"");
     }
   }
@@ -271,12 +159,12 @@ MetricResult ReadResult(Reader& reader, const json& object, const std::string& p
   r.current = ReadSummary(reader, object, keys::result::kCurrent, path);
   r.change = reader.Number(object, keys::result::kChange, path);
   if (const json* ci = reader.Array(object, keys::result::kChangeCi, path)) {
-    const std::string at = Reader::Join(path, keys::result::kChangeCi);
+    const std::string at = FieldPath(path, keys::result::kChangeCi);
     // The server writes a bound it could not compute (not finite) as null: no interval then.
     auto bound_ok = [&](size_t i) {
       const json& bound = (*ci)[i];
       return reader.Expect(bound, bound.is_number() || bound.is_null(), "a number or null",
-                           Reader::Index(at, i));
+                           ElementPath(at, i));
     };
     if (ci->size() != 2) {
       reader.Fail(at, "expected [lower, upper], got " + std::to_string(ci->size()) + " elements");
@@ -293,7 +181,7 @@ MetricResult ReadResult(Reader& reader, const json& object, const std::string& p
   // Servers before attribution and environment notes leave both out.
   if (const json* attribution = reader.Object(object, keys::result::kAttribution, path)) {
     r.attribution =
-        ReadAttribution(reader, *attribution, Reader::Join(path, keys::result::kAttribution));
+        ReadAttribution(reader, *attribution, FieldPath(path, keys::result::kAttribution));
   }
   r.environment = reader.String(object, keys::result::kEnvironment, path);
   return r;
@@ -342,7 +230,7 @@ Verdict ReadVerdict(Reader& reader, const json& object, const std::string& path)
     } else if (*outcome == "noisy_environment") {
       v.outcome = Outcome::kNoisyEnvironment;
     } else {
-      reader.Fail(Reader::Join(path, keys::verdict::kOutcome),
+      reader.Fail(FieldPath(path, keys::verdict::kOutcome),
                   "expected \"regression\", \"pass\", \"no_baseline\" or "
                   "\"noisy_environment\", got \"" +
                       *outcome + "\"");
@@ -350,31 +238,30 @@ Verdict ReadVerdict(Reader& reader, const json& object, const std::string& path)
   }
   v.algorithm_version = reader.String(object, keys::verdict::kAlgorithmVersion, path);
   if (const json* parameters = reader.Object(object, keys::verdict::kParameters, path)) {
-    v.parameters =
-        ReadParameters(reader, *parameters, Reader::Join(path, keys::verdict::kParameters));
+    v.parameters = ReadParameters(reader, *parameters, FieldPath(path, keys::verdict::kParameters));
   }
   if (const json* baseline = reader.Object(object, keys::verdict::kBaseline, path)) {
-    v.baseline = ReadBaseline(reader, *baseline, Reader::Join(path, keys::verdict::kBaseline));
+    v.baseline = ReadBaseline(reader, *baseline, FieldPath(path, keys::verdict::kBaseline));
   }
-  v.contender_run_ids = Strings(reader, object, keys::verdict::kContenderRunIds, path);
+  v.contender_run_ids = reader.Strings(object, keys::verdict::kContenderRunIds, path);
   v.commit = reader.String(object, keys::verdict::kCommit, path);
   v.branch = reader.String(object, keys::verdict::kBranch, path);
   v.testbed = reader.String(object, keys::verdict::kTestbed, path);
   v.pr = reader.Integer(object, keys::verdict::kPr, path);
-  v.warnings = Strings(reader, object, keys::verdict::kWarnings, path);
+  v.warnings = reader.Strings(object, keys::verdict::kWarnings, path);
   v.report_url = reader.OptString(object, keys::verdict::kReportUrl, path);
   if (const json* results =
           reader.Array(object, keys::verdict::kResults, path, /*required=*/true)) {
     v.results.reserve(results->size());
     for (size_t i = 0; i < results->size() && !reader.failed(); ++i) {
       const json& item = (*results)[i];
-      const std::string at = Reader::Index(Reader::Join(path, keys::verdict::kResults), i);
+      const std::string at = ElementPath(FieldPath(path, keys::verdict::kResults), i);
       if (!reader.Expect(item, item.is_object(), "an object", at)) break;
       v.results.push_back(ReadResult(reader, item, at));
     }
   }
   if (const json* counts = reader.Object(object, keys::verdict::kCounts, path)) {
-    v.counts = ReadCounts(reader, *counts, Reader::Join(path, keys::verdict::kCounts));
+    v.counts = ReadCounts(reader, *counts, FieldPath(path, keys::verdict::kCounts));
   } else {
     v.counts = CountResults(v.results);
   }
@@ -384,16 +271,9 @@ Verdict ReadVerdict(Reader& reader, const json& object, const std::string& path)
 }  // namespace
 
 Result<Verdict> DecodeVerdict(std::string_view text) {
-  json document;
-  try {
-    document = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
-    // nlohmann's message echoes the offending token, which may be huge: keep the gist.
-    std::string what = e.what();
-    constexpr size_t kMaxMessage = 200;
-    if (what.size() > kMaxMessage) what = what.substr(0, kMaxMessage) + "...";
-    return InvalidArgument("malformed verdict JSON: " + what);
-  }
+  auto parsed = ParseJsonDocument<json>(text, "verdict");
+  if (!parsed) return tl::unexpected(parsed.error());
+  const json& document = *parsed;
   Reader reader;
   if (!reader.Expect(document, document.is_object(), "an object", "")) {
     return tl::unexpected(reader.TakeError());

@@ -5,30 +5,19 @@
 // server.project, PERFGATE_TOKEN. Not a gate: 0 on success whatever the alerts say, 2 for
 // usage errors and 4xx answers (the server's message printed), 3 when the server is
 // unreachable or failing.
-#include <cstdint>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
-#include <random>
-#include <set>
 #include <string>
 #include <vector>
 
-#include "net/http_client.h"
-#include "net/retry.h"
 #include "runner/cli/commands.h"
 #include "runner/client/project_client.h"
-#include "runner/client/uploader.h"
 #include "runner/report/alerts_render.h"
 #include "runner/run/session.h"
+#include "wire/alert.h"
 
 namespace perfgate::cli {
 namespace {
-
-using nlohmann::json;
-
-// --all stops after this many pages even if the server keeps sending cursors.
-constexpr int kMaxPages = 1000;
 
 struct Connection {
   std::string config;
@@ -37,15 +26,7 @@ struct Connection {
 
 struct ListArgs {
   Connection connection;
-  std::string state = "open";
-  std::string kind;
-  std::string branch;
-  std::string testbed;
-  std::string suite;
-  std::string benchmark;
-  std::string metric;
-  int limit = 50;
-  std::string cursor;
+  client::AlertQuery query{.state = "open", .limit = 50};
   bool all = false;
 };
 
@@ -56,50 +37,18 @@ struct AlertArgs {
   bool note_given = false;
 };
 
-// The list's query string; without `paging`, only the series filters (for the summary).
-std::string Query(const ListArgs& args, const std::string& cursor, bool paging = true) {
-  std::vector<std::pair<std::string, std::string>> params = {
-      {"kind", args.kind},   {"branch", args.branch},       {"testbed", args.testbed},
-      {"suite", args.suite}, {"benchmark", args.benchmark}, {"metric", args.metric}};
-  if (paging) {
-    params.insert(params.begin(), {"state", args.state});
-    params.push_back({"limit", std::to_string(args.limit)});
-    params.push_back({"cursor", cursor});
-  }
-  std::string out;
-  for (const auto& [name, value] : params) {
-    if (value.empty()) continue;
-    out += (out.empty() ? "?" : "&") + name + "=" + client::EscapePathSegment(value);
-  }
-  return out;
-}
-
 int List(ListArgs args) {
-  if (args.state == "false-positive") args.state = "false_positive";
+  if (args.query.state == "false-positive") args.query.state = "false_positive";
   auto alerts = run::OpenProjectClient(args.connection.config);
   if (!alerts) return ReportError(alerts.error());
-  json merged = {{"alerts", json::array()}, {"next_cursor", nullptr}};
-  std::string cursor = args.cursor;
-  std::set<std::string> seen_cursors;
-  for (int page = 0; page < kMaxPages; ++page) {
-    auto answer = alerts->Call("GET", "/alerts" + Query(args, cursor), "");
-    if (!answer) return ReportError(answer.error());
-    if (!answer->contains("alerts") || !(*answer)["alerts"].is_array()) {
-      return ReportError(
-          Error{ErrorCode::kUnavailable, "the server's answer has no \"alerts\" array", "alerts"});
-    }
-    for (json& a : (*answer)["alerts"]) merged["alerts"].push_back(std::move(a));
-    const json& next = (*answer)["next_cursor"];
-    cursor = next.is_string() ? next.get<std::string>() : "";
-    if (cursor.empty() || !args.all || !seen_cursors.insert(cursor).second) break;
-  }
-  if (!cursor.empty()) merged["next_cursor"] = cursor;
+  auto page = alerts->ListAlerts(args.query, args.all);
+  if (!page) return ReportError(page.error());
   if (args.connection.format == "json") {
-    std::cout << report::RenderJson(merged);
+    std::cout << report::RenderJson(wire::EncodeAlertPage(*page));
   } else if (args.connection.format == "markdown") {
-    std::cout << report::RenderAlertListMarkdown(merged);
+    std::cout << report::RenderAlertListMarkdown(*page);
   } else {
-    std::cout << report::RenderAlertListText(merged);
+    std::cout << report::RenderAlertListText(*page);
   }
   return kExitPass;
 }
@@ -108,10 +57,10 @@ int List(ListArgs args) {
 int Summary(const ListArgs& args) {
   auto alerts = run::OpenProjectClient(args.connection.config);
   if (!alerts) return ReportError(alerts.error());
-  auto summary = alerts->Call("GET", "/alert-summary" + Query(args, "", false), "");
+  auto summary = alerts->SummarizeAlerts(args.query);
   if (!summary) return ReportError(summary.error());
   if (args.connection.format == "json") {
-    std::cout << report::RenderJson(*summary);
+    std::cout << report::RenderJson(wire::EncodeAlertSummary(*summary));
   } else {
     std::cout << report::RenderAlertSummaryText(*summary);
   }
@@ -122,10 +71,10 @@ int Show(const AlertArgs& args) {
   if (auto ok = client::CheckId(args.id); !ok) return ReportError(ok.error());
   auto alerts = run::OpenProjectClient(args.connection.config);
   if (!alerts) return ReportError(alerts.error());
-  auto alert = alerts->Call("GET", "/alerts/" + args.id, "");
+  auto alert = alerts->GetAlert(args.id);
   if (!alert) return ReportError(alert.error());
   if (args.connection.format == "json") {
-    std::cout << report::RenderJson(*alert);
+    std::cout << report::RenderJson(wire::EncodeAlertDetail(*alert));
   } else if (args.connection.format == "markdown") {
     std::cout << report::RenderAlertMarkdown(*alert);
   } else {
@@ -138,14 +87,13 @@ int Triage(const AlertArgs& args, const std::string& state) {
   if (auto ok = client::CheckId(args.id); !ok) return ReportError(ok.error());
   auto alerts = run::OpenProjectClient(args.connection.config);
   if (!alerts) return ReportError(alerts.error());
-  json body = {{"state", state}};
-  if (args.note_given) body["note"] = args.note;
-  auto alert =
-      alerts->Call("PATCH", "/alerts/" + args.id, body.dump(),
-                   "changing an alert's state needs a token with the triage or admin scope");
+  wire::AlertUpdate update;
+  update.state = state;
+  if (args.note_given) update.note = args.note;
+  auto alert = alerts->UpdateAlert(args.id, update);
   if (!alert) return ReportError(alert.error());
   if (args.connection.format == "json") {
-    std::cout << report::RenderJson(*alert);
+    std::cout << report::RenderJson(wire::EncodeAlert(*alert));
   } else {
     std::cout << report::RenderTriageText(*alert);
   }
@@ -202,21 +150,21 @@ void AddAlertsCommand(CLI::App& app, int* exit_code) {
   auto list_args = std::make_shared<ListArgs>();
   CLI::App* list = alerts->add_subcommand(
       "list", "List alerts, newest first, grouped by commit range (last good..first bad)");
-  list->add_option("--state", list_args->state, "Which alerts")
+  list->add_option("--state", list_args->query.state, "Which alerts")
       ->check(CLI::IsMember(
           {"open", "acknowledged", "false_positive", "false-positive", "resolved", "all"}))
       ->capture_default_str();
-  list->add_option("--kind", list_args->kind, "Only regressions or only improvements")
+  list->add_option("--kind", list_args->query.kind, "Only regressions or only improvements")
       ->check(CLI::IsMember({"regression", "improvement"}));
-  list->add_option("--branch", list_args->branch, "Only this branch");
-  list->add_option("--testbed", list_args->testbed, "Only this testbed");
-  list->add_option("--suite", list_args->suite, "Only this suite");
-  list->add_option("--benchmark", list_args->benchmark, "Only this benchmark");
-  list->add_option("--metric", list_args->metric, "Only this metric");
-  list->add_option("--limit", list_args->limit, "Alerts per page")
+  list->add_option("--branch", list_args->query.branch, "Only this branch");
+  list->add_option("--testbed", list_args->query.testbed, "Only this testbed");
+  list->add_option("--suite", list_args->query.suite, "Only this suite");
+  list->add_option("--benchmark", list_args->query.benchmark, "Only this benchmark");
+  list->add_option("--metric", list_args->query.metric, "Only this metric");
+  list->add_option("--limit", list_args->query.limit, "Alerts per page")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
-  list->add_option("--cursor", list_args->cursor,
+  list->add_option("--cursor", list_args->query.cursor,
                    "Start at this page (the next_cursor of an earlier answer)");
   list->add_flag("--all", list_args->all, "Follow next_cursor and list every page");
   AddConnection(list, &list_args->connection);
@@ -227,13 +175,13 @@ void AddAlertsCommand(CLI::App& app, int* exit_code) {
       "summary",
       "Count alerts by state, kind and cause, and the share of triaged regressions that were "
       "false positives (how often the alerts cried wolf)");
-  summary->add_option("--kind", summary_args->kind, "Only regressions or only improvements")
+  summary->add_option("--kind", summary_args->query.kind, "Only regressions or only improvements")
       ->check(CLI::IsMember({"regression", "improvement"}));
-  summary->add_option("--branch", summary_args->branch, "Only this branch");
-  summary->add_option("--testbed", summary_args->testbed, "Only this testbed");
-  summary->add_option("--suite", summary_args->suite, "Only this suite");
-  summary->add_option("--benchmark", summary_args->benchmark, "Only this benchmark");
-  summary->add_option("--metric", summary_args->metric, "Only this metric");
+  summary->add_option("--branch", summary_args->query.branch, "Only this branch");
+  summary->add_option("--testbed", summary_args->query.testbed, "Only this testbed");
+  summary->add_option("--suite", summary_args->query.suite, "Only this suite");
+  summary->add_option("--benchmark", summary_args->query.benchmark, "Only this benchmark");
+  summary->add_option("--metric", summary_args->query.metric, "Only this metric");
   AddConnection(summary, &summary_args->connection);
   summary->callback([summary_args, exit_code]() { *exit_code = Summary(*summary_args); });
 

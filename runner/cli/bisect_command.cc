@@ -67,23 +67,20 @@ Result<void> FromAlert(BisectArgs& args) {
   if (auto ok = client::CheckId(args.alert); !ok) return ok;
   auto client = run::OpenProjectClient(args.config);
   if (!client) return tl::unexpected(client.error());
-  auto alert = client->Call("GET", "/alerts/" + args.alert, "");
-  if (!alert) return tl::unexpected(alert.error());
-  try {
-    const auto& range = alert->at("range");
-    const auto& series = alert->at("series");
-    if (args.options.good.empty()) args.options.good = range.at("last_good").at("sha");
-    if (args.options.bad.empty()) args.options.bad = range.at("first_bad").at("sha");
-    if (args.options.benchmarks.empty()) {
-      args.options.benchmarks = {series.at("benchmark").get<std::string>()};
-    }
-    if (args.options.suite.empty()) args.options.suite = series.at("suite");
-    if (args.options.metric.empty()) args.options.metric = series.at("metric");
-  } catch (const nlohmann::json::exception& e) {
-    return MakeError(ErrorCode::kUnavailable, "alert " + args.alert +
-                                                  ": the server's answer lacks a field (" +
-                                                  std::string(e.what()) + ")");
+  auto detail = client->GetAlert(args.alert);
+  if (!detail) return tl::unexpected(detail.error());
+  const wire::Alert& alert = detail->alert;
+  if (args.options.good.empty()) args.options.good = alert.range.last_good.sha;
+  if (args.options.bad.empty()) args.options.bad = alert.range.first_bad.sha;
+  if (args.options.good.empty() || args.options.bad.empty()) {
+    return MakeError(
+        ErrorCode::kUnavailable,
+        "alert " + args.alert + ": the server's answer has no " +
+            (args.options.good.empty() ? "range.last_good.sha" : "range.first_bad.sha"));
   }
+  if (args.options.benchmarks.empty()) args.options.benchmarks = {alert.series.key.benchmark};
+  if (args.options.suite.empty()) args.options.suite = alert.series.key.suite;
+  if (args.options.metric.empty()) args.options.metric = alert.series.key.metric;
   std::fprintf(stderr, "perfgate: alert %s: %s..%s, %s %s\n", args.alert.c_str(),
                args.options.good.substr(0, 12).c_str(), args.options.bad.substr(0, 12).c_str(),
                args.options.benchmarks.front().c_str(), args.options.metric.c_str());

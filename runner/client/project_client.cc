@@ -2,6 +2,9 @@
 
 #include <iostream>
 #include <random>
+#include <set>
+#include <utility>
+#include <vector>
 
 #include "net/retry.h"
 #include "runner/client/uploader.h"
@@ -121,6 +124,35 @@ Result<T> Answer(Result<json> answer, Result<T> (*decode)(const json&), const st
                          " is not valid: " + (e.field.empty() ? "" : e.field + ": ") + e.message);
   }
   return decoded;
+// --- alerts ----------------------------------------------------------------------------------
+
+namespace {
+
+// "?state=open&kind=regression&...&limit=50&cursor=c2", without the filters left out; `paging`
+// false keeps only the kind and series filters (the summary's).
+std::string AlertQueryString(const AlertQuery& query, bool paging) {
+  std::vector<std::pair<std::string, std::string>> params = {
+      {"kind", query.kind},   {"branch", query.branch},       {"testbed", query.testbed},
+      {"suite", query.suite}, {"benchmark", query.benchmark}, {"metric", query.metric}};
+  if (paging) {
+    params.insert(params.begin(), {"state", query.state});
+    params.push_back({"limit", query.limit > 0 ? std::to_string(query.limit) : ""});
+    params.push_back({"cursor", query.cursor});
+  }
+  std::string out;
+  for (const auto& [name, value] : params) {
+    if (value.empty()) continue;
+    out += (out.empty() ? "?" : "&") + name + "=" + EscapePathSegment(value);
+  }
+  return out;
+}
+
+// A decoded answer, or kUnavailable (the server misbehaved: exit 3) naming what was unreadable.
+template <class T>
+Result<T> ServerAnswer(Result<T> decoded, const std::string& what) {
+  if (decoded) return decoded;
+  return MakeError(ErrorCode::kUnavailable,
+                   "the server's " + what + " is unreadable (" + decoded.error().ToString() + ")");
 }
 
 }  // namespace
@@ -162,6 +194,65 @@ Result<wire::Bisect> ProjectClient::ReportBisectStep(int64_t step_id,
   const std::string path = "/bisect-steps/" + std::to_string(step_id) + "/result";
   return Answer(Call("POST", path, wire::EncodeStepReport(report).dump()), &wire::DecodeBisect,
                 "POST ..." + path);
+Result<std::string> ProjectClient::AlertAnswer(const std::string& method,
+                                               const std::string& path_and_query,
+                                               const std::string& body,
+                                               const std::string& hint_403) {
+  net::HttpRequest request;
+  request.method = method;
+  request.url = base_ + path_and_query;
+  request.headers["Accept"] = "application/json";
+  if (!body.empty()) {
+    request.body = body;
+    request.content_type = "application/json";
+  }
+  auto response = Send(request, "request to the server");
+  if (!response) return tl::unexpected(response.error());
+  if (response->status < 200 || response->status >= 300) {
+    return tl::unexpected(HttpError(*response, hint_403));
+  }
+  return std::move(response->body);
+}
+
+Result<wire::AlertPage> ProjectClient::ListAlerts(const AlertQuery& query, bool all_pages) {
+  wire::AlertPage merged;
+  AlertQuery page_query = query;
+  std::set<std::string> seen_cursors;
+  for (int page = 0; page < kMaxAlertPages; ++page) {
+    auto answer = AlertAnswer("GET", "/alerts" + AlertQueryString(page_query, true), "", "");
+    if (!answer) return tl::unexpected(answer.error());
+    auto decoded = ServerAnswer(wire::DecodeAlertPage(*answer), "alert page");
+    if (!decoded) return tl::unexpected(decoded.error());
+    for (wire::Alert& a : decoded->alerts) merged.alerts.push_back(std::move(a));
+    merged.next_cursor = decoded->next_cursor;
+    if (merged.next_cursor && merged.next_cursor->empty()) merged.next_cursor.reset();
+    if (!merged.next_cursor || !all_pages || !seen_cursors.insert(*merged.next_cursor).second) {
+      break;
+    }
+    page_query.cursor = *merged.next_cursor;
+  }
+  return merged;
+}
+
+Result<wire::AlertSummary> ProjectClient::SummarizeAlerts(const AlertQuery& query) {
+  auto answer = AlertAnswer("GET", "/alert-summary" + AlertQueryString(query, false), "", "");
+  if (!answer) return tl::unexpected(answer.error());
+  return ServerAnswer(wire::DecodeAlertSummary(*answer), "alert summary");
+}
+
+Result<wire::AlertDetail> ProjectClient::GetAlert(const std::string& id) {
+  auto answer = AlertAnswer("GET", "/alerts/" + id, "", "");
+  if (!answer) return tl::unexpected(answer.error());
+  return ServerAnswer(wire::DecodeAlertDetail(*answer), "alert " + id);
+}
+
+Result<wire::Alert> ProjectClient::UpdateAlert(const std::string& id,
+                                               const wire::AlertUpdate& update) {
+  auto answer =
+      AlertAnswer("PATCH", "/alerts/" + id, wire::EncodeAlertUpdate(update).dump(),
+                  "changing an alert's state needs a token with the triage or admin scope");
+  if (!answer) return tl::unexpected(answer.error());
+  return ServerAnswer(wire::DecodeAlert(*answer), "alert " + id);
 }
 
 }  // namespace perfgate::client

@@ -13,6 +13,7 @@
 #include "core/result.h"
 #include "net/http_client.h"
 #include "wire/bisect.h"
+#include "wire/alert.h"
 #include "wire/verdict.h"
 #include "wire/verdict_request.h"
 
@@ -23,6 +24,20 @@ Result<void> CheckId(const std::string& id);
 
 // The server's error body {"error": {"code", "message", "field"}} as an Error.
 Error HttpError(const net::HttpResponse& response, const std::string& hint_403);
+
+// Which alerts GET .../alerts lists (its query parameters): "" leaves a filter out, and the
+// server's default applies (state: open; limit: 50).
+struct AlertQuery {
+  std::string state = "";  // open, acknowledged, false_positive, resolved or all
+  std::string kind = "";   // regression or improvement
+  std::string branch = "";
+  std::string testbed = "";
+  std::string suite = "";
+  std::string benchmark = "";
+  std::string metric = "";
+  int limit = 0;            // alerts per page; 0: the server's default
+  std::string cursor = "";  // the page to start at (an earlier page's next_cursor)
+};
 
 class ProjectClient {
  public:
@@ -59,6 +74,22 @@ class ProjectClient {
   // claim is lost; kInvalidArgument when the server refuses the measurement).
   Result<wire::Bisect> ReportBisectStep(int64_t step_id, const wire::StepReport& report);
 
+  // --- alerts: GET/PATCH .../alerts, GET .../alert-summary (wire/alert.h). An answer that does
+  // not decode is kUnavailable naming the key at fault. `id` is an alert id CheckId accepted.
+
+  // The page of alerts at query.cursor; with `all_pages`, the alerts of that page and of every
+  // page after it, following next_cursor (at most kMaxAlertPages pages, and never a cursor
+  // twice). next_cursor is the page after the last one read, absent when there is none.
+  static constexpr int kMaxAlertPages = 1000;
+  Result<wire::AlertPage> ListAlerts(const AlertQuery& query, bool all_pages);
+  // The counts of the alerts that query's kind and series filters select (its state, limit and
+  // cursor do not apply).
+  Result<wire::AlertSummary> SummarizeAlerts(const AlertQuery& query);
+  // One alert with its series excerpt, triage history and bisects.
+  Result<wire::AlertDetail> GetAlert(const std::string& id);
+  // Sets an alert's state and/or note (the triage scope; a 403 says so); the alert after it.
+  Result<wire::Alert> UpdateAlert(const std::string& id, const wire::AlertUpdate& update);
+
  private:
   ProjectClient(net::HttpClient http, std::string root, std::string project)
       : http_(std::move(http)),
@@ -68,6 +99,10 @@ class ProjectClient {
   // The request with retries, each announced on stderr as "perfgate: <what> failed (why);
   // retrying".
   Result<net::HttpResponse> Send(const net::HttpRequest& request, const std::string& what);
+  // The body of a 2xx answer to a request under base_ (with retries), the server's error
+  // otherwise.
+  Result<std::string> AlertAnswer(const std::string& method, const std::string& path_and_query,
+                                  const std::string& body, const std::string& hint_403);
 
   net::HttpClient http_;
   std::string root_;     // the server's URL without a trailing '/'

@@ -1,12 +1,7 @@
 // `perfgate alerts show` and the one-line answers of the other alert verbs: one alert with its
 // series, change, commits, environment change, points around the step, triage and bisects.
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
 #include <optional>
-#include <set>
-#include <string_view>
-#include <utility>
+#include <string>
 #include <vector>
 
 #include "runner/report/alert_pieces.h"
@@ -19,108 +14,96 @@ namespace {
 using alerts_internal::BenchmarkName;
 using alerts_internal::CommitLine;
 using alerts_internal::EnvironmentLines;
-using alerts_internal::FirstBad;
-using alerts_internal::IdText;
 using alerts_internal::kNoLastGood;
-using alerts_internal::LastGood;
 using alerts_internal::ShortSha;
 using nlohmann::json;
-using text::AnyText;
 using text::Clean;
 using text::ConfidencePercent;
-using text::Get;
 using text::Join;
 using text::Level;
 using text::Md;
 using text::MdCode;
 using text::MdRow;
-using text::Num;
-using text::Obj;
 using text::OrDash;
 using text::Percent;
 using text::PValue;
-using text::Str;
-using text::Strings;
 using text::Table;
 using text::WithUnit;
+using wire::Alert;
+using wire::ExcerptPoint;
 
-std::string DirectionText(const std::string& direction) {
-  if (direction == "lower") return "lower is better";
-  if (direction == "higher") return "higher is better";
-  return direction;
+std::string DirectionText(Direction direction) {
+  return direction == Direction::kLowerIsBetter ? "lower is better" : "higher is better";
 }
 
 // Excerpt rows: the marker goes on the first bad point (same sha, else same run).
-bool IsFirstBad(const json& point, const json& alert) {
-  const std::string sha = Str(FirstBad(alert), "sha");
-  if (!sha.empty() && Str(point, "sha") == sha) return true;
-  const std::string run = Str(FirstBad(alert), "run_id");
-  return sha.empty() && !run.empty() && Str(point, "run_id") == run;
+bool IsFirstBad(const ExcerptPoint& point, const Alert& alert) {
+  const std::string& sha = alert.range.first_bad.sha;
+  if (!sha.empty() && point.commit.sha == sha) return true;
+  const std::string run = alert.range.first_bad.run_id.value_or("");
+  return sha.empty() && !run.empty() && point.commit.run_id.value_or("") == run;
 }
 
-std::string Repetitions(const json& point) {
-  const json* values = Get(point, "values");
-  return values != nullptr && values->is_array() ? std::to_string(values->size()) : "-";
-}
-
-std::string PointNote(const json& point, const json& alert) {
+std::string PointNote(const ExcerptPoint& point, const Alert& alert) {
   std::vector<std::string> notes;
   if (IsFirstBad(point, alert)) notes.push_back("first bad");
-  const json* changed = Get(point, "testbed_fingerprint_changed");
-  if (changed != nullptr && changed->is_boolean() && changed->get<bool>()) {
-    notes.push_back("testbed changed");
-  }
+  if (point.testbed_fingerprint_changed) notes.push_back("testbed changed");
   return Join(notes, ", ");
 }
 
-std::string TitleLine(const json& alert) {
-  std::string line =
-      "alert " + IdText(alert) + ": " + AlertKindLabel(alert) + " " + FormatAlertChange(alert);
-  if (const std::string c = ConfidencePercent(Num(alert, "confidence")); !c.empty()) {
-    if (Get(alert, "ci") != nullptr) line += " (" + c + " CI)";
+std::string TitleLine(const Alert& alert) {
+  std::string line = "alert " + std::to_string(alert.id) + ": " + AlertKindLabel(alert) + " " +
+                     FormatAlertChange(alert);
+  if (const std::string c = ConfidencePercent(alert.confidence); !c.empty()) {
+    if (alert.ci) line += " (" + c + " CI)";
   }
   return line;
 }
 
+// "acknowledged (by alice, 2026-11-22T09:00Z)": the state and who set it when; `escape` makes
+// each piece safe for the output (Clean or Md).
+template <class Escape>
+std::string StateText(const Alert& alert, Escape escape) {
+  std::string state = escape(OrDash(alert.state));
+  const std::string by = alert.state_changed_by.value_or("");
+  if (!by.empty()) {
+    state += " (by " + escape(by);
+    const std::string at = alert.state_changed_at.value_or("");
+    if (!at.empty()) state += ", " + escape(at);
+    state += ")";
+  }
+  return state;
+}
+
 }  // namespace
 
-std::string RenderAlertText(const json& alert) {
-  const json& series = Obj(alert, "series");
-  const std::string unit = Clean(Str(series, "unit"));
+std::string RenderAlertText(const wire::AlertDetail& detail) {
+  const Alert& alert = detail.alert;
+  const wire::HistorySeries& series = alert.series;
+  const std::string unit = Clean(series.unit);
   std::vector<std::vector<std::string>> facts;
   auto fact = [&](const std::string& name, const std::string& value) {
     facts.push_back({name, value});
   };
   std::string out = Clean(TitleLine(alert)) + "\n";
-  std::string state = OrDash(Clean(Str(alert, "state")));
-  if (std::string by = Str(alert, "state_changed_by"); !by.empty()) {
-    state += " (by " + Clean(by);
-    if (std::string at = Str(alert, "state_changed_at"); !at.empty()) state += ", " + Clean(at);
-    state += ")";
-  }
-  fact("state", state);
-  std::string where = "project " + OrDash(Clean(Str(alert, "project"))) + ", branch " +
-                      OrDash(Clean(Str(series, "branch"))) + ", testbed " +
-                      OrDash(Clean(Str(series, "testbed")));
-  fact("series", Clean(BenchmarkName(alert)) + " " + OrDash(Clean(Str(series, "metric"))));
+  fact("state", StateText(alert, [](const std::string& t) { return Clean(t); }));
+  std::string where = "project " + OrDash(Clean(alert.project)) + ", branch " +
+                      OrDash(Clean(series.branch)) + ", testbed " + OrDash(Clean(series.testbed));
+  fact("series", Clean(BenchmarkName(alert)) + " " + OrDash(Clean(series.key.metric)));
   fact("where", where);
-  std::string metric = unit.empty() ? std::string() : unit;
-  if (std::string d = DirectionText(Str(series, "direction")); !d.empty()) {
-    metric += (metric.empty() ? "" : ", ") + Clean(d);
-  }
-  if (!metric.empty()) fact("unit", metric);
-  fact("level", WithUnit(Level(Num(alert, "level_before")), unit) + " -> " +
-                    WithUnit(Level(Num(alert, "level_after")), unit));
-  fact("p / q", PValue(Num(alert, "p_value")) + " / " + PValue(Num(alert, "q_value")));
-  fact("detectors", OrDash(Clean(Join(Strings(alert, "detectors"), ", "))));
-  fact("cause", OrDash(Clean(Str(alert, "cause"))));
-  const std::string bad = CommitLine(FirstBad(alert), false);
-  const std::string good = CommitLine(LastGood(alert), false);
+  std::string metric = unit;
+  metric += (metric.empty() ? "" : ", ") + DirectionText(series.direction);
+  fact("unit", metric);
+  fact("level", WithUnit(Level(alert.level_before), unit) + " -> " +
+                    WithUnit(Level(alert.level_after), unit));
+  fact("p / q", PValue(alert.p_value) + " / " + PValue(alert.q_value));
+  fact("detectors", OrDash(Clean(Join(alert.detectors, ", "))));
+  fact("cause", OrDash(Clean(alert.cause)));
+  const std::string bad = CommitLine(alert.range.first_bad, false);
+  const std::string good = CommitLine(alert.range.last_good, false);
   fact("first bad", OrDash(bad));
   fact("last good", good.empty() ? std::string(kNoLastGood) : good);
-  if (std::string created = Str(alert, "created_at"); !created.empty()) {
-    fact("created", Clean(created));
-  }
+  if (!alert.created_at.empty()) fact("created", Clean(alert.created_at));
   out += Table(facts, "  ");
 
   if (std::vector<std::string> env = EnvironmentLines(alert); !env.empty()) {
@@ -128,82 +111,71 @@ std::string RenderAlertText(const json& alert) {
     for (const std::string& line : env) out += "  " + Clean(line) + "\n";
   }
 
-  const json* excerpt = Get(alert, "excerpt");
-  if (excerpt != nullptr && excerpt->is_array() && !excerpt->empty()) {
+  if (!detail.excerpt.empty()) {
     out += "\npoints around the step:\n";
     std::vector<std::vector<std::string>> rows = {{"", "POS", "COMMIT",
                                                    unit.empty() ? "LEVEL" : "LEVEL (" + unit + ")",
                                                    "REPS", "SUBJECT", ""}};
-    for (const json& point : *excerpt) {
+    for (const ExcerptPoint& point : detail.excerpt) {
       const std::string note = PointNote(point, alert);
-      rows.push_back({IsFirstBad(point, alert) ? ">" : "", OrDash(Clean(Str(point, "position"))),
-                      OrDash(Clean(ShortSha(Str(point, "sha"), 7))), Level(Num(point, "level")),
-                      Repetitions(point), Clean(Str(point, "subject")),
+      rows.push_back({IsFirstBad(point, alert) ? ">" : "", std::to_string(point.position),
+                      OrDash(Clean(ShortSha(point.commit.sha, 7))), Level(point.level),
+                      std::to_string(point.values.size()), Clean(point.commit.subject),
                       note.empty() ? "" : "<- " + note});
     }
     out += Table(rows, "  ");
   }
 
-  const json* history = Get(alert, "history");
-  if (history != nullptr && history->is_array() && !history->empty()) {
+  if (!detail.history.empty()) {
     out += "\ntriage history:\n";
-    for (const json& h : *history) {
-      std::string line = OrDash(Str(h, "at")) + "  " + OrDash(Str(h, "state"));
-      if (std::string by = Str(h, "by"); !by.empty()) line += " by " + by;
-      if (std::string note = Str(h, "note"); !note.empty()) line += ": " + note;
+    for (const wire::AlertEvent& h : detail.history) {
+      std::string line = OrDash(h.at) + "  " + OrDash(h.state);
+      if (!h.by.empty()) line += " by " + h.by;
+      if (!h.note.empty()) line += ": " + h.note;
       out += "  " + Clean(line) + "\n";
     }
   }
-  if (std::string note = Str(alert, "note"); !note.empty()) out += "\nnote: " + Clean(note) + "\n";
+  if (!alert.note.empty()) out += "\nnote: " + Clean(alert.note) + "\n";
 
-  const json* bisects = Get(alert, "bisects");
-  if (bisects != nullptr && bisects->is_array() && !bisects->empty()) {
+  if (!detail.bisects.empty()) {
     out += "\nbisects:\n";
-    for (const json& b : *bisects) {
-      std::string line = "#" + OrDash(Str(b, "id")) + " " + OrDash(Str(b, "state"));
-      if (std::string culprit = Str(b, "culprit"); !culprit.empty()) {
-        line += ": culprit " + ShortSha(culprit, 12);
-      }
-      if (std::string by = Str(b, "created_by"); !by.empty()) line += " (by " + by + ")";
-      out += "  " + Clean(line) + "  " + OrDash(Str(b, "created_at")) + "\n";
+    for (const wire::AlertBisect& b : detail.bisects) {
+      std::string line = "#" + std::to_string(b.id) + " " + OrDash(b.state);
+      if (b.culprit && !b.culprit->empty()) line += ": culprit " + ShortSha(*b.culprit, 12);
+      if (!b.created_by.empty()) line += " (by " + b.created_by + ")";
+      out += "  " + Clean(line) + "  " + OrDash(b.created_at) + "\n";
     }
   }
 
   if (std::string bisect = BisectCommand(alert); !bisect.empty()) {
     out += "\nfind the commit:\n  " + bisect + "\n";
-  } else if (Str(LastGood(alert), "sha").empty()) {
+  } else if (alert.range.last_good.sha.empty()) {
     out += "\nno bisect: the step is at the first point of the series (no earlier commit)\n";
   }
   return out;
 }
 
-std::string RenderAlertMarkdown(const json& alert) {
-  const json& series = Obj(alert, "series");
-  const std::string unit = Str(series, "unit");
+std::string RenderAlertMarkdown(const wire::AlertDetail& detail) {
+  const Alert& alert = detail.alert;
+  const wire::HistorySeries& series = alert.series;
+  const std::string& unit = series.unit;
   std::string out = "### perfgate " + Md(TitleLine(alert)) + "\n\n";
   auto fact = [&](const std::string& name, const std::string& value) {
     out += MdRow({"**" + name + "**", value});
   };
   out += "| | |\n|---|---|\n";
-  std::string state = Md(OrDash(Str(alert, "state")));
-  if (std::string by = Str(alert, "state_changed_by"); !by.empty()) {
-    state += " (by " + Md(by);
-    if (std::string at = Str(alert, "state_changed_at"); !at.empty()) state += ", " + Md(at);
-    state += ")";
-  }
-  fact("State", state);
-  fact("Series", MdCode(BenchmarkName(alert)) + " " + Md(OrDash(Str(series, "metric"))) +
+  fact("State", StateText(alert, [](const std::string& t) { return Md(t); }));
+  fact("Series", MdCode(BenchmarkName(alert)) + " " + Md(OrDash(series.key.metric)) +
                      (unit.empty() ? "" : " (" + Md(unit) + ")"));
-  fact("Where", "project " + Md(OrDash(Str(alert, "project"))) + ", branch " +
-                    Md(OrDash(Str(series, "branch"))) + ", testbed " +
-                    Md(OrDash(Str(series, "testbed"))));
-  fact("Level", Md(WithUnit(Level(Num(alert, "level_before")), unit) + " -> " +
-                   WithUnit(Level(Num(alert, "level_after")), unit)));
-  fact("p / q", Md(PValue(Num(alert, "p_value")) + " / " + PValue(Num(alert, "q_value"))));
-  fact("Detectors", Md(OrDash(Join(Strings(alert, "detectors"), ", "))));
-  fact("Cause", Md(OrDash(Str(alert, "cause"))));
-  const std::string bad = CommitLine(FirstBad(alert), true);
-  const std::string good = CommitLine(LastGood(alert), true);
+  fact("Where", "project " + Md(OrDash(alert.project)) + ", branch " + Md(OrDash(series.branch)) +
+                    ", testbed " + Md(OrDash(series.testbed)));
+  fact("Level", Md(WithUnit(Level(alert.level_before), unit) + " -> " +
+                   WithUnit(Level(alert.level_after), unit)));
+  fact("p / q", Md(PValue(alert.p_value) + " / " + PValue(alert.q_value)));
+  fact("Detectors", Md(OrDash(Join(alert.detectors, ", "))));
+  fact("Cause", Md(OrDash(alert.cause)));
+  const std::string bad = CommitLine(alert.range.first_bad, true);
+  const std::string good = CommitLine(alert.range.last_good, true);
   fact("First bad", bad.empty() ? "-" : bad);
   fact("Last good", good.empty() ? Md(kNoLastGood) : good);
 
@@ -211,62 +183,56 @@ std::string RenderAlertMarkdown(const json& alert) {
     out += "\n**Environment change** (the testbed, not the code, may explain this step):\n\n";
     for (const std::string& line : env) out += "- " + Md(line) + "\n";
   }
-  const json* excerpt = Get(alert, "excerpt");
-  if (excerpt != nullptr && excerpt->is_array() && !excerpt->empty()) {
+  if (!detail.excerpt.empty()) {
     out +=
         "\n| | Position | Commit | Level | Reps | Subject | |\n"
         "|---|---:|---|---:|---:|---|---|\n";
-    for (const json& point : *excerpt) {
+    for (const ExcerptPoint& point : detail.excerpt) {
       const bool first_bad = IsFirstBad(point, alert);
-      out += MdRow({first_bad ? "**>**" : "", Md(OrDash(Str(point, "position"))),
-                    MdCode(ShortSha(Str(point, "sha"), 7)), Md(Level(Num(point, "level"))),
-                    Repetitions(point), Md(Str(point, "subject")), Md(PointNote(point, alert))});
+      out += MdRow({first_bad ? "**>**" : "", Md(std::to_string(point.position)),
+                    MdCode(ShortSha(point.commit.sha, 7)), Md(Level(point.level)),
+                    std::to_string(point.values.size()), Md(point.commit.subject),
+                    Md(PointNote(point, alert))});
     }
   }
-  const json* history = Get(alert, "history");
-  if (history != nullptr && history->is_array() && !history->empty()) {
+  if (!detail.history.empty()) {
     out += "\n**Triage history**\n\n";
-    for (const json& h : *history) {
-      std::string line = Md(OrDash(Str(h, "at"))) + " " + Md(OrDash(Str(h, "state")));
-      if (std::string by = Str(h, "by"); !by.empty()) line += " by " + Md(by);
-      if (std::string note = Str(h, "note"); !note.empty()) line += ": " + Md(note);
+    for (const wire::AlertEvent& h : detail.history) {
+      std::string line = Md(OrDash(h.at)) + " " + Md(OrDash(h.state));
+      if (!h.by.empty()) line += " by " + Md(h.by);
+      if (!h.note.empty()) line += ": " + Md(h.note);
       out += "- " + line + "\n";
     }
   }
-  if (std::string note = Str(alert, "note"); !note.empty()) out += "\nNote: " + Md(note) + "\n";
+  if (!alert.note.empty()) out += "\nNote: " + Md(alert.note) + "\n";
   if (std::string bisect = BisectCommand(alert); !bisect.empty()) {
     out += "\n```sh\n" + bisect + "\n```\n";
   }
   return out;
 }
 
-std::string RenderTriageText(const json& alert) {
-  const json& series = Obj(alert, "series");
-  std::string line = "alert " + IdText(alert) + " is now " + OrDash(Str(alert, "state")) + ": " +
+std::string RenderTriageText(const Alert& alert) {
+  std::string line = "alert " + std::to_string(alert.id) + " is now " + OrDash(alert.state) + ": " +
                      AlertKindLabel(alert) + " " + FormatAlertChange(alert) + " in " +
-                     BenchmarkName(alert) + " " + OrDash(Str(series, "metric"));
-  if (std::string testbed = Str(series, "testbed"); !testbed.empty()) line += " on " + testbed;
+                     BenchmarkName(alert) + " " + OrDash(alert.series.key.metric);
+  if (!alert.series.testbed.empty()) line += " on " + alert.series.testbed;
   line += " (" + AlertRangeKey(alert) + ")";
   std::string out = Clean(line) + "\n";
-  if (std::string note = Str(alert, "note"); !note.empty()) out += "  note: " + Clean(note) + "\n";
+  if (!alert.note.empty()) out += "  note: " + Clean(alert.note) + "\n";
   return out;
 }
 
-std::string RenderAlertSummaryText(const json& summary) {
-  auto count = [&](const char* group, const char* key) {
-    const std::optional<double> n = Num(Obj(summary, group), key);
-    return n ? std::to_string(static_cast<long long>(*n)) : std::string("0");
-  };
-  std::string out =
-      "alerts: " + OrDash(Str(summary, "total")) + " (open " + count("by_state", "open") +
-      ", acknowledged " + count("by_state", "acknowledged") + ", false positive " +
-      count("by_state", "false_positive") + ", resolved " + count("by_state", "resolved") +
-      "); regressions " + count("by_kind", "regression") + ", improvements " +
-      count("by_kind", "improvement") + ", environment changes " +
-      count("by_cause", "environment") + "\n";
-  const std::string triaged = OrDash(Str(summary, "triaged_regressions"));
-  const std::optional<double> rate = Num(summary, "false_positive_rate");
-  out += "triaged regressions: " + triaged + ", false positives: " +
+std::string RenderAlertSummaryText(const wire::AlertSummary& summary) {
+  auto count = [](int64_t n) { return std::to_string(n); };
+  std::string out = "alerts: " + count(summary.total) + " (open " + count(summary.by_state.open) +
+                    ", acknowledged " + count(summary.by_state.acknowledged) + ", false positive " +
+                    count(summary.by_state.false_positive) + ", resolved " +
+                    count(summary.by_state.resolved) + "); regressions " +
+                    count(summary.by_kind.regression) + ", improvements " +
+                    count(summary.by_kind.improvement) + ", environment changes " +
+                    count(summary.by_cause.environment) + "\n";
+  const std::optional<double>& rate = summary.false_positive_rate;
+  out += "triaged regressions: " + count(summary.triaged_regressions) + ", false positives: " +
          (rate ? Percent(*rate).substr(1) : std::string("- (none triaged yet)")) + "\n";
   return out;
 }
@@ -274,5 +240,7 @@ std::string RenderAlertSummaryText(const json& summary) {
 std::string RenderJson(const json& value) {
   return value.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
+
+std::string RenderJson(const nlohmann::ordered_json& value) { return RenderJson(json(value)); }
 
 }  // namespace perfgate::report

@@ -16,41 +16,33 @@ namespace {
 using alerts_internal::BenchmarkName;
 using alerts_internal::CommitLine;
 using alerts_internal::EnvironmentLines;
-using alerts_internal::FirstBad;
-using alerts_internal::IdText;
 using alerts_internal::kNoLastGood;
-using alerts_internal::LastGood;
-using nlohmann::json;
 using text::Clean;
 using text::ConfidencePercent;
-using text::Get;
 using text::Join;
 using text::Md;
 using text::MdCode;
 using text::MdRow;
-using text::Num;
-using text::Obj;
 using text::OrDash;
 using text::PValue;
-using text::Str;
-using text::Strings;
 using text::Table;
+using wire::Alert;
 
-std::string ChangeHeader(const json& alerts) {
+std::string ChangeHeader(const std::vector<Alert>& alerts) {
   std::set<std::string> levels;
-  for (const json& a : alerts) levels.insert(ConfidencePercent(Num(a, "confidence")));
+  for (const Alert& a : alerts) levels.insert(ConfidencePercent(a.confidence));
   if (levels.size() == 1 && !levels.begin()->empty()) return "CHANGE [" + *levels.begin() + " CI]";
   return "CHANGE [CI]";
 }
 
 struct Group {
   std::string key;
-  std::vector<const json*> alerts;
+  std::vector<const Alert*> alerts;
 };
 
-std::vector<Group> GroupByRange(const json& alerts) {
+std::vector<Group> GroupByRange(const std::vector<Alert>& alerts) {
   std::vector<Group> groups;
-  for (const json& a : alerts) {
+  for (const Alert& a : alerts) {
     const std::string key = AlertRangeKey(a);
     auto it =
         std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.key == key; });
@@ -63,17 +55,18 @@ std::vector<Group> GroupByRange(const json& alerts) {
   return groups;
 }
 
-std::set<std::string> Distinct(const Group& group, const char* key) {
+// The group's distinct values of a series field (branch, testbed).
+std::set<std::string> Distinct(const Group& group, std::string wire::HistorySeries::*field) {
   std::set<std::string> out;
-  for (const json* a : group.alerts) out.insert(Str(Obj(*a, "series"), key));
+  for (const Alert* a : group.alerts) out.insert(a->series.*field);
   return out;
 }
 
 // "branch main, testbed ci-1" when the group's alerts share them.
 std::string GroupWhere(const Group& group) {
   std::vector<std::string> parts;
-  const auto branches = Distinct(group, "branch");
-  const auto testbeds = Distinct(group, "testbed");
+  const auto branches = Distinct(group, &wire::HistorySeries::branch);
+  const auto testbeds = Distinct(group, &wire::HistorySeries::testbed);
   if (branches.size() == 1 && !branches.begin()->empty()) {
     parts.push_back("branch " + *branches.begin());
   }
@@ -86,20 +79,13 @@ std::string GroupWhere(const Group& group) {
 // The environment change of the group's first alert that has one: one commit range, one
 // testbed change (when the group spans testbeds, the first one's).
 std::vector<std::string> GroupEnvironment(const Group& group) {
-  for (const json* a : group.alerts) {
-    if (!Obj(*a, "environment_change").is_null()) return EnvironmentLines(*a);
+  for (const Alert* a : group.alerts) {
+    if (a->environment_change) return EnvironmentLines(*a);
   }
   return {};
 }
 
-const json& AlertArray(const json& page) {
-  static const json kEmpty = json::array();
-  if (page.is_array()) return page;
-  const json* alerts = Get(page, "alerts");
-  return alerts != nullptr && alerts->is_array() ? *alerts : kEmpty;
-}
-
-std::string NextCursor(const json& page) { return Str(page, "next_cursor"); }
+std::string NextCursor(const wire::AlertPage& page) { return page.next_cursor.value_or(""); }
 
 std::string CountLine(size_t alerts, size_t groups) {
   return std::to_string(alerts) + (alerts == 1 ? " alert" : " alerts") + " in " +
@@ -108,8 +94,8 @@ std::string CountLine(size_t alerts, size_t groups) {
 
 }  // namespace
 
-std::string RenderAlertListText(const json& page) {
-  const json& alerts = AlertArray(page);
+std::string RenderAlertListText(const wire::AlertPage& page) {
+  const std::vector<Alert>& alerts = page.alerts;
   const std::string next = NextCursor(page);
   std::string out;
   if (alerts.empty()) {
@@ -119,19 +105,19 @@ std::string RenderAlertListText(const json& page) {
     out = CountLine(alerts.size(), groups.size()) + "\n";
     const std::string change_header = ChangeHeader(alerts);
     for (const Group& group : groups) {
-      const json& first = *group.alerts.front();
+      const Alert& first = *group.alerts.front();
       out += "\n" + group.key;
       if (const std::string where = GroupWhere(group); !where.empty())
         out += "  (" + Clean(where) + ")";
       out += "\n";
-      const std::string bad = CommitLine(FirstBad(first), false);
-      const std::string good = CommitLine(LastGood(first), false);
+      const std::string bad = CommitLine(first.range.first_bad, false);
+      const std::string good = CommitLine(first.range.last_good, false);
       out += "  first bad: " + OrDash(bad) + "\n";
       out += "  last good: " + (good.empty() ? std::string(kNoLastGood) : good) + "\n";
       for (const std::string& line : GroupEnvironment(group)) {
         out += "  environment changed: " + Clean(line) + "\n";
       }
-      const bool testbed_column = Distinct(group, "testbed").size() > 1;
+      const bool testbed_column = Distinct(group, &wire::HistorySeries::testbed).size() > 1;
       std::vector<std::vector<std::string>> rows;
       std::vector<std::string> header = {"ID", "STATE", "KIND"};
       if (testbed_column) header.push_back("TESTBED");
@@ -139,17 +125,16 @@ std::string RenderAlertListText(const json& page) {
       header.push_back(change_header);
       for (const char* h : {"P", "Q", "DETECTORS"}) header.push_back(h);
       rows.push_back(header);
-      for (const json* a : group.alerts) {
-        const json& series = Obj(*a, "series");
-        std::vector<std::string> row = {IdText(*a), OrDash(Clean(Str(*a, "state"))),
+      for (const Alert* a : group.alerts) {
+        std::vector<std::string> row = {std::to_string(a->id), OrDash(Clean(a->state)),
                                         AlertKindLabel(*a)};
-        if (testbed_column) row.push_back(OrDash(Clean(Str(series, "testbed"))));
+        if (testbed_column) row.push_back(OrDash(Clean(a->series.testbed)));
         row.push_back(Clean(BenchmarkName(*a)));
-        row.push_back(OrDash(Clean(Str(series, "metric"))));
+        row.push_back(OrDash(Clean(a->series.key.metric)));
         row.push_back(FormatAlertChange(*a));
-        row.push_back(PValue(Num(*a, "p_value")));
-        row.push_back(PValue(Num(*a, "q_value")));
-        row.push_back(OrDash(Clean(Join(Strings(*a, "detectors"), ","))));
+        row.push_back(PValue(a->p_value));
+        row.push_back(PValue(a->q_value));
+        row.push_back(OrDash(Clean(Join(a->detectors, ","))));
         rows.push_back(std::move(row));
       }
       out += Table(rows, "  ");
@@ -161,8 +146,8 @@ std::string RenderAlertListText(const json& page) {
   return out;
 }
 
-std::string RenderAlertListMarkdown(const json& page) {
-  const json& alerts = AlertArray(page);
+std::string RenderAlertListMarkdown(const wire::AlertPage& page) {
+  const std::vector<Alert>& alerts = page.alerts;
   const std::string next = NextCursor(page);
   std::string out = "### perfgate alerts\n\n";
   if (alerts.empty()) {
@@ -172,19 +157,19 @@ std::string RenderAlertListMarkdown(const json& page) {
     out += CountLine(alerts.size(), groups.size()) + ".\n";
     const std::string change_header = ChangeHeader(alerts);
     for (const Group& group : groups) {
-      const json& first = *group.alerts.front();
+      const Alert& first = *group.alerts.front();
       out += "\n#### " + MdCode(group.key);
       if (const std::string where = GroupWhere(group); !where.empty())
         out += " (" + Md(where) + ")";
       out += "\n\n";
-      const std::string bad = CommitLine(FirstBad(first), true);
-      const std::string good = CommitLine(LastGood(first), true);
+      const std::string bad = CommitLine(first.range.first_bad, true);
+      const std::string good = CommitLine(first.range.last_good, true);
       out += "First bad: " + (bad.empty() ? std::string("-") : bad) + "  \n";
       out += "Last good: " + (good.empty() ? Md(kNoLastGood) : good) + "\n\n";
       if (const auto env = GroupEnvironment(group); !env.empty()) {
         out += "**Environment changed:** " + Md(Join(env, "; ")) + "\n\n";
       }
-      const bool testbed_column = Distinct(group, "testbed").size() > 1;
+      const bool testbed_column = Distinct(group, &wire::HistorySeries::testbed).size() > 1;
       std::vector<std::string> header = {"ID", "State", "Kind"};
       std::vector<std::string> align = {"---:", "---", "---"};
       if (testbed_column) {
@@ -205,18 +190,17 @@ std::string RenderAlertListMarkdown(const json& page) {
       header.push_back("Detectors");
       align.push_back("---");
       out += MdRow(header) + MdRow(align);
-      for (const json* a : group.alerts) {
-        const json& series = Obj(*a, "series");
+      for (const Alert* a : group.alerts) {
         const bool environment = AlertKindLabel(*a) == "environment";
-        std::vector<std::string> row = {Md(IdText(*a)), Md(OrDash(Str(*a, "state"))),
+        std::vector<std::string> row = {Md(std::to_string(a->id)), Md(OrDash(a->state)),
                                         environment ? "**environment**" : Md(AlertKindLabel(*a))};
-        if (testbed_column) row.push_back(Md(OrDash(Str(series, "testbed"))));
+        if (testbed_column) row.push_back(Md(OrDash(a->series.testbed)));
         row.push_back(Md(BenchmarkName(*a)));
-        row.push_back(Md(OrDash(Str(series, "metric"))));
+        row.push_back(Md(OrDash(a->series.key.metric)));
         row.push_back(Md(FormatAlertChange(*a)));
-        row.push_back(Md(PValue(Num(*a, "p_value"))));
-        row.push_back(Md(PValue(Num(*a, "q_value"))));
-        row.push_back(Md(OrDash(Join(Strings(*a, "detectors"), ", "))));
+        row.push_back(Md(PValue(a->p_value)));
+        row.push_back(Md(PValue(a->q_value)));
+        row.push_back(Md(OrDash(Join(a->detectors, ", "))));
         out += MdRow(row);
       }
     }

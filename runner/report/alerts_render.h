@@ -1,57 +1,59 @@
 // Renderings of perfgate-server's alerts (GET/PATCH /api/v1/projects/{p}/alerts) for
-// `perfgate alerts`: pure, deterministic functions of the server's JSON, which they read
-// defensively (a missing, null or mistyped field prints as "-" and never throws), so that a
-// server adding or omitting an optional field cannot crash the runner. Text is for a terminal
-// or a job log (control characters print as '?'); Markdown escapes every server string.
+// `perfgate alerts`: pure, deterministic functions of the decoded answers (wire/alert.h; the
+// decoder has refused mistyped fields, and an absent optional one prints as "-"). Text is for a
+// terminal or a job log (control characters print as '?'); Markdown escapes every server string.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "wire/alert.h"
+
 namespace perfgate::report {
 
-// "+8.1% [+7.2%, +9.0%]": the alert's signed relative change of level ("magnitude") and its
-// confidence interval ("ci"); "+8.1%" when ci is null or malformed; "-" without a magnitude.
-std::string FormatAlertChange(const nlohmann::json& alert);
+// "+8.1% [+7.2%, +9.0%]": the alert's signed relative change of level (magnitude) and its
+// confidence interval; "+8.1%" without an interval (or with a bound that is not finite).
+std::string FormatAlertChange(const wire::Alert& alert);
 
 // What the alert is: "environment" when its cause is "environment" (the testbed changed, not
 // the code), else its kind ("regression", "improvement"); "-" when neither is given.
-std::string AlertKindLabel(const nlohmann::json& alert);
+std::string AlertKindLabel(const wire::Alert& alert);
 
 // The commit range an alert belongs to, as "<last_good 12 hex>..<first_bad 12 hex>"; the
-// alert's "group" when given, else made from range.last_good / range.first_bad. A series'
-// first point has no previous commit: "(first point)..<first_bad>".
-std::string AlertRangeKey(const nlohmann::json& alert);
+// alert's group when given, else made from the range. A series' first point has no previous
+// commit: "(first point)..<first_bad>".
+std::string AlertRangeKey(const wire::Alert& alert);
 
 // `perfgate bisect --good <sha> --bad <sha> --benchmark <name> --metric <metric>` with full
 // commit ids (names quoted for a POSIX shell when they need it); "" when the alert has no
 // last good commit (nothing to bisect) or no first bad commit.
-std::string BisectCommand(const nlohmann::json& alert);
+std::string BisectCommand(const wire::Alert& alert);
 
-// `perfgate alerts list`: `page` is the server's answer {"alerts": [...], "next_cursor": ...}.
-// Alerts are grouped by commit range (AlertRangeKey), groups in order of their first alert
-// (the server sends newest first), each under a heading with the range's commits and a table:
-// id, state, kind (AlertKindLabel), testbed, suite/benchmark, metric, change with CI, p, q,
-// detectors. A non-null next_cursor adds a line saying how to get the rest. "no alerts"
-// when the list is empty.
-std::string RenderAlertListText(const nlohmann::json& page);
+// `perfgate alerts list`: the page (every page with --all). Alerts are grouped by commit range
+// (AlertRangeKey), groups in order of their first alert (the server sends newest first), each
+// under a heading with the range's commits and a table: id, state, kind (AlertKindLabel),
+// testbed, suite/benchmark, metric, change with CI, p, q, detectors. A next cursor adds a line
+// saying how to get the rest. "no alerts" when the list is empty.
+std::string RenderAlertListText(const wire::AlertPage& page);
 // The same as Markdown: a heading per commit range and a table under it.
-std::string RenderAlertListMarkdown(const nlohmann::json& page);
+std::string RenderAlertListMarkdown(const wire::AlertPage& page);
 
 // `perfgate alerts show`: one alert (GET .../alerts/{id}) with its series, change and CI,
 // levels, p/q values, detectors, the commit range (short sha, subject, author), the environment
 // change, the excerpt of points around the step (position, sha, level, repetitions; the first
-// bad point marked ">"), its triage history and the bisect command.
-std::string RenderAlertText(const nlohmann::json& alert);
-std::string RenderAlertMarkdown(const nlohmann::json& alert);
+// bad point marked ">"), its triage history, its bisects and the bisect command.
+std::string RenderAlertText(const wire::AlertDetail& detail);
+std::string RenderAlertMarkdown(const wire::AlertDetail& detail);
 
 // `perfgate alerts ack|resolve|false-positive|reopen`: one line for the updated alert
 // (the PATCH answer): "alert 12 is now acknowledged: regression +8.1% [...] in ... (range)".
+std::string RenderTriageText(const wire::Alert& alert);
 // GET .../alert-summary as two lines: counts, and the triaged regressions' false positives.
-std::string RenderAlertSummaryText(const nlohmann::json& summary);
-std::string RenderTriageText(const nlohmann::json& alert);
+std::string RenderAlertSummaryText(const wire::AlertSummary& summary);
 
-// --format json: the server's JSON as it came, pretty-printed (2 spaces), ending in "\n".
+// --format json: the answer pretty-printed (2 spaces, keys in byte order), ending in "\n".
 std::string RenderJson(const nlohmann::json& value);
+// A wire encoding (wire/alert.h's Encode*) the same way: its keys in byte order.
+std::string RenderJson(const nlohmann::ordered_json& value);
 
 }  // namespace perfgate::report

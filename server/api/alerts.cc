@@ -10,11 +10,10 @@
 #include "server/history/alert_json.h"
 #include "server/history/analysis.h"
 #include "server/history/service.h"
+#include "wire/alert.h"
 
 namespace perfgate::server::api {
 namespace {
-
-using nlohmann::json;
 
 constexpr int kExcerptPoints = 10;  // each side of the step
 
@@ -37,33 +36,15 @@ Result<store::AlertFilter> SeriesFilter(const http::Request& request) {
   return filter;
 }
 
-// {"state": "...", "note": "..."}: at least one, nothing else.
+// The PATCH body (wire::AlertUpdate) as the store's update.
 Result<store::AlertUpdate> DecodeUpdate(const http::Request& request, int max_depth) {
   auto body = ParseJsonObject(request.body, max_depth);
   if (!body) return tl::unexpected(body.error());
+  auto decoded = wire::DecodeAlertUpdate(*body);
+  if (!decoded) return tl::unexpected(decoded.error());
   store::AlertUpdate update;
-  for (auto it = body->begin(); it != body->end(); ++it) {
-    if (it.key() == "state") {
-      if (!it->is_string()) return InvalidArgument("must be a string", "state");
-      const std::string state = it->get<std::string>();
-      if (!OneOf(state, {"open", "acknowledged", "false_positive", "resolved"})) {
-        return InvalidArgument(
-            "must be open, acknowledged, false_positive or resolved, got \"" + state + "\"",
-            "state");
-      }
-      update.state = state;
-    } else if (it.key() == "note") {
-      if (!it->is_string()) return InvalidArgument("must be a string", "note");
-      std::string note = it->get<std::string>();
-      if (note.size() > 4096) return InvalidArgument("longer than 4096 bytes", "note");
-      update.note = std::move(note);
-    } else {
-      return InvalidArgument("unknown field (expected state, note)", it.key());
-    }
-  }
-  if (!update.state && !update.note) {
-    return InvalidArgument("give a state, a note or both", "state");
-  }
+  update.state = std::move(decoded->state);
+  update.note = std::move(decoded->note);
   return update;
 }
 
@@ -101,35 +82,22 @@ Result<http::Response> ChangePoints(const ApiDeps& deps, const http::Request& re
   const history::HistoryParams& params = deps.history_params.params;
   auto analysis = history::AnalyseSeries(data, params);
   if (!analysis) return tl::unexpected(analysis.error());
-  json out_steps = json::array();
+  wire::ChangePoints out;
+  out.series = history::ToWire(series->key);
+  out.points = static_cast<int64_t>(series->points.size());
+  out.baseline_from = series->baseline_from;
+  out.parameters = nlohmann::ordered_json::parse(history::ParametersJson(params));
   for (const history::StepFound& found : analysis->steps) {
     const stats::Step& s = found.step;
     const store::ExcerptPoint& good = series->points[s.index - 1];
     const store::ExcerptPoint& bad = series->points[s.index];
-    out_steps.push_back(
-        {{"index", s.index},
-         {"magnitude", s.magnitude},
-         {"p_value", s.p_value},
-         {"level_before", s.level_before},
-         {"level_after", s.level_after},
-         {"detectors", s.detectors},
-         {"kind", IsWorse(s.magnitude, series->key.direction) ? "regression" : "improvement"},
-         {"environment_change", good.testbed_id != bad.testbed_id},
-         {"last_good", history::CommitJson(good.commit)},
-         {"first_bad", history::CommitJson(bad.commit)}});
+    out.change_points.push_back(
+        {static_cast<int64_t>(s.index), s.magnitude, s.p_value, s.level_before, s.level_after,
+         s.detectors, IsWorse(s.magnitude, series->key.direction) ? "regression" : "improvement",
+         good.testbed_id != bad.testbed_id, history::ToWire(good.commit),
+         history::ToWire(bad.commit)});
   }
-  return JsonResponse(200, {{"series",
-                             {{"branch", series->key.branch},
-                              {"testbed", series->key.testbed},
-                              {"suite", series->key.key.suite},
-                              {"benchmark", series->key.key.benchmark},
-                              {"metric", series->key.key.metric},
-                              {"unit", series->key.unit},
-                              {"direction", std::string(DirectionName(series->key.direction))}}},
-                            {"points", series->points.size()},
-                            {"baseline_from", series->baseline_from},
-                            {"parameters", json::parse(history::ParametersJson(params))},
-                            {"change_points", std::move(out_steps)}});
+  return JsonResponse(200, wire::EncodeChangePoints(out));
 }
 
 }  // namespace
@@ -148,8 +116,7 @@ void RegisterAlertRoutes(http::Router& router, const ApiDeps& deps) {
             if (!series) return tl::unexpected(series.error());
             store::AlertFilter filter = *series;
             filter.state = request.Query("state").value_or("open");
-            if (!OneOf(filter.state,
-                       {"open", "acknowledged", "false_positive", "resolved", "all"})) {
+            if (!wire::IsAlertState(filter.state) && filter.state != "all") {
               return InvalidArgument("must be open, acknowledged, false_positive, resolved or all",
                                      "state");
             }
@@ -159,13 +126,12 @@ void RegisterAlertRoutes(http::Router& router, const ApiDeps& deps) {
             filter.limit = *limit;
             auto page = deps.history->ListAlerts(project, filter);
             if (!page) return tl::unexpected(page.error());
-            nlohmann::ordered_json alerts = nlohmann::ordered_json::array();
+            wire::AlertPage out;
             for (const store::AlertRecord& a : page->alerts) {
-              alerts.push_back(history::AlertJson(a));
+              out.alerts.push_back(history::ToWire(a));
             }
-            nlohmann::ordered_json out = {{"alerts", std::move(alerts)}, {"next_cursor", nullptr}};
-            if (!page->next_cursor.empty()) out["next_cursor"] = page->next_cursor;
-            return http::Response::Json(200, out.dump());
+            if (!page->next_cursor.empty()) out.next_cursor = page->next_cursor;
+            return http::Response::Json(200, wire::EncodeAlertPage(out).dump());
           }));
 
   router.Add("GET", "/api/v1/projects/{project}/alert-summary", "alerts.summary",
@@ -177,8 +143,8 @@ void RegisterAlertRoutes(http::Router& router, const ApiDeps& deps) {
                              if (!filter) return tl::unexpected(filter.error());
                              auto counts = deps.history->CountAlerts(project, *filter);
                              if (!counts) return tl::unexpected(counts.error());
-                             return http::Response::Json(200,
-                                                         history::AlertSummaryJson(*counts).dump());
+                             return http::Response::Json(
+                                 200, wire::EncodeAlertSummary(history::SummaryOf(*counts)).dump());
                            }));
 
   router.Add("GET", "/api/v1/projects/{project}/alerts/{id}", "alerts.get",
@@ -189,8 +155,8 @@ void RegisterAlertRoutes(http::Router& router, const ApiDeps& deps) {
                              if (!id) return tl::unexpected(id.error());
                              auto detail = deps.history->GetAlert(project, *id, kExcerptPoints);
                              if (!detail) return tl::unexpected(detail.error());
-                             return http::Response::Json(200,
-                                                         history::AlertDetailJson(*detail).dump());
+                             return http::Response::Json(
+                                 200, wire::EncodeAlertDetail(history::ToWire(*detail)).dump());
                            }));
 
   router.Add("PATCH", "/api/v1/projects/{project}/alerts/{id}", "alerts.update",
@@ -209,7 +175,8 @@ void RegisterAlertRoutes(http::Router& router, const ApiDeps& deps) {
                                update->actor = "token " + (*caller)->token.prefix;
                              auto updated = deps.history->UpdateAlert(project, *id, *update);
                              if (!updated) return tl::unexpected(updated.error());
-                             return http::Response::Json(200, history::AlertJson(*updated).dump());
+                             return http::Response::Json(
+                                 200, wire::EncodeAlert(history::ToWire(*updated)).dump());
                            }));
 
   router.Add("GET", "/api/v1/projects/{project}/change-points", "change_points.get",

@@ -1,8 +1,8 @@
 #include "server/history/alert_json.h"
 
 #include <cmath>
-#include <cstdio>
 #include <map>
+#include <optional>
 
 #include "core/text.h"
 
@@ -11,127 +11,114 @@ namespace {
 
 using nlohmann::ordered_json;
 
-ordered_json OrNull(const std::string& s) {
-  return s.empty() ? ordered_json(nullptr) : ordered_json(s);
+std::optional<std::string> OrAbsent(const std::string& s) {
+  return s.empty() ? std::nullopt : std::optional<std::string>(s);
+}
+
+// The stored {"before", "after", "changed"} object (analysis.h's EnvironmentChangeJson).
+std::optional<wire::EnvironmentChange> EnvironmentChange(const std::string& stored) {
+  if (stored.empty()) return std::nullopt;
+  const ordered_json parsed = ordered_json::parse(stored, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) return std::nullopt;
+  wire::EnvironmentChange change;
+  if (auto it = parsed.find("before"); it != parsed.end() && it->is_object()) change.before = *it;
+  if (auto it = parsed.find("after"); it != parsed.end() && it->is_object()) change.after = *it;
+  if (auto it = parsed.find("changed"); it != parsed.end() && it->is_array()) {
+    for (const ordered_json& name : *it) {
+      if (name.is_string()) change.changed.push_back(name.get<std::string>());
+    }
+  }
+  return change;
 }
 
 }  // namespace
-
-ordered_json CommitJson(const store::CommitRef& c) {
-  return {{"sha", c.sha},
-          {"subject", c.subject},
-          {"author", c.author},
-          {"time", OrNull(c.time)},
-          {"run_id", OrNull(c.run_id)}};
-}
 
 std::string RangeGroup(const store::AlertRecord& alert) {
   return alert.last_good.sha.substr(0, 12) + ".." + alert.first_bad.sha.substr(0, 12);
 }
 
-ordered_json AlertJson(const store::AlertRecord& a) {
-  ordered_json ci = nullptr;
-  if (a.ci_low && a.ci_high && std::isfinite(*a.ci_low) && std::isfinite(*a.ci_high)) {
-    ci = {*a.ci_low, *a.ci_high};
-  }
-  ordered_json environment = nullptr;
-  if (!a.environment_change_json.empty()) {
-    environment = ordered_json::parse(a.environment_change_json, nullptr, false);
-    if (environment.is_discarded()) environment = nullptr;
-  }
-  ordered_json parameters = ordered_json::parse(a.parameters_json, nullptr, false);
-  if (parameters.is_discarded()) parameters = ordered_json::object();
-  return {
-      {"id", a.id},
-      {"project", a.project},
-      {"series",
-       {{"branch", a.series.branch},
-        {"testbed", a.series.testbed},
-        {"suite", a.series.key.suite},
-        {"benchmark", a.series.key.benchmark},
-        {"metric", a.series.key.metric},
-        {"unit", a.series.unit},
-        {"direction", std::string(DirectionName(a.series.direction))}}},
-      {"kind", a.kind},
-      {"cause", a.cause},
-      {"state", a.state},
-      {"position", a.position},
-      {"range", {{"last_good", CommitJson(a.last_good)}, {"first_bad", CommitJson(a.first_bad)}}},
-      {"group", RangeGroup(a)},
-      {"magnitude", a.magnitude},
-      {"ci", ci},
-      {"confidence", parameters.value("ci_confidence", 0.95)},
-      {"p_value", a.p_value},
-      {"q_value", a.q_value},
-      {"level_before", a.level_before},
-      {"level_after", a.level_after},
-      {"detectors", a.detectors},
-      {"environment_change", environment},
-      {"parameters", parameters},
-      {"note", a.note},
-      {"state_changed_by", OrNull(a.state_changed_by)},
-      {"state_changed_at", OrNull(a.state_changed_at)},
-      {"created_at", a.created_at}};
+wire::HistorySeries ToWire(const store::HistorySeriesKey& s) {
+  return {s.branch, s.testbed, s.key, s.unit, s.direction};
 }
 
-ordered_json AlertDetailJson(const store::AlertDetail& detail) {
-  ordered_json out = AlertJson(detail.alert);
-  ordered_json excerpt = ordered_json::array();
-  int64_t previous_testbed = -1;
-  for (const store::ExcerptPoint& p : detail.excerpt) {
-    excerpt.push_back({{"position", p.position},
-                       {"sha", p.commit.sha},
-                       {"subject", p.commit.subject},
-                       {"author", p.commit.author},
-                       {"time", OrNull(p.commit.time)},
-                       {"run_id", OrNull(p.commit.run_id)},
-                       {"level", p.level},
-                       {"values", p.values},
-                       {"first_bad", p.position == detail.alert.position},
-                       {"testbed_fingerprint_changed",
-                        previous_testbed >= 0 && p.testbed_id != previous_testbed}});
-    previous_testbed = p.testbed_id;
+wire::CommitRef ToWire(const store::CommitRef& c) {
+  return {c.sha, c.subject, c.author, OrAbsent(c.time), OrAbsent(c.run_id)};
+}
+
+wire::Alert ToWire(const store::AlertRecord& a) {
+  wire::Alert out;
+  out.id = a.id;
+  out.project = a.project;
+  out.series = ToWire(a.series);
+  out.kind = a.kind;
+  out.cause = a.cause;
+  out.state = a.state;
+  out.position = a.position;
+  out.range = {ToWire(a.last_good), ToWire(a.first_bad)};
+  out.group = RangeGroup(a);
+  out.magnitude = a.magnitude;
+  if (a.ci_low && a.ci_high && std::isfinite(*a.ci_low) && std::isfinite(*a.ci_high)) {
+    out.ci = wire::Interval{*a.ci_low, *a.ci_high};
   }
-  out["excerpt"] = std::move(excerpt);
-  ordered_json history = ordered_json::array();
-  for (const store::AlertEvent& e : detail.history) {
-    history.push_back({{"state", e.state}, {"note", e.note}, {"by", e.by}, {"at", e.at}});
-  }
-  out["history"] = std::move(history);
-  ordered_json bisects = ordered_json::array();
-  for (const store::BisectRecord& b : detail.bisects) {
-    bisects.push_back({{"id", b.id},
-                       {"state", b.state},
-                       {"culprit", OrNull(b.culprit_sha)},
-                       {"good", b.good_sha},
-                       {"bad", b.bad_sha},
-                       {"created_by", b.created_by},
-                       {"created_at", b.created_at}});
-  }
-  out["bisects"] = std::move(bisects);
+  out.parameters = ordered_json::parse(a.parameters_json, nullptr, false);
+  if (out.parameters.is_discarded()) out.parameters = ordered_json::object();
+  out.confidence = out.parameters.value("ci_confidence", 0.95);
+  out.p_value = a.p_value;
+  out.q_value = a.q_value;
+  out.level_before = a.level_before;
+  out.level_after = a.level_after;
+  out.detectors = a.detectors;
+  out.environment_change = EnvironmentChange(a.environment_change_json);
+  out.note = a.note;
+  out.state_changed_by = OrAbsent(a.state_changed_by);
+  out.state_changed_at = OrAbsent(a.state_changed_at);
+  out.created_at = a.created_at;
   return out;
 }
 
-ordered_json AlertSummaryJson(const std::vector<store::AlertCount>& counts) {
-  ordered_json by_state = {
-      {"open", 0}, {"acknowledged", 0}, {"false_positive", 0}, {"resolved", 0}};
-  ordered_json by_kind = {{"regression", 0}, {"improvement", 0}};
-  ordered_json by_cause = {{"code", 0}, {"environment", 0}};
-  int64_t total = 0, triaged = 0, false_positives = 0;
+wire::AlertDetail ToWire(const store::AlertDetail& detail) {
+  wire::AlertDetail out;
+  out.alert = ToWire(detail.alert);
+  int64_t previous_testbed = -1;
+  for (const store::ExcerptPoint& p : detail.excerpt) {
+    out.excerpt.push_back({p.position, ToWire(p.commit), p.level, p.values,
+                           p.position == detail.alert.position,
+                           previous_testbed >= 0 && p.testbed_id != previous_testbed});
+    previous_testbed = p.testbed_id;
+  }
+  for (const store::AlertEvent& e : detail.history) {
+    out.history.push_back({e.state, e.note, e.by, e.at});
+  }
+  for (const store::BisectRecord& b : detail.bisects) {
+    out.bisects.push_back({b.id, b.state, OrAbsent(b.culprit_sha), b.good_sha, b.bad_sha,
+                           b.created_by, b.created_at});
+  }
+  return out;
+}
+
+wire::AlertSummary SummaryOf(const std::vector<store::AlertCount>& counts) {
+  wire::AlertSummary out;
+  int64_t false_positives = 0;
   for (const store::AlertCount& c : counts) {
-    total += c.count;
-    by_state[c.state] = by_state.value(c.state, int64_t{0}) + c.count;
-    by_kind[c.kind] = by_kind.value(c.kind, int64_t{0}) + c.count;
-    by_cause[c.cause] = by_cause.value(c.cause, int64_t{0}) + c.count;
+    out.total += c.count;
+    if (c.state == "open") out.by_state.open += c.count;
+    if (c.state == "acknowledged") out.by_state.acknowledged += c.count;
+    if (c.state == "false_positive") out.by_state.false_positive += c.count;
+    if (c.state == "resolved") out.by_state.resolved += c.count;
+    if (c.kind == "regression") out.by_kind.regression += c.count;
+    if (c.kind == "improvement") out.by_kind.improvement += c.count;
+    if (c.cause == "code") out.by_cause.code += c.count;
+    if (c.cause == "environment") out.by_cause.environment += c.count;
     if (c.kind == "regression" && c.cause == "code" && c.state != "open") {
-      triaged += c.count;
+      out.triaged_regressions += c.count;
       if (c.state == "false_positive") false_positives += c.count;
     }
   }
-  ordered_json rate = nullptr;
-  if (triaged > 0) rate = static_cast<double>(false_positives) / static_cast<double>(triaged);
-  return {{"total", total},       {"by_state", by_state},           {"by_kind", by_kind},
-          {"by_cause", by_cause}, {"triaged_regressions", triaged}, {"false_positive_rate", rate}};
+  if (out.triaged_regressions > 0) {
+    out.false_positive_rate =
+        static_cast<double>(false_positives) / static_cast<double>(out.triaged_regressions);
+  }
+  return out;
 }
 
 ordered_json WebhookBody(const std::vector<store::AlertRecord>& alerts,
@@ -161,7 +148,7 @@ ordered_json WebhookBody(const std::vector<store::AlertRecord>& alerts,
     }
   }
   ordered_json list = ordered_json::array();
-  for (const store::AlertRecord& a : alerts) list.push_back(AlertJson(a));
+  for (const store::AlertRecord& a : alerts) list.push_back(wire::EncodeAlert(ToWire(a)));
   return {{"text", text}, {"alerts", std::move(list)}};
 }
 

@@ -84,7 +84,7 @@ inline YAML::Node LoadServedDocument(std::string* error) {
 
 // Every YAML node is reached through const references: yaml-cpp's non-const operator[] may add
 // the key it looks up.
-class OpenApiDocTest : public testing::Test {
+class OpenApiDocTest : public ::testing::Test {
  protected:
   OpenApiDocTest() : root_(LoadServedDocument(&parse_error_)) {}
 

@@ -1,20 +1,40 @@
-// `perfgate alerts` without a server: the renderings of hand-written server answers (grouping by
-// commit range, the environment label, CI formatting, optional fields missing or null, the
-// excerpt's first-bad marker, Markdown escaping). The verb through the built executable is
-// runner/cli/alerts_cli_test.cc.
+// `perfgate alerts` without a server: the renderings of hand-written server answers, decoded as
+// the runner decodes them (wire/alert.h): grouping by commit range, the environment label, CI
+// formatting, optional fields missing or null, the excerpt's first-bad marker, Markdown escaping.
+// The decoders' refusals are tests/unit/wire/wire_alert_test.cc; the verb through the built
+// executable is runner/cli/alerts_cli_test.cc.
 #include "runner/report/alerts_render.h"
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "wire/alert.h"
+
 namespace perfgate::report {
 namespace {
 
 using nlohmann::json;
+
+// The answer as `perfgate alerts` decodes it; a failure (and a default value) when it does not.
+template <class T>
+T Decoded(Result<T> decoded, const json& answer) {
+  if (!decoded) {
+    ADD_FAILURE() << decoded.error().ToString() << "\n" << answer.dump();
+    return T{};
+  }
+  return *decoded;
+}
+wire::Alert AsAlert(const json& a) { return Decoded(wire::DecodeAlert(a.dump()), a); }
+wire::AlertDetail AsDetail(const json& a) { return Decoded(wire::DecodeAlertDetail(a.dump()), a); }
+wire::AlertPage AsPage(const json& p) { return Decoded(wire::DecodeAlertPage(p.dump()), p); }
+wire::AlertSummary AsSummary(const json& s) {
+  return Decoded(wire::DecodeAlertSummary(s.dump()), s);
+}
 
 const std::string kGood = "3b18e512dba7c0ffee0000000000000000000001";
 const std::string kBad = "9f2c4d1e0a11c0ffee0000000000000000000002";
@@ -43,6 +63,7 @@ json Alert(int id, const std::string& benchmark, const std::string& good, const 
           {"kind", "regression"},
           {"cause", "code"},
           {"state", "open"},
+          {"position", 17},
           {"range",
            {{"last_good", Commit(good, "Bump version")},
             {"first_bad", Commit(bad, "Sort: insertion sort below 32")}}},
@@ -56,6 +77,7 @@ json Alert(int id, const std::string& benchmark, const std::string& good, const 
           {"level_after", 1081.0},
           {"detectors", {"e-divisive", "cusum"}},
           {"environment_change", nullptr},
+          {"parameters", json::object()},
           {"note", ""},
           {"state_changed_by", nullptr},
           {"state_changed_at", nullptr},
@@ -79,52 +101,51 @@ bool Contains(const std::string& text, const std::string& piece) {
 
 TEST(AlertsRenderTest, ChangeWithConfidenceInterval) {
   json a = Alert(12, "BM_Sort/1024", kGood, kBad);
-  EXPECT_EQ(FormatAlertChange(a), "+8.1% [+7.2%, +9.0%]");
+  EXPECT_EQ(FormatAlertChange(AsAlert(a)), "+8.1% [+7.2%, +9.0%]");
   a["magnitude"] = -0.25;
   a["ci"] = {-0.3, -0.2};
-  EXPECT_EQ(FormatAlertChange(a), "-25.0% [-30.0%, -20.0%]");
+  EXPECT_EQ(FormatAlertChange(AsAlert(a)), "-25.0% [-30.0%, -20.0%]");
   a["ci"] = nullptr;
-  EXPECT_EQ(FormatAlertChange(a), "-25.0%");
-  a["ci"] = {0.1};  // malformed: left out rather than half printed
-  EXPECT_EQ(FormatAlertChange(a), "-25.0%");
+  EXPECT_EQ(FormatAlertChange(AsAlert(a)), "-25.0%");
   a.erase("ci");
-  EXPECT_EQ(FormatAlertChange(a), "-25.0%");
+  EXPECT_EQ(FormatAlertChange(AsAlert(a)), "-25.0%");
   a["magnitude"] = 0.0001;  // tiny changes keep a significant digit
-  EXPECT_EQ(FormatAlertChange(a), "+0.01%");
-  a["magnitude"] = nullptr;
-  EXPECT_EQ(FormatAlertChange(a), "-");
-  a["magnitude"] = "8%";
-  EXPECT_EQ(FormatAlertChange(a), "-");
+  EXPECT_EQ(FormatAlertChange(AsAlert(a)), "+0.01%");
+  // A bound that is not finite (the server writes none) is left out rather than half printed;
+  // a malformed "ci" or "magnitude" is refused by the decoder (wire_alert_test.cc).
+  wire::Alert typed = AsAlert(a);
+  typed.ci = wire::Interval{0.1, std::numeric_limits<double>::infinity()};
+  EXPECT_EQ(FormatAlertChange(typed), "+0.01%");
 }
 
 TEST(AlertsRenderTest, EnvironmentCauseIsLabelledAsSuch) {
   json a = Alert(1, "BM_A", kGood, kBad);
-  EXPECT_EQ(AlertKindLabel(a), "regression");
+  EXPECT_EQ(AlertKindLabel(AsAlert(a)), "regression");
   a["kind"] = "improvement";
-  EXPECT_EQ(AlertKindLabel(a), "improvement");
+  EXPECT_EQ(AlertKindLabel(AsAlert(a)), "improvement");
   a["cause"] = "environment";
-  EXPECT_EQ(AlertKindLabel(a), "environment");
-  EXPECT_EQ(AlertKindLabel(json::object()), "-");
+  EXPECT_EQ(AlertKindLabel(AsAlert(a)), "environment");
+  EXPECT_EQ(AlertKindLabel(wire::Alert{}), "-");
 }
 
 TEST(AlertsRenderTest, RangeKeyFromGroupOrCommits) {
   json a = Alert(1, "BM_A", kGood, kBad);
-  EXPECT_EQ(AlertRangeKey(a), "3b18e512dba7..9f2c4d1e0a11");
+  EXPECT_EQ(AlertRangeKey(AsAlert(a)), "3b18e512dba7..9f2c4d1e0a11");
   a.erase("group");
-  EXPECT_EQ(AlertRangeKey(a), "3b18e512dba7..9f2c4d1e0a11");
+  EXPECT_EQ(AlertRangeKey(AsAlert(a)), "3b18e512dba7..9f2c4d1e0a11");
   a["range"]["last_good"] = nullptr;
-  EXPECT_EQ(AlertRangeKey(a), "(first point)..9f2c4d1e0a11");
+  EXPECT_EQ(AlertRangeKey(AsAlert(a)), "(first point)..9f2c4d1e0a11");
 }
 
 TEST(AlertsRenderTest, BisectCommand) {
   json a = Alert(1, "BM_Sort/1024", kGood, kBad);
-  EXPECT_EQ(BisectCommand(a), "perfgate bisect --good " + kGood + " --bad " + kBad +
-                                  " --benchmark BM_Sort/1024 --metric real_time");
+  EXPECT_EQ(BisectCommand(AsAlert(a)), "perfgate bisect --good " + kGood + " --bad " + kBad +
+                                           " --benchmark BM_Sort/1024 --metric real_time");
   a["series"]["benchmark"] = "BM_Map<int, it's>/8";
-  EXPECT_TRUE(Contains(BisectCommand(a), "--benchmark 'BM_Map<int, it'\\''s>/8' --metric"))
-      << BisectCommand(a);
+  EXPECT_TRUE(Contains(BisectCommand(AsAlert(a)), "--benchmark 'BM_Map<int, it'\\''s>/8' --metric"))
+      << BisectCommand(AsAlert(a));
   a["range"]["last_good"] = nullptr;
-  EXPECT_EQ(BisectCommand(a), "");
+  EXPECT_EQ(BisectCommand(AsAlert(a)), "");
 }
 
 TEST(AlertsRenderTest, ListGroupsByCommitRange) {
@@ -133,7 +154,7 @@ TEST(AlertsRenderTest, ListGroupsByCommitRange) {
   env["cause"] = "environment";
   const json page =
       Page({Alert(12, "BM_Sort/1024", kGood, kBad), env, Alert(10, "BM_Sort/64", kGood, kBad)});
-  const std::string text = RenderAlertListText(page);
+  const std::string text = RenderAlertListText(AsPage(page));
   const std::vector<std::string> lines = Lines(text);
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines[0], "3 alerts in 2 commit ranges");
@@ -177,7 +198,8 @@ TEST(AlertsRenderTest, ListGroupsByCommitRange) {
 
 TEST(AlertsRenderTest, ListColumnsAlign) {
   json long_id = Alert(12345, "BM_Sort/1024", kGood, kBad);
-  const std::string text = RenderAlertListText(Page({Alert(7, "BM_A", kGood, kBad), long_id}));
+  const std::string text =
+      RenderAlertListText(AsPage(Page({Alert(7, "BM_A", kGood, kBad), long_id})));
   const std::vector<std::string> lines = Lines(text);
   size_t header = 0;
   while (header < lines.size() && !Contains(lines[header], "STATE")) ++header;
@@ -191,20 +213,25 @@ TEST(AlertsRenderTest, ListSeveralTestbedsGetAColumn) {
   json other = Alert(13, "BM_Sort/1024", kGood, kBad);
   other["series"]["testbed"] = "gpu-h100";
   const std::string text =
-      RenderAlertListText(Page({Alert(12, "BM_Sort/1024", kGood, kBad), other}));
+      RenderAlertListText(AsPage(Page({Alert(12, "BM_Sort/1024", kGood, kBad), other})));
   EXPECT_TRUE(Contains(text, "TESTBED")) << text;
   EXPECT_TRUE(Contains(text, "gpu-h100")) << text;
   EXPECT_TRUE(Contains(text, "(branch main)")) << text;
 }
 
 TEST(AlertsRenderTest, ListEmptyAndPaged) {
-  EXPECT_EQ(RenderAlertListText(Page({})), "no alerts\n");
-  EXPECT_TRUE(Contains(RenderAlertListMarkdown(Page({})), "No alerts."));
-  const std::string text = RenderAlertListText(Page({Alert(1, "BM_A", kGood, kBad)}, "c2"));
+  EXPECT_EQ(RenderAlertListText(AsPage(Page({}))), "no alerts\n");
+  EXPECT_TRUE(Contains(RenderAlertListMarkdown(AsPage(Page({}))), "No alerts."));
+  const std::string text = RenderAlertListText(AsPage(Page({Alert(1, "BM_A", kGood, kBad)}, "c2")));
   EXPECT_TRUE(Contains(text, "pass --all, or --cursor c2")) << text;
-  // A page that is not an object, or has no alerts array, lists nothing rather than throwing.
-  EXPECT_EQ(RenderAlertListText(json("oops")), "no alerts\n");
-  EXPECT_EQ(RenderAlertListText(json{{"alerts", 3}}), "no alerts\n");
+  EXPECT_TRUE(Contains(RenderAlertListMarkdown(AsPage(Page({Alert(1, "BM_A", kGood, kBad)}, "c2"))),
+                       "More alerts on the server (next cursor `c2`)."));
+  // A page that is not an object, or has no alerts array, is refused with the key at fault
+  // rather than listed as empty (`perfgate alerts` exits 3 naming it).
+  EXPECT_FALSE(wire::DecodeAlertPage(json("oops").dump()).has_value());
+  auto no_array = wire::DecodeAlertPage(json{{"alerts", 3}}.dump());
+  ASSERT_FALSE(no_array.has_value());
+  EXPECT_EQ(no_array.error().field, "alerts");
 }
 
 TEST(AlertsRenderTest, FirstPointOfASeriesHasNoLastGood) {
@@ -213,16 +240,17 @@ TEST(AlertsRenderTest, FirstPointOfASeriesHasNoLastGood) {
   a.erase("group");
   a["ci"] = nullptr;
   a["q_value"] = nullptr;
-  const std::string list = RenderAlertListText(Page({a}));
+  const std::string list = RenderAlertListText(AsPage(Page({a})));
   EXPECT_TRUE(Contains(list, "(first point)..9f2c4d1e0a11")) << list;
   EXPECT_TRUE(Contains(list, "last good: none")) << list;
   EXPECT_TRUE(Contains(list, "CHANGE [95% CI]")) << list;
-  const std::string show = RenderAlertText(a);
+  const std::string show = RenderAlertText(AsDetail(a));
   EXPECT_TRUE(Contains(show, "no bisect")) << show;
   EXPECT_FALSE(Contains(show, "perfgate bisect")) << show;
   EXPECT_TRUE(Contains(show, "+8.1%")) << show;
   EXPECT_FALSE(Contains(show, "[+")) << show;
-  EXPECT_TRUE(Contains(RenderAlertMarkdown(a), "none")) << RenderAlertMarkdown(a);
+  EXPECT_TRUE(Contains(RenderAlertMarkdown(AsDetail(a)), "none"))
+      << RenderAlertMarkdown(AsDetail(a));
 }
 
 json Detailed() {
@@ -255,7 +283,7 @@ json Detailed() {
 }
 
 TEST(AlertsRenderTest, ShowText) {
-  const std::string text = RenderAlertText(Detailed());
+  const std::string text = RenderAlertText(AsDetail(Detailed()));
   const std::vector<std::string> lines = Lines(text);
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines[0], "alert 12: environment +8.1% [+7.2%, +9.0%] (95% CI)");
@@ -290,7 +318,7 @@ TEST(AlertsRenderTest, ShowText) {
 TEST(AlertsRenderTest, ShowMarkdown) {
   json a = Detailed();
   a["series"]["benchmark"] = "BM_Pipe|Bar<*>";
-  const std::string md = RenderAlertMarkdown(a);
+  const std::string md = RenderAlertMarkdown(AsDetail(a));
   EXPECT_TRUE(Contains(md, "**>**")) << md;
   EXPECT_TRUE(Contains(md, "**Environment change**")) << md;
   EXPECT_TRUE(Contains(md, "```sh\nperfgate bisect")) << md;
@@ -307,7 +335,7 @@ TEST(AlertsRenderTest, ShowMarkdown) {
 TEST(AlertsRenderTest, ListMarkdownEscapesAndKeepsCells) {
   json a = Alert(12, "BM_Pipe|Bar<*>", kGood, kBad);
   a["cause"] = "environment";
-  const std::string md = RenderAlertListMarkdown(Page({a, Alert(10, "BM_B", kGood, kBad)}));
+  const std::string md = RenderAlertListMarkdown(AsPage(Page({a, Alert(10, "BM_B", kGood, kBad)})));
   EXPECT_TRUE(Contains(md, "#### `3b18e512dba7..9f2c4d1e0a11`")) << md;
   EXPECT_TRUE(Contains(md, "**environment**")) << md;
   EXPECT_TRUE(Contains(md, "BM\\_Pipe\\|Bar\\<\\*>")) << md;
@@ -324,8 +352,8 @@ TEST(AlertsRenderTest, ListMarkdownEscapesAndKeepsCells) {
 TEST(AlertsRenderTest, ControlCharactersCannotReachTheTerminal) {
   json a = Alert(12, "BM_\x1b[31mred\nx", kGood, kBad);
   a["range"]["first_bad"]["subject"] = "evil\r\x1b]0;title\x07";
-  for (const std::string& text :
-       {RenderAlertListText(Page({a})), RenderAlertText(a), RenderTriageText(a)}) {
+  for (const std::string& text : {RenderAlertListText(AsPage(Page({a}))),
+                                  RenderAlertText(AsDetail(a)), RenderTriageText(AsAlert(a))}) {
     for (char c : text) {
       const auto u = static_cast<unsigned char>(c);
       EXPECT_TRUE(c == '\n' || (u >= 0x20 && u != 0x7f)) << static_cast<int>(u);
@@ -333,7 +361,9 @@ TEST(AlertsRenderTest, ControlCharactersCannotReachTheTerminal) {
   }
 }
 
-TEST(AlertsRenderTest, MistypedFieldsDoNotThrow) {
+// A mistyped answer never reaches the renderers: the decoder refuses it naming the first key at
+// fault (wire_alert_test.cc has one case per key), and what an answer leaves out renders as "-".
+TEST(AlertsRenderTest, MistypedFieldsAreRefusedAndEmptyOnesRender) {
   const json weird = {{"id", "12"},
                       {"series", json::array()},
                       {"range", "x"},
@@ -344,20 +374,28 @@ TEST(AlertsRenderTest, MistypedFieldsDoNotThrow) {
                       {"history", {"x"}},
                       {"environment_change", {{"changed", 3}}},
                       {"p_value", true}};
-  EXPECT_NO_THROW(RenderAlertText(weird));
-  EXPECT_NO_THROW(RenderAlertMarkdown(weird));
-  EXPECT_NO_THROW(RenderTriageText(weird));
-  EXPECT_NO_THROW(RenderAlertListText(Page({weird, json(5)})));
-  EXPECT_NO_THROW(RenderAlertListMarkdown(Page({weird, json(5)})));
-  EXPECT_NO_THROW(RenderAlertText(json()));
-  EXPECT_TRUE(Contains(RenderAlertText(weird), "alert 12:"));
+  auto detail = wire::DecodeAlertDetail(weird.dump());
+  ASSERT_FALSE(detail.has_value());
+  EXPECT_EQ(detail.error().ToString(), "id: expected an integer, got a string");
+  auto page = wire::DecodeAlertPage(Page({Alert(1, "BM_A", kGood, kBad), json(5)}).dump());
+  ASSERT_FALSE(page.has_value());
+  EXPECT_EQ(page.error().ToString(), "alerts[1]: expected an object, got a number");
+  wire::AlertDetail empty;
+  empty.alert.id = 12;
+  EXPECT_NO_THROW(RenderAlertText(wire::AlertDetail{}));
+  EXPECT_NO_THROW(RenderAlertMarkdown(empty));
+  EXPECT_NO_THROW(RenderTriageText(empty.alert));
+  EXPECT_NO_THROW(RenderAlertListText(wire::AlertPage{{empty.alert, wire::Alert{}}, ""}));
+  EXPECT_NO_THROW(RenderAlertListMarkdown(wire::AlertPage{{empty.alert}, std::nullopt}));
+  EXPECT_TRUE(Contains(RenderAlertText(empty), "alert 12:"));
+  EXPECT_TRUE(Contains(RenderAlertText(empty), "first bad  -")) << RenderAlertText(empty);
 }
 
 TEST(AlertsRenderTest, TriageLine) {
   json a = Alert(12, "BM_Sort/1024", kGood, kBad);
   a["state"] = "false_positive";
   a["note"] = "noisy neighbour";
-  EXPECT_EQ(RenderTriageText(a),
+  EXPECT_EQ(RenderTriageText(AsAlert(a)),
             "alert 12 is now false_positive: regression +8.1% [+7.2%, +9.0%] in "
             "gbench_sample/BM_Sort/1024 real_time on ci-1 (3b18e512dba7..9f2c4d1e0a11)\n"
             "  note: noisy neighbour\n");
@@ -369,18 +407,18 @@ TEST(AlertsRenderTest, JsonPassesThrough) {
   EXPECT_EQ(json::parse(text), page);
   EXPECT_TRUE(Contains(text, "\n  \"alerts\": [")) << text;
   EXPECT_EQ(text.back(), '\n');
+  // The decoded answer encoded again prints the same bytes: keys in byte order.
+  EXPECT_EQ(RenderJson(wire::EncodeAlertPage(AsPage(page))), text);
 }
 
 TEST(RenderAlertText, ListsTheAlertsBisects) {
-  json alert = {{"id", 12},
-                {"kind", "regression"},
-                {"bisects",
-                 {{{"id", 3},
-                   {"state", "succeeded"},
-                   {"culprit", "9f2c4d1e0a11c0ffee00000000000000000000b2"},
-                   {"created_by", "oncall"},
-                   {"created_at", "2026-11-23T10:00:00Z"}}}}};
-  const std::string text = RenderAlertText(alert);
+  json alert = Alert(12, "BM_Sort/1024", kGood, kBad);
+  alert["bisects"] = {{{"id", 3},
+                       {"state", "succeeded"},
+                       {"culprit", "9f2c4d1e0a11c0ffee00000000000000000000b2"},
+                       {"created_by", "oncall"},
+                       {"created_at", "2026-11-23T10:00:00Z"}}};
+  const std::string text = RenderAlertText(AsDetail(alert));
   EXPECT_TRUE(Contains(text, "bisects:\n  #3 succeeded: culprit 9f2c4d1e0a11 (by oncall)")) << text;
 }
 
@@ -392,12 +430,12 @@ TEST(RenderAlertSummaryText, CountsAndTheFalsePositiveRate) {
       {"by_cause", {{"code", 4}, {"environment", 0}}},
       {"triaged_regressions", 3},
       {"false_positive_rate", 1.0 / 3}};
-  const std::string text = RenderAlertSummaryText(summary);
+  const std::string text = RenderAlertSummaryText(AsSummary(summary));
   EXPECT_TRUE(Contains(text, "alerts: 4 (open 1, acknowledged 1, false positive 1, resolved 1)"))
       << text;
   EXPECT_TRUE(Contains(text, "false positives: 33.3%")) << text;
   const json none = {{"total", 0}, {"false_positive_rate", nullptr}};
-  EXPECT_TRUE(Contains(RenderAlertSummaryText(none), "none triaged yet"));
+  EXPECT_TRUE(Contains(RenderAlertSummaryText(AsSummary(none)), "none triaged yet"));
 }
 
 }  // namespace
