@@ -124,9 +124,7 @@ Result<T> Answer(Result<json> answer, Result<T> (*decode)(const json&), const st
                          " is not valid: " + (e.field.empty() ? "" : e.field + ": ") + e.message);
   }
   return decoded;
-// --- alerts ----------------------------------------------------------------------------------
-
-namespace {
+}
 
 // "?state=open&kind=regression&...&limit=50&cursor=c2", without the filters left out; `paging`
 // false keeps only the kind and series filters (the summary's).
@@ -194,6 +192,10 @@ Result<wire::Bisect> ProjectClient::ReportBisectStep(int64_t step_id,
   const std::string path = "/bisect-steps/" + std::to_string(step_id) + "/result";
   return Answer(Call("POST", path, wire::EncodeStepReport(report).dump()), &wire::DecodeBisect,
                 "POST ..." + path);
+}
+
+// --- alerts ----------------------------------------------------------------------------------
+
 Result<std::string> ProjectClient::AlertAnswer(const std::string& method,
                                                const std::string& path_and_query,
                                                const std::string& body,
