@@ -65,8 +65,10 @@ Result<net::HttpResponse> ProjectClient::Send(const net::HttpRequest& request,
       net::RetryPolicy{}, [&] { return http_.Send(request); }, context);
 }
 
-Result<json> ProjectClient::Call(const std::string& method, const std::string& path_and_query,
-                                 const std::string& body, const std::string& hint_403) {
+Result<net::HttpResponse> ProjectClient::Exchange(const std::string& method,
+                                                  const std::string& path_and_query,
+                                                  const std::string& body,
+                                                  const std::string& hint_403) {
   net::HttpRequest request;
   request.method = method;
   request.url = base_ + path_and_query;
@@ -77,13 +79,21 @@ Result<json> ProjectClient::Call(const std::string& method, const std::string& p
   }
   auto response = Send(request, "request to the server");
   if (!response) return tl::unexpected(response.error());
-  if (response->status < 200 || response->status >= 300)
+  if (response->status < 200 || response->status >= 300) {
     return tl::unexpected(HttpError(*response, hint_403));
+  }
+  return response;
+}
+
+Result<json> ProjectClient::Call(const std::string& method, const std::string& path_and_query,
+                                 const std::string& body, const std::string& hint_403) {
+  auto response = Exchange(method, path_and_query, body, hint_403);
+  if (!response) return tl::unexpected(response.error());
   if (response->status == 204) return json::object();
   json answer = json::parse(response->body, nullptr, false);
   if (answer.is_discarded() || !answer.is_object()) {
     return MakeError(ErrorCode::kUnavailable, "the server's answer to " + method + " " +
-                                                  net::RedactUrl(request.url) +
+                                                  net::RedactUrl(base_ + path_and_query) +
                                                   " is not a JSON object");
   }
   return answer;
@@ -108,22 +118,21 @@ Result<wire::Verdict> ProjectClient::AskVerdict(const std::string& run_id,
   return verdict;
 }
 
-// --- Bisects ----------------------------------------------------------------------------------
-
 namespace {
 
-// The decoded answer, or kUnavailable: the server answered, but not with the documented message.
+// A decoded answer, or kUnavailable (the server misbehaved: exit 3) naming what was unreadable.
+template <class T>
+Result<T> ServerAnswer(Result<T> decoded, const std::string& what) {
+  if (decoded) return decoded;
+  return MakeError(ErrorCode::kUnavailable,
+                   "the server's " + what + " is unreadable (" + decoded.error().ToString() + ")");
+}
+
+// The answer `decode` makes of a call's JSON, or the call's error.
 template <class T>
 Result<T> Answer(Result<json> answer, Result<T> (*decode)(const json&), const std::string& what) {
   if (!answer) return tl::unexpected(answer.error());
-  auto decoded = decode(*answer);
-  if (!decoded) {
-    const Error& e = decoded.error();
-    return MakeError(ErrorCode::kUnavailable,
-                     "the server's answer to " + what +
-                         " is not valid: " + (e.field.empty() ? "" : e.field + ": ") + e.message);
-  }
-  return decoded;
+  return ServerAnswer(decode(*answer), "answer to " + what);
 }
 
 // "?state=open&kind=regression&...&limit=50&cursor=c2", without the filters left out; `paging`
@@ -145,15 +154,9 @@ std::string AlertQueryString(const AlertQuery& query, bool paging) {
   return out;
 }
 
-// A decoded answer, or kUnavailable (the server misbehaved: exit 3) naming what was unreadable.
-template <class T>
-Result<T> ServerAnswer(Result<T> decoded, const std::string& what) {
-  if (decoded) return decoded;
-  return MakeError(ErrorCode::kUnavailable,
-                   "the server's " + what + " is unreadable (" + decoded.error().ToString() + ")");
-}
-
 }  // namespace
+
+// --- Bisects ----------------------------------------------------------------------------------
 
 Result<wire::Bisect> ProjectClient::StoreBisect(const wire::BisectReportUpload& upload) {
   return Answer(Call("POST", "/bisects", wire::EncodeBisectReportUpload(upload).dump()),
@@ -196,34 +199,14 @@ Result<wire::Bisect> ProjectClient::ReportBisectStep(int64_t step_id,
 
 // --- alerts ----------------------------------------------------------------------------------
 
-Result<std::string> ProjectClient::AlertAnswer(const std::string& method,
-                                               const std::string& path_and_query,
-                                               const std::string& body,
-                                               const std::string& hint_403) {
-  net::HttpRequest request;
-  request.method = method;
-  request.url = base_ + path_and_query;
-  request.headers["Accept"] = "application/json";
-  if (!body.empty()) {
-    request.body = body;
-    request.content_type = "application/json";
-  }
-  auto response = Send(request, "request to the server");
-  if (!response) return tl::unexpected(response.error());
-  if (response->status < 200 || response->status >= 300) {
-    return tl::unexpected(HttpError(*response, hint_403));
-  }
-  return std::move(response->body);
-}
-
 Result<wire::AlertPage> ProjectClient::ListAlerts(const AlertQuery& query, bool all_pages) {
   wire::AlertPage merged;
   AlertQuery page_query = query;
   std::set<std::string> seen_cursors;
   for (int page = 0; page < kMaxAlertPages; ++page) {
-    auto answer = AlertAnswer("GET", "/alerts" + AlertQueryString(page_query, true), "", "");
+    auto answer = Exchange("GET", "/alerts" + AlertQueryString(page_query, true), "", "");
     if (!answer) return tl::unexpected(answer.error());
-    auto decoded = ServerAnswer(wire::DecodeAlertPage(*answer), "alert page");
+    auto decoded = ServerAnswer(wire::DecodeAlertPage(answer->body), "alert page");
     if (!decoded) return tl::unexpected(decoded.error());
     for (wire::Alert& a : decoded->alerts) merged.alerts.push_back(std::move(a));
     merged.next_cursor = decoded->next_cursor;
@@ -237,24 +220,23 @@ Result<wire::AlertPage> ProjectClient::ListAlerts(const AlertQuery& query, bool 
 }
 
 Result<wire::AlertSummary> ProjectClient::SummarizeAlerts(const AlertQuery& query) {
-  auto answer = AlertAnswer("GET", "/alert-summary" + AlertQueryString(query, false), "", "");
+  auto answer = Exchange("GET", "/alert-summary" + AlertQueryString(query, false), "", "");
   if (!answer) return tl::unexpected(answer.error());
-  return ServerAnswer(wire::DecodeAlertSummary(*answer), "alert summary");
+  return ServerAnswer(wire::DecodeAlertSummary(answer->body), "alert summary");
 }
 
 Result<wire::AlertDetail> ProjectClient::GetAlert(const std::string& id) {
-  auto answer = AlertAnswer("GET", "/alerts/" + id, "", "");
+  auto answer = Exchange("GET", "/alerts/" + id, "", "");
   if (!answer) return tl::unexpected(answer.error());
-  return ServerAnswer(wire::DecodeAlertDetail(*answer), "alert " + id);
+  return ServerAnswer(wire::DecodeAlertDetail(answer->body), "alert " + id);
 }
 
 Result<wire::Alert> ProjectClient::UpdateAlert(const std::string& id,
                                                const wire::AlertUpdate& update) {
-  auto answer =
-      AlertAnswer("PATCH", "/alerts/" + id, wire::EncodeAlertUpdate(update).dump(),
-                  "changing an alert's state needs a token with the triage or admin scope");
+  auto answer = Exchange("PATCH", "/alerts/" + id, wire::EncodeAlertUpdate(update).dump(),
+                         "changing an alert's state needs a token with the triage or admin scope");
   if (!answer) return tl::unexpected(answer.error());
-  return ServerAnswer(wire::DecodeAlert(*answer), "alert " + id);
+  return ServerAnswer(wire::DecodeAlert(answer->body), "alert " + id);
 }
 
 }  // namespace perfgate::client

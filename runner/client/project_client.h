@@ -12,8 +12,8 @@
 
 #include "core/result.h"
 #include "net/http_client.h"
-#include "wire/bisect.h"
 #include "wire/alert.h"
+#include "wire/bisect.h"
 #include "wire/verdict.h"
 #include "wire/verdict_request.h"
 
@@ -99,10 +99,10 @@ class ProjectClient {
   // The request with retries, each announced on stderr as "perfgate: <what> failed (why);
   // retrying".
   Result<net::HttpResponse> Send(const net::HttpRequest& request, const std::string& what);
-  // The body of a 2xx answer to a request under base_ (with retries), the server's error
-  // otherwise.
-  Result<std::string> AlertAnswer(const std::string& method, const std::string& path_and_query,
-                                  const std::string& body, const std::string& hint_403);
+  // A 2xx answer to a JSON request under base_ (with retries), the server's error otherwise;
+  // Call and the alert methods read its body.
+  Result<net::HttpResponse> Exchange(const std::string& method, const std::string& path_and_query,
+                                     const std::string& body, const std::string& hint_403);
 
   net::HttpClient http_;
   std::string root_;     // the server's URL without a trailing '/'
