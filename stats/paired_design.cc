@@ -8,6 +8,7 @@
 #include "stats/distributions.h"
 #include "stats/power.h"
 #include "stats/signed_rank.h"
+#include "stats/verdict.h"
 
 namespace perfgate::stats {
 namespace {
@@ -37,15 +38,10 @@ std::optional<PairedTest> ParsePairedTest(std::string_view name) {
 }
 
 Result<PairedPolicy> ValidatePairedPolicy(const PairedPolicy& policy) {
-  if (!(policy.threshold > 0 && std::isfinite(policy.threshold))) {
-    return InvalidArgument("must be a positive number (0.05 = 5%)", "threshold");
-  }
-  auto in_unit = [](double v) { return v > 0 && v < 1; };
-  if (!in_unit(policy.alpha)) return InvalidArgument("must be in (0, 1)", "alpha");
-  if (!in_unit(policy.power)) return InvalidArgument("must be in (0, 1)", "power");
-  if (!in_unit(policy.confidence)) return InvalidArgument("must be in (0, 1)", "confidence");
-  if (policy.bootstrap_resamples < 100) {
-    return InvalidArgument("must be at least 100", "bootstrap_resamples");
+  if (auto ok = ValidateCommonRanges(policy.threshold, policy.alpha, policy.power,
+                                     policy.confidence, policy.bootstrap_resamples);
+      !ok) {
+    return tl::unexpected(ok.error());
   }
   if (policy.min_blocks < 3) {
     return InvalidArgument("must be at least 3 (a t-test on 2 blocks has 1 degree of freedom)",

@@ -110,16 +110,26 @@ std::optional<VerdictTest> ParseVerdictTest(std::string_view name) {
   return std::nullopt;
 }
 
-Result<VerdictPolicy> ValidatePolicy(const VerdictPolicy& policy) {
-  if (!(policy.threshold > 0 && std::isfinite(policy.threshold))) {
+Result<void> ValidateCommonRanges(double threshold, double alpha, double power, double confidence,
+                                  int bootstrap_resamples) {
+  if (!(threshold > 0 && std::isfinite(threshold))) {
     return InvalidArgument("must be a positive number (0.05 = 5%)", "threshold");
   }
   auto in_unit = [](double v) { return v > 0 && v < 1; };
-  if (!in_unit(policy.alpha)) return InvalidArgument("must be in (0, 1)", "alpha");
-  if (!in_unit(policy.power)) return InvalidArgument("must be in (0, 1)", "power");
-  if (!in_unit(policy.confidence)) return InvalidArgument("must be in (0, 1)", "confidence");
-  if (policy.bootstrap_resamples < 100) {
+  if (!in_unit(alpha)) return InvalidArgument("must be in (0, 1)", "alpha");
+  if (!in_unit(power)) return InvalidArgument("must be in (0, 1)", "power");
+  if (!in_unit(confidence)) return InvalidArgument("must be in (0, 1)", "confidence");
+  if (bootstrap_resamples < 100) {
     return InvalidArgument("must be at least 100", "bootstrap_resamples");
+  }
+  return {};
+}
+
+Result<VerdictPolicy> ValidatePolicy(const VerdictPolicy& policy) {
+  if (auto ok = ValidateCommonRanges(policy.threshold, policy.alpha, policy.power,
+                                     policy.confidence, policy.bootstrap_resamples);
+      !ok) {
+    return tl::unexpected(ok.error());
   }
   return policy;
 }

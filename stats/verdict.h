@@ -50,6 +50,10 @@ struct VerdictPolicy {
 
 // Checks ranges: threshold > 0, alpha/power/confidence in (0, 1), resamples >= 100.
 Result<VerdictPolicy> ValidatePolicy(const VerdictPolicy& policy);
+// The checks every policy shares (this one and the paired gate's, stats/paired_design.h): the
+// first range violated, named by its field.
+Result<void> ValidateCommonRanges(double threshold, double alpha, double power, double confidence,
+                                  int bootstrap_resamples);
 
 struct MetricInput {
   std::string name;  // e.g. "BM_Sort/1024"

@@ -23,14 +23,7 @@ HistorySeries ReadSeries(Reader& reader, const ordered_json& object, const std::
   s.key.benchmark = reader.String(object, keys::series::kBenchmark, path, /*required=*/true);
   s.key.metric = reader.String(object, keys::series::kMetric, path, /*required=*/true);
   s.unit = reader.String(object, keys::series::kUnit, path);
-  if (auto direction = reader.OptString(object, keys::series::kDirection, path)) {
-    if (auto parsed = ParseDirection(*direction)) {
-      s.direction = *parsed;
-    } else {
-      reader.Fail(FieldPath(path, keys::series::kDirection),
-                  "expected \"lower\" or \"higher\", got \"" + *direction + "\"");
-    }
-  }
+  s.direction = reader.Direction(object, keys::series::kDirection, path);
   return s;
 }
 

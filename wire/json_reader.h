@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/metric.h"
 #include "core/result.h"
 #include "wire/json_check.h"
 #include "wire/json_type_name.h"
@@ -79,6 +80,17 @@ class JsonReader {
   std::string String(const Json& object, std::string_view key, const std::string& path,
                      bool required = false) {
     return OptString(object, key, path, required).value_or("");
+  }
+
+  // "lower" or "higher"; `fallback` when absent or null.
+  perfgate::Direction Direction(
+      const Json& object, std::string_view key, const std::string& path,
+      perfgate::Direction fallback = perfgate::Direction::kLowerIsBetter) {
+    const std::optional<std::string> text = OptString(object, key, path);
+    if (!text) return fallback;
+    if (const std::optional<perfgate::Direction> parsed = ParseDirection(*text)) return *parsed;
+    Fail(FieldPath(path, key), "expected \"lower\" or \"higher\", got \"" + *text + "\"");
+    return fallback;
   }
 
   std::optional<double> Number(const Json& object, std::string_view key, const std::string& path,

@@ -136,14 +136,7 @@ MetricResult ReadResult(Reader& reader, const json& object, const std::string& p
   r.key.benchmark = reader.String(object, keys::result::kBenchmark, path, /*required=*/true);
   r.key.metric = reader.String(object, keys::result::kMetric, path, /*required=*/true);
   r.unit = reader.String(object, keys::result::kUnit, path);
-  if (auto direction = reader.OptString(object, keys::result::kDirection, path)) {
-    if (auto parsed = ParseDirection(*direction)) {
-      r.direction = *parsed;
-    } else {
-      reader.Fail(FieldPath(path, keys::result::kDirection),
-                  "expected \"lower\" or \"higher\", got \"" + *direction + "\"");
-    }
-  }
+  r.direction = reader.Direction(object, keys::result::kDirection, path);
   r.threshold = reader.Number(object, keys::result::kThreshold, path);
   if (auto kind = reader.OptString(object, keys::result::kVerdict, path, /*required=*/true)) {
     if (auto parsed = ParseResultKind(*kind)) {
