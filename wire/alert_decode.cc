@@ -55,8 +55,7 @@ CommitRef ReadCommit(Reader& reader, const ordered_json& object, std::string_vie
 // A free-form object member; an empty object when absent or null.
 ordered_json ReadFreeObject(Reader& reader, const ordered_json& object, std::string_view key,
                             const std::string& path) {
-  const ordered_json* value = reader.Object(object, key, path);
-  return value != nullptr ? *value : ordered_json::object();
+  return reader.OptObject(object, key, path).value_or(ordered_json::object());
 }
 
 std::optional<Interval> ReadInterval(Reader& reader, const ordered_json& object,
@@ -235,13 +234,7 @@ template <class T, class Read>
 Result<T> Decode(std::string_view text, std::string_view what, Read read) {
   auto document = ParseJsonDocument<ordered_json>(text, what);
   if (!document) return tl::unexpected(document.error());
-  Reader reader;
-  if (!reader.Expect(*document, document->is_object(), "an object", "")) {
-    return tl::unexpected(reader.TakeError());
-  }
-  T value = read(reader, *document, std::string());
-  if (reader.failed()) return tl::unexpected(reader.TakeError());
-  return value;
+  return ReadDocument<T>(*document, /*envelope=*/"", read);
 }
 
 }  // namespace

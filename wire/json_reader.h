@@ -1,10 +1,10 @@
 // The tolerant-but-typed walk over a decoded JSON document that wire's answer decoders share
-// (the verdict, the alerts): unknown keys are ignored, an absent or null key takes its default,
-// and a key that is present must have its documented type. The reader keeps the first error
-// (kInvalidArgument, `field` the path of the key at fault: "alerts[3].range.first_bad.sha");
-// reads after an error are harmless and return defaults, so a decoder reads straight through and
-// checks once at the end. Templated on the document type: answers whose free-form objects must
-// keep their key order are read as nlohmann::ordered_json.
+// (the verdict, the alerts, the bisects and their steps): unknown keys are ignored, an absent or
+// null key takes its default, and a key that is present must have its documented type. The reader
+// keeps the first error (kInvalidArgument, `field` the path of the key at fault:
+// "alerts[3].range.first_bad.sha"); reads after an error are harmless and return defaults, so a
+// decoder reads straight through and checks once at the end. Templated on the document type:
+// answers whose free-form objects must keep their key order are read as nlohmann::ordered_json.
 #pragma once
 
 #include <cstdint>
@@ -103,24 +103,28 @@ class JsonReader {
     return value->template get<double>();
   }
 
-  // Integers must be written as integers (20, not 20.0) and be at least `min`.
+  // Integers must be written as integers (20, not 20.0), fit int64_t and be at least `min`.
+  static constexpr int64_t kNoMinimum = std::numeric_limits<int64_t>::min();
   std::optional<int64_t> Integer(const Json& object, std::string_view key, const std::string& path,
-                                 int64_t min = std::numeric_limits<int64_t>::min(),
-                                 bool required = false) {
+                                 int64_t min = kNoMinimum, bool required = false) {
     const std::string field = FieldPath(path, key);
     const Json* value = Member(object, key, field, required);
     if (value == nullptr) return std::nullopt;
-    const bool fits =
-        value->is_number_integer() &&
-        (!value->is_number_unsigned() ||
-         value->template get<uint64_t>() <= uint64_t{std::numeric_limits<int64_t>::max()});
-    if (!Expect(*value, fits, "an integer", field)) return std::nullopt;
-    const auto result = value->template get<int64_t>();
-    if (result < min) {
-      Fail(field, "must be at least " + std::to_string(min) + ", got " + std::to_string(result));
+    const std::optional<int64_t> result = AsInteger(*value, field);
+    if (result && *result < min) {
+      Fail(field, "must be at least " + std::to_string(min) + ", got " + std::to_string(*result));
       return std::nullopt;
     }
     return result;
+  }
+  // `value` (at `field`) as an integer: written as one, and fitting int64_t.
+  std::optional<int64_t> AsInteger(const Json& value, const std::string& field) {
+    const bool fits =
+        value.is_number_integer() &&
+        (!value.is_number_unsigned() ||
+         value.template get<uint64_t>() <= uint64_t{std::numeric_limits<int64_t>::max()});
+    if (!Expect(value, fits, "an integer", field)) return std::nullopt;
+    return value.template get<int64_t>();
   }
 
   std::optional<bool> Bool(const Json& object, std::string_view key, const std::string& path) {
@@ -142,6 +146,12 @@ class JsonReader {
     }
     return value;
   }
+  // An object member kept whole (a free-form object), or nullopt when absent/null.
+  std::optional<Json> OptObject(const Json& object, std::string_view key, const std::string& path,
+                                bool required = false) {
+    const Json* value = Object(object, key, path, required);
+    return value != nullptr ? std::optional<Json>(*value) : std::nullopt;
+  }
   const Json* Array(const Json& object, std::string_view key, const std::string& path,
                     bool required = false) {
     const std::string field = FieldPath(path, key);
@@ -152,53 +162,81 @@ class JsonReader {
     return value;
   }
 
-  // An array of strings (empty when absent or null).
-  std::vector<std::string> Strings(const Json& object, std::string_view key,
-                                   const std::string& path) {
-    std::vector<std::string> out;
-    const Json* array = Array(object, key, path);
-    if (array == nullptr) return out;
-    const std::string field = FieldPath(path, key);
-    for (size_t i = 0; i < array->size(); ++i) {
-      const Json& item = (*array)[i];
-      if (!Expect(item, item.is_string(), "a string", ElementPath(field, i))) return out;
-      out.push_back(item.template get<std::string>());
-    }
-    return out;
+  // The object itself, or the one under `envelope` when the document is the whole answer that
+  // wraps it ({"bisect": {...}}; `path` is then the envelope's key). An empty `envelope`: the
+  // document is the object. nullptr (and an error) when either is not an object.
+  const Json* Unwrap(const Json& document, std::string_view envelope, std::string* path) {
+    if (!Expect(document, document.is_object(), "an object", "")) return nullptr;
+    if (envelope.empty() || !document.contains(envelope)) return &document;
+    *path = std::string(envelope);
+    return Object(document, envelope, "", /*required=*/true);
   }
 
-  // An array of numbers (empty when absent or null).
-  std::vector<double> Numbers(const Json& object, std::string_view key, const std::string& path) {
-    std::vector<double> out;
-    const Json* array = Array(object, key, path);
-    if (array == nullptr) return out;
-    const std::string field = FieldPath(path, key);
-    for (size_t i = 0; i < array->size(); ++i) {
-      const Json& item = (*array)[i];
-      if (!Expect(item, item.is_number(), "a number", ElementPath(field, i))) return out;
-      out.push_back(item.template get<double>());
-    }
-    return out;
-  }
-
-  // Calls `read(item, path_of_item)` for each element of the array member `key`, which must hold
-  // objects; stops at the first error.
+  // Calls `read(item, path_of_item)` for each element of the array member `key` (empty when it is
+  // absent or null, unless `required`); stops at the first error. `read` checks the item's kind.
   template <class ReadItem>
-  void ForEachObject(const Json& object, std::string_view key, const std::string& path,
-                     bool required, ReadItem read) {
+  void ForEach(const Json& object, std::string_view key, const std::string& path, bool required,
+               ReadItem read) {
     const Json* array = Array(object, key, path, required);
     if (array == nullptr) return;
     const std::string field = FieldPath(path, key);
     for (size_t i = 0; i < array->size() && !failed(); ++i) {
-      const Json& item = (*array)[i];
-      const std::string at = ElementPath(field, i);
-      if (!Expect(item, item.is_object(), "an object", at)) return;
-      read(item, at);
+      read((*array)[i], ElementPath(field, i));
     }
+  }
+
+  // The same for an array that must hold objects.
+  template <class ReadItem>
+  void ForEachObject(const Json& object, std::string_view key, const std::string& path,
+                     bool required, ReadItem read) {
+    ForEach(object, key, path, required, [&](const Json& item, const std::string& at) {
+      if (Expect(item, item.is_object(), "an object", at)) read(item, at);
+    });
+  }
+
+  // An array of strings, numbers or integers (empty when absent or null).
+  std::vector<std::string> Strings(const Json& object, std::string_view key,
+                                   const std::string& path) {
+    std::vector<std::string> out;
+    ForEach(object, key, path, false, [&](const Json& item, const std::string& at) {
+      if (Expect(item, item.is_string(), "a string", at)) {
+        out.push_back(item.template get<std::string>());
+      }
+    });
+    return out;
+  }
+  std::vector<double> Numbers(const Json& object, std::string_view key, const std::string& path) {
+    std::vector<double> out;
+    ForEach(object, key, path, false, [&](const Json& item, const std::string& at) {
+      if (Expect(item, item.is_number(), "a number", at)) {
+        out.push_back(item.template get<double>());
+      }
+    });
+    return out;
+  }
+  std::vector<int64_t> Integers(const Json& object, std::string_view key, const std::string& path) {
+    std::vector<int64_t> out;
+    ForEach(object, key, path, false, [&](const Json& item, const std::string& at) {
+      if (auto value = AsInteger(item, at)) out.push_back(*value);
+    });
+    return out;
   }
 
  private:
   std::optional<Error> error_;
 };
+
+// Reads `document` (or the object under `envelope` in it, as JsonReader::Unwrap says) with
+// `read(reader, object, path)` and returns the value, or the first error of the walk.
+template <class T, class Json, class Read>
+Result<T> ReadDocument(const Json& document, std::string_view envelope, Read read) {
+  JsonReader<Json> reader;
+  std::string path;
+  const Json* object = reader.Unwrap(document, envelope, &path);
+  if (object == nullptr) return tl::unexpected(reader.TakeError());
+  T value = read(reader, *object, path);
+  if (reader.failed()) return tl::unexpected(reader.TakeError());
+  return value;
+}
 
 }  // namespace perfgate::wire

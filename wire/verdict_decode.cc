@@ -266,22 +266,7 @@ Verdict ReadVerdict(Reader& reader, const json& object, const std::string& path)
 Result<Verdict> DecodeVerdict(std::string_view text) {
   auto parsed = ParseJsonDocument<json>(text, "verdict");
   if (!parsed) return tl::unexpected(parsed.error());
-  const json& document = *parsed;
-  Reader reader;
-  if (!reader.Expect(document, document.is_object(), "an object", "")) {
-    return tl::unexpected(reader.TakeError());
-  }
-  std::string path;
-  const json* object = &document;
-  if (document.contains(keys::verdict::kEnvelope)) {
-    path = keys::verdict::kEnvelope;
-    object = reader.Object(document, keys::verdict::kEnvelope, "");
-    if (object == nullptr && !reader.failed()) reader.Fail(path, "must not be null");
-    if (reader.failed()) return tl::unexpected(reader.TakeError());
-  }
-  Verdict verdict = ReadVerdict(reader, *object, path);
-  if (reader.failed()) return tl::unexpected(reader.TakeError());
-  return verdict;
+  return ReadDocument<Verdict>(*parsed, keys::verdict::kEnvelope, ReadVerdict);
 }
 
 }  // namespace perfgate::wire
