@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -57,6 +58,21 @@ class JsonReader {
       return nullptr;
     }
     return &*it;
+  }
+
+  // For a request body, read strictly: a key of `object` outside `known` is an error
+  // ("unknown key (known: a, b)") at its path, so that a typo does not silently drop data.
+  void OnlyKeys(const Json& object, const std::string& path,
+                std::initializer_list<std::string_view> known) {
+    for (auto it = object.begin(); it != object.end(); ++it) {
+      bool found = false;
+      for (std::string_view k : known) found = found || it.key() == k;
+      if (found) continue;
+      std::string list;
+      for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+      Fail(FieldPath(path, it.key()), "unknown key (known: " + list + ")");
+      return;
+    }
   }
 
   bool Expect(const Json& value, bool ok, std::string_view expected, const std::string& field) {

@@ -19,26 +19,14 @@
 #include "core/series_key.h"
 #include "runner/run/baseline_tree.h"
 #include "runner/run/suites.h"
+#include "wire/paired.h"
 
 namespace perfgate::run {
 
-// One block of one series: each side's repetitions, and which side ran first.
-struct PairedBlock {
-  bool base_first = false;
-  std::vector<double> base;
-  std::vector<double> head;
-
-  bool operator==(const PairedBlock&) const = default;
-};
-
-// One benchmark metric measured on both sides; blocks[b] is block b of the measurement (a side
-// that did not report the series in that block has no values there).
-struct PairedSeries {
-  SeriesKey key;
-  std::string unit;
-  Direction direction = Direction::kLowerIsBetter;
-  std::vector<PairedBlock> blocks;
-};
+// What a block of a series holds is the wire's paired measurement (wire/paired.h), which the
+// gate posts as it was measured.
+using PairedBlock = wire::PairedBlock;
+using PairedSeries = wire::PairedSeries;
 
 struct PairedOptions {
   int repetitions = 3;     // of each side per block

@@ -1,0 +1,205 @@
+#include "wire/paired.h"
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "wire/json_check.h"
+#include "wire/json_reader.h"
+#include "wire/validate.h"
+
+namespace perfgate::wire {
+namespace {
+
+using nlohmann::json;
+using Reader = JsonReader<json>;
+
+std::string Lower(std::string text) {
+  for (char& c : text) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  return text;
+}
+
+// One side of a block: finite numbers, at most limits.max_values of them.
+std::vector<double> ReadSide(Reader& reader, const json& block, std::string_view key,
+                             const std::string& path, const DecodeLimits& limits) {
+  std::vector<double> values;
+  reader.ForEach(block, key, path, /*required=*/true, [&](const json& item, const std::string& at) {
+    if (!reader.Expect(item, item.is_number(), "a number", at)) return;
+    const double value = item.get<double>();
+    if (!std::isfinite(value)) {
+      reader.Fail(at, "value is not finite");
+    } else if (values.size() >= limits.max_values) {
+      reader.Fail(at, "more than " + std::to_string(limits.max_values) + " values");
+    } else {
+      values.push_back(value);
+    }
+  });
+  return values;
+}
+
+PairedSeries ReadSeries(Reader& reader, const json& object, const std::string& path,
+                        const DecodeLimits& limits) {
+  PairedSeries s;
+  reader.OnlyKeys(object, path, {"suite", "benchmark", "metric", "unit", "direction", "blocks"});
+  s.key.suite = reader.String(object, "suite", path, /*required=*/true);
+  s.key.benchmark = reader.String(object, "benchmark", path, /*required=*/true);
+  s.key.metric = reader.String(object, "metric", path, /*required=*/true);
+  s.unit = reader.String(object, "unit", path);
+  s.direction = reader.Direction(object, "direction", path);
+  reader.ForEachObject(
+      object, "blocks", path, /*required=*/true, [&](const json& item, const std::string& at) {
+        if (static_cast<int64_t>(s.blocks.size()) >= kMaxPairedBlocks) {
+          reader.Fail(at, "more than " + std::to_string(kMaxPairedBlocks) + " blocks");
+          return;
+        }
+        reader.OnlyKeys(item, at, {"base_first", "base", "head"});
+        PairedBlock block;
+        block.base_first = reader.Bool(item, "base_first", at).value_or(false);
+        block.base = ReadSide(reader, item, "base", at, limits);
+        block.head = ReadSide(reader, item, "head", at, limits);
+        s.blocks.push_back(std::move(block));
+      });
+  if (!reader.failed() && s.blocks.empty()) {
+    reader.Fail(FieldPath(path, "blocks"), "must hold at least one block");
+  }
+  return s;
+}
+
+PairedDesign ReadDesign(Reader& reader, const json& object, const std::string& path) {
+  PairedDesign d;
+  reader.OnlyKeys(object, path,
+                  {"repetitions", "min_blocks", "max_blocks", "growth", "test", "seed", "stopped"});
+  d.repetitions = reader.Integer(object, "repetitions", path, 1, true).value_or(0);
+  d.min_blocks = reader.Integer(object, "min_blocks", path, 3, true).value_or(0);
+  d.max_blocks = reader.Integer(object, "max_blocks", path, d.min_blocks, true).value_or(0);
+  if (d.repetitions > 10000) reader.Fail(FieldPath(path, "repetitions"), "must be at most 10000");
+  if (d.max_blocks > kMaxPairedBlocks) {
+    reader.Fail(FieldPath(path, "max_blocks"),
+                "must be at most " + std::to_string(kMaxPairedBlocks));
+  }
+  d.growth = reader.Number(object, "growth", path, true).value_or(0);
+  if (!reader.failed() && !(d.growth > 1 && d.growth <= 10)) {
+    reader.Fail(FieldPath(path, "growth"), "must be in (1, 10]");
+  }
+  d.test = reader.String(object, "test", path, true);
+  if (!reader.failed() && d.test != "t" && d.test != "wilcoxon") {
+    reader.Fail(FieldPath(path, "test"), "must be \"t\" or \"wilcoxon\"");
+  }
+  d.seed = static_cast<uint64_t>(reader.Integer(object, "seed", path, 0).value_or(0));
+  d.stopped = reader.String(object, "stopped", path, true);
+  if (!reader.failed() && !IsPairedStop(d.stopped)) {
+    reader.Fail(FieldPath(path, "stopped"),
+                "must be \"decided\", \"max_blocks\" or \"time_budget\"");
+  }
+  return d;
+}
+
+PairedMeasurement Read(Reader& reader, const json& root, const DecodeLimits& limits) {
+  PairedMeasurement m;
+  reader.OnlyKeys(root, "", {"baseline_commit", "testbed", "parameters", "design", "series"});
+  m.baseline_commit = reader.String(root, "baseline_commit", "", /*required=*/true);
+  if (!reader.failed() && !IsSha(m.baseline_commit)) {
+    reader.Fail("baseline_commit", "not a commit sha (40 hex digits)");
+  }
+  m.baseline_commit = Lower(m.baseline_commit);
+  if (const json* testbed = reader.Object(root, "testbed", "", /*required=*/true)) {
+    reader.OnlyKeys(*testbed, "testbed", {"name", "fingerprint"});
+    m.testbed.name = reader.String(*testbed, "name", "testbed", /*required=*/true);
+    if (!reader.failed() && !IsName(m.testbed.name)) {
+      reader.Fail("testbed.name", "must be 1.." + std::to_string(kMaxNameLength) +
+                                      " characters from [A-Za-z0-9._/-]");
+    }
+    if (auto fingerprint = reader.OptObject(*testbed, "fingerprint", "testbed")) {
+      m.testbed.fingerprint_json = fingerprint->dump();
+    }
+  }
+  if (const json* parameters = reader.Object(root, "parameters", "")) {
+    if (!reader.failed()) {
+      auto request = DecodeVerdictRequest(*parameters);
+      if (request) {
+        m.parameters = std::move(*request);
+      } else {
+        reader.Fail(FieldPath("parameters", request.error().field), request.error().message);
+      }
+    }
+  }
+  if (const json* design = reader.Object(root, "design", "", /*required=*/true)) {
+    m.design = ReadDesign(reader, *design, "design");
+  }
+  std::map<SeriesKey, size_t> seen;
+  reader.ForEachObject(
+      root, "series", "", /*required=*/true, [&](const json& item, const std::string& at) {
+        if (m.series.size() >= limits.max_results) {
+          reader.Fail(at, "more than " + std::to_string(limits.max_results) + " series");
+          return;
+        }
+        PairedSeries s = ReadSeries(reader, item, at, limits);
+        if (reader.failed()) return;
+        auto [it, inserted] = seen.emplace(s.key, m.series.size());
+        if (!inserted) {
+          reader.Fail(at,
+                      "duplicate series (suite, benchmark, metric): same "
+                      "as series[" +
+                          std::to_string(it->second) + "]");
+          return;
+        }
+        if (static_cast<int64_t>(s.blocks.size()) > m.design.max_blocks) {
+          reader.Fail(FieldPath(at, "blocks"), "more blocks than design.max_blocks (" +
+                                                   std::to_string(m.design.max_blocks) + ")");
+          return;
+        }
+        m.series.push_back(std::move(s));
+      });
+  if (!reader.failed() && m.series.empty()) reader.Fail("series", "must hold at least one series");
+  return m;
+}
+
+}  // namespace
+
+bool IsPairedStop(std::string_view word) {
+  return word == "decided" || word == "max_blocks" || word == "time_budget";
+}
+
+Result<PairedMeasurement> DecodePairedMeasurement(std::string_view json_text,
+                                                  const DecodeLimits& limits) {
+  Result<json> root = ParseCheckedJson(json_text, JsonLimits{limits.max_string, limits.max_depth});
+  if (!root) return tl::unexpected(std::move(root.error()));
+  return ReadDocument<PairedMeasurement>(
+      *root, "", [&](Reader& reader, const json& object, const std::string&) {
+        return Read(reader, object, limits);
+      });
+}
+
+std::string EncodePairedMeasurement(const PairedMeasurement& m) {
+  json series = json::array();
+  for (const PairedSeries& s : m.series) {
+    json blocks = json::array();
+    for (const PairedBlock& b : s.blocks) {
+      blocks.push_back({{"base_first", b.base_first}, {"base", b.base}, {"head", b.head}});
+    }
+    series.push_back({{"suite", s.key.suite},
+                      {"benchmark", s.key.benchmark},
+                      {"metric", s.key.metric},
+                      {"unit", s.unit},
+                      {"direction", std::string(DirectionName(s.direction))},
+                      {"blocks", std::move(blocks)}});
+  }
+  json fingerprint = json::parse(m.testbed.fingerprint_json, nullptr, false);
+  if (!fingerprint.is_object()) fingerprint = json::object();
+  const json out = {{"baseline_commit", m.baseline_commit},
+                    {"testbed", {{"name", m.testbed.name}, {"fingerprint", fingerprint}}},
+                    {"parameters", EncodeVerdictRequest(m.parameters)},
+                    {"design",
+                     {{"repetitions", m.design.repetitions},
+                      {"min_blocks", m.design.min_blocks},
+                      {"max_blocks", m.design.max_blocks},
+                      {"growth", m.design.growth},
+                      {"test", m.design.test},
+                      {"seed", m.design.seed},
+                      {"stopped", m.design.stopped}}},
+                    {"series", std::move(series)}};
+  return out.dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
+}
+
+}  // namespace perfgate::wire
