@@ -54,6 +54,19 @@ std::string_view Judgement::VerdictName(const Row& row) const {
   return "NEW";
 }
 
+AppliedRule ApplyRules(std::span<const ThresholdRule> rules, const SeriesKey& key,
+                       double own_threshold, double own_alpha, double policy_threshold) {
+  AppliedRule out;
+  out.rule = FirstMatch(rules, key.suite, key.benchmark, key.metric);
+  out.threshold = own_threshold > 0 ? own_threshold
+                  : out.rule != nullptr && out.rule->percent.value_or(0) > 0
+                      ? *out.rule->percent / 100
+                      : policy_threshold;
+  out.alpha = own_alpha > 0 ? own_alpha : out.rule != nullptr ? out.rule->alpha.value_or(0) : 0;
+  out.ignored = out.rule != nullptr && out.rule->ignore;
+  return out;
+}
+
 Result<Judgement> JudgeSeries(std::optional<std::span<const Series>> base,
                               std::span<const Series> contender, const JudgeOptions& options) {
   Judgement out;
@@ -71,11 +84,11 @@ Result<Judgement> JudgeSeries(std::optional<std::span<const Series>> base,
     const Series& series = contender[c];
     Row row;
     row.contender = &series;
-    row.rule = FirstMatch(options.rules, series.key.suite, series.key.benchmark, series.key.metric);
-    row.threshold = series.threshold > 0 ? series.threshold
-                    : row.rule != nullptr && row.rule->percent.value_or(0) > 0
-                        ? *row.rule->percent / 100
-                        : options.policy.threshold;
+    const AppliedRule applied = ApplyRules(options.rules, series.key, series.threshold,
+                                           series.alpha, options.policy.threshold);
+    row.rule = applied.rule;
+    row.threshold = applied.threshold;
+    row.alpha = applied.alpha;
     if (auto it = base_index.find(PairKeyOf(series, options.pair_by)); it != base_index.end()) {
       if (!taken[it->second]) {  // a series twice in the contender: the first takes the base
         taken[it->second] = true;
@@ -83,7 +96,7 @@ Result<Judgement> JudgeSeries(std::optional<std::span<const Series>> base,
         row.base = &base_series[it->second];
       }
     }
-    if (row.rule != nullptr && row.rule->ignore) {
+    if (applied.ignored) {
       row.kind = RowKind::kIgnored;
       row.reason = kIgnoredReason;
       ++out.ignored;
@@ -122,9 +135,7 @@ Result<Judgement> JudgeSeries(std::optional<std::span<const Series>> base,
     input.prepared_base = row.base->prepared;
     input.contender = row.contender->values;
     input.threshold = row.threshold;
-    input.alpha = row.contender->alpha > 0 ? row.contender->alpha
-                  : row.rule != nullptr    ? row.rule->alpha.value_or(0)
-                                           : 0;
+    input.alpha = row.alpha;
     row.verdict = inputs.size();
     inputs.push_back(std::move(input));
   }

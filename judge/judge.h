@@ -72,6 +72,18 @@ inline constexpr std::string_view kIgnoredReason = "ignored by a threshold rule"
 inline constexpr std::string_view kNoBaseReason = "no baseline";
 inline constexpr std::string_view kNotInBaseReason = "not in the baseline";
 
+// The threshold rule a series falls under (the first that matches its key) and what it is judged
+// with: the series' own threshold and alpha when > 0, else the rule's, else the policy's threshold
+// (alpha 0: the policy's).
+struct AppliedRule {
+  const ThresholdRule* rule = nullptr;
+  double threshold = 0;
+  double alpha = 0;
+  bool ignored = false;
+};
+AppliedRule ApplyRules(std::span<const ThresholdRule> rules, const SeriesKey& key,
+                       double own_threshold, double own_alpha, double policy_threshold);
+
 // One contender series. A contender series whose key (and unit) the base lacks, or whose base
 // series an earlier contender series of the same key already took, is NEW; a series a rule
 // ignores is IGNORED whether or not the base has it (it still takes its base series).
@@ -81,6 +93,7 @@ struct Row {
   const Series* base = nullptr;         // the paired base series; null when none
   const ThresholdRule* rule = nullptr;  // the first rule that matched; null when none
   double threshold = 0;                 // the one applied: the series', the rule's, or the policy's
+  double alpha = 0;                     // the series' or the rule's; 0: the policy's
   size_t verdict = 0;                   // kJudged: index into Judgement::verdicts.metrics
   std::string_view reason;              // kIgnored and kNew: why (a judged row's is its verdict's)
 };
