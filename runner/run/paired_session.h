@@ -1,0 +1,36 @@
+// The paired gate's measuring loop: the baseline commit exported and built (baseline_tree.h),
+// then both sides measured in blocks (paired_measure.h) up to each look of the design's schedule,
+// the blocks judged after each look (judge/paired.h, the one home of paired judging), until no
+// metric is left undecided, the last look is reached, or the time budget runs out. What it
+// returns is the measurement as the server takes it (wire/paired.h), `design.stopped` saying why
+// it ended.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "config/runner_config.h"
+#include "core/result.h"
+#include "runner/run/paired_measure.h"
+#include "wire/paired.h"
+
+namespace perfgate::run {
+
+struct PairedRequest {
+  std::string baseline_commit;
+  BenchmarkSelection gated;         // suite -> benchmarks (an empty set: all of the suite's)
+  wire::Testbed testbed;            // this host
+  wire::VerdictRequest parameters;  // threshold, alpha, rules
+  wire::PairedDesign design;        // repetitions, looks, test, seed ("stopped" is set here)
+  // Measuring stops at the first look reached after this much time; zero: no budget.
+  std::chrono::seconds budget{0};
+};
+
+// Errors: the baseline's (its export, perfgate.yaml or build; the caller falls back to the
+// server's verdict), a run of either side that fails, or parameters out of range
+// (kInvalidArgument naming the field).
+Result<wire::PairedMeasurement> MeasurePaired(const config::RunnerConfig& head,
+                                              const PairedRequest& request,
+                                              const ProgressLine& progress);
+
+}  // namespace perfgate::run

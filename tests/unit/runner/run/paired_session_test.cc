@@ -1,0 +1,98 @@
+// runner/run/paired_session.h on a real repository: the baseline commit built from its own tree,
+// both commits' benchmark programs (BM_Work 10% slower at the head, BM_Other unchanged, 2% noise
+// per repetition) measured in blocks until every metric is decided, and the measurement judged.
+#include "runner/run/paired_session.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "judge/paired.h"
+#include "tests/testing/bisect_repo.h"
+
+namespace perfgate::run {
+namespace {
+
+TEST(MeasurePaired, MeasuresUntilDecidedAndTheSlowerBenchmarkIsTheRegression) {
+  testing::SyntheticRepo repo("paired-session");
+  ASSERT_TRUE(repo.ok());
+  std::ofstream(repo.path() / "perfgate.yaml")
+      << "version: 1\nsuites:\n  - {name: micro, type: gbench, binary: ./bench, build: \""
+      << testing::kBuildBench << "\"}\n";
+  ASSERT_TRUE(repo.MakeHistory(1, [](int k) { return k == 0 ? 1000 : 1100; }));
+  ASSERT_EQ(
+      testing::RunShell("cd " + repo.path().string() + " && " + testing::kBuildBench).exit_code, 0);
+  auto head = config::LoadRunnerConfig((repo.path() / "perfgate.yaml").string());
+  ASSERT_TRUE(head.has_value()) << head.error().ToString();
+
+  PairedRequest request;
+  request.baseline_commit = repo.Sha(0, 1);
+  request.gated = {{"micro", {}}};
+  request.testbed.name = "test-host";
+  request.design.repetitions = 3;
+  request.design.min_blocks = 6;
+  request.design.max_blocks = 13;
+  request.design.seed = 11;
+  std::vector<std::string> progress;
+  auto measured =
+      MeasurePaired(*head, request, [&](const std::string& line) { progress.push_back(line); });
+  ASSERT_TRUE(measured.has_value()) << measured.error().ToString();
+  EXPECT_EQ(measured->design.stopped, "decided");
+  EXPECT_EQ(measured->baseline_commit, request.baseline_commit);
+  ASSERT_EQ(measured->series.size(), 4u);  // BM_Other and BM_Work, real_time and cpu_time
+  const size_t blocks = measured->series[0].blocks.size();
+  EXPECT_GE(blocks, 6u);
+  for (const wire::PairedSeries& s : measured->series) {
+    ASSERT_EQ(s.blocks.size(), blocks) << s.key.benchmark;
+    for (const wire::PairedBlock& b : s.blocks) {
+      EXPECT_EQ(b.base.size(), 3u);
+      EXPECT_EQ(b.head.size(), 3u);
+    }
+  }
+  bool announced = false;
+  for (const std::string& line : progress) {
+    announced = announced || line.rfind("paired: block 1 of 6 (look 1 of 3", 0) == 0;
+  }
+  EXPECT_TRUE(announced);
+
+  // What the measurement says, judged as the server would judge it.
+  auto policy = judge::PairedPolicyOf(*measured);
+  ASSERT_TRUE(policy.has_value());
+  auto judged = judge::JudgePaired(*measured, *policy, false);
+  ASSERT_TRUE(judged.has_value()) << judged.error().ToString();
+  for (const judge::PairedRow& row : judged->rows) {
+    const stats::PairedMetricVerdict* v = judged->VerdictOf(row);
+    ASSERT_NE(v, nullptr);
+    if (row.series->key.benchmark == "BM_Work") {
+      EXPECT_EQ(v->verdict, stats::Verdict::kRegression) << v->name << ": " << v->reason;
+      EXPECT_NEAR(v->change, 0.10, 0.03) << v->name;
+    } else {
+      EXPECT_EQ(v->verdict, stats::Verdict::kEquivalent) << v->name << ": " << v->reason;
+    }
+  }
+}
+
+TEST(MeasurePaired, ABaselineThatDoesNotBuildIsAnErrorBeforeAnythingIsMeasured) {
+  testing::SyntheticRepo repo("paired-broken");
+  ASSERT_TRUE(repo.ok());
+  std::ofstream(repo.path() / "perfgate.yaml")
+      << "version: 1\nsuites:\n  - {name: micro, type: gbench, binary: ./bench, build: \""
+      << testing::kBuildBench << "\"}\n";
+  ASSERT_TRUE(repo.MakeHistory(1, [](int) { return 1000; }, {0}));
+  auto head = config::LoadRunnerConfig((repo.path() / "perfgate.yaml").string());
+  ASSERT_TRUE(head.has_value());
+  PairedRequest request;
+  request.baseline_commit = repo.Sha(0, 1);
+  request.gated = {{"micro", {}}};
+  request.testbed.name = "test-host";
+  auto measured = MeasurePaired(*head, request, [](const std::string&) {});
+  ASSERT_FALSE(measured.has_value());
+  EXPECT_EQ(measured.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(measured.error().message.find("the baseline"), std::string::npos)
+      << measured.error().message;
+}
+
+}  // namespace
+}  // namespace perfgate::run
