@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "core/text.h"
 #include "wire/json_check.h"
 #include "wire/json_reader.h"
 #include "wire/validate.h"
@@ -14,11 +15,6 @@ namespace {
 
 using nlohmann::json;
 using Reader = JsonReader<json>;
-
-std::string Lower(std::string text) {
-  for (char& c : text) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-  return text;
-}
 
 // One side of a block: finite numbers, at most limits.max_values of them.
 std::vector<double> ReadSide(Reader& reader, const json& block, std::string_view key,
@@ -102,7 +98,7 @@ PairedMeasurement Read(Reader& reader, const json& root, const DecodeLimits& lim
   if (!reader.failed() && !IsSha(m.baseline_commit)) {
     reader.Fail("baseline_commit", "not a commit sha (40 hex digits)");
   }
-  m.baseline_commit = Lower(m.baseline_commit);
+  m.baseline_commit = AsciiLower(m.baseline_commit);
   if (const json* testbed = reader.Object(root, "testbed", "", /*required=*/true)) {
     reader.OnlyKeys(*testbed, "testbed", {"name", "fingerprint"});
     m.testbed.name = reader.String(*testbed, "name", "testbed", /*required=*/true);

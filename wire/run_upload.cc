@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/text.h"
 #include "wire/json_check.h"
 #include "wire/json_type_name.h"
 #include "wire/validate.h"
@@ -35,13 +36,6 @@ using Status = tl::expected<void, Error>;
 Status WrongType(const std::string& field, std::string_view expected, const json& got) {
   return InvalidArgument(
       "expected " + std::string(expected) + ", got " + std::string(JsonTypeName(got)), field);
-}
-
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string ToLower(std::string text) {
-  for (char& c : text) c = Lower(c);
-  return text;
 }
 
 bool IsTimeUnit(std::string_view unit) {
@@ -70,7 +64,7 @@ class Decoder {
     if (!IsUuid(run.id)) {
       return InvalidArgument("not a canonical UUID (8-4-4-4-12 hex digits)", "id");
     }
-    run.id = ToLower(run.id);
+    run.id = AsciiLower(run.id);
     PERFGATE_WIRE_TRY(ReadName(root, "project", "", Need::kRequired, &run.project));
     if (run.project.find('/') != std::string::npos) {
       // A project name is one URL path segment (/api/v1/projects/{project}/...).
@@ -146,7 +140,7 @@ class Decoder {
     if (!value.is_string()) return WrongType(field, "a string", value);
     const std::string& text = value.get_ref<const std::string&>();
     if (!IsSha(text)) return InvalidArgument("not a commit sha (40 hex digits)", field);
-    *out = ToLower(text);
+    *out = AsciiLower(text);
     return {};
   }
 
