@@ -40,7 +40,7 @@ struct PairedSeries {
 
 // How the blocks were measured and looked at (stats/paired_design.h's policy and the runner's).
 struct PairedDesign {
-  int64_t repetitions = 3;  // of each side per block, 1..10000
+  int64_t repetitions = 5;  // of each side per block, 1..10000 (3 loses power: statistics.md)
   int64_t min_blocks = 6;   // the first look
   int64_t max_blocks = 30;  // the last look, at most kMaxPairedBlocks
   double growth = 1.5;      // between looks, (1, 10]

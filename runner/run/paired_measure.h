@@ -29,7 +29,7 @@ using PairedBlock = wire::PairedBlock;
 using PairedSeries = wire::PairedSeries;
 
 struct PairedOptions {
-  int repetitions = 3;     // of each side per block
+  int repetitions = 5;     // of each side per block
   std::uint64_t seed = 0;  // of the order drawn per block
 };
 
