@@ -36,27 +36,18 @@ VerdictParameters ReadParameters(Reader& reader, const json& object, const std::
     }
   }
   p.power = reader.Number(object, keys::parameters::kPower, path).value_or(p.power);
-  if (const json* rules = reader.Array(object, keys::parameters::kRules, path)) {
-    for (size_t i = 0; i < rules->size(); ++i) {
-      const json& item = (*rules)[i];
-      const std::string at = ElementPath(FieldPath(path, keys::parameters::kRules), i);
-      if (!reader.Expect(item, item.is_object(), "an object", at)) break;
-      ThresholdRule rule;
-      rule.suite = reader.OptString(item, keys::rule::kSuite, at).value_or("*");
-      rule.benchmark = reader.OptString(item, keys::rule::kBenchmark, at).value_or("*");
-      rule.metric = reader.OptString(item, keys::rule::kMetric, at).value_or("*");
-      rule.percent = reader.Number(item, keys::rule::kPercent, at);
-      rule.alpha = reader.Number(item, keys::rule::kAlpha, at);
-      if (const json* ignore =
-              reader.Member(item, keys::rule::kIgnore, FieldPath(at, keys::rule::kIgnore), false)) {
-        if (reader.Expect(*ignore, ignore->is_boolean(), "a boolean",
-                          FieldPath(at, keys::rule::kIgnore))) {
-          rule.ignore = ignore->get<bool>();
-        }
-      }
-      p.rules.push_back(std::move(rule));
-    }
-  }
+  reader.ForEachObject(
+      object, keys::parameters::kRules, path, /*required=*/false,
+      [&](const json& item, const std::string& at) {
+        ThresholdRule rule;
+        rule.suite = reader.OptString(item, keys::rule::kSuite, at).value_or("*");
+        rule.benchmark = reader.OptString(item, keys::rule::kBenchmark, at).value_or("*");
+        rule.metric = reader.OptString(item, keys::rule::kMetric, at).value_or("*");
+        rule.percent = reader.Number(item, keys::rule::kPercent, at);
+        rule.alpha = reader.Number(item, keys::rule::kAlpha, at);
+        rule.ignore = reader.Bool(item, keys::rule::kIgnore, at).value_or(false);
+        p.rules.push_back(std::move(rule));
+      });
   return p;
 }
 
@@ -106,18 +97,15 @@ std::optional<ResultKind> ParseResultKind(std::string_view text) {
 // A newer server may add keys to these objects; they are ignored like everywhere else.
 Attribution ReadAttribution(Reader& reader, const json& object, const std::string& path) {
   Attribution a;
-  if (const json* moved = reader.Array(object, keys::attribution::kMoved, path)) {
-    for (size_t i = 0; i < moved->size(); ++i) {
-      const json& item = (*moved)[i];
-      const std::string at = ElementPath(FieldPath(path, keys::attribution::kMoved), i);
-      if (!reader.Expect(item, item.is_object(), "an object", at)) break;
-      MovedMetric m;
-      m.metric = reader.String(item, keys::moved::kMetric, at, /*required=*/true);
-      m.verdict = reader.String(item, keys::moved::kVerdict, at);
-      m.change = reader.Number(item, keys::moved::kChange, at);
-      a.moved.push_back(std::move(m));
-    }
-  }
+  reader.ForEachObject(object, keys::attribution::kMoved, path, /*required=*/false,
+                       [&](const json& item, const std::string& at) {
+                         MovedMetric m;
+                         m.metric =
+                             reader.String(item, keys::moved::kMetric, at, /*required=*/true);
+                         m.verdict = reader.String(item, keys::moved::kVerdict, at);
+                         m.change = reader.Number(item, keys::moved::kChange, at);
+                         a.moved.push_back(std::move(m));
+                       });
   if (const json* roofline = reader.Object(object, keys::attribution::kRoofline, path)) {
     const std::string at = FieldPath(path, keys::attribution::kRoofline);
     Roofline r;
@@ -243,16 +231,13 @@ Verdict ReadVerdict(Reader& reader, const json& object, const std::string& path)
   v.pr = reader.Integer(object, keys::verdict::kPr, path);
   v.warnings = reader.Strings(object, keys::verdict::kWarnings, path);
   v.report_url = reader.OptString(object, keys::verdict::kReportUrl, path);
-  if (const json* results =
-          reader.Array(object, keys::verdict::kResults, path, /*required=*/true)) {
-    v.results.reserve(results->size());
-    for (size_t i = 0; i < results->size() && !reader.failed(); ++i) {
-      const json& item = (*results)[i];
-      const std::string at = ElementPath(FieldPath(path, keys::verdict::kResults), i);
-      if (!reader.Expect(item, item.is_object(), "an object", at)) break;
-      v.results.push_back(ReadResult(reader, item, at));
-    }
+  if (auto it = object.find(keys::verdict::kResults); it != object.end() && it->is_array()) {
+    v.results.reserve(it->size());  // a verdict of thousands of rows is read in one go
   }
+  reader.ForEachObject(object, keys::verdict::kResults, path, /*required=*/true,
+                       [&](const json& item, const std::string& at) {
+                         v.results.push_back(ReadResult(reader, item, at));
+                       });
   if (const json* counts = reader.Object(object, keys::verdict::kCounts, path)) {
     v.counts = ReadCounts(reader, *counts, FieldPath(path, keys::verdict::kCounts));
   } else {
