@@ -13,21 +13,14 @@
 #include <vector>
 
 #include "bisect/driver.h"
+#include "tests/testing/numbered_commits.h"
 
 namespace perfgate::bisect {
 namespace {
 
 using nlohmann::json;
 
-std::vector<CommitRef> Commits(std::size_t n) {
-  std::vector<CommitRef> out;
-  for (std::size_t i = 0; i <= n; ++i) {
-    char sha[41];
-    std::snprintf(sha, sizeof sha, "%040zx", i + 1);
-    out.push_back({sha, "commit " + std::to_string(i), "T"});
-  }
-  return out;
-}
+std::vector<CommitRef> Commits(std::size_t n) { return testing::NumberedCommits(n); }
 
 // A target's level, or the relative noise of its repetitions (a coefficient of variation), in a
 // request.

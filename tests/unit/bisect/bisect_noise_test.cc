@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bisect/driver.h"
+#include "tests/testing/numbered_commits.h"
 
 namespace perfgate::bisect {
 namespace {
@@ -26,15 +27,7 @@ constexpr double kRepetitionNoise = 0.02;
 constexpr int kPerRun = 2;  // repetitions per suite run (runner/local_bisect/bisect_probe.cc)
 constexpr int kSeeds = 50;
 
-std::vector<CommitRef> Commits(std::size_t n) {
-  std::vector<CommitRef> out;
-  for (std::size_t i = 0; i <= n; ++i) {
-    char sha[41];
-    std::snprintf(sha, sizeof sha, "%040zx", i + 1);
-    out.push_back({sha, "commit " + std::to_string(i), "T"});
-  }
-  return out;
-}
+std::vector<CommitRef> Commits(std::size_t n) { return testing::NumberedCommits(n); }
 
 // Measures as the local prober does: rounds of kPerRun repetitions per target, the targets in
 // turn; each round of a target is one suite run with its own block factor.
