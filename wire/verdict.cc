@@ -107,6 +107,14 @@ std::string_view ResultKindName(ResultKind kind) {
   return "EQUIVALENT";
 }
 
+json EncodeEnvironmentShift(const EnvironmentShift& shift) {
+  return {{keys::shift::kMetrics, shift.metrics},
+          {keys::shift::kMedianChange, shift.median_change},
+          {keys::shift::kGeomeanChange, shift.geomean_change},
+          {keys::shift::kSameSignShare, shift.same_sign_share},
+          {keys::shift::kReason, shift.reason}};
+}
+
 json EncodeVerdict(const Verdict& v) {
   json results = json::array();
   for (const MetricResult& r : v.results) results.push_back(ResultJson(r));
@@ -143,6 +151,8 @@ json EncodeVerdict(const Verdict& v) {
               {keys::verdict::kResults, std::move(results)}};
   if (!v.project.empty()) out[keys::verdict::kProject] = v.project;
   if (v.report_url) out[keys::verdict::kReportUrl] = *v.report_url;
+  if (v.environment_shift)
+    out[keys::verdict::kEnvironmentShift] = EncodeEnvironmentShift(*v.environment_shift);
   return out;
 }
 

@@ -140,6 +140,19 @@ struct MetricResult {
   bool operator==(const MetricResult&) const = default;
 };
 
+// The evidence that the run's metrics moved together, beyond the threshold (a drift of the
+// machine between the baseline and this run, or a change that touches most benchmarks): the
+// unpaired comparison cannot tell which. docs/statistics.md, "Environment shift".
+struct EnvironmentShift {
+  int64_t metrics = 0;         // judged
+  double median_change = 0;    // + is worse
+  double geomean_change = 0;   // + is worse
+  double same_sign_share = 0;  // of the metrics moving the median's way
+  std::string reason;
+
+  bool operator==(const EnvironmentShift&) const = default;
+};
+
 struct Verdict {
   int64_t id = 0;
   std::string run_id;
@@ -160,6 +173,7 @@ struct Verdict {
   std::vector<std::string> warnings;
   std::optional<std::string> report_url;
   std::vector<MetricResult> results;
+  std::optional<EnvironmentShift> environment_shift;  // written only when there is one
 
   bool operator==(const Verdict&) const = default;
 };
@@ -175,5 +189,7 @@ Result<Verdict> DecodeVerdict(std::string_view json);
 // always; project and report_url only when set): DecodeVerdict(EncodeVerdict(v).dump()) == v.
 // The server itself writes its results as text (server/gate/results_writer.h), which is faster.
 nlohmann::json EncodeVerdict(const Verdict& verdict);
+// The "environment_shift" object, as EncodeVerdict and the server's verdict write it.
+nlohmann::json EncodeEnvironmentShift(const EnvironmentShift& shift);
 
 }  // namespace perfgate::wire

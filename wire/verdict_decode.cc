@@ -231,6 +231,16 @@ Verdict ReadVerdict(Reader& reader, const json& object, const std::string& path)
   v.pr = reader.Integer(object, keys::verdict::kPr, path);
   v.warnings = reader.Strings(object, keys::verdict::kWarnings, path);
   v.report_url = reader.OptString(object, keys::verdict::kReportUrl, path);
+  if (const json* shift = reader.Object(object, keys::verdict::kEnvironmentShift, path)) {
+    const std::string at = FieldPath(path, keys::verdict::kEnvironmentShift);
+    EnvironmentShift e;
+    e.metrics = reader.Integer(*shift, keys::shift::kMetrics, at, 0, true).value_or(0);
+    e.median_change = reader.Number(*shift, keys::shift::kMedianChange, at, true).value_or(0);
+    e.geomean_change = reader.Number(*shift, keys::shift::kGeomeanChange, at, true).value_or(0);
+    e.same_sign_share = reader.Number(*shift, keys::shift::kSameSignShare, at, true).value_or(0);
+    e.reason = reader.String(*shift, keys::shift::kReason, at);
+    v.environment_shift = std::move(e);
+  }
   if (auto it = object.find(keys::verdict::kResults); it != object.end() && it->is_array()) {
     v.results.reserve(it->size());  // a verdict of thousands of rows is read in one go
   }

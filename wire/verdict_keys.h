@@ -27,7 +27,17 @@ inline constexpr std::string_view kCounts = "counts";
 inline constexpr std::string_view kWarnings = "warnings";
 inline constexpr std::string_view kReportUrl = "report_url";
 inline constexpr std::string_view kResults = "results";
+inline constexpr std::string_view kEnvironmentShift = "environment_shift";
 }  // namespace verdict
+
+// "environment_shift": present when the run's metrics moved together (stats/environment_shift.h).
+namespace shift {
+inline constexpr std::string_view kMetrics = "metrics";
+inline constexpr std::string_view kMedianChange = "median_change";
+inline constexpr std::string_view kGeomeanChange = "geomean_change";
+inline constexpr std::string_view kSameSignShare = "same_sign_share";
+inline constexpr std::string_view kReason = "reason";
+}  // namespace shift
 
 // One element of "results".
 namespace result {

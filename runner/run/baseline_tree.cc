@@ -49,22 +49,28 @@ Result<BaselineTree> BaselineTree::Prepare(const config::RunnerConfig& head,
       return MakeError(built.error().code,
                        "the baseline " + commit.substr(0, 12) + ": " + built.error().message);
     }
-    // A command runs in the baseline tree, so its scripts are the baseline's; a Google
-    // Benchmark binary must have come out of the baseline's build into the baseline tree, or
-    // both sides would time the same binary.
+    // A command runs in the baseline tree, so its scripts are the baseline's. A Google Benchmark
+    // binary inside the tree must have come out of the baseline's build; one outside it (a
+    // binary both commits configure differently, through env or args) runs for both sides with
+    // each commit's own settings.
     if (suite->type == config::SuiteType::kGbench) {
       const fs::path binary = suite->binary.lexically_normal();
       const fs::path inside = binary.lexically_relative(out.tree_->path());
       const bool in_tree = !inside.empty() && *inside.begin() != "..";
       std::error_code ec;
-      if (!in_tree || !fs::exists(binary, ec)) {
-        return MakeError(
-            ErrorCode::kInvalidArgument,
-            "suite " + name + ": its binary " + suite->binary.string() +
-                (in_tree ? " is not in the baseline tree" : " is outside the baseline tree") +
-                (suite->build.empty() ? " and the suite has no build command"
-                                      : " after its build command") +
-                ": the baseline " + commit.substr(0, 12) + " cannot be measured side by side");
+      if (in_tree && !fs::exists(binary, ec)) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "suite " + name + ": its binary " + suite->binary.string() +
+                             " is not in the baseline tree" +
+                             (suite->build.empty() ? " and the suite has no build command"
+                                                   : " after its build command") +
+                             ": the baseline " + commit.substr(0, 12) +
+                             " cannot be measured side by side");
+      }
+      if (!in_tree) {
+        progress("suite " + name + ": its binary " + suite->binary.string() +
+                 " is outside the repository: both sides run it, each with its commit's "
+                 "perfgate.yaml settings");
       }
     }
   }

@@ -21,11 +21,12 @@ class BaselineTree {
   // Exports `commit` of the repository holding head.base_dir under head.spool_dir's parent,
   // loads the perfgate.yaml at the same place in that tree, and runs the build command of each
   // suite in `suites` there. A command or training suite runs in the baseline tree (its scripts
-  // are the baseline's), so it needs no build command; a Google Benchmark suite's binary must be
-  // in the baseline tree once built, or both sides would time the same binary. Errors say which
-  // step failed: the export, the baseline's perfgate.yaml, a suite missing from it (kNotFound),
-  // a build that fails (kUnavailable, naming the suite and the command), a binary outside or
-  // missing from the tree (kInvalidArgument).
+  // are the baseline's), so it needs no build command; a Google Benchmark binary inside the
+  // repository must be in the baseline tree once built, while one outside it runs for both sides
+  // with each commit's settings (env, args). Errors say which step failed: the export, the
+  // baseline's perfgate.yaml, a suite missing from it (kNotFound), a build that fails
+  // (kUnavailable, naming the suite and the command), a binary missing from the baseline tree
+  // (kInvalidArgument).
   static Result<BaselineTree> Prepare(const config::RunnerConfig& head, const std::string& commit,
                                       const std::set<std::string>& suites,
                                       const ProgressLine& progress);

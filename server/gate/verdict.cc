@@ -12,6 +12,7 @@
 #include "judge/judge.h"
 #include "server/gate/results_writer.h"
 #include "stats/descriptive.h"
+#include "stats/environment_shift.h"
 #include "wire/verdict_keys.h"
 
 namespace perfgate::server::gate {
@@ -92,6 +93,24 @@ Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
     out.warnings.push_back(std::to_string(unmatched.size()) +
                            " benchmark metric(s) of the baseline are not in this run: " + names +
                            (unmatched.size() > 5 ? ", ..." : ""));
+  }
+
+  // A drift of the machine between the sides moves the run's metrics together.
+  if (baseline != nullptr) {
+    std::vector<double> worse;
+    for (const stats::MetricVerdict& v : judged->verdicts.metrics) {
+      const double log_ratio = std::log1p(v.change);
+      worse.push_back(v.direction == Direction::kHigherIsBetter ? -log_ratio : log_ratio);
+    }
+    stats::ShiftPolicy shift_policy;
+    shift_policy.threshold = request.policy.threshold;
+    const stats::ShiftEvidence shift = stats::DetectEnvironmentShift(worse, shift_policy);
+    if (shift.shifted) {
+      out.environment_shift =
+          wire::EnvironmentShift{static_cast<int64_t>(shift.metrics), shift.median_change,
+                                 shift.geomean_change, shift.same_sign_share, shift.reason};
+      out.warnings.push_back("environment shift: " + shift.reason);
+    }
   }
 
   const judge::Attributions notes = judge::Attribute(judge::AttributionInputs(*judged));
@@ -183,6 +202,9 @@ json VerdictJson(const store::StoredVerdict& stored) {
         keys::verdict::kCounts, keys::verdict::kWarnings}) {
     out[key] = summary.contains(key) ? summary[key] : json(nullptr);
   }
+  if (summary.contains(keys::verdict::kEnvironmentShift)) {
+    out[keys::verdict::kEnvironmentShift] = summary[keys::verdict::kEnvironmentShift];
+  }
   out[keys::verdict::kResults] = json::parse(v.results_json, nullptr, false);
   return out;
 }
@@ -208,7 +230,8 @@ std::string VerdictBody(const store::StoredVerdict& stored) {
   out += v.baseline_json.empty() ? std::string_view("null") : std::string_view(v.baseline_json);
   AppendJsonKey(out, ",", keys::verdict::kContenderRunIds);
   out += json(v.contender_run_ids).dump();
-  // The summary object's members (commit, branch, testbed, pr, counts, warnings), spliced in.
+  // The summary object's members (commit, branch, testbed, pr, counts, warnings and, when the
+  // metrics moved together, environment_shift), spliced in.
   const size_t open = v.summary_json.find('{');
   const size_t close = v.summary_json.rfind('}');
   if (open != std::string::npos && close != std::string::npos && close > open + 1) {
@@ -292,6 +315,10 @@ Result<std::string> VerdictService::Compute(const store::Project& project,
                   {keys::verdict::kPr, run->summary.pr ? json(*run->summary.pr) : json(nullptr)},
                   {keys::verdict::kCounts, judged->counts},
                   {keys::verdict::kWarnings, warnings}};
+  if (judged->environment_shift) {
+    summary[keys::verdict::kEnvironmentShift] =
+        wire::EncodeEnvironmentShift(*judged->environment_shift);
+  }
   verdict.summary_json = summary.dump();
   verdict.results_json = std::move(judged->results_json);
   auto stored = store_.SaveVerdict(project, verdict);

@@ -20,6 +20,7 @@
 #include "server/gate/baseline_cache.h"
 #include "server/store/store.h"
 #include "stats/verdict.h"
+#include "wire/verdict.h"
 #include "wire/verdict_request.h"
 
 namespace perfgate::server::gate {
@@ -45,6 +46,9 @@ struct Judgement {
   std::string results_json = "[]";  // the API's "results" array, as text
   nlohmann::json counts = nlohmann::json::object();
   std::vector<std::string> warnings;
+  // The run's metrics moved together beyond the threshold (stats/environment_shift.h): the
+  // evidence, and a warning; the outcome is decided as without it.
+  std::optional<wire::EnvironmentShift> environment_shift;
 };
 Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
                         const PreparedBaseline* baseline, const VerdictRequest& request);

@@ -256,8 +256,11 @@ TEST_F(OpenApiRoutesTest, TheVerdictSchemasNameEveryKeyTheServerWrites) {
   const json answer = json::parse(posted.response.body);
   EXPECT_EQ(KeysOf(answer), Keys{"verdict"});
   const json& verdict = answer["verdict"];
-  EXPECT_EQ(KeysOf(verdict), Properties("Verdict"));
   EXPECT_EQ(KeysOf(verdict), Required("Verdict"));
+  // The one optional key: written only when the run's metrics moved together (not here).
+  Keys verdict_optional = Properties("Verdict");
+  for (const std::string& key : Required("Verdict")) verdict_optional.erase(key);
+  EXPECT_EQ(verdict_optional, Keys{"environment_shift"});
   EXPECT_EQ(KeysOf(verdict["parameters"]), Properties("VerdictParameters"));
   EXPECT_EQ(KeysOf(verdict["parameters"]), Required("VerdictParameters"));
   for (const json& rule : verdict["parameters"]["rules"]) {
@@ -321,9 +324,16 @@ TEST_F(OpenApiDocTest, TheWireVerdictTypesNameExactlyTheDocumentedKeys) {
       .hint = "a hint"};
   result.environment = "throttled";
   verdict.results = {result};
+  verdict.environment_shift = wire::EnvironmentShift{.metrics = 8,
+                                                     .median_change = 0.2,
+                                                     .geomean_change = 0.22,
+                                                     .same_sign_share = 1,
+                                                     .reason = "r"};
 
   const json encoded = wire::EncodeVerdict(verdict);
   EXPECT_EQ(KeysOf(encoded), Properties("Verdict"));
+  EXPECT_EQ(KeysOf(encoded["environment_shift"]), Properties("EnvironmentShift"));
+  EXPECT_EQ(KeysOf(encoded["environment_shift"]), Required("EnvironmentShift"));
   EXPECT_EQ(KeysOf(encoded["parameters"]), Properties("VerdictParameters"));
   EXPECT_EQ(KeysOf(encoded["parameters"]["rules"][0]), Properties("ThresholdRule"));
   EXPECT_EQ(KeysOf(encoded["baseline"]), Properties("VerdictBaseline"));

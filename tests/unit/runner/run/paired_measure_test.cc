@@ -157,5 +157,30 @@ TEST_F(PairedMeasureTest, ABaselineWhoseBinaryIsNotBuiltOrWhoseBuildFailsIsRefus
   EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
 }
 
+// A binary outside the repository (the commits configure it differently, through env or args)
+// runs for both sides, each with its commit's settings: the baseline is not refused for it.
+TEST_F(PairedMeasureTest, ABinaryOutsideTheRepositoryServesBothSides) {
+  std::ofstream(repo_ / "perfgate.yaml") << "version: 1\n"
+                                         << "suites:\n"
+                                         << "  - name: tick\n"
+                                         << "    type: gbench\n"
+                                         << "    binary: /bin/true\n";
+  Git("add -A");
+  Git("commit -q -m outside");
+  const std::string commit =
+      testing::RunShell("git -C " + repo_.string() + " rev-parse HEAD").output.substr(0, 40);
+  const config::RunnerConfig head = Load();
+  std::vector<std::string> lines;
+  auto tree = BaselineTree::Prepare(head, commit, {"tick"},
+                                    [&](const std::string& line) { lines.push_back(line); });
+  ASSERT_TRUE(tree.has_value()) << tree.error().ToString();
+  bool said = false;
+  for (const std::string& line : lines) {
+    said = said ||
+           line.find("/bin/true is outside the repository: both sides run it") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
+}
+
 }  // namespace
 }  // namespace perfgate::run
