@@ -103,6 +103,17 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
                   ": " + measured;
       continue;
     }
+    if (v.verdict == stats::Verdict::kInconclusive) {
+      // Not decided side by side: the interval still reaches the threshold, so the data do not
+      // rule the regression out. Withdrawing it on a point estimate just under the threshold
+      // would let the noise hide a real one; it stands.
+      ++report.undecided;
+      report.lines.push_back(r.key.benchmark + " " + r.key.metric + ": not decided side by side (" +
+                             measured + ", INCONCLUSIVE); kept");
+      r.reason += "; an interleaved A/B rerun against " + base_commit.substr(0, 12) + " measured " +
+                  measured + ", which does not rule it out";
+      continue;
+    }
     ++report.withdrawn;
     report.lines.push_back(r.key.benchmark + " " + r.key.metric + ": not confirmed (" + measured +
                            ", " + std::string(stats::VerdictName(v.verdict)) + ")");

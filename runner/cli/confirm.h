@@ -5,7 +5,8 @@
 // into a temporary tree (libgit2; the working tree is not touched), builds its suites as its
 // perfgate.yaml says, and runs baseline and pull request alternately, a few repetitions at a
 // time, so that both sides see the same machine. A regression stands only when this paired
-// measurement judges it a REGRESSION too; otherwise it becomes INCONCLUSIVE with the reason.
+// measurement judges it a REGRESSION or cannot rule it out (INCONCLUSIVE); when it rules it out
+// (EQUIVALENT or IMPROVEMENT) it becomes INCONCLUSIVE with the reason.
 #pragma once
 
 #include <string>
@@ -25,14 +26,17 @@ struct ConfirmOptions {
 struct ConfirmReport {
   int checked = 0;                 // regressed benchmark metrics measured again
   int confirmed = 0;               // still a REGRESSION
-  int withdrawn = 0;               // turned INCONCLUSIVE (not reproduced side by side)
+  int withdrawn = 0;               // turned INCONCLUSIVE (ruled out side by side)
+  int undecided = 0;               // not decided side by side: kept
   std::vector<std::string> lines;  // one per checked metric, for the log
 };
 
 // Re-measures the regressed benchmarks of `verdict` against its baseline commit and rewrites
-// the verdict: unconfirmed REGRESSION results become INCONCLUSIVE (reason says why), counts and
-// outcome follow. Errors (no baseline commit, a build that fails, a suite missing at the
-// baseline) leave the verdict as it was; the caller reports them and keeps the regression.
+// the verdict: a REGRESSION the side-by-side measurement rules out (EQUIVALENT or IMPROVEMENT:
+// its interval lies within the threshold or beyond it the other way) becomes INCONCLUSIVE
+// (reason says why), counts and outcome follow; one it leaves undecided (INCONCLUSIVE) stands.
+// Errors (no baseline commit, a build that fails, a suite missing at the baseline) leave the
+// verdict as it was; the caller reports them and keeps the regression.
 Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
                                          const ConfirmOptions& options, wire::Verdict* verdict);
 

@@ -212,7 +212,7 @@ void AddGateCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   gate->add_flag("--confirm", args->confirm,
                  "Re-measure every regression against the baseline commit, alternating baseline "
-                 "and this build on this machine (A/B), and keep only those that reproduce");
+                 "and this build on this machine (A/B), and withdraw those it rules out");
   gate->add_option("--confirm-rounds", args->confirm_rounds,
                    "A/B alternations of --confirm (4 repetitions of each side per round)")
       ->check(CLI::Range(2, 100))
