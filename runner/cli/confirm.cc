@@ -18,6 +18,19 @@ void Progress(const std::string& line) { std::fprintf(stderr, "perfgate: %s\n", 
 
 }  // namespace
 
+ConfirmCall CallOf(stats::Verdict side_by_side) {
+  switch (side_by_side) {
+    case stats::Verdict::kRegression:
+      return ConfirmCall::kConfirmed;
+    case stats::Verdict::kInconclusive:
+      return ConfirmCall::kUndecided;
+    case stats::Verdict::kEquivalent:
+    case stats::Verdict::kImprovement:
+      return ConfirmCall::kWithdrawn;
+  }
+  return ConfirmCall::kUndecided;
+}
+
 Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
                                          const ConfirmOptions& options, wire::Verdict* verdict) {
   ConfirmReport report;
@@ -95,7 +108,8 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
     ++report.checked;
     const std::string measured = SignedPercent(v.change) + " [" + SignedPercent(v.change_ci.lower) +
                                  ", " + SignedPercent(v.change_ci.upper) + "]";
-    if (v.verdict == stats::Verdict::kRegression) {
+    const ConfirmCall call = CallOf(v.verdict);
+    if (call == ConfirmCall::kConfirmed) {
       ++report.confirmed;
       report.lines.push_back(r.key.benchmark + " " + r.key.metric + ": confirmed, " + measured +
                              " side by side");
@@ -103,10 +117,9 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
                   ": " + measured;
       continue;
     }
-    if (v.verdict == stats::Verdict::kInconclusive) {
-      // Not decided side by side: the interval still reaches the threshold, so the data do not
-      // rule the regression out. Withdrawing it on a point estimate just under the threshold
-      // would let the noise hide a real one; it stands.
+    if (call == ConfirmCall::kUndecided) {
+      // Withdrawing it on a point estimate just under the threshold would let the noise hide a
+      // real regression; it stands.
       ++report.undecided;
       report.lines.push_back(r.key.benchmark + " " + r.key.metric + ": not decided side by side (" +
                              measured + ", INCONCLUSIVE); kept");

@@ -14,6 +14,7 @@
 
 #include "config/runner_config.h"
 #include "core/result.h"
+#include "stats/verdict.h"
 #include "wire/verdict.h"
 
 namespace perfgate::cli {
@@ -30,6 +31,12 @@ struct ConfirmReport {
   int undecided = 0;               // not decided side by side: kept
   std::vector<std::string> lines;  // one per checked metric, for the log
 };
+
+// What the side-by-side judgement of a regressed metric does to it: a REGRESSION confirms it;
+// INCONCLUSIVE leaves it standing (the interval still reaches the threshold, so the data do not
+// rule it out); EQUIVALENT or IMPROVEMENT withdraw it.
+enum class ConfirmCall { kConfirmed, kUndecided, kWithdrawn };
+ConfirmCall CallOf(stats::Verdict side_by_side);
 
 // Re-measures the regressed benchmarks of `verdict` against its baseline commit and rewrites
 // the verdict: a REGRESSION the side-by-side measurement rules out (EQUIVALENT or IMPROVEMENT:
