@@ -81,7 +81,8 @@ Result<PairedJudgement> JudgePaired(const wire::PairedMeasurement& measurement,
   }
   const int look = LookReached(policy, fewest);
 
-  // The complete blocks of each judged series, in measuring order, as the statistics take them.
+  // The complete blocks of each judged series, in measuring order, as the statistics take them
+  // (reserved up front: each input views its series' blocks).
   std::vector<std::vector<stats::PairedBlock>> blocks;
   std::vector<stats::PairedMetricInput> inputs;
   blocks.reserve(out.rows.size());
@@ -91,15 +92,11 @@ Result<PairedJudgement> JudgePaired(const wire::PairedMeasurement& measurement,
     for (const wire::PairedBlock& b : row.series->blocks) {
       if (!b.base.empty() && !b.head.empty()) mine.push_back({b.base, b.head});
     }
-    row.verdict = blocks.size() - 1;
-  }
-  size_t next = 0;
-  for (PairedRow& row : out.rows) {
-    if (row.kind != RowKind::kJudged) continue;
+    row.verdict = inputs.size();
     stats::PairedMetricInput input;
     input.name = SeriesName(row.series->key);
     input.direction = row.series->direction;
-    input.blocks = blocks[next++];
+    input.blocks = mine;
     input.threshold = row.threshold;
     input.alpha = row.alpha;
     inputs.push_back(std::move(input));

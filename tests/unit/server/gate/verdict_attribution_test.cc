@@ -10,6 +10,7 @@
 
 #include "judge/attribution.h"
 #include "server/gate/verdict.h"
+#include "tests/testing/merge_base_verdicts.h"
 
 namespace perfgate::server::gate {
 namespace {
@@ -51,25 +52,10 @@ store::SampleSet Series(std::string benchmark, std::string metric, std::string u
 
 // A PR run of a training suite against its merge-base: step time +10%, GPU utilisation -20%
 // (one value per run), and the contender's throttled fraction as given.
-class TrainRuns : public store::VerdictStore {
+class TrainRuns : public testing::MergeBaseVerdicts {
  public:
   explicit TrainRuns(double throttled, bool gpu = true) : throttled_(throttled), gpu_(gpu) {}
-  Result<store::RunContext> GetRunContext(const store::Project&, const std::string& id) override {
-    store::RunContext context;
-    context.summary = {id, "proj", "feature", std::string(40, 'b'), "bed", 1, 7, "", "", "", 48};
-    context.target_branch = "main";
-    context.merge_base = std::string(40, 'a');
-    return context;
-  }
-  Result<std::optional<store::BaselineChoice>> FindBaseline(const store::Project&,
-                                                            const store::RunContext& run,
-                                                            std::string*) override {
-    return std::optional<store::BaselineChoice>(
-        store::BaselineChoice{run.merge_base, "main", "bed", "merge_base", 0, {"base"}});
-  }
-  Result<std::vector<store::SampleSet>> GetSampleSets(
-      const store::Project&, const std::vector<std::string>& ids) override {
-    const bool base = ids == std::vector<std::string>{"base"};
+  std::vector<store::SampleSet> Sets(bool base) override {
     const auto lower = Direction::kLowerIsBetter;
     std::vector<store::SampleSet> sets = {
         Series("train", "step_time", "s", lower, Around(base ? 0.1 : 0.11, 30, base ? 1 : 2)),
@@ -82,17 +68,6 @@ class TrainRuns : public store::VerdictStore {
     }
     return sets;
   }
-  Result<store::StoredVerdict> SaveVerdict(const store::Project&,
-                                           const store::NewVerdict& verdict) override {
-    saved.push_back({static_cast<int64_t>(saved.size()) + 1, "2024-05-01T10:00:00Z", verdict});
-    return saved.back();
-  }
-  Result<std::optional<store::StoredVerdict>> LatestVerdict(const store::Project&,
-                                                            const std::string&) override {
-    if (saved.empty()) return std::optional<store::StoredVerdict>();
-    return std::optional<store::StoredVerdict>(saved.back());
-  }
-  std::vector<store::StoredVerdict> saved;
 
  private:
   double throttled_;

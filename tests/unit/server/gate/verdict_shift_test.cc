@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "server/gate/verdict.h"
+#include "tests/testing/merge_base_verdicts.h"
 #include "wire/verdict.h"
 
 namespace perfgate::server::gate {
@@ -22,25 +23,10 @@ std::vector<double> Around(double center, int salt) {
 }
 
 // Six benchmarks; the contender's levels are the base's times `factors`.
-class SixBenchmarks : public store::VerdictStore {
+class SixBenchmarks : public testing::MergeBaseVerdicts {
  public:
   explicit SixBenchmarks(std::vector<double> factors) : factors_(std::move(factors)) {}
-  Result<store::RunContext> GetRunContext(const store::Project&, const std::string& id) override {
-    store::RunContext context;
-    context.summary = {id, "proj", "feature", std::string(40, 'b'), "bed", 1, 7, "", "", "", 60};
-    context.target_branch = "main";
-    context.merge_base = std::string(40, 'a');
-    return context;
-  }
-  Result<std::optional<store::BaselineChoice>> FindBaseline(const store::Project&,
-                                                            const store::RunContext& run,
-                                                            std::string*) override {
-    return std::optional<store::BaselineChoice>(
-        store::BaselineChoice{run.merge_base, "main", "bed", "merge_base", 0, {"base"}});
-  }
-  Result<std::vector<store::SampleSet>> GetSampleSets(
-      const store::Project&, const std::vector<std::string>& ids) override {
-    const bool base = ids == std::vector<std::string>{"base"};
+  std::vector<store::SampleSet> Sets(bool base) override {
     std::vector<store::SampleSet> sets;
     for (size_t i = 0; i < factors_.size(); ++i) {
       const double level = 100.0 * static_cast<double>(i + 1);
@@ -51,17 +37,6 @@ class SixBenchmarks : public store::VerdictStore {
     }
     return sets;
   }
-  Result<store::StoredVerdict> SaveVerdict(const store::Project&,
-                                           const store::NewVerdict& verdict) override {
-    saved.push_back({static_cast<int64_t>(saved.size()) + 1, "2026-11-26T10:00:00Z", verdict});
-    return saved.back();
-  }
-  Result<std::optional<store::StoredVerdict>> LatestVerdict(const store::Project&,
-                                                            const std::string&) override {
-    if (saved.empty()) return std::optional<store::StoredVerdict>();
-    return std::optional<store::StoredVerdict>(saved.back());
-  }
-  std::vector<store::StoredVerdict> saved;
 
  private:
   std::vector<double> factors_;
