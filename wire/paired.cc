@@ -93,12 +93,14 @@ PairedDesign ReadDesign(Reader& reader, const json& object, const std::string& p
 
 PairedMeasurement Read(Reader& reader, const json& root, const DecodeLimits& limits) {
   PairedMeasurement m;
-  reader.OnlyKeys(root, "", {"baseline_commit", "testbed", "parameters", "design", "series"});
+  reader.OnlyKeys(root, "",
+                  {"baseline_commit", "amends", "testbed", "parameters", "design", "series"});
   m.baseline_commit = reader.String(root, "baseline_commit", "", /*required=*/true);
   if (!reader.failed() && !IsSha(m.baseline_commit)) {
     reader.Fail("baseline_commit", "not a commit sha (40 hex digits)");
   }
   m.baseline_commit = AsciiLower(m.baseline_commit);
+  m.amends = reader.Integer(root, "amends", "", 1);
   if (const json* testbed = reader.Object(root, "testbed", "", /*required=*/true)) {
     reader.OnlyKeys(*testbed, "testbed", {"name", "fingerprint"});
     m.testbed.name = reader.String(*testbed, "name", "testbed", /*required=*/true);
@@ -183,19 +185,20 @@ std::string EncodePairedMeasurement(const PairedMeasurement& m) {
   }
   json fingerprint = json::parse(m.testbed.fingerprint_json, nullptr, false);
   if (!fingerprint.is_object()) fingerprint = json::object();
-  const json out = {{"baseline_commit", m.baseline_commit},
-                    {"testbed", {{"name", m.testbed.name}, {"fingerprint", fingerprint}}},
-                    {"parameters", EncodeVerdictRequest(m.parameters)},
-                    {"design",
-                     {{"repetitions", m.design.repetitions},
-                      {"min_blocks", m.design.min_blocks},
-                      {"max_blocks", m.design.max_blocks},
-                      {"growth", m.design.growth},
-                      {"test", m.design.test},
-                      {"seed", m.design.seed},
-                      {"stopped", m.design.stopped}}},
-                    {"series", std::move(series)}};
+  json out = {{"baseline_commit", m.baseline_commit},
+              {"testbed", {{"name", m.testbed.name}, {"fingerprint", fingerprint}}},
+              {"parameters", EncodeVerdictRequest(m.parameters)},
+              {"design", EncodePairedDesign(m.design)},
+              {"series", std::move(series)}};
+  if (m.amends) out["amends"] = *m.amends;
   return out.dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
+}
+
+json EncodePairedDesign(const PairedDesign& d) {
+  return {{"repetitions", d.repetitions}, {"min_blocks", d.min_blocks},
+          {"max_blocks", d.max_blocks},   {"growth", d.growth},
+          {"test", d.test},               {"seed", d.seed},
+          {"stopped", d.stopped}};
 }
 
 }  // namespace perfgate::wire

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +59,10 @@ inline constexpr int64_t kMaxPairedBlocks = 10000;
 
 struct PairedMeasurement {
   std::string baseline_commit;  // 40 hex, lowered when decoded
+  // `perfgate gate --confirm`: the id of the run's newest (unpaired) verdict whose rows this
+  // measurement re-measured; the stored verdict is that one with these series' rows judged
+  // paired. Absent: the measurement is the whole verdict (`perfgate gate --paired`).
+  std::optional<int64_t> amends;
   Testbed testbed;              // the host both sides ran on, with its fingerprint
   VerdictRequest parameters;    // threshold, alpha, rules (as POST .../verdict takes them)
   PairedDesign design;
@@ -71,5 +77,7 @@ bool IsPairedStop(std::string_view word);
 Result<PairedMeasurement> DecodePairedMeasurement(std::string_view json_text,
                                                   const DecodeLimits& limits = {});
 std::string EncodePairedMeasurement(const PairedMeasurement& measurement);
+// The "design" object, as the measurement and the paired verdict's "paired" object write it.
+nlohmann::json EncodePairedDesign(const PairedDesign& design);
 
 }  // namespace perfgate::wire

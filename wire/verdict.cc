@@ -37,6 +37,10 @@ json AttributionJson(const Attribution& a) {
   return out;
 }
 
+json IntervalJson(const std::optional<Interval>& i) {
+  return i ? json::array({i->lower, i->upper}) : json(nullptr);
+}
+
 json ResultJson(const MetricResult& r) {
   json out = {{keys::result::kSuite, r.key.suite},
               {keys::result::kBenchmark, r.key.benchmark},
@@ -56,6 +60,7 @@ json ResultJson(const MetricResult& r) {
               {keys::result::kReason, r.reason}};
   if (r.attribution) out[keys::result::kAttribution] = AttributionJson(*r.attribution);
   if (!r.environment.empty()) out[keys::result::kEnvironment] = r.environment;
+  if (r.paired) out[keys::result::kPaired] = EncodePairedDetail(*r.paired);
   return out;
 }
 
@@ -95,6 +100,8 @@ std::string_view ResultKindName(ResultKind kind) {
       return "REGRESSION";
     case ResultKind::kInconclusive:
       return "INCONCLUSIVE";
+    case ResultKind::kUnstable:
+      return "UNSTABLE";
     case ResultKind::kImprovement:
       return "IMPROVEMENT";
     case ResultKind::kNew:
@@ -113,6 +120,35 @@ json EncodeEnvironmentShift(const EnvironmentShift& shift) {
           {keys::shift::kGeomeanChange, shift.geomean_change},
           {keys::shift::kSameSignShare, shift.same_sign_share},
           {keys::shift::kReason, shift.reason}};
+}
+
+json EncodePairedDetail(const PairedDetail& d) {
+  namespace k = keys::paired_result;
+  return {{k::kBlocks, d.blocks},
+          {k::kBlocksNeeded, d.blocks_needed},
+          {k::kBootstrapCi, IntervalJson(d.bootstrap_ci)},
+          {k::kDecidedAtLook, d.decided_at_look},
+          {k::kDrift, d.drift},
+          {k::kHodgesLehmann, d.hodges_lehmann},
+          {k::kMedianChange, d.median_change},
+          {k::kNoise, d.noise},
+          {k::kPSign, d.p_sign},
+          {k::kPT, d.p_t},
+          {k::kPWilcoxon, d.p_wilcoxon},
+          {k::kTCi, IntervalJson(d.t_ci)}};
+}
+
+json EncodePairedSummary(const PairedSummary& p) {
+  namespace k = keys::paired;
+  return {{k::kAmends, p.amends ? json(*p.amends) : json(nullptr)},
+          {k::kBaselineCommit, p.baseline_commit},
+          {k::kBlocks, p.blocks},
+          {k::kDesign, EncodePairedDesign(p.design)},
+          {k::kGeomeanChange, Optional(p.geomean_change)},
+          {k::kGeomeanCi, IntervalJson(p.geomean_ci)},
+          {k::kLook, p.look},
+          {k::kLooks, p.looks},
+          {k::kMeasured, p.measured}};
 }
 
 json EncodeVerdict(const Verdict& v) {
@@ -146,13 +182,15 @@ json EncodeVerdict(const Verdict& v) {
                 {keys::counts::kEquivalent, c.equivalent},
                 {keys::counts::kInconclusive, c.inconclusive},
                 {keys::counts::kIgnored, c.ignored},
-                {keys::counts::kNew, c.new_metrics}}},
+                {keys::counts::kNew, c.new_metrics},
+                {keys::counts::kUnstable, c.unstable}}},
               {keys::verdict::kWarnings, v.warnings},
               {keys::verdict::kResults, std::move(results)}};
   if (!v.project.empty()) out[keys::verdict::kProject] = v.project;
   if (v.report_url) out[keys::verdict::kReportUrl] = *v.report_url;
   if (v.environment_shift)
     out[keys::verdict::kEnvironmentShift] = EncodeEnvironmentShift(*v.environment_shift);
+  if (v.paired) out[keys::verdict::kPaired] = EncodePairedSummary(*v.paired);
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include "core/result.h"
 #include "core/series_key.h"
 #include "core/threshold_rule.h"
+#include "wire/paired.h"
 
 namespace perfgate::wire {
 
@@ -22,7 +23,17 @@ namespace perfgate::wire {
 enum class Outcome { kRegression, kPass, kNoBaseline, kNoisyEnvironment };
 
 // One benchmark metric. The enumerators are in the order reports list them (OrderedResults).
-enum class ResultKind { kRegression, kInconclusive, kImprovement, kNew, kEquivalent, kIgnored };
+// kUnstable (paired verdicts only): the blocks' noise could not decide the threshold by the last
+// look; not gating, reported with its noise and the blocks that would decide.
+enum class ResultKind {
+  kRegression,
+  kInconclusive,
+  kUnstable,
+  kImprovement,
+  kNew,
+  kEquivalent,
+  kIgnored
+};
 
 // "regression" / "pass" / "no_baseline" / "noisy_environment", as on the wire.
 std::string_view OutcomeName(Outcome outcome);
@@ -66,9 +77,12 @@ struct Counts {
   int64_t inconclusive = 0;
   int64_t ignored = 0;
   int64_t new_metrics = 0;  // "new" on the wire
+  int64_t unstable = 0;     // paired verdicts; absent (0) in unpaired ones
 
   // The metrics that were compared with a baseline: all but ignored and new ones.
-  int64_t Compared() const { return regression + improvement + equivalent + inconclusive; }
+  int64_t Compared() const {
+    return regression + improvement + equivalent + inconclusive + unstable;
+  }
 
   bool operator==(const Counts&) const = default;
 };
@@ -117,6 +131,26 @@ struct Attribution {
   bool operator==(const Attribution&) const = default;
 };
 
+// A row judged on paired blocks (docs/statistics.md, "Paired verdict"): the row's change,
+// change_ci (the decision interval), p_value and p_adjusted are the paired ones; these are the
+// rest. t_ci and bootstrap_ci are null when a bound was not finite.
+struct PairedDetail {
+  int64_t blocks = 0;          // complete blocks the numbers rest on
+  double noise = 0;            // sd of the per-block log ratios (~relative)
+  double drift = 0;            // sd of the baseline's per-block log medians: cancelled by pairing
+  std::optional<Interval> t_ci;
+  std::optional<Interval> bootstrap_ci;
+  double median_change = 0;    // exp(median d) - 1
+  double hodges_lehmann = 0;   // exp(one-sample Hodges-Lehmann of d) - 1
+  double p_t = 0;
+  double p_wilcoxon = 0;
+  double p_sign = 0;
+  int64_t blocks_needed = 0;   // UNSTABLE: blocks that would decide the threshold; 0 otherwise
+  int64_t decided_at_look = -1;  // -1 while undecided
+
+  bool operator==(const PairedDetail&) const = default;
+};
+
 // One series' row; on the wire its key's fields stand flat ("suite", "benchmark", "metric").
 struct MetricResult {
   SeriesKey key;
@@ -136,6 +170,7 @@ struct MetricResult {
   std::string reason;
   std::optional<Attribution> attribution;  // REGRESSION rows the server could explain
   std::string environment;  // the host's state when it spoils the measurement; "" otherwise
+  std::optional<PairedDetail> paired;  // rows judged on paired blocks
 
   bool operator==(const MetricResult&) const = default;
 };
@@ -151,6 +186,22 @@ struct EnvironmentShift {
   std::string reason;
 
   bool operator==(const EnvironmentShift&) const = default;
+};
+
+// How a paired verdict was measured: baseline and head interleaved in blocks on one host
+// (`perfgate gate --paired`, or `--confirm` re-measuring the rows of verdict `amends`).
+struct PairedSummary {
+  std::string baseline_commit;
+  PairedDesign design;  // with "stopped"
+  std::optional<int64_t> amends;
+  int64_t measured = 0;  // series measured on both sides
+  int64_t look = 0;      // the look judged, 0-based, of `looks`
+  int64_t looks = 0;
+  int64_t blocks = 0;    // the look's block count
+  std::optional<double> geomean_change;  // over the judged series: exp(mean of mean d) - 1
+  std::optional<Interval> geomean_ci;
+
+  bool operator==(const PairedSummary&) const = default;
 };
 
 struct Verdict {
@@ -174,6 +225,7 @@ struct Verdict {
   std::optional<std::string> report_url;
   std::vector<MetricResult> results;
   std::optional<EnvironmentShift> environment_shift;  // written only when there is one
+  std::optional<PairedSummary> paired;                // written only for paired verdicts
 
   bool operator==(const Verdict&) const = default;
 };
@@ -191,5 +243,9 @@ Result<Verdict> DecodeVerdict(std::string_view json);
 nlohmann::json EncodeVerdict(const Verdict& verdict);
 // The "environment_shift" object, as EncodeVerdict and the server's verdict write it.
 nlohmann::json EncodeEnvironmentShift(const EnvironmentShift& shift);
+// The result's "paired" object and the verdict's "paired" object, as EncodeVerdict and the
+// server's paired verdict write them.
+nlohmann::json EncodePairedDetail(const PairedDetail& detail);
+nlohmann::json EncodePairedSummary(const PairedSummary& summary);
 
 }  // namespace perfgate::wire

@@ -70,6 +70,7 @@ Counts ReadCounts(Reader& reader, const json& object, const std::string& path) {
   c.inconclusive = reader.Integer(object, keys::counts::kInconclusive, path, 0).value_or(0);
   c.ignored = reader.Integer(object, keys::counts::kIgnored, path, 0).value_or(0);
   c.new_metrics = reader.Integer(object, keys::counts::kNew, path, 0).value_or(0);
+  c.unstable = reader.Integer(object, keys::counts::kUnstable, path, 0).value_or(0);
   return c;
 }
 
@@ -87,8 +88,9 @@ std::optional<Summary> ReadSummary(Reader& reader, const json& object, std::stri
 
 std::optional<ResultKind> ParseResultKind(std::string_view text) {
   for (ResultKind kind :
-       {ResultKind::kRegression, ResultKind::kInconclusive, ResultKind::kImprovement,
-        ResultKind::kNew, ResultKind::kEquivalent, ResultKind::kIgnored}) {
+        {ResultKind::kRegression, ResultKind::kInconclusive, ResultKind::kUnstable,
+        ResultKind::kImprovement, ResultKind::kNew, ResultKind::kEquivalent,
+        ResultKind::kIgnored}) {
     if (text == ResultKindName(kind)) return kind;
   }
   return std::nullopt;
@@ -118,6 +120,70 @@ Attribution ReadAttribution(Reader& reader, const json& object, const std::strin
   return a;
 }
 
+// [lower, upper]; a bound the server could not compute (not finite) is written as null: no
+// interval then.
+std::optional<Interval> ReadInterval(Reader& reader, const json& object, std::string_view key,
+                                     const std::string& path) {
+  const json* ci = reader.Array(object, key, path);
+  if (ci == nullptr) return std::nullopt;
+  const std::string at = FieldPath(path, key);
+  auto bound_ok = [&](size_t i) {
+    const json& bound = (*ci)[i];
+    return reader.Expect(bound, bound.is_number() || bound.is_null(), "a number or null",
+                         ElementPath(at, i));
+  };
+  if (ci->size() != 2) {
+    reader.Fail(at, "expected [lower, upper], got " + std::to_string(ci->size()) + " elements");
+  } else if (bound_ok(0) && bound_ok(1) && (*ci)[0].is_number() && (*ci)[1].is_number()) {
+    return Interval{(*ci)[0].get<double>(), (*ci)[1].get<double>()};
+  }
+  return std::nullopt;
+}
+
+PairedDetail ReadPairedDetail(Reader& reader, const json& object, const std::string& path) {
+  namespace k = keys::paired_result;
+  PairedDetail d;
+  d.blocks = reader.Integer(object, k::kBlocks, path, 0).value_or(0);
+  d.noise = reader.Number(object, k::kNoise, path).value_or(0);
+  d.drift = reader.Number(object, k::kDrift, path).value_or(0);
+  d.t_ci = ReadInterval(reader, object, k::kTCi, path);
+  d.bootstrap_ci = ReadInterval(reader, object, k::kBootstrapCi, path);
+  d.median_change = reader.Number(object, k::kMedianChange, path).value_or(0);
+  d.hodges_lehmann = reader.Number(object, k::kHodgesLehmann, path).value_or(0);
+  d.p_t = reader.Number(object, k::kPT, path).value_or(0);
+  d.p_wilcoxon = reader.Number(object, k::kPWilcoxon, path).value_or(0);
+  d.p_sign = reader.Number(object, k::kPSign, path).value_or(0);
+  d.blocks_needed = reader.Integer(object, k::kBlocksNeeded, path, 0).value_or(0);
+  d.decided_at_look = reader.Integer(object, k::kDecidedAtLook, path, -1).value_or(-1);
+  return d;
+}
+
+// A newer server may add design keys; this reader, unlike the request's, ignores them.
+PairedSummary ReadPairedSummary(Reader& reader, const json& object, const std::string& path) {
+  namespace k = keys::paired;
+  PairedSummary p;
+  p.baseline_commit = reader.String(object, k::kBaselineCommit, path);
+  if (const json* design = reader.Object(object, k::kDesign, path)) {
+    const std::string at = FieldPath(path, k::kDesign);
+    PairedDesign& d = p.design;
+    d.repetitions = reader.Integer(*design, "repetitions", at, 0).value_or(d.repetitions);
+    d.min_blocks = reader.Integer(*design, "min_blocks", at, 0).value_or(d.min_blocks);
+    d.max_blocks = reader.Integer(*design, "max_blocks", at, 0).value_or(d.max_blocks);
+    d.growth = reader.Number(*design, "growth", at).value_or(d.growth);
+    d.test = reader.OptString(*design, "test", at).value_or(d.test);
+    d.seed = static_cast<uint64_t>(reader.Integer(*design, "seed", at, 0).value_or(0));
+    d.stopped = reader.OptString(*design, "stopped", at).value_or(d.stopped);
+  }
+  p.amends = reader.Integer(object, k::kAmends, path, 1);
+  p.measured = reader.Integer(object, k::kMeasured, path, 0).value_or(0);
+  p.look = reader.Integer(object, k::kLook, path, 0).value_or(0);
+  p.looks = reader.Integer(object, k::kLooks, path, 0).value_or(0);
+  p.blocks = reader.Integer(object, k::kBlocks, path, 0).value_or(0);
+  p.geomean_change = reader.Number(object, k::kGeomeanChange, path);
+  p.geomean_ci = ReadInterval(reader, object, k::kGeomeanCi, path);
+  return p;
+}
+
 MetricResult ReadResult(Reader& reader, const json& object, const std::string& path) {
   MetricResult r;
   r.key.suite = reader.String(object, keys::result::kSuite, path, /*required=*/true);
@@ -131,7 +197,7 @@ MetricResult ReadResult(Reader& reader, const json& object, const std::string& p
       r.kind = *parsed;
     } else {
       constexpr std::string_view kKinds =
-          "REGRESSION, IMPROVEMENT, EQUIVALENT, INCONCLUSIVE, IGNORED or NEW";
+          "REGRESSION, IMPROVEMENT, EQUIVALENT, INCONCLUSIVE, UNSTABLE, IGNORED or NEW";
       reader.Fail(FieldPath(path, keys::result::kVerdict),
                   "expected " + std::string(kKinds) + ", got \"" + *kind + "\"");
     }
@@ -139,20 +205,7 @@ MetricResult ReadResult(Reader& reader, const json& object, const std::string& p
   r.base = ReadSummary(reader, object, keys::result::kBase, path);
   r.current = ReadSummary(reader, object, keys::result::kCurrent, path);
   r.change = reader.Number(object, keys::result::kChange, path);
-  if (const json* ci = reader.Array(object, keys::result::kChangeCi, path)) {
-    const std::string at = FieldPath(path, keys::result::kChangeCi);
-    // The server writes a bound it could not compute (not finite) as null: no interval then.
-    auto bound_ok = [&](size_t i) {
-      const json& bound = (*ci)[i];
-      return reader.Expect(bound, bound.is_number() || bound.is_null(), "a number or null",
-                           ElementPath(at, i));
-    };
-    if (ci->size() != 2) {
-      reader.Fail(at, "expected [lower, upper], got " + std::to_string(ci->size()) + " elements");
-    } else if (bound_ok(0) && bound_ok(1) && (*ci)[0].is_number() && (*ci)[1].is_number()) {
-      r.change_ci = Interval{(*ci)[0].get<double>(), (*ci)[1].get<double>()};
-    }
-  }
+  r.change_ci = ReadInterval(reader, object, keys::result::kChangeCi, path);
   r.p_value = reader.Number(object, keys::result::kPValue, path);
   r.p_adjusted = reader.Number(object, keys::result::kPAdjusted, path);
   // -1: the server could not estimate the noise (a side with one value, like GPU telemetry).
@@ -165,6 +218,9 @@ MetricResult ReadResult(Reader& reader, const json& object, const std::string& p
         ReadAttribution(reader, *attribution, FieldPath(path, keys::result::kAttribution));
   }
   r.environment = reader.String(object, keys::result::kEnvironment, path);
+  if (const json* paired = reader.Object(object, keys::result::kPaired, path)) {
+    r.paired = ReadPairedDetail(reader, *paired, FieldPath(path, keys::result::kPaired));
+  }
   return r;
 }
 
@@ -183,6 +239,9 @@ Counts CountResults(const std::vector<MetricResult>& results) {
         break;
       case ResultKind::kInconclusive:
         ++c.inconclusive;
+        break;
+      case ResultKind::kUnstable:
+        ++c.unstable;
         break;
       case ResultKind::kIgnored:
         ++c.ignored;
@@ -240,6 +299,9 @@ Verdict ReadVerdict(Reader& reader, const json& object, const std::string& path)
     e.same_sign_share = reader.Number(*shift, keys::shift::kSameSignShare, at, true).value_or(0);
     e.reason = reader.String(*shift, keys::shift::kReason, at);
     v.environment_shift = std::move(e);
+  }
+  if (const json* paired = reader.Object(object, keys::verdict::kPaired, path)) {
+    v.paired = ReadPairedSummary(reader, *paired, FieldPath(path, keys::verdict::kPaired));
   }
   if (auto it = object.find(keys::verdict::kResults); it != object.end() && it->is_array()) {
     v.results.reserve(it->size());  // a verdict of thousands of rows is read in one go

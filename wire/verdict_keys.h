@@ -28,7 +28,37 @@ inline constexpr std::string_view kWarnings = "warnings";
 inline constexpr std::string_view kReportUrl = "report_url";
 inline constexpr std::string_view kResults = "results";
 inline constexpr std::string_view kEnvironmentShift = "environment_shift";
+inline constexpr std::string_view kPaired = "paired";
 }  // namespace verdict
+
+// A paired verdict's "paired" object (wire::PairedSummary).
+namespace paired {
+inline constexpr std::string_view kAmends = "amends";
+inline constexpr std::string_view kBaselineCommit = "baseline_commit";
+inline constexpr std::string_view kBlocks = "blocks";
+inline constexpr std::string_view kDesign = "design";
+inline constexpr std::string_view kGeomeanChange = "geomean_change";
+inline constexpr std::string_view kGeomeanCi = "geomean_ci";
+inline constexpr std::string_view kLook = "look";
+inline constexpr std::string_view kLooks = "looks";
+inline constexpr std::string_view kMeasured = "measured";
+}  // namespace paired
+
+// A result's "paired" object (wire::PairedDetail), in sorted order.
+namespace paired_result {
+inline constexpr std::string_view kBlocks = "blocks";
+inline constexpr std::string_view kBlocksNeeded = "blocks_needed";
+inline constexpr std::string_view kBootstrapCi = "bootstrap_ci";
+inline constexpr std::string_view kDecidedAtLook = "decided_at_look";
+inline constexpr std::string_view kDrift = "drift";
+inline constexpr std::string_view kHodgesLehmann = "hodges_lehmann";
+inline constexpr std::string_view kMedianChange = "median_change";
+inline constexpr std::string_view kNoise = "noise";
+inline constexpr std::string_view kPSign = "p_sign";
+inline constexpr std::string_view kPT = "p_t";
+inline constexpr std::string_view kPWilcoxon = "p_wilcoxon";
+inline constexpr std::string_view kTCi = "t_ci";
+}  // namespace paired_result
 
 // "environment_shift": present when the run's metrics moved together (stats/environment_shift.h).
 namespace shift {
@@ -51,6 +81,7 @@ inline constexpr std::string_view kDirection = "direction";
 inline constexpr std::string_view kEnvironment = "environment";
 inline constexpr std::string_view kMetric = "metric";
 inline constexpr std::string_view kPAdjusted = "p_adjusted";
+inline constexpr std::string_view kPaired = "paired";
 inline constexpr std::string_view kPValue = "p_value";
 inline constexpr std::string_view kReason = "reason";
 inline constexpr std::string_view kRepetitionsNeeded = "repetitions_needed";
@@ -74,6 +105,7 @@ inline constexpr std::string_view kEquivalent = "equivalent";
 inline constexpr std::string_view kInconclusive = "inconclusive";
 inline constexpr std::string_view kIgnored = "ignored";
 inline constexpr std::string_view kNew = "new";
+inline constexpr std::string_view kUnstable = "unstable";
 }  // namespace counts
 
 namespace baseline {

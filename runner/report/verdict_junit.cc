@@ -142,6 +142,7 @@ std::string TestCase(const MetricResult& r, const Verdict& verdict) {
       return out + ">\n      <skipped" + Attr("message", message) + "/>\n    </testcase>\n";
     }
     case ResultKind::kInconclusive:
+    case ResultKind::kUnstable:
     case ResultKind::kImprovement:
       return out + ">\n      <system-out>" +
              XmlEscape(std::string(ResultKindName(r.kind)) + ": " + Body(r), false) +

@@ -82,7 +82,8 @@ TEST(WireVerdict, EveryOptionalPartRoundTrips) {
               .roofline =
                   Roofline{.bound = "memory-bound", .intensity = 2.5, .ridge = std::nullopt},
               .hint = "power capped"},
-      .environment = "throttled"};
+      .environment = "throttled",
+      .paired = std::nullopt};
   MetricResult added;
   added.key = {"train", "BM_New", "items_per_second"};
   added.direction = Direction::kHigherIsBetter;
@@ -92,6 +93,43 @@ TEST(WireVerdict, EveryOptionalPartRoundTrips) {
   v.results = {regression, added};
   ExpectRoundTrip(v, "built");
   ExpectRoundTrip(Verdict{}, "empty");
+
+  // A paired verdict: the verdict's "paired" object, a row's "paired" detail, UNSTABLE.
+  MetricResult unstable = regression;
+  unstable.kind = ResultKind::kUnstable;
+  unstable.attribution.reset();
+  unstable.paired = PairedDetail{.blocks = 30,
+                                 .noise = 0.08,
+                                 .drift = 0.2,
+                                 .t_ci = Interval{-0.02, 0.07},
+                                 .bootstrap_ci = std::nullopt,
+                                 .median_change = 0.01,
+                                 .hodges_lehmann = 0.02,
+                                 .p_t = 0.3,
+                                 .p_wilcoxon = 0.25,
+                                 .p_sign = 0.5,
+                                 .blocks_needed = 92,
+                                 .decided_at_look = -1};
+  v.results.push_back(unstable);
+  v.counts.unstable = 1;
+  PairedSummary paired;
+  paired.baseline_commit = std::string(40, 'a');
+  paired.design.stopped = "max_blocks";
+  paired.design.seed = 7;
+  paired.amends = 12;
+  paired.measured = 3;
+  paired.look = 4;
+  paired.looks = 5;
+  paired.blocks = 30;
+  paired.geomean_change = 0.01;
+  paired.geomean_ci = Interval{-0.01, 0.03};
+  v.paired = paired;
+  ExpectRoundTrip(v, "paired");
+  const auto decoded = DecodeVerdict(EncodeVerdict(v).dump());
+  ASSERT_TRUE(decoded.has_value());
+  EXPECT_EQ(decoded->results.back().kind, ResultKind::kUnstable);
+  EXPECT_EQ(decoded->results.back().paired->blocks_needed, 92);
+  EXPECT_EQ(decoded->paired->amends, 12);
 }
 
 }  // namespace
