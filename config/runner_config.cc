@@ -16,9 +16,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::array<std::string_view, 8> kTopKeys = {"version", "server",    "target_branch",
-                                                      "testbed", "spool_dir", "defaults",
-                                                      "suites",  "thresholds"};
+constexpr std::array<std::string_view, 9> kTopKeys = {"version", "server",     "target_branch",
+                                                      "testbed", "spool_dir",  "defaults",
+                                                      "suites",  "thresholds", "gate"};
+constexpr std::array<std::string_view, 6> kGateKeys = {
+    "mode", "block_repetitions", "min_blocks", "max_blocks", "test", "time_budget"};
 constexpr std::array<std::string_view, 3> kServerKeys = {"url", "project", "token"};
 constexpr std::array<std::string_view, 2> kDefaultsKeys = {"repetitions", "min_time"};
 constexpr std::array<std::string_view, 6> kSuiteCommonKeys = {"name",        "type", "build",
@@ -94,6 +96,30 @@ void ReadServer(YamlReader& r, const Entry& e, RunnerConfig& config) {
     config.server.url = url;
   }
   r.Text(server, "project", &config.server.project, Check::kName);
+}
+
+void ReadGate(YamlReader& r, const Entry& e, GateSettings& gate) {
+  const Map map = r.ReadMap(e.value, e.key.Mark(), "gate", kGateKeys);
+  if (std::string mode; r.Text(map, "mode", &mode)) {
+    if (auto parsed = ParseGateMode(mode)) {
+      gate.mode = *parsed;
+    } else {
+      r.Fail(*map.Find("mode"), "gate.mode",
+             "must be unpaired, paired or auto, got \"" + mode + "\"");
+    }
+  }
+  r.Integer(map, "block_repetitions", 2, 1000, &gate.block_repetitions);
+  r.Integer(map, "min_blocks", 3, 1000, &gate.min_blocks);
+  r.Integer(map, "max_blocks", 3, 10000, &gate.max_blocks);
+  if (r.ok() && gate.max_blocks < gate.min_blocks) {
+    r.Fail(*map.Find(map.Find("max_blocks") != nullptr ? "max_blocks" : "min_blocks"),
+           "gate.max_blocks",
+           "must be at least gate.min_blocks (" + std::to_string(gate.min_blocks) + ")");
+  }
+  if (r.Text(map, "test", &gate.test) && gate.test != "t" && gate.test != "wilcoxon") {
+    r.Fail(*map.Find("test"), "gate.test", "must be t or wilcoxon, got \"" + gate.test + "\"");
+  }
+  r.Integer(map, "time_budget", 0, 7 * 24 * 3600, &gate.time_budget_s);
 }
 
 void ReadSuite(YamlReader& r, const YAML::Node& node, std::string path, const RunnerConfig& config,
@@ -239,6 +265,7 @@ void ReadDocument(YamlReader& r, const YAML::Node& root, const EnvLookup& env,
     r.Integer(map, "repetitions", 2, 10000, &config.default_repetitions);
     r.Positive(map, "min_time", 0, 3600, &config.default_min_time);
   }
+  if (const Entry* gate = top.Find("gate"); gate != nullptr) ReadGate(r, *gate, config.gate);
   const Entry* suites = top.Find("suites");
   if (r.ok() && (suites == nullptr || !suites->value.IsSequence() || suites->value.size() == 0)) {
     return r.Fail(suites != nullptr ? suites->key.Mark() : top.mark, "suites",
@@ -288,6 +315,17 @@ void ReadDocument(YamlReader& r, const YAML::Node& root, const EnvLookup& env,
 }
 
 }  // namespace
+
+std::string_view GateModeName(GateMode mode) {
+  return mode == GateMode::kPaired ? "paired" : mode == GateMode::kAuto ? "auto" : "unpaired";
+}
+
+std::optional<GateMode> ParseGateMode(std::string_view text) {
+  for (GateMode mode : {GateMode::kUnpaired, GateMode::kPaired, GateMode::kAuto}) {
+    if (text == GateModeName(mode)) return mode;
+  }
+  return std::nullopt;
+}
 
 std::string_view SuiteTypeName(SuiteType type) {
   return type == SuiteType::kCommand ? "command" : type == SuiteType::kTrain ? "train" : "gbench";

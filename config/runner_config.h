@@ -66,6 +66,26 @@ struct ResolvedThreshold {
   bool operator==(const ResolvedThreshold&) const = default;
 };
 
+// How `perfgate gate` decides (perfgate.yaml `gate:`, docs/config.md; the CLI overrides each).
+enum class GateMode {
+  kUnpaired,  // the server's verdict: this run against the baseline's stored runs
+  kPaired,    // baseline and this build measured interleaved on this host (docs/statistics.md)
+  kAuto,      // paired when every suite can be measured side by side, else unpaired
+};
+std::string_view GateModeName(GateMode mode);  // "unpaired", "paired", "auto"
+std::optional<GateMode> ParseGateMode(std::string_view text);
+
+struct GateSettings {
+  GateMode mode = GateMode::kUnpaired;
+  int block_repetitions = 5;       // of each side per block, 2..1000
+  int min_blocks = 6;              // the first look, 3..1000
+  int max_blocks = 30;             // the last look, min_blocks..10000
+  std::string test = "t";          // "t" or "wilcoxon"
+  std::int64_t time_budget_s = 0;  // measuring stops at the first look after this; 0: none
+
+  bool operator==(const GateSettings&) const = default;
+};
+
 struct RunnerConfig {
   int version = 1;
   RunnerServer server;
@@ -76,6 +96,7 @@ struct RunnerConfig {
   std::optional<double> default_min_time;  // unset: Google Benchmark's own default
   std::vector<Suite> suites;
   std::vector<ThresholdRule> thresholds;  // first match wins
+  GateSettings gate;
   std::filesystem::path base_dir;     // the config file's directory; builds and commands run here
   std::filesystem::path config_file;  // absolute, when loaded from a file; "" when parsed
 

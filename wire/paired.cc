@@ -195,9 +195,12 @@ std::string EncodePairedMeasurement(const PairedMeasurement& m) {
 }
 
 json EncodePairedDesign(const PairedDesign& d) {
-  return {{"repetitions", d.repetitions}, {"min_blocks", d.min_blocks},
-          {"max_blocks", d.max_blocks},   {"growth", d.growth},
-          {"test", d.test},               {"seed", d.seed},
+  return {{"repetitions", d.repetitions},
+          {"min_blocks", d.min_blocks},
+          {"max_blocks", d.max_blocks},
+          {"growth", d.growth},
+          {"test", d.test},
+          {"seed", d.seed},
           {"stopped", d.stopped}};
 }
 

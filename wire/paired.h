@@ -63,8 +63,8 @@ struct PairedMeasurement {
   // measurement re-measured; the stored verdict is that one with these series' rows judged
   // paired. Absent: the measurement is the whole verdict (`perfgate gate --paired`).
   std::optional<int64_t> amends;
-  Testbed testbed;              // the host both sides ran on, with its fingerprint
-  VerdictRequest parameters;    // threshold, alpha, rules (as POST .../verdict takes them)
+  Testbed testbed;            // the host both sides ran on, with its fingerprint
+  VerdictRequest parameters;  // threshold, alpha, rules (as POST .../verdict takes them)
   PairedDesign design;
   std::vector<PairedSeries> series;
 

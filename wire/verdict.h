@@ -135,17 +135,17 @@ struct Attribution {
 // change_ci (the decision interval), p_value and p_adjusted are the paired ones; these are the
 // rest. t_ci and bootstrap_ci are null when a bound was not finite.
 struct PairedDetail {
-  int64_t blocks = 0;          // complete blocks the numbers rest on
-  double noise = 0;            // sd of the per-block log ratios (~relative)
-  double drift = 0;            // sd of the baseline's per-block log medians: cancelled by pairing
+  int64_t blocks = 0;  // complete blocks the numbers rest on
+  double noise = 0;    // sd of the per-block log ratios (~relative)
+  double drift = 0;    // sd of the baseline's per-block log medians: cancelled by pairing
   std::optional<Interval> t_ci;
   std::optional<Interval> bootstrap_ci;
-  double median_change = 0;    // exp(median d) - 1
-  double hodges_lehmann = 0;   // exp(one-sample Hodges-Lehmann of d) - 1
+  double median_change = 0;   // exp(median d) - 1
+  double hodges_lehmann = 0;  // exp(one-sample Hodges-Lehmann of d) - 1
   double p_t = 0;
   double p_wilcoxon = 0;
   double p_sign = 0;
-  int64_t blocks_needed = 0;   // UNSTABLE: blocks that would decide the threshold; 0 otherwise
+  int64_t blocks_needed = 0;     // UNSTABLE: blocks that would decide the threshold; 0 otherwise
   int64_t decided_at_look = -1;  // -1 while undecided
 
   bool operator==(const PairedDetail&) const = default;
@@ -197,7 +197,7 @@ struct PairedSummary {
   int64_t measured = 0;  // series measured on both sides
   int64_t look = 0;      // the look judged, 0-based, of `looks`
   int64_t looks = 0;
-  int64_t blocks = 0;    // the look's block count
+  int64_t blocks = 0;                    // the look's block count
   std::optional<double> geomean_change;  // over the judged series: exp(mean of mean d) - 1
   std::optional<Interval> geomean_ci;
 

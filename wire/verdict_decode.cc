@@ -87,10 +87,9 @@ std::optional<Summary> ReadSummary(Reader& reader, const json& object, std::stri
 }
 
 std::optional<ResultKind> ParseResultKind(std::string_view text) {
-  for (ResultKind kind :
-        {ResultKind::kRegression, ResultKind::kInconclusive, ResultKind::kUnstable,
-        ResultKind::kImprovement, ResultKind::kNew, ResultKind::kEquivalent,
-        ResultKind::kIgnored}) {
+  for (ResultKind kind : {ResultKind::kRegression, ResultKind::kInconclusive, ResultKind::kUnstable,
+                          ResultKind::kImprovement, ResultKind::kNew, ResultKind::kEquivalent,
+                          ResultKind::kIgnored}) {
     if (text == ResultKindName(kind)) return kind;
   }
   return std::nullopt;

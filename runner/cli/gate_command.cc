@@ -1,7 +1,10 @@
-// `perfgate gate`: asks the server for the verdict of the last run (or --run), with the
-// thresholds of perfgate.yaml; optionally reruns the inconclusive benchmarks with the
-// repetitions power analysis asked for and asks again; prints the table and writes the
-// step summary, the PR/MR comment body, JUnit and GitLab's metrics report.
+// `perfgate gate`: the verdict of the last run (or --run), with the thresholds of perfgate.yaml,
+// in the mode gate.mode or --mode names: measured side by side on this host (paired_gate.h) or
+// the server's unpaired verdict, which is re-measured side by side when the run's metrics moved
+// together and, with --confirm, where it found regressions; optionally reruns the inconclusive
+// benchmarks of an unpaired verdict with the repetitions power analysis asked for. Prints the
+// table and writes the step summary, the PR/MR comment body, JUnit and GitLab's metrics report,
+// all of the verdict the server stored.
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +17,7 @@
 
 #include "runner/cli/commands.h"
 #include "runner/cli/confirm.h"
+#include "runner/cli/paired_gate.h"
 #include "runner/client/project_client.h"
 #include "runner/report/verdict_render.h"
 #include "runner/run/session.h"
@@ -30,8 +34,14 @@ struct GateArgs {
   bool require_baseline = false;
   bool rerun_inconclusive = false;
   bool confirm = false;
-  int confirm_rounds = 6;
   int max_repetitions = 60;
+  bool paired = false;
+  std::string mode;           // "" : perfgate.yaml's gate.mode
+  int block_repetitions = 0;  // 0: perfgate.yaml's
+  int min_blocks = 0;
+  int max_blocks = 0;
+  int64_t time_budget = -1;  // -1: perfgate.yaml's
+  bool no_shift_remeasure = false;
   std::string comment_file;
   std::string junit_file;
   std::string gitlab_metrics_file;
@@ -77,16 +87,52 @@ void WriteFile(const std::string& path, const std::string& text, bool append = f
   if (!out) std::cerr << "perfgate: warning: cannot write " << path << "\n";
 }
 
+// The settings of `gate:` in perfgate.yaml with the command line's overrides.
+Result<config::GateSettings> Settings(const GateArgs& args, const config::RunnerConfig& config) {
+  config::GateSettings s = config.gate;
+  if (args.paired) s.mode = config::GateMode::kPaired;
+  if (!args.mode.empty()) s.mode = *config::ParseGateMode(args.mode);  // CLI11 checked the word
+  if (args.block_repetitions > 0) s.block_repetitions = args.block_repetitions;
+  if (args.min_blocks > 0) s.min_blocks = args.min_blocks;
+  if (args.max_blocks > 0) s.max_blocks = args.max_blocks;
+  if (args.time_budget >= 0) s.time_budget_s = args.time_budget;
+  if (s.max_blocks < s.min_blocks) {
+    return InvalidArgument("--max-blocks " + std::to_string(s.max_blocks) +
+                               " is below --min-blocks " + std::to_string(s.min_blocks),
+                           "max-blocks");
+  }
+  return s;
+}
+
+// Measures every gated metric side by side and returns the server's verdict of it; nullopt
+// (after a warning) when the measuring failed and the server's unpaired verdict must decide.
+Result<std::optional<wire::Verdict>> MeasureSideBySide(const config::RunnerConfig& config,
+                                                       client::ProjectClient& server,
+                                                       PairedGateRequest request) {
+  auto verdict = GatePaired(config, server, request);
+  if (verdict) return std::optional<wire::Verdict>(std::move(*verdict));
+  if (!verdict.error().measuring) return tl::unexpected(verdict.error().error);
+  std::cerr << "perfgate: warning: could not measure side by side ("
+            << verdict.error().error.ToString() << "); the server's unpaired verdict decides\n";
+  return std::optional<wire::Verdict>();
+}
+
 int Gate(const GateArgs& args) {
   auto config = run::LoadConfig(args.config);
   if (!config) return ReportError(config.error());
   if (auto ok = run::RequireServer(*config); !ok) return ReportError(ok.error());
-  std::string run_id = args.run_id;
-  if (run_id.empty()) {
-    auto last = run::ReadLastRun(*config);
-    if (!last) return ReportError(last.error());
-    run_id = last->run_id;
+  auto settings = Settings(args, *config);
+  if (!settings) return ReportError(settings.error());
+  run::LastRun last;
+  if (auto recorded = run::ReadLastRun(*config);
+      recorded && (args.run_id.empty() || recorded->run_id == args.run_id)) {
+    last = std::move(*recorded);
+  } else if (args.run_id.empty()) {
+    return ReportError(recorded.error());
+  } else {
+    last.run_id = args.run_id;  // another run: git tells its merge-base, this host its testbed
   }
+  const std::string& run_id = last.run_id;
   // The run may still be in the spool (the server was down during `perfgate run`).
   auto pushed = run::PushSpool(*config);
   if (!pushed) return ReportError(pushed.error());
@@ -95,10 +141,33 @@ int Gate(const GateArgs& args) {
       client::ProjectClient::Open(config->server.url, config->server.project, config->server.token);
   if (!server) return ReportError(server.error());
   std::vector<std::string> extra_runs;
-  auto verdict = server->AskVerdict(run_id, RequestBody(*config, extra_runs));
-  if (!verdict) return ReportError(verdict.error());
+  const std::string why_not_paired = WhyNotPaired(*config, {});
+  PairedGateRequest paired;
+  paired.run_id = run_id;
+  paired.last = last;
+  paired.settings = *settings;
+  paired.parameters = RequestBody(*config, {});
 
-  if (args.rerun_inconclusive && verdict->outcome != wire::Outcome::kNoBaseline) {
+  std::optional<wire::Verdict> verdict;
+  if (settings->mode != config::GateMode::kUnpaired) {
+    if (why_not_paired.empty()) {
+      auto measured = MeasureSideBySide(*config, *server, paired);
+      if (!measured) return ReportError(measured.error());
+      verdict = std::move(*measured);
+    } else {
+      std::cerr << "perfgate: " << (settings->mode == config::GateMode::kPaired ? "warning: " : "")
+                << "cannot measure side by side (" << why_not_paired
+                << "); the server's unpaired verdict decides\n";
+    }
+  }
+  bool shift_unresolved = false;
+  if (!verdict) {
+    auto asked = server->AskVerdict(run_id, RequestBody(*config, extra_runs));
+    if (!asked) return ReportError(asked.error());
+    verdict = std::move(*asked);
+  }
+  if (!verdict->paired && args.rerun_inconclusive &&
+      verdict->outcome != wire::Outcome::kNoBaseline) {
     int repetitions = 0;
     auto only = Inconclusive(*verdict, args.max_repetitions, &repetitions);
     if (!only.empty()) {
@@ -118,18 +187,35 @@ int Gate(const GateArgs& args) {
       auto again = run::PushSpool(*config);
       if (!again) return ReportError(again.error());
       extra_runs.push_back(measured->upload.id);
-      verdict = server->AskVerdict(run_id, RequestBody(*config, extra_runs));
-      if (!verdict) return ReportError(verdict.error());
+      auto asked = server->AskVerdict(run_id, RequestBody(*config, extra_runs));
+      if (!asked) return ReportError(asked.error());
+      verdict = std::move(*asked);
     } else {
       std::cerr << "perfgate: nothing to rerun (no inconclusive benchmark within "
                 << "--max-repetitions " << args.max_repetitions << ")\n";
     }
   }
 
-  if (args.confirm && report::HasRegression(*verdict)) {
-    ConfirmOptions options;
-    options.rounds = args.confirm_rounds;
-    auto confirmed = ConfirmRegressions(*config, options, &*verdict);
+  if (!verdict->paired && verdict->environment_shift) {
+    // The run's metrics moved together: a drift of the machine between the baseline's runs and
+    // this one, or a change that touches everything. Only a side-by-side measurement tells.
+    if (why_not_paired.empty() && !args.no_shift_remeasure) {
+      std::cerr << "perfgate: the run's metrics moved together ("
+                << verdict->environment_shift->reason
+                << "): re-measuring every gated metric side by side\n";
+      auto measured = MeasureSideBySide(*config, *server, paired);
+      if (!measured) return ReportError(measured.error());
+      if (*measured) {
+        verdict = std::move(**measured);
+      } else {
+        shift_unresolved = true;
+      }
+    } else {
+      shift_unresolved = true;
+    }
+  }
+  if (!verdict->paired && !shift_unresolved && args.confirm && report::HasRegression(*verdict)) {
+    auto confirmed = ConfirmRegressions(*config, *server, last, paired.parameters, &*verdict);
     if (!confirmed) {
       std::cerr << "perfgate: warning: could not confirm the regressions ("
                 << confirmed.error().ToString() << "); they stand as the server judged them\n";
@@ -138,18 +224,15 @@ int Gate(const GateArgs& args) {
     }
   }
 
-  // The A/B rerun withdrew every regression of a throttled run: nothing is left to repeat.
-  if (verdict->outcome == wire::Outcome::kNoisyEnvironment && !report::HasRegression(*verdict)) {
-    verdict->outcome = wire::Outcome::kPass;
-  }
-
   const bool color = args.color == "always" || (args.color == "auto" && isatty(STDOUT_FILENO) &&
                                                 std::getenv("NO_COLOR") == nullptr);
   if (args.format == "json") {
     json out = {{"outcome", std::string(wire::OutcomeName(verdict->outcome))},
                 {"run_id", verdict->run_id},
                 {"verdict_id", verdict->id},
-                {"regressions", verdict->counts.regression}};
+                {"mode", verdict->paired ? "paired" : "unpaired"},
+                {"regressions", verdict->counts.regression},
+                {"unstable", verdict->counts.unstable}};
     std::cout << out.dump(2) << "\n";
   } else if (args.format == "markdown") {
     std::cout << report::RenderMarkdown(*verdict);
@@ -178,6 +261,19 @@ int Gate(const GateArgs& args) {
                  "caps): repeat the run on a healthy host\n";
     return kExitInfrastructure;
   }
+  if (shift_unresolved) {
+    // Drift can create a regression here or hide one: neither a pass nor a failure.
+    std::cerr << "perfgate: the run's metrics moved together ("
+              << verdict->environment_shift->reason << "), and "
+              << (why_not_paired.empty()
+                      ? (args.no_shift_remeasure
+                             ? std::string("--no-shift-remeasure was given")
+                             : std::string("the side-by-side measurement failed"))
+                      : why_not_paired)
+              << ": the unpaired comparison cannot tell a drift of the machine from a change of "
+                 "the code; repeat the job, or gate with --paired\n";
+    return kExitInfrastructure;
+  }
   if (report::HasRegression(*verdict)) return kExitRegression;
   if (verdict->outcome == wire::Outcome::kNoBaseline) {
     if (args.require_baseline) {
@@ -198,7 +294,8 @@ void AddGateCommand(CLI::App& app, int* exit_code) {
       "gate",
       "Ask the server for the verdict of the last `perfgate run` (or --run ID) and fail on a "
       "regression. Exit codes: 0 pass, 1 regression, 2 usage/config error, 3 server "
-      "unreachable or a noisy environment (throttled GPUs: repeat the run on a healthy host)");
+      "unreachable, a noisy environment (throttled GPUs: repeat the run on a healthy host), or "
+      "metrics that moved together and could not be re-measured side by side");
   gate->add_option("--config", args->config, "perfgate.yaml to use");
   gate->add_option("--run", args->run_id, "Run id (default: the last one `perfgate run` made)");
   gate->add_flag("--require-baseline", args->require_baseline,
@@ -210,13 +307,35 @@ void AddGateCommand(CLI::App& app, int* exit_code) {
                    "Upper bound of a benchmark's repetitions when rerunning")
       ->check(CLI::Range(2, 10000))
       ->capture_default_str();
+  gate->add_flag("--paired", args->paired,
+                 "Measure the baseline commit (the merge-base) and this build interleaved in "
+                 "blocks on this host and judge the pairs (same as --mode paired)");
+  gate->add_option("--mode", args->mode,
+                   "unpaired: the server's verdict; paired: side by side on this host; auto: "
+                   "paired when every suite can be built at the baseline (default: perfgate.yaml "
+                   "gate.mode, else unpaired)")
+      ->check(CLI::IsMember({"unpaired", "paired", "auto"}));
+  gate->add_option(
+          "--block-repetitions", args->block_repetitions,
+          "Paired: repetitions of each side per block (default: gate.block_repetitions, 5)")
+      ->check(CLI::Range(2, 1000));
+  gate->add_option("--min-blocks", args->min_blocks,
+                   "Paired: blocks of the first look (default: gate.min_blocks, 6)")
+      ->check(CLI::Range(3, 1000));
+  gate->add_option("--max-blocks", args->max_blocks,
+                   "Paired: blocks of the last look; a metric still undecided then is UNSTABLE "
+                   "(not gating) (default: gate.max_blocks, 30)")
+      ->check(CLI::Range(3, 10000));
+  gate->add_option("--time-budget", args->time_budget,
+                   "Paired: seconds of measuring after which the next look is the last; 0: none "
+                   "(default: gate.time_budget, 0)")
+      ->check(CLI::Range(int64_t{0}, int64_t{7} * 24 * 3600));
+  gate->add_flag("--no-shift-remeasure", args->no_shift_remeasure,
+                 "When the run's metrics moved together (environment_shift), do not re-measure "
+                 "them side by side; the gate then exits 3");
   gate->add_flag("--confirm", args->confirm,
-                 "Re-measure every regression against the baseline commit, alternating baseline "
-                 "and this build on this machine (A/B), and withdraw those it rules out");
-  gate->add_option("--confirm-rounds", args->confirm_rounds,
-                   "A/B alternations of --confirm (4 repetitions of each side per round)")
-      ->check(CLI::Range(2, 100))
-      ->capture_default_str();
+                 "Re-measure the regressions side by side against the baseline commit (paired, "
+                 "with the same blocks and looks) and store the amended verdict");
   gate->add_option("--comment-file", args->comment_file,
                    "Write a PR/MR comment body (Markdown) here");
   gate->add_option("--junit", args->junit_file, "Write JUnit XML here");

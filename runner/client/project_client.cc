@@ -101,12 +101,25 @@ Result<json> ProjectClient::Call(const std::string& method, const std::string& p
 
 Result<wire::Verdict> ProjectClient::AskVerdict(const std::string& run_id,
                                                 const wire::VerdictRequest& body) {
+  return PostForVerdict(run_id, "/verdict", wire::EncodeVerdictRequest(body).dump(),
+                        "verdict request");
+}
+
+Result<wire::Verdict> ProjectClient::PostPairedVerdict(const std::string& run_id,
+                                                       const wire::PairedMeasurement& measurement) {
+  return PostForVerdict(run_id, "/verdict/paired", wire::EncodePairedMeasurement(measurement),
+                        "paired measurement");
+}
+
+Result<wire::Verdict> ProjectClient::PostForVerdict(const std::string& run_id,
+                                                    const std::string& route, std::string body,
+                                                    const std::string& what) {
   net::HttpRequest request;
   request.method = "POST";
-  request.url = base_ + "/runs/" + run_id + "/verdict";
-  request.body = wire::EncodeVerdictRequest(body).dump();
+  request.url = base_ + "/runs/" + run_id + route;
+  request.body = std::move(body);
   request.content_type = "application/json";
-  auto response = Send(request, "verdict request");
+  auto response = Send(request, what);
   if (!response) return tl::unexpected(response.error());
   if (response->status != 201 && response->status != 200) {
     return tl::unexpected(HttpError(*response, ""));

@@ -14,6 +14,7 @@
 #include "net/http_client.h"
 #include "wire/alert.h"
 #include "wire/bisect.h"
+#include "wire/paired.h"
 #include "wire/verdict.h"
 #include "wire/verdict_request.h"
 
@@ -55,6 +56,11 @@ class ProjectClient {
   // or reused by the server (200 or 201). Its report_url, when the server named none, is the
   // dashboard's page of the verdict (the PR comment's "Full report" link).
   Result<wire::Verdict> AskVerdict(const std::string& run_id, const wire::VerdictRequest& request);
+  // POST .../runs/<run_id>/verdict/paired with retries: the paired measurement judged and stored
+  // by the server as the run's verdict (201; 200 when the same measurement was stored before),
+  // report_url as AskVerdict's.
+  Result<wire::Verdict> PostPairedVerdict(const std::string& run_id,
+                                          const wire::PairedMeasurement& measurement);
 
   // --- Bisects (wire/bisect.h): `perfgate bisect` and `perfgate agent` ------------------------
   // Each a Call with its retries and errors; an answer that is not the documented message is
@@ -99,6 +105,9 @@ class ProjectClient {
   // The request with retries, each announced on stderr as "perfgate: <what> failed (why);
   // retrying".
   Result<net::HttpResponse> Send(const net::HttpRequest& request, const std::string& what);
+  // POST base_/runs/<run_id><route> with a JSON body, answered by a verdict (200 or 201).
+  Result<wire::Verdict> PostForVerdict(const std::string& run_id, const std::string& route,
+                                       std::string body, const std::string& what);
   // A 2xx answer to a JSON request under base_ (with retries), the server's error otherwise;
   // Call and the alert methods read its body.
   Result<net::HttpResponse> Exchange(const std::string& method, const std::string& path_and_query,

@@ -168,10 +168,17 @@ Result<Measured> MeasureAndSpool(const config::RunnerConfig& config,
   if (!spool) return tl::unexpected(spool.error());
   auto put = spool->Put(upload->id, text);
   if (!put) return tl::unexpected(put.error());
+  nlohmann::json fingerprint =
+      nlohmann::json::parse(upload->testbed.fingerprint_json, nullptr, false);
+  if (!fingerprint.is_object()) fingerprint = nlohmann::json::object();
   const nlohmann::json last = {{"run_id", upload->id},
                                {"project", upload->project},
                                {"commit", upload->commit.sha},
-                               {"branch", upload->branch}};
+                               {"branch", upload->branch},
+                               {"target_branch", upload->target_branch},
+                               {"merge_base", upload->merge_base.value_or("")},
+                               {"testbed", upload->testbed.name},
+                               {"testbed_fingerprint", std::move(fingerprint)}};
   if (request.record_last_run) std::ofstream(LastRunPath(config)) << last.dump() << "\n";
   Progress("run " + upload->id + " spooled (" + std::to_string(upload->SampleCount()) +
            " samples of " + std::to_string(upload->results.size()) + " series, commit " +
@@ -193,6 +200,12 @@ Result<LastRun> ReadLastRun(const config::RunnerConfig& config) {
   last.project = json.value("project", "");
   last.commit = json.value("commit", "");
   last.branch = json.value("branch", "");
+  last.target_branch = json.value("target_branch", "");
+  last.merge_base = json.value("merge_base", "");
+  last.testbed.name = json.value("testbed", "");
+  if (auto it = json.find("testbed_fingerprint"); it != json.end() && it->is_object()) {
+    last.testbed.fingerprint_json = it->dump();
+  }
   return last;
 }
 

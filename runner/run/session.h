@@ -48,6 +48,10 @@ struct LastRun {
   std::string project;
   std::string commit;
   std::string branch;
+  // What a paired gate needs of the run (absent in records older than it: empty).
+  std::string target_branch;
+  std::string merge_base;  // "" for a run of the target branch, or when there was none
+  wire::Testbed testbed;   // name and fingerprint, as uploaded
 };
 Result<LastRun> ReadLastRun(const config::RunnerConfig& config);
 

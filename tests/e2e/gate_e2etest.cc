@@ -121,6 +121,21 @@ class GateE2eTest : public testing::PgTest {
     WriteConfig({{"alpha", 0.20 * a}, {"beta", 0.25 * b}, {"gamma", 0.30 * c}});
   }
 
+  // The run's newest verdict as GET .../verdict answers it.
+  json StoredVerdict() {
+    testing::HttpClient http(static_cast<std::uint16_t>(port_));
+    std::ifstream in(repo_ / ".perfgate" / "last-run.json");
+    const json last = json::parse(in, nullptr, false);
+    if (!last.is_object()) return json::object();
+    auto got =
+        http.Get("/api/v1/projects/demo/runs/" + last.value("run_id", "") + "/verdict", admin_);
+    if (got.status != 200) return json::object();
+    return got.Json()["verdict"];
+  }
+
+  // A small paired design for sleeping suites (their noise is the scheduler's: ~1%).
+  static constexpr const char* kSmallDesign = "--block-repetitions 2 --min-blocks 3 --max-blocks 6";
+
   std::string admin_, token_;
   int port_ = 0;
   std::unique_ptr<server::App> app_;
@@ -218,19 +233,104 @@ TEST_F(GateE2eTest, ConfirmWithdrawsARegressionThatDoesNotReproduceSideBySide) {
   // Against the stored baseline alpha looks 25% slower...
   Outcome plain = Perfgate("gate --color never");
   EXPECT_EQ(plain.exit_code, 1) << plain.output;
-  // ...but side by side with the baseline commit it is not: withdrawn, the gate passes.
-  Outcome confirmed = Perfgate("gate --confirm --confirm-rounds 3 --color never");
+  // ...but side by side with the baseline commit it is not: withdrawn, the gate passes, and the
+  // server stores the amended verdict.
+  Outcome confirmed = Perfgate("gate --confirm " + std::string(kSmallDesign) + " --format json");
   EXPECT_EQ(confirmed.exit_code, 0) << confirmed.output;
-  EXPECT_NE(confirmed.output.find("did not reproduce"), std::string::npos) << confirmed.output;
+  EXPECT_NE(confirmed.output.find("alpha wall_time: not confirmed"), std::string::npos)
+      << confirmed.output;
+  const json stored = StoredVerdict();
+  EXPECT_EQ(stored["outcome"], "pass") << stored.dump();
+  EXPECT_FALSE(stored["paired"]["amends"].is_null()) << stored.dump();
+  EXPECT_NE(confirmed.output.find("\"verdict_id\": " + std::to_string(stored["id"].get<int>())),
+            std::string::npos)
+      << confirmed.output;
 
   // A real +15% in beta on top is confirmed and still fails the gate.
   Suites(1, 1.15, 1);
   Commit("slower beta");
   ASSERT_EQ(Perfgate("run").exit_code, 0);
-  Outcome real = Perfgate("gate --confirm --confirm-rounds 3 --color never");
+  Outcome real = Perfgate("gate --confirm " + std::string(kSmallDesign) + " --color never");
   EXPECT_EQ(real.exit_code, 1) << real.output;
-  EXPECT_NE(real.output.find("confirmed by an interleaved A/B rerun"), std::string::npos)
-      << real.output;
+  EXPECT_NE(real.output.find("beta wall_time: confirmed"), std::string::npos) << real.output;
+  EXPECT_EQ(StoredVerdict()["outcome"], "regression");
+}
+
+TEST_F(GateE2eTest, APairedGatePrintsTheVerdictTheServerStored) {
+  Suites(1, 1, 1);
+  Commit("base");
+  // No run of main on the server at all: the paired gate measures its own baseline.
+  ASSERT_EQ(Git("checkout -q -b slow").exit_code, 0);
+  Suites(1.10, 1, 1);
+  Commit("slower alpha");
+  ASSERT_EQ(Perfgate("run --repetitions 3").exit_code, 0);
+  const std::string junit = (repo_ / "junit.xml").string();
+  Outcome gate =
+      Perfgate("gate --paired " + std::string(kSmallDesign) + " --format json --junit " + junit);
+  ASSERT_EQ(gate.exit_code, 1) << gate.output;
+  EXPECT_NE(gate.output.find("paired: block 1 of 3"), std::string::npos) << gate.output;
+  const json stored = StoredVerdict();
+  ASSERT_TRUE(stored.contains("paired")) << stored.dump();
+  EXPECT_EQ(stored["outcome"], "regression");
+  EXPECT_EQ(stored["baseline"]["selection"], "paired");
+  EXPECT_EQ(stored["baseline"]["commit"], Git("rev-parse main").output.substr(0, 40));
+  // What the gate printed is the stored verdict: its id, outcome and counts.
+  const size_t brace = gate.output.rfind("{\n");
+  ASSERT_NE(brace, std::string::npos) << gate.output;
+  const json printed = json::parse(gate.output.substr(brace));
+  EXPECT_EQ(printed["verdict_id"], stored["id"]);
+  EXPECT_EQ(printed["outcome"], stored["outcome"]);
+  EXPECT_EQ(printed["mode"], "paired");
+  EXPECT_EQ(printed["regressions"], stored["counts"]["regression"]);
+  EXPECT_EQ(printed["unstable"], stored["counts"]["unstable"]);
+  // Its JUnit fails exactly the rows the stored verdict calls a REGRESSION: alpha's.
+  std::stringstream xml;
+  xml << std::ifstream(junit).rdbuf();
+  size_t regressions = 0;
+  for (const json& row : stored["results"]) {
+    if (row["verdict"] != "REGRESSION") continue;
+    ++regressions;
+    EXPECT_EQ(row["suite"], "alpha") << row.dump();
+    EXPECT_NE(xml.str().find("classname=\"alpha\""), std::string::npos) << xml.str();
+  }
+  EXPECT_EQ(regressions, 1u) << stored.dump();
+  // The baseline side never became a run: the server holds this run only.
+  testing::HttpClient http(static_cast<std::uint16_t>(port_));
+  EXPECT_EQ(http.Get("/api/v1/projects/demo/runs", admin_).Json()["runs"].size(), 1u);
+}
+
+TEST_F(GateE2eTest, ASlowBaselineCannotMaskARegression) {
+  // Four suites: a shift is told from a change of a few benchmarks only with four or more.
+  auto four = [&](double a, double rest) {
+    WriteConfig({{"alpha", 0.20 * a},
+                 {"beta", 0.25 * rest},
+                 {"gamma", 0.30 * rest},
+                 {"delta", 0.22 * rest}});
+  };
+  four(1, 1);
+  Commit("base");
+  // main's run measured while the machine was 40% slower than when the PR runs.
+  four(1.4, 1.4);
+  ASSERT_EQ(Perfgate("run --repetitions 3").exit_code, 0);
+  ASSERT_EQ(Git("checkout -q -- perfgate.yaml").exit_code, 0);
+  ASSERT_EQ(Git("checkout -q -b slow").exit_code, 0);
+  four(1.10, 1);
+  Commit("slower alpha");
+  ASSERT_EQ(Perfgate("run --repetitions 3").exit_code, 0);
+  // Unpaired, every metric looks 21-29% faster: alpha's +10% would pass as an improvement. The
+  // verdict says the metrics moved together; without re-measuring, that is neither a pass nor
+  // a failure.
+  Outcome held = Perfgate("gate --no-shift-remeasure --color never");
+  EXPECT_EQ(held.exit_code, 3) << held.output;
+  EXPECT_NE(held.output.find("moved together"), std::string::npos) << held.output;
+  // The gate re-measures side by side and finds the regression.
+  Outcome gate = Perfgate("gate " + std::string(kSmallDesign) + " --color never");
+  EXPECT_EQ(gate.exit_code, 1) << gate.output;
+  EXPECT_NE(gate.output.find("re-measuring every gated metric side by side"), std::string::npos)
+      << gate.output;
+  const json stored = StoredVerdict();
+  EXPECT_EQ(stored["outcome"], "regression");
+  EXPECT_TRUE(stored.contains("paired")) << stored.dump();
 }
 
 TEST_F(GateE2eTest, NoBaselinePassesWithAWarningUnlessRequired) {

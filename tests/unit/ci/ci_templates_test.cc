@@ -374,7 +374,7 @@ TEST_F(CiShellTest, TheActionReportsInfrastructureAndUsageErrors) {
   EXPECT_TRUE(Contains(Log(), "perfgate run --config perfgate.yaml\n"));
   EXPECT_TRUE(std::regex_search(
       Log(), std::regex("perfgate gate --config perfgate.yaml --junit \\S+ "
-                        "--comment-file \\S+ --color always --rerun-inconclusive\n")))
+                        "--comment-file \\S+ --color always --mode auto --rerun-inconclusive\n")))
       << Log();
   EXPECT_FALSE(Contains(Log(), "gh "));
   // A usage error in run (here: no token, as in a fork's pull request) stops before the gate.
@@ -392,9 +392,10 @@ TEST_F(CiShellTest, TheGitlabJobGatesMergeRequestsAndUpdatesTheMarkedNote) {
   Outcome o =
       RunGitlab({{"CI_MERGE_REQUEST_IID", "9"}, {"PERFGATE_TOKEN", "t"}, {"GATE_EXIT", "1"}});
   EXPECT_EQ(o.exit_code, 1) << o.output;
-  EXPECT_TRUE(Contains(Log(),
-                       "perfgate gate --junit perfgate-junit.xml --gitlab-metrics metrics.txt "
-                       "--comment-file perfgate-comment.md --color always --rerun-inconclusive\n"));
+  EXPECT_TRUE(Contains(
+      Log(),
+      "perfgate gate --junit perfgate-junit.xml --gitlab-metrics metrics.txt "
+      "--comment-file perfgate-comment.md --color always --mode auto --rerun-inconclusive\n"));
   EXPECT_TRUE(fs::exists(dir_ / "work/perfgate-junit.xml"));
   EXPECT_TRUE(Contains(o.output, "PERFGATE_GITLAB_TOKEN"));
   EXPECT_FALSE(Contains(Log(), "curl "));

@@ -125,6 +125,8 @@ TEST(RunnerConfig, DefaultsForAMinimalFile) {
   EXPECT_TRUE(suite.args.empty());
   EXPECT_TRUE(suite.env.empty());
   EXPECT_TRUE(config->thresholds.empty());
+  EXPECT_EQ(config->gate, GateSettings{});
+  EXPECT_EQ(config->gate.mode, GateMode::kUnpaired);
 
   // No testbed in the file or the environment: the host name.
   std::array<char, 256> host{};
@@ -135,6 +137,23 @@ TEST(RunnerConfig, DefaultsForAMinimalFile) {
       std::string::npos) {
     EXPECT_EQ(config->testbed, host.data());
   }
+}
+
+TEST(RunnerConfig, GateSettingsAreRead) {
+  auto config = Parse(std::string(kMinimal) +
+                      "gate:\n  mode: auto\n  block_repetitions: 3\n  min_blocks: 4\n"
+                      "  max_blocks: 40\n  test: wilcoxon\n  time_budget: 900\n");
+  ASSERT_TRUE(config) << config.error().ToString();
+  EXPECT_EQ(config->gate.mode, GateMode::kAuto);
+  EXPECT_EQ(config->gate.block_repetitions, 3);
+  EXPECT_EQ(config->gate.min_blocks, 4);
+  EXPECT_EQ(config->gate.max_blocks, 40);
+  EXPECT_EQ(config->gate.test, "wilcoxon");
+  EXPECT_EQ(config->gate.time_budget_s, 900);
+  for (GateMode mode : {GateMode::kUnpaired, GateMode::kPaired, GateMode::kAuto}) {
+    EXPECT_EQ(ParseGateMode(GateModeName(mode)), mode);
+  }
+  EXPECT_FALSE(ParseGateMode("Paired").has_value());
 }
 
 TEST(RunnerConfig, PathsResolveAgainstTheFilesDirectory) {
@@ -279,8 +298,23 @@ TEST(RunnerConfig, RejectsBadInputWithPositionAndKey) {
        "perfgate.yaml:1:10: version: expected an integer, got \"one\"", "version"},
       {"unknown top key", Suites(gb) + "sutes: []\n",
        "perfgate.yaml:4:1: sutes: unknown key (allowed: version, server, target_branch, testbed, "
-       "spool_dir, defaults, suites, thresholds)",
+       "spool_dir, defaults, suites, thresholds, gate)",
        "sutes"},
+      {"bad gate mode", Suites(gb) + "gate: {mode: sometimes}\n",
+       "perfgate.yaml:4:14: gate.mode: must be unpaired, paired or auto, got \"sometimes\"",
+       "gate.mode"},
+      {"unknown gate key", Suites(gb) + "gate: {blocks: 9}\n",
+       "perfgate.yaml:4:8: gate.blocks: unknown key (allowed: mode, block_repetitions, min_blocks, "
+       "max_blocks, test, time_budget)",
+       "gate.blocks"},
+      {"max below min", Suites(gb) + "gate: {min_blocks: 9, max_blocks: 6}\n",
+       "perfgate.yaml:4:35: gate.max_blocks: must be at least gate.min_blocks (9)",
+       "gate.max_blocks"},
+      {"bad gate test", Suites(gb) + "gate: {test: z}\n",
+       "perfgate.yaml:4:14: gate.test: must be t or wilcoxon, got \"z\"", "gate.test"},
+      {"one repetition a block", Suites(gb) + "gate: {block_repetitions: 1}\n",
+       "perfgate.yaml:4:27: gate.block_repetitions: must be in [2, 1000], got 1",
+       "gate.block_repetitions", true},
       {"duplicate key", "version: 1\nversion: 1\n", "perfgate.yaml:2:1: version: duplicate key",
        "version"},
       {"document not a map", "- 1\n", "perfgate.yaml:1:1: must be a mapping of keys to values", ""},

@@ -1,0 +1,113 @@
+#include "runner/cli/paired_gate.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <random>
+
+#include "runner/git/git_repo.h"
+#include "runner/run/paired_session.h"
+#include "runner/run/upload.h"
+#include "runner/telemetry/host.h"
+
+namespace perfgate::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+void Progress(const std::string& line) { std::fprintf(stderr, "perfgate: %s\n", line.c_str()); }
+
+bool Inside(const fs::path& path, const fs::path& root) {
+  const fs::path relative = path.lexically_normal().lexically_relative(root.lexically_normal());
+  return !relative.empty() && *relative.begin() != "..";
+}
+
+}  // namespace
+
+std::string WhyNotPaired(const config::RunnerConfig& config, const run::BenchmarkSelection& gated) {
+  auto repo = git::Repository::Open(config.base_dir.string());
+  if (!repo) return "no git repository holds " + config.base_dir.string();
+  const fs::path root = repo->WorkDir();
+  for (const config::Suite& suite : config.suites) {
+    if (!gated.empty() && gated.count(suite.name) == 0) continue;
+    if (suite.type != config::SuiteType::kGbench) continue;
+    if (suite.build.empty()) {
+      return "suite " + suite.name + " has no build command, so the baseline cannot be built";
+    }
+    if (root.empty() || !Inside(suite.binary, root)) {
+      return "suite " + suite.name + "'s binary " + suite.binary.string() +
+             " is outside the repository, so both sides would run the same binary";
+    }
+  }
+  return "";
+}
+
+Result<std::string> PairedBaselineCommit(const config::RunnerConfig& config,
+                                         const run::LastRun& last) {
+  if (!last.merge_base.empty()) return last.merge_base;
+  auto repo = git::Repository::Open(config.base_dir.string());
+  if (!repo) return tl::unexpected(repo.error());
+  const std::string head = last.commit.empty() ? "HEAD" : last.commit;
+  const std::string target = last.target_branch.empty() ? config.target_branch : last.target_branch;
+  auto base = repo->MergeBase(head, target);
+  if (!base) return tl::unexpected(base.error());
+  auto head_sha = repo->ResolveSha(head);
+  if (!head_sha) return tl::unexpected(head_sha.error());
+  if (*base != *head_sha) return base;
+  // A run of the target branch (or of a commit already merged into it): its first parent.
+  auto info = repo->Describe(*head_sha);
+  if (!info) return tl::unexpected(info.error());
+  if (info->parents.empty()) {
+    return InvalidArgument("commit " + head_sha->substr(0, 12) + " is on " + target +
+                           " and has no parent to measure it against");
+  }
+  return info->parents.front();
+}
+
+tl::expected<wire::Verdict, PairedGateError> GatePaired(const config::RunnerConfig& config,
+                                                        client::ProjectClient& server,
+                                                        const PairedGateRequest& request) {
+  auto fail = [](bool measuring, Error error) {
+    return tl::unexpected(PairedGateError{measuring, std::move(error)});
+  };
+  std::string baseline = request.baseline_commit;
+  if (baseline.empty()) {
+    auto found = PairedBaselineCommit(config, request.last);
+    if (!found) return fail(true, found.error());
+    baseline = *found;
+  }
+  run::PairedRequest paired;
+  paired.baseline_commit = baseline;
+  paired.gated = request.gated;
+  if (paired.gated.empty()) {
+    for (const config::Suite& suite : config.suites) paired.gated[suite.name];
+  }
+  paired.testbed = request.last.testbed;
+  if (paired.testbed.name.empty()) paired.testbed.name = config.testbed;
+  if (paired.testbed.fingerprint_json.empty()) {
+    paired.testbed.fingerprint_json = run::TestbedFingerprint(telemetry::CaptureHost());
+  }
+  paired.parameters = request.parameters;
+  paired.parameters.contender_runs.clear();
+  const config::GateSettings& s = request.settings;
+  paired.design.repetitions = s.block_repetitions;
+  paired.design.min_blocks = s.min_blocks;
+  paired.design.max_blocks = s.max_blocks;
+  paired.design.test = s.test;
+  // A new order per gate, written into the measurement so that the verdict can be replayed.
+  paired.design.seed = std::random_device{}() & 0x7fffffffu;
+  paired.budget = std::chrono::seconds(s.time_budget_s);
+
+  size_t suites = paired.gated.size();
+  Progress("measuring side by side on this host: the baseline " + baseline.substr(0, 12) +
+           " and this build, " + std::to_string(suites) + " suite(s), blocks of " +
+           std::to_string(s.block_repetitions) + " repetitions of each side, " +
+           std::to_string(s.min_blocks) + ".." + std::to_string(s.max_blocks) + " blocks");
+  auto measured = run::MeasurePaired(config, paired, Progress);
+  if (!measured) return fail(true, measured.error());
+  measured->amends = request.amends;
+  auto verdict = server.PostPairedVerdict(request.run_id, *measured);
+  if (!verdict) return fail(false, verdict.error());
+  return std::move(*verdict);
+}
+
+}  // namespace perfgate::cli

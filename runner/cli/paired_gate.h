@@ -1,0 +1,59 @@
+// The paired gate: `perfgate gate --paired` (or `gate: {mode: paired}`), a run whose metrics
+// moved together (environment_shift) and `--confirm` all measure the baseline commit and this
+// build interleaved on this host (runner/run/paired_session.h), post the measurement, and take
+// the server's verdict of it (POST .../verdict/paired): the server judges it with the one paired
+// judge and stores it as the run's verdict, so the gate's output, GET .../verdict, the dashboard
+// and the PR comment agree. docs/statistics.md ("Paired verdict") and docs/ci.md explain.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "config/runner_config.h"
+#include "core/result.h"
+#include "runner/client/project_client.h"
+#include "runner/run/paired_measure.h"
+#include "runner/run/session.h"
+#include "wire/verdict.h"
+#include "wire/verdict_request.h"
+
+namespace perfgate::cli {
+
+// Why the suites of `gated` (every suite when empty) cannot be measured side by side; "" when
+// they can. A Google Benchmark suite needs a build command and a binary inside the repository
+// (else the baseline would run this build's binary); command and training suites run in the
+// baseline's tree, with its scripts.
+std::string WhyNotPaired(const config::RunnerConfig& config, const run::BenchmarkSelection& gated);
+
+// The commit the pull request is measured against: the run's merge-base with its target branch
+// (as `perfgate run` recorded it, else git's); for a run of the target branch itself, its
+// commit's first parent. Errors name what git could not resolve.
+Result<std::string> PairedBaselineCommit(const config::RunnerConfig& config,
+                                         const run::LastRun& last);
+
+struct PairedGateRequest {
+  std::string run_id;
+  run::LastRun last;              // the run's record (merge-base, testbed); may be partial
+  run::BenchmarkSelection gated;  // suite -> benchmarks; empty: every suite, every benchmark
+  // --confirm: the id of the run's newest verdict whose (regressed) rows are re-measured.
+  std::optional<int64_t> amends;
+  std::string baseline_commit;  // "" : PairedBaselineCommit
+  config::GateSettings settings;
+  wire::VerdictRequest parameters;  // thresholds, alpha, rules
+};
+
+// What went wrong, and where: measuring (the baseline's export or build, a run of either side:
+// the caller falls back to the server's unpaired verdict) or posting (the server: exit 3).
+struct PairedGateError {
+  bool measuring = false;
+  Error error;
+};
+
+// Measures, posts the measurement and returns the server's verdict of it. Progress on stderr
+// (block k of n, the metrics still undecided).
+tl::expected<wire::Verdict, PairedGateError> GatePaired(const config::RunnerConfig& config,
+                                                        client::ProjectClient& server,
+                                                        const PairedGateRequest& request);
+
+}  // namespace perfgate::cli
