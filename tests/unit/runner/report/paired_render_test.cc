@@ -221,9 +221,10 @@ TEST(RenderMarkdown, ShowsHowAPairedVerdictWasMeasuredAndItsUnstableRows) {
   EXPECT_LT(unstable_row, details);
   EXPECT_NE(md.find("| +3.10% \\[-5.2, +12.1\\] | 0.38 | 65/65 | UNSTABLE |"), std::string::npos)
       << md;
-  EXPECT_NE(md.find("- UNSTABLE **BM\\_Hash/64** \\[real\\_time\\]: undecided when the time budget "
-                    "ran out (noise 8.1% per block; \\~92 blocks (460 repetitions) would decide it)"),
-            std::string::npos)
+  EXPECT_NE(
+      md.find("- UNSTABLE **BM\\_Hash/64** \\[real\\_time\\]: undecided when the time budget "
+              "ran out (noise 8.1% per block; \\~92 blocks (460 repetitions) would decide it)"),
+      std::string::npos)
       << md;
   EXPECT_NE(md.find("| **REGRESSION** |"), std::string::npos);
   EXPECT_NE(md.find("<summary>2 other benchmark metrics</summary>"), std::string::npos);
