@@ -13,6 +13,9 @@ using wire::Counts;
 using wire::MetricResult;
 using wire::MovedMetric;
 using wire::Outcome;
+using wire::PairedDetail;
+using wire::PairedSummary;
+using wire::ResultKind;
 using wire::Summary;
 using wire::Verdict;
 using wire::VerdictParameters;
@@ -34,6 +37,14 @@ double NanosecondsPer(const std::string& unit) {
 
 std::string Plural(int64_t count, std::string_view one, std::string_view many) {
   return std::to_string(count) + " " + std::string(count == 1 ? one : many);
+}
+
+// Why a paired measurement ended (wire::PairedDesign::stopped), for people; a word this runner
+// does not know prints as it is.
+std::string StopPhrase(std::string_view stopped) {
+  if (stopped == "max_blocks") return "max_blocks (the last look was reached)";
+  if (stopped == "time_budget") return "time_budget (the time budget ran out)";
+  return std::string(stopped);
 }
 
 }  // namespace
@@ -131,6 +142,7 @@ std::string CountsSentence(const Counts& counts) {
   };
   add(counts.regression, "regression", "regressions");
   add(counts.inconclusive, "inconclusive", "inconclusive");
+  add(counts.unstable, "unstable", "unstable");
   add(counts.improvement, "improvement", "improvements");
   add(counts.new_metrics, "new", "new");
   add(counts.equivalent, "equivalent", "equivalent");
@@ -184,12 +196,67 @@ size_t DisplayWidth(std::string_view text) {
 
 std::string ReasonSentence(const MetricResult& result, size_t max_reason) {
   std::string out = Truncate(result.reason, max_reason);
-  if (result.repetitions_needed > 0) {
-    const std::string needed =
-        std::to_string(result.repetitions_needed) + " repetitions would decide it";
-    out = out.empty() ? needed : out + " (" + needed + ")";
+  std::string needed;
+  if (result.kind == ResultKind::kUnstable && result.paired) {
+    needed = UnstableSentence(result);
+  } else if (result.repetitions_needed > 0) {
+    needed = std::to_string(result.repetitions_needed) + " repetitions would decide it";
+  }
+  if (!needed.empty()) out = out.empty() ? needed : out + " (" + needed + ")";
+  return out;
+}
+
+std::string UnstableSentence(const MetricResult& result) {
+  if (!result.paired) return "";
+  const PairedDetail& d = *result.paired;
+  std::string out = "noise " + Printf("%.1f", d.noise * 100) + "% per block";
+  if (d.blocks_needed > 0) {
+    out += "; ~" + Plural(d.blocks_needed, "block", "blocks");
+    if (result.repetitions_needed > 0) {
+      out += " (" + Plural(result.repetitions_needed, "repetition", "repetitions") + ")";
+    }
+    out += " would decide it";
   }
   return out;
+}
+
+std::string PairedSentence(const Verdict& verdict) {
+  if (!verdict.paired) return "";
+  const PairedSummary& p = *verdict.paired;
+  std::string out = p.amends ? "re-measured " + Plural(p.measured, "row", "rows") + " side by side"
+                             : std::string("measured side by side");
+  out += " on this host against " + (p.baseline_commit.empty() ? std::string("(unknown commit)")
+                                                               : p.baseline_commit.substr(0, 12));
+  if (p.amends) out += " (amending verdict #" + std::to_string(*p.amends) + ")";
+  out += ": " + Plural(p.blocks, "block", "blocks") + " of " +
+         Plural(p.design.repetitions, "repetition", "repetitions") + " each";
+  if (p.looks > 0) {
+    out += " (look " + std::to_string(p.look + 1) + " of " + std::to_string(p.looks) + ")";
+  }
+  out += ", stopped: " + StopPhrase(p.design.stopped);
+  if (p.geomean_change) {
+    out += "; geomean change " + Printf("%+.2f%%", *p.geomean_change * 100);
+    if (p.geomean_ci) {
+      out += " [" + Printf("%+.1f", p.geomean_ci->lower * 100) + ", " +
+             Printf("%+.1f", p.geomean_ci->upper * 100) + "]";
+    }
+  }
+  return out;
+}
+
+bool HasUnstable(const Verdict& verdict) {
+  return std::any_of(verdict.results.begin(), verdict.results.end(),
+                     [](const MetricResult& r) { return r.kind == ResultKind::kUnstable; });
+}
+
+std::string PairedNumbers(const MetricResult& result) {
+  if (!result.paired) return "";
+  const PairedDetail& d = *result.paired;
+  return Plural(d.blocks, "block", "blocks") + ", noise " + Printf("%.1f", d.noise * 100) +
+         "% per block, drift " + Printf("%.1f", d.drift * 100) + "%, median change " +
+         Printf("%+.1f%%", d.median_change * 100) + ", Hodges-Lehmann " +
+         Printf("%+.1f%%", d.hodges_lehmann * 100) + ", p_t=" + FormatPCompact(d.p_t) +
+         ", p_wilcoxon=" + FormatPCompact(d.p_wilcoxon) + ", p_sign=" + FormatPCompact(d.p_sign);
 }
 
 std::string AttributionSentence(const MetricResult& result) {

@@ -43,7 +43,8 @@ std::string ShortSha(std::string_view sha);
 // "no benchmark metric slower than its threshold (13 compared)", "no baseline run ...".
 std::string HeadlineSentence(const wire::Verdict& verdict);
 
-// "1 regression, 2 inconclusive, 10 equivalent, 1 ignored" (kinds with a zero count left out).
+// "1 regression, 2 inconclusive, 1 unstable, 10 equivalent, 1 ignored" (kinds with a zero count
+// left out).
 std::string CountsSentence(const wire::Counts& counts);
 
 // "threshold 5%, alpha 0.05, test utest, correction holm, 95% confidence, perfgate-verdict/1".
@@ -65,17 +66,42 @@ std::string Truncate(std::string_view text, size_t max_bytes);
 size_t DisplayWidth(std::string_view text);
 
 // The result's reason, then "(34 repetitions would decide it)" when the server says how many
-// would; the reason is cut to `max_reason` bytes.
+// would, or for an UNSTABLE row "(noise 8.1% per block; ~92 blocks (460 repetitions) would decide
+// it)"; the reason is cut to `max_reason` bytes.
 std::string ReasonSentence(const wire::MetricResult& result, size_t max_reason = std::string::npos);
+
+// An UNSTABLE row's noise and what would decide it: "noise 8.1% per block; ~92 blocks (460
+// repetitions) would decide it"; "" for a row without paired detail.
+std::string UnstableSentence(const wire::MetricResult& result);
+
+// How a paired verdict was measured: "measured side by side on this host against 0123456789ab:
+// 13 blocks of 5 repetitions each (look 3 of 5), stopped: decided; geomean change +1.20% [+0.4,
+// +2.0]", or "re-measured 3 rows side by side ... (amending verdict #41): ..." for a --confirm
+// measurement; "" for an unpaired verdict.
+std::string PairedSentence(const wire::Verdict& verdict);
+
+// True when a result is UNSTABLE (the reports then say what to do about it, once).
+bool HasUnstable(const wire::Verdict& verdict);
+
+// What to do about UNSTABLE rows, said once under them where there are any.
+inline constexpr std::string_view kUnstableAdvice =
+    "UNSTABLE results do not fail the job: to decide them, raise the repetitions per block or "
+    "max_blocks, quiet the benchmark, or give it its own threshold rule.";
+
+// A paired row's numbers: "13 blocks, noise 2.1% per block, drift 9.8%, median change +10.1%,
+// Hodges-Lehmann +10.0%, p_t=3.4e-4, p_wilcoxon=0.0012, p_sign=0.0034"; "" without paired detail.
+std::string PairedNumbers(const wire::MetricResult& result);
 
 // "moved: gpu_utilization -18.0% (inconclusive), tflops -9.5%; roofline: memory-bound (2.5
 // FLOP/byte, ridge 156); hint: ..." from the result's attribution (verdicts other than
 // REGRESSION and IMPROVEMENT are named, lower case); "" when it has none.
 std::string AttributionSentence(const wire::MetricResult& result);
 
-// True for the kinds that the reports put first and explain: REGRESSION and INCONCLUSIVE.
+// True for the kinds that the reports put first and explain: REGRESSION, INCONCLUSIVE and
+// UNSTABLE (a prefix of OrderedResults).
 inline bool NeedsAttention(wire::ResultKind kind) {
-  return kind == wire::ResultKind::kRegression || kind == wire::ResultKind::kInconclusive;
+  return kind == wire::ResultKind::kRegression || kind == wire::ResultKind::kInconclusive ||
+         kind == wire::ResultKind::kUnstable;
 }
 
 // True when the verdict's results come from more than one suite (reports then show the suite).

@@ -106,6 +106,7 @@ std::string Numbers(const MetricResult& r) {
   if (r.repetitions_needed > 0) {
     out += ", " + std::to_string(r.repetitions_needed) + " repetitions would decide it";
   }
+  if (r.paired) out += "; side by side: " + internal::PairedNumbers(r);
   return out;
 }
 
@@ -141,8 +142,16 @@ std::string TestCase(const MetricResult& r, const Verdict& verdict) {
                                         : "ignored by a rule of the project's configuration");
       return out + ">\n      <skipped" + Attr("message", message) + "/>\n    </testcase>\n";
     }
+    case ResultKind::kUnstable: {
+      // Not gating and not decided: skipped, with the noise and what would decide it first.
+      std::string message = "UNSTABLE: ";
+      const std::string why = internal::UnstableSentence(r);
+      message += why.empty() ? "the paired measurement could not decide it" : why;
+      message += "; not gating";
+      return out + ">\n      <skipped" + Attr("message", message) + ">" +
+             XmlEscape(Body(r), false) + "</skipped>\n    </testcase>\n";
+    }
     case ResultKind::kInconclusive:
-    case ResultKind::kUnstable:
     case ResultKind::kImprovement:
       return out + ">\n      <system-out>" +
              XmlEscape(std::string(ResultKindName(r.kind)) + ": " + Body(r), false) +
@@ -196,7 +205,8 @@ std::string RenderJUnit(const Verdict& verdict) {
     for (const MetricResult* r : OrderedResults(verdict)) {
       ++tests;
       failures += r->kind == ResultKind::kRegression;
-      skipped += r->kind == ResultKind::kIgnored || r->kind == ResultKind::kNew;
+      skipped += r->kind == ResultKind::kIgnored || r->kind == ResultKind::kNew ||
+                 r->kind == ResultKind::kUnstable;
       cases += TestCase(*r, verdict);
     }
   }
@@ -216,6 +226,7 @@ std::string RenderJUnit(const Verdict& verdict) {
   if (!verdict.algorithm_version.empty()) {
     out += Property("algorithm_version", verdict.algorithm_version);
   }
+  if (verdict.paired) out += Property("paired", internal::PairedSentence(verdict));
   if (verdict.report_url) out += Property("report_url", *verdict.report_url);
   out += "    </properties>\n";
   out += cases;

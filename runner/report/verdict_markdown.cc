@@ -23,7 +23,7 @@ using wire::Verdict;
 using internal::Truncate;
 
 // Room kept for what is added after the budget is spent: table headers, the <details> wrapper,
-// the left-out line and the "more warnings" line (each well under this together).
+// the left-out line, the "more warnings" line and the UNSTABLE advice (well under this together).
 constexpr size_t kReserve = 2500;
 constexpr size_t kMaxName = 300;      // bytes of a benchmark name, metric or suite in a cell
 constexpr size_t kMaxSentence = 600;  // bytes of a reason, warning or other server sentence
@@ -113,6 +113,11 @@ std::string Head(const Verdict& verdict, const MarkdownOptions& options) {
   if (verdict.pr) run += ", PR #" + std::to_string(*verdict.pr);
   if (!run.empty()) out += " \u2014 " + Escape(run);
   out += ".\n";
+  if (verdict.paired) {
+    std::string paired = Truncate(internal::PairedSentence(verdict), kMaxSentence);
+    if (!paired.empty()) paired[0] = static_cast<char>(paired[0] - 'a' + 'A');
+    out += "\n" + Escape(paired) + ".\n";
+  }
   return out;
 }
 
@@ -129,6 +134,9 @@ std::string Tail(const Verdict& verdict) {
       if (!b.testbed.empty()) text += " on " + Truncate(b.testbed, kMaxName);
     }
     out += Escape(text) + ".  \n";
+  } else if (verdict.paired) {
+    out += "Baseline: " + Escape(internal::ShortSha(verdict.paired->baseline_commit)) +
+           ", measured side by side (no baseline run).  \n";
   } else {
     out += "Baseline: none.  \n";
   }
@@ -169,11 +177,8 @@ std::string TableRow(const MetricResult& r, bool suites) {
 // it and the host's state as nested items; "" with nothing to say.
 std::string ReasonItem(const MetricResult& r) {
   const std::string attribution = internal::AttributionSentence(r);
-  if (r.reason.empty() && r.repetitions_needed <= 0 && attribution.empty() &&
-      r.environment.empty()) {
-    return "";
-  }
   const std::string text = Escape(internal::ReasonSentence(r, kMaxSentence));
+  if (text.empty() && attribution.empty() && r.environment.empty()) return "";
   std::string out = "- " + std::string(ResultKindName(r.kind)) + " **" +
                     Escape(Truncate(r.key.benchmark, kMaxName)) + "** \\[" +
                     Escape(Truncate(r.key.metric, kMaxName)) + "\\]" +
@@ -236,6 +241,7 @@ std::string RenderMarkdown(const Verdict& verdict, const MarkdownOptions& option
   std::string out = head;
   if (main_shown > 0) out += "\n" + TableHeader(verdict, suites) + main_rows;
   if (!reasons.empty()) out += "\n" + reasons;
+  if (internal::HasUnstable(verdict)) out += "\n" + Escape(internal::kUnstableAdvice) + "\n";
   if (folded_shown > 0) {
     const size_t others = ordered.size() - first_folded;
     // "other" only when a table of regressions or inconclusive results precedes it.

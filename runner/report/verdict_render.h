@@ -14,12 +14,14 @@ namespace perfgate::report {
 
 struct TextOptions {
   bool color = false;  // ANSI colours: red REGRESSION, green IMPROVEMENT, yellow INCONCLUSIVE
+                       // and UNSTABLE
   size_t max_rows = std::numeric_limits<size_t>::max();  // table rows; a line counts the rest
 };
 
 // Headline ("perfgate: REGRESSION — 1 of 13 benchmark metrics slower than its threshold"), the
-// run and its baseline, counts and criteria, an aligned table, the reasons of regressions and
-// inconclusive results, warnings, and the report URL. Control characters in names print as '?'.
+// run and its baseline, how a paired verdict was measured, counts and criteria, an aligned table,
+// the reasons of regressions, inconclusive and unstable results (with what to do about unstable
+// ones), warnings, and the report URL. Control characters in names print as '?'.
 std::string RenderText(const wire::Verdict& verdict, const TextOptions& options = {});
 
 struct MarkdownOptions {
@@ -39,17 +41,20 @@ inline constexpr size_t kMaxCommentChars = 60000;
 // GitHub rejects a step summary over 1 MiB.
 inline constexpr size_t kMaxSummaryChars = 1000000;
 
-// A status word (**Regression**, **Pass**, **No baseline**) and sentence, a table of regressions
-// and inconclusive results with their reasons, the others folded in <details>, warnings, the
-// baseline and the criteria, and a link to the report. Rows beyond max_rows, or beyond the size
-// limit (the folded rows go first), are left out and counted in a line of their own. Names and
-// all server text are escaped (| < > * _ ` and the other Markdown punctuation).
+// A status word (**Regression**, **Pass**, **No baseline**) and sentence, how a paired verdict
+// was measured, a table of regressions, inconclusive and unstable results with their reasons, the
+// others folded in <details>, warnings, the baseline and the criteria, and a link to the report.
+// Rows beyond max_rows, or beyond the size limit (the folded rows go first), are left out and
+// counted in a line of their own. Names and all server text are escaped (| < > * _ ` and the other
+// Markdown punctuation).
 std::string RenderMarkdown(const wire::Verdict& verdict, const MarkdownOptions& options = {});
 
 // JUnit XML: one <testsuite name="perfgate">, one <testcase classname="<suite>"
-// name="<benchmark> [<metric>]"> per result. REGRESSION fails; IGNORED and NEW are skipped;
-// INCONCLUSIVE passes with a <system-out> saying so. A no_baseline verdict is a single skipped
-// testcase "baseline". Text is XML-escaped and stripped of characters XML 1.0 cannot hold.
+// name="<benchmark> [<metric>]"> per result. REGRESSION fails; IGNORED and NEW are skipped, and
+// UNSTABLE too (not gating), its message saying its noise and the blocks that would decide it;
+// INCONCLUSIVE passes with a <system-out> saying so. A paired verdict's rows carry their paired
+// numbers, and a property "paired" says how it was measured. A no_baseline verdict is a single
+// skipped testcase "baseline". Text is XML-escaped and stripped of characters XML 1.0 cannot hold.
 std::string RenderJUnit(const wire::Verdict& verdict);
 
 // GitLab's metrics report (artifacts:reports:metrics): one "name value" line per metric,

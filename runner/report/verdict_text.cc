@@ -37,6 +37,7 @@ std::string_view KindColor(ResultKind kind) {
     case ResultKind::kImprovement:
       return kGreen;
     case ResultKind::kInconclusive:
+    case ResultKind::kUnstable:
       return kYellow;
     default:
       return {};
@@ -67,6 +68,10 @@ std::string RunLine(const Verdict& verdict) {
 }
 
 std::string BaselineLine(const Verdict& verdict) {
+  if (!verdict.baseline && verdict.paired) {
+    return "baseline: " + internal::ShortSha(verdict.paired->baseline_commit) +
+           ", measured side by side (no baseline run)";
+  }
   if (!verdict.baseline) return "baseline: none";
   const Baseline& b = *verdict.baseline;
   std::string out =
@@ -109,6 +114,7 @@ std::string RenderText(const Verdict& verdict, const TextOptions& options) {
                     CleanLine(internal::HeadlineSentence(verdict)) + "\n";
   out += CleanLine(RunLine(verdict)) + "\n";
   out += CleanLine(BaselineLine(verdict)) + "\n";
+  if (verdict.paired) out += "paired: " + CleanLine(internal::PairedSentence(verdict)) + "\n";
   out += internal::CountsSentence(verdict.counts) + "\n";
   out += "criteria: " + CleanLine(internal::CriteriaSentence(verdict)) + "\n";
 
@@ -174,6 +180,7 @@ std::string RenderText(const Verdict& verdict, const TextOptions& options) {
     if (!attribution.empty()) out += "    " + CleanLine(attribution) + "\n";
     if (!r.environment.empty()) out += "    environment: " + CleanLine(r.environment) + "\n";
   }
+  if (internal::HasUnstable(verdict)) out += "\n" + std::string(internal::kUnstableAdvice) + "\n";
   if (!verdict.warnings.empty()) {
     out += "\nwarnings:\n";
     for (const auto& w : verdict.warnings) out += "  - " + CleanLine(w) + "\n";

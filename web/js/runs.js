@@ -73,14 +73,16 @@ export async function renderRuns(ctx) {
 
 function verdictSummary(v, project, runId) {
   const c = v.counts || {};
-  const parts = ['regression', 'inconclusive', 'improvement', 'new', 'equivalent', 'ignored']
+  const parts = ['regression', 'inconclusive', 'unstable', 'improvement', 'new', 'equivalent', 'ignored']
     .filter((k) => c[k]).map((k) => c[k] + ' ' + k);
   const regressions = (v.results || []).filter((r) => r.verdict === 'REGRESSION')
     .sort((a, b) => Math.abs(b.change) - Math.abs(a.change)).slice(0, 5);
   return h('div', {class: 'banner o-' + v.outcome, testid: 'run-verdict'},
     h('span', {class: 'outcome'}, v.outcome.replace('_', ' ').toUpperCase()),
     h('span', null, parts.join(', ') || 'no results'),
-    v.baseline ? h('span', null, 'vs ', v.baseline.branch, ' @ ', h('span', {class: 'mono'}, shortSha(v.baseline.commit))) : h('span', null, 'no baseline'),
+    v.baseline ? h('span', null, 'vs ', v.baseline.branch, ' @ ', h('span', {class: 'mono'}, shortSha(v.baseline.commit)))
+      : v.paired ? h('span', null, 'side by side vs ', h('span', {class: 'mono'}, shortSha(v.paired.baseline_commit)))
+        : h('span', null, 'no baseline'),
     h('a', {href: route(['p', project, 'runs', runId, 'verdict']), testid: 'verdict-link'}, 'full verdict →'),
     regressions.length ? h('div', {style: {width: '100%'}}, regressions.map((r) =>
       h('div', null, h('span', {class: 'badge v-REGRESSION'}, 'REGRESSION'), ' ', r.benchmark, ' ', r.metric, ' ', h('b', {class: 'worse'}, pct(r.change))))) : null);

@@ -1,11 +1,13 @@
 // The verdict page of a run (#/p/{p}/runs/{id}/verdict: the link of `perfgate gate`'s PR
 // comment) and the comparison of two runs (#/p/{p}/compare?base=&contender=): one sortable
-// table with a distribution plot per row.
+// table with a distribution plot per row. A paired verdict (measured side by side on one host)
+// says how it was measured, and its UNSTABLE rows their noise and the blocks that would decide.
 import {h, svg, clear, route, message, select} from './dom.js';
 import {api, errorBlock, errorText, mapLimit} from './api.js';
 import {withUnit, pct, pctRange, pValue, shortSha, dateTime, summary} from './format.js';
 
-const ORDER = ['REGRESSION', 'INCONCLUSIVE', 'IMPROVEMENT', 'NEW', 'EQUIVALENT', 'IGNORED'];
+const ORDER = ['REGRESSION', 'INCONCLUSIVE', 'UNSTABLE', 'IMPROVEMENT', 'NEW', 'EQUIVALENT', 'IGNORED'];
+const COUNTS = ['regression', 'inconclusive', 'unstable', 'improvement', 'new', 'equivalent', 'ignored'];
 const rank = (v) => {
   const i = ORDER.indexOf(v);
   return i < 0 ? ORDER.length : i;
@@ -24,8 +26,8 @@ const COLUMNS = [
   {key: 'reason', label: 'Reason', value: (r) => r.reason || ''},
 ];
 
-// Regressions first, then INCONCLUSIVE, IMPROVEMENT, NEW, EQUIVALENT, IGNORED; the largest
-// change first within a class.
+// Regressions first, then INCONCLUSIVE, UNSTABLE, IMPROVEMENT, NEW, EQUIVALENT, IGNORED; the
+// largest change first within a class.
 export function defaultOrder(a, b) {
   return rank(a.verdict) - rank(b.verdict) || absChange(b) - absChange(a) ||
     (a.benchmark || '').localeCompare(b.benchmark || '') || (a.metric || '').localeCompare(b.metric || '');
@@ -41,6 +43,38 @@ function compareBy(column, dir) {
     const c = typeof x === 'string' ? x.localeCompare(y, 'en', {numeric: true}) : x - y;
     return (dir === 'asc' ? c : -c) || defaultOrder(a, b);
   };
+}
+
+const plural = (n, one, many) => n + ' ' + (n === 1 ? one : many);
+
+// How a paired verdict was measured, as `perfgate gate` prints it: "measured side by side on this
+// host against 0123456789ab: 13 blocks of 5 repetitions each (look 3 of 5), stopped: decided".
+export function pairedSentence(p) {
+  const design = p.design || {};
+  let out = p.amends !== null && p.amends !== undefined
+    ? 're-measured ' + plural(p.measured, 'row', 'rows') + ' side by side' : 'measured side by side';
+  out += ' on this host against ' + String(p.baseline_commit || '(unknown commit)').slice(0, 12);
+  if (p.amends !== null && p.amends !== undefined) out += ' (amending verdict #' + p.amends + ')';
+  out += ': ' + plural(p.blocks, 'block', 'blocks') + ' of ' + plural(design.repetitions, 'repetition', 'repetitions') + ' each';
+  if (p.looks > 0) out += ' (look ' + (p.look + 1) + ' of ' + p.looks + ')';
+  out += ', stopped: ' + design.stopped;
+  if (Number.isFinite(p.geomean_change)) out += '; geomean change ' + pct(p.geomean_change, 2) + ' ' + pctRange(p.geomean_ci);
+  return out;
+}
+
+// A paired row's noise, and for an UNSTABLE one what would decide it.
+function pairedDetail(r) {
+  const d = r.paired;
+  const noise = 'noise ' + (d.noise * 100).toFixed(1) + '% per block';
+  if (r.verdict !== 'UNSTABLE') {
+    return h('div', {class: 'attribution', testid: 'paired-detail'}, 'side by side: ' + plural(d.blocks, 'block', 'blocks') + ', ' + noise);
+  }
+  let text = 'UNSTABLE: ' + noise;
+  if (d.blocks_needed > 0) {
+    text += '; ~' + plural(d.blocks_needed, 'block', 'blocks') +
+      (r.repetitions_needed > 0 ? ' (' + plural(r.repetitions_needed, 'repetition', 'repetitions') + ')' : '') + ' would decide it';
+  }
+  return h('div', {class: 'unstable', testid: 'unstable-detail'}, text);
 }
 
 function changeClass(row) {
@@ -132,6 +166,7 @@ export function verdictTable(rows) {
       if (a.hint) extra.push(h('div', {class: 'attribution'}, 'hint: ' + a.hint));
     }
     if (r.environment) extra.push(h('div', {class: 'environment'}, 'environment: ' + r.environment));
+    if (r.paired) extra.push(pairedDetail(r));
     return h('tr', {testid: 'verdict-row', dataset: {benchmark: r.benchmark, metric: r.metric || '', verdict: r.verdict}},
       h('td', {class: 'dist-cell'}, samples ? distributionPlot(samples.base, samples.current, r) : h('span', {class: 'faint'}, '…')),
       h('td', null, h('div', null, r.benchmark), r.suite ? h('div', {class: 'faint'}, r.suite) : null),
@@ -178,12 +213,13 @@ function banner(v, project) {
   const b = v.baseline;
   return h('div', {class: 'banner o-' + v.outcome, testid: 'verdict-banner', dataset: {outcome: v.outcome}},
     h('span', {class: 'outcome'}, v.outcome.replace('_', ' ').toUpperCase()),
-    h('span', {class: 'counts'}, ['regression', 'inconclusive', 'improvement', 'new', 'equivalent', 'ignored']
-      .map((k) => h('span', null, h('b', null, String(c[k] ?? 0)), ' ' + k))),
+    h('span', {class: 'counts'}, COUNTS.filter((k) => k !== 'unstable' || v.paired || c.unstable)
+      .map((k) => h('span', {dataset: {count: k}}, h('b', null, String(c[k] ?? 0)), ' ' + k))),
     b ? h('span', null, 'baseline ', h('span', {class: 'mono'}, shortSha(b.commit)), ' on ', b.branch, ' (', b.selection,
       b.distance ? ', ' + b.distance + ' commits back' : '', '; ', b.run_ids.length, ' run', b.run_ids.length === 1 ? '' : 's', ')',
     b.run_ids[0] ? [' · ', h('a', {href: route(['p', project, 'compare'], {base: b.run_ids[b.run_ids.length - 1], contender: v.run_id})}, 'compare runs')] : null)
-      : h('span', null, 'no baseline'));
+      : v.paired ? h('span', null, 'baseline ', h('span', {class: 'mono'}, shortSha(v.paired.baseline_commit)), ' (side by side)')
+        : h('span', null, 'no baseline'));
 }
 
 export async function renderVerdictPage(ctx) {
@@ -210,6 +246,11 @@ export async function renderVerdictPage(ctx) {
   root.appendChild(h('div', {class: 'muted'}, 'commit ', h('span', {class: 'mono'}, v.commit), ' · branch ', v.branch || '–',
     ' · testbed ', v.testbed || '–', v.pr ? ' · PR #' + v.pr : '', ' · computed ', dateTime(v.created_at), ' UTC · ', v.algorithm_version || ''));
   root.appendChild(banner(v, project));
+  if (v.paired) root.appendChild(h('div', {class: 'msg msg-info', testid: 'verdict-paired'}, pairedSentence(v.paired)));
+  if ((v.results || []).some((r) => r.verdict === 'UNSTABLE')) {
+    root.appendChild(h('div', {class: 'msg msg-unstable', testid: 'unstable-advice'}, 'UNSTABLE results do not fail the job: to ' +
+      'decide them, raise the repetitions per block or max_blocks, quiet the benchmark, or give it its own threshold rule.'));
+  }
   for (const w of v.warnings || []) root.appendChild(h('div', {class: 'msg msg-warning', testid: 'verdict-warning'}, w));
   const rows = v.results || [];
   if (!rows.length) {

@@ -147,7 +147,7 @@ TEST(XmlProblem, AcceptsWellFormedAndRejectsBrokenDocuments) {
 
 TEST(RenderJUnit, IsWellFormedAndCountsTestsFailuresAndSkips) {
   for (const std::string name : {"regression", "pass", "no_baseline", "special_names",
-                                 "gpu_attribution", "noisy_environment"}) {
+                                 "gpu_attribution", "noisy_environment", "paired"}) {
     EXPECT_EQ(XmlProblem(RenderJUnit(Load(name))), "") << name;
   }
   const std::string xml = RenderJUnit(Load("regression"));
@@ -382,7 +382,7 @@ TEST(RenderGitLabMetrics, OneNameValueLinePerMetricWithAllowedNames) {
   EXPECT_EQ(text.find("BM_Sort_65536_real_time_change_percent"), std::string::npos);  // NEW
   const std::regex kLine("[a-zA-Z_:][a-zA-Z0-9_:]* -?[0-9.e+-]+");
   for (const std::string name : {"regression", "pass", "no_baseline", "special_names",
-                                 "gpu_attribution", "noisy_environment"}) {
+                                 "gpu_attribution", "noisy_environment", "paired"}) {
     for (const std::string& line : Lines(RenderGitLabMetrics(Load(name)))) {
       EXPECT_TRUE(std::regex_match(line, kLine)) << name << ": " << line;
     }

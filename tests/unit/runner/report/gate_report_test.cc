@@ -1,6 +1,7 @@
 // `perfgate gate` verdicts: decoding the server's answer (types, nulls, errors naming the field),
-// the order results are listed in, and golden renderings of the six fixture verdicts in
-// tests/fixtures/verdicts. Properties of each rendering are in gate_render_test.cc.
+// the order results are listed in, and golden renderings of the fixture verdicts in
+// tests/fixtures/verdicts (paired.json: a paired verdict, see paired_render_test.cc). Properties of
+// each rendering are in gate_render_test.cc.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -29,7 +30,8 @@ using wire::ResultKind;
 using wire::Verdict;
 
 const std::vector<std::string> kFixtures = {
-    "regression", "pass", "no_baseline", "special_names", "gpu_attribution", "noisy_environment"};
+    "regression",        "pass",  "no_baseline", "special_names", "gpu_attribution",
+    "noisy_environment", "paired"};
 
 Verdict Load(const std::string& name) {
   auto verdict = DecodeVerdict(ReadFile(FixturePath("verdicts/" + name + ".json")));
