@@ -10,7 +10,9 @@
 #  4. the gate end to end, as a CI job runs it: a throwaway git repository whose perfgate.yaml
 #     runs the sample workload; a baseline commit on main (`perfgate run`), then a pull-request
 #     commit that plants a 10% slowdown in BM_Sort/16384 (the rest only has the machine's
-#     noise); `perfgate run` + `perfgate gate` must fail (exit 1) on exactly that benchmark;
+#     noise); `perfgate run` + `perfgate gate --paired` (the merge-base built in a temporary tree
+#     and measured interleaved with the pull request on this host, the verdict stored by the
+#     server) must fail (exit 1) on exactly that benchmark;
 #  5. history: 30 nightly runs of main posted to the server (a synthetic series with 1% noise and
 #     a planted 8% step at the 15th commit); the server's history analysis must raise exactly one
 #     regression alert on that benchmark with the right commit range, which `perfgate alerts
@@ -83,14 +85,17 @@ write_config() {  # $1: PERFGATE_SAMPLE_SLOWDOWN for the suite ("" for none)
     echo "suites:"
     echo "  - name: sample"
     echo "    type: gbench"
-    echo "    binary: $sample"
+    # The build puts the binary into the tree, as a real build would: the paired gate builds
+    # the baseline commit the same way in a temporary tree.
+    echo "    build: mkdir -p bin && cp $sample bin/gbench_sample"
+    echo "    binary: bin/gbench_sample"
     echo "    repetitions: 12"
     echo "    min_time: 0.05"
     if [ -n "$1" ]; then echo "    env: {PERFGATE_SAMPLE_SLOWDOWN: \"$1\"}"; fi
     echo "thresholds:"
     echo "  - {benchmark: \"*\", percent: 5}"
   } >"$repo/perfgate.yaml"
-  printf '.perfgate/\n' >"$repo/.gitignore"
+  printf '.perfgate/\nbin/\n' >"$repo/.gitignore"
 }
 git_ init -q
 write_config ""
@@ -101,7 +106,7 @@ write_config "BM_Sort/16384=10"
 git_ add -A && git_ commit -q -m "make BM_Sort/16384 10% slower"
 ( cd "$repo" && PERFGATE_TOKEN="$token" "$perfgate" run --branch slow-sort --target-branch main )
 status=0
-( cd "$repo" && PERFGATE_TOKEN="$token" "$perfgate" gate --rerun-inconclusive --confirm --color never \
+( cd "$repo" && PERFGATE_TOKEN="$token" "$perfgate" gate --paired --color never \
     --junit "$data/junit.xml" --comment-file "$data/comment.md" ) || status=$?
 if [ "$status" -ne 1 ]; then
   echo "main-job: perfgate gate exited $status; expected 1 (the planted regression)" >&2
