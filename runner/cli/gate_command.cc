@@ -42,6 +42,8 @@ struct GateArgs {
   int max_blocks = 0;
   int64_t time_budget = -1;  // -1: perfgate.yaml's
   bool no_shift_remeasure = false;
+  std::string save_measurement;  // paired: write the measurement here too
+  bool no_post = false;          // paired: measure and save only
   std::string comment_file;
   std::string junit_file;
   std::string gitlab_metrics_file;
@@ -108,8 +110,9 @@ Result<config::GateSettings> Settings(const GateArgs& args, const config::Runner
 // (after a warning) when the measuring failed and the server's unpaired verdict must decide.
 Result<std::optional<wire::Verdict>> MeasureSideBySide(const config::RunnerConfig& config,
                                                        client::ProjectClient& server,
-                                                       PairedGateRequest request) {
-  auto verdict = GatePaired(config, server, request);
+                                                       PairedGateRequest request,
+                                                       const std::string& save) {
+  auto verdict = GatePaired(config, server, request, save);
   if (verdict) return std::optional<wire::Verdict>(std::move(*verdict));
   if (!verdict.error().measuring) return tl::unexpected(verdict.error().error);
   std::cerr << "perfgate: warning: could not measure side by side ("
@@ -117,12 +120,35 @@ Result<std::optional<wire::Verdict>> MeasureSideBySide(const config::RunnerConfi
   return std::optional<wire::Verdict>();
 }
 
+// --no-post: the measurement of a host that cannot reach the server, saved for a later POST.
+int MeasureOnly(const config::RunnerConfig& config, const PairedGateRequest& request,
+                const std::string& path) {
+  if (const std::string why = WhyNotPaired(config, {}); !why.empty()) {
+    return ReportError(InvalidArgument("cannot measure side by side: " + why, "no-post").value());
+  }
+  auto measured = MeasureForGate(config, request);
+  if (!measured) return ReportError(measured.error());
+  if (auto saved = SaveMeasurement(*measured, path); !saved) return ReportError(saved.error());
+  std::cerr << "perfgate: the measurement is in " << path << "; the server judges and stores it "
+            << "as run " << request.run_id << "'s verdict when it is posted to "
+            << "/api/v1/projects/<project>/runs/" << request.run_id
+            << "/verdict/paired (once the run itself is pushed)\n";
+  return kExitPass;
+}
+
 int Gate(const GateArgs& args) {
   auto config = run::LoadConfig(args.config);
   if (!config) return ReportError(config.error());
-  if (auto ok = run::RequireServer(*config); !ok) return ReportError(ok.error());
   auto settings = Settings(args, *config);
   if (!settings) return ReportError(settings.error());
+  if (args.no_post &&
+      (args.save_measurement.empty() || settings->mode != config::GateMode::kPaired)) {
+    return ReportError(
+        InvalidArgument("--no-post needs --paired and --save-measurement FILE", "no-post").value());
+  }
+  if (!args.no_post) {
+    if (auto ok = run::RequireServer(*config); !ok) return ReportError(ok.error());
+  }
   run::LastRun last;
   if (auto recorded = run::ReadLastRun(*config);
       recorded && (args.run_id.empty() || recorded->run_id == args.run_id)) {
@@ -133,6 +159,14 @@ int Gate(const GateArgs& args) {
     last.run_id = args.run_id;  // another run: git tells its merge-base, this host its testbed
   }
   const std::string& run_id = last.run_id;
+  if (args.no_post) {
+    PairedGateRequest request;
+    request.run_id = run_id;
+    request.last = last;
+    request.settings = *settings;
+    request.parameters = RequestBody(*config, {});
+    return MeasureOnly(*config, request, args.save_measurement);
+  }
   // The run may still be in the spool (the server was down during `perfgate run`).
   auto pushed = run::PushSpool(*config);
   if (!pushed) return ReportError(pushed.error());
@@ -151,7 +185,7 @@ int Gate(const GateArgs& args) {
   std::optional<wire::Verdict> verdict;
   if (settings->mode != config::GateMode::kUnpaired) {
     if (why_not_paired.empty()) {
-      auto measured = MeasureSideBySide(*config, *server, paired);
+      auto measured = MeasureSideBySide(*config, *server, paired, args.save_measurement);
       if (!measured) return ReportError(measured.error());
       verdict = std::move(*measured);
     } else {
@@ -203,7 +237,7 @@ int Gate(const GateArgs& args) {
       std::cerr << "perfgate: the run's metrics moved together ("
                 << verdict->environment_shift->reason
                 << "): re-measuring every gated metric side by side\n";
-      auto measured = MeasureSideBySide(*config, *server, paired);
+      auto measured = MeasureSideBySide(*config, *server, paired, args.save_measurement);
       if (!measured) return ReportError(measured.error());
       if (*measured) {
         verdict = std::move(**measured);
@@ -330,6 +364,11 @@ void AddGateCommand(CLI::App& app, int* exit_code) {
                    "Paired: seconds of measuring after which the next look is the last; 0: none "
                    "(default: gate.time_budget, 0)")
       ->check(CLI::Range(int64_t{0}, int64_t{7} * 24 * 3600));
+  gate->add_option("--save-measurement", args->save_measurement,
+                   "Paired: also write the measurement (JSON, as posted) to this file");
+  gate->add_flag("--no-post", args->no_post,
+                 "Paired: measure and write --save-measurement only, without the server (a host "
+                 "that cannot reach it; post the file to .../verdict/paired later)");
   gate->add_flag("--no-shift-remeasure", args->no_shift_remeasure,
                  "When the run's metrics moved together (environment_shift), do not re-measure "
                  "them side by side; the gate then exits 3");

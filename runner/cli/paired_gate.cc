@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "runner/git/git_repo.h"
@@ -63,16 +64,12 @@ Result<std::string> PairedBaselineCommit(const config::RunnerConfig& config,
   return info->parents.front();
 }
 
-tl::expected<wire::Verdict, PairedGateError> GatePaired(const config::RunnerConfig& config,
-                                                        client::ProjectClient& server,
-                                                        const PairedGateRequest& request) {
-  auto fail = [](bool measuring, Error error) {
-    return tl::unexpected(PairedGateError{measuring, std::move(error)});
-  };
+Result<wire::PairedMeasurement> MeasureForGate(const config::RunnerConfig& config,
+                                               const PairedGateRequest& request) {
   std::string baseline = request.baseline_commit;
   if (baseline.empty()) {
     auto found = PairedBaselineCommit(config, request.last);
-    if (!found) return fail(true, found.error());
+    if (!found) return tl::unexpected(found.error());
     baseline = *found;
   }
   run::PairedRequest paired;
@@ -97,16 +94,37 @@ tl::expected<wire::Verdict, PairedGateError> GatePaired(const config::RunnerConf
   paired.design.seed = std::random_device{}() & 0x7fffffffu;
   paired.budget = std::chrono::seconds(s.time_budget_s);
 
-  size_t suites = paired.gated.size();
   Progress("measuring side by side on this host: the baseline " + baseline.substr(0, 12) +
-           " and this build, " + std::to_string(suites) + " suite(s), blocks of " +
+           " and this build, " + std::to_string(paired.gated.size()) + " suite(s), blocks of " +
            std::to_string(s.block_repetitions) + " repetitions of each side, " +
            std::to_string(s.min_blocks) + ".." + std::to_string(s.max_blocks) + " blocks");
   auto measured = run::MeasurePaired(config, paired, Progress);
-  if (!measured) return fail(true, measured.error());
+  if (!measured) return tl::unexpected(measured.error());
   measured->amends = request.amends;
+  return measured;
+}
+
+Result<void> SaveMeasurement(const wire::PairedMeasurement& measurement, const std::string& path) {
+  std::ofstream out(path, std::ios::trunc);
+  out << wire::EncodePairedMeasurement(measurement) << "\n";
+  out.close();
+  if (!out) return MakeError(ErrorCode::kUnavailable, "cannot write " + path, "save-measurement");
+  return {};
+}
+
+tl::expected<wire::Verdict, PairedGateError> GatePaired(const config::RunnerConfig& config,
+                                                        client::ProjectClient& server,
+                                                        const PairedGateRequest& request,
+                                                        const std::string& save) {
+  auto measured = MeasureForGate(config, request);
+  if (!measured) return tl::unexpected(PairedGateError{true, measured.error()});
+  if (!save.empty()) {
+    if (auto saved = SaveMeasurement(*measured, save); !saved) {
+      return tl::unexpected(PairedGateError{false, saved.error()});
+    }
+  }
   auto verdict = server.PostPairedVerdict(request.run_id, *measured);
-  if (!verdict) return fail(false, verdict.error());
+  if (!verdict) return tl::unexpected(PairedGateError{false, verdict.error()});
   return std::move(*verdict);
 }
 

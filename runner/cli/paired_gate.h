@@ -50,10 +50,19 @@ struct PairedGateError {
   Error error;
 };
 
-// Measures, posts the measurement and returns the server's verdict of it. Progress on stderr
-// (block k of n, the metrics still undecided).
+// Measures side by side (progress on stderr: block k of n, the metrics still undecided) and
+// returns the measurement as the server takes it, `amends` set from the request.
+Result<wire::PairedMeasurement> MeasureForGate(const config::RunnerConfig& config,
+                                               const PairedGateRequest& request);
+
+// Measures, posts the measurement and returns the server's verdict of it. `save`, when not
+// empty, is where the measurement is written (JSON, as posted) before it is posted.
 tl::expected<wire::Verdict, PairedGateError> GatePaired(const config::RunnerConfig& config,
                                                         client::ProjectClient& server,
-                                                        const PairedGateRequest& request);
+                                                        const PairedGateRequest& request,
+                                                        const std::string& save = "");
+
+// Writes the measurement (as posted) to `path`; kUnavailable naming the path when it cannot.
+Result<void> SaveMeasurement(const wire::PairedMeasurement& measurement, const std::string& path);
 
 }  // namespace perfgate::cli

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# The gate's trial on this machine, as a user would run it (docs/performance.md, "The gate on a
+# noisy machine"): a throwaway git repository whose perfgate.yaml builds six small Google
+# Benchmark kernels from source (bench/workloads/gate_trial/trial_bench.cc), a run of main, then
+# N A/A pull requests (a docs change) and N slowed ones (a real code change: BM_Sum does 1/12
+# more additions, ~+9% side by side), each measured with `perfgate run` and gated twice on the
+# same run: unpaired (the server's verdict, without re-measuring shifts) and paired (--paired).
+# With --load, a background loop keeps one core busy for 3 s out of every 7 s (a noisy
+# neighbour), so the machine's speed moves between and within runs.
+#
+#   bash bench/run_gate_trial.sh [--prs N] [--load] [--out FILE]
+#
+# Needs build/release (perfgate, perfgate-server) and Google Benchmark's development files.
+# Prints one line per gate and a summary; --out writes the lines as CSV.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+prs=10
+load=false
+out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --prs) prs=$2; shift ;;
+    --load) load=true ;;
+    --out) out=$2; shift ;;
+    -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "run_gate_trial: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+perfgate="$PWD/build/release/bin/perfgate"
+server_bin="$PWD/build/release/bin/perfgate-server"
+for bin in "$perfgate" "$server_bin"; do
+  [ -x "$bin" ] || { echo "run_gate_trial: $bin missing: cmake --build --preset release" >&2; exit 2; }
+done
+
+data=$(mktemp -d /tmp/perfgate-trial.XXXXXX)
+chmod 755 "$data"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$server_bin" --listen "127.0.0.1:$port" --data-dir "$data/server" >"$data/server.out" 2>&1 &
+server=$!
+loader=""
+cleanup() {
+  [ -n "$loader" ] && kill "$loader" 2>/dev/null
+  kill -TERM "$server" 2>/dev/null || true
+  wait "$server" 2>/dev/null || true
+  rm -rf "$data"
+}
+trap cleanup EXIT
+for _ in $(seq 1 120); do
+  curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
+  kill -0 "$server" 2>/dev/null || { cat "$data/server.out"; exit 1; }
+  sleep 0.5
+done
+api="http://127.0.0.1:$port/api/v1"
+admin=$(grep -o 'pgt_[A-Za-z0-9_-]*' "$data/server.out" | head -1)
+curl -sf -X POST "$api/projects" -H "Authorization: Bearer $admin" \
+  -H 'Content-Type: application/json' -d '{"name":"trial"}' >/dev/null
+export PERFGATE_TOKEN
+PERFGATE_TOKEN=$(curl -sf -X POST "$api/projects/trial/tokens" -H "Authorization: Bearer $admin" \
+  -H 'Content-Type: application/json' -d '{"name":"ci","scopes":["ingest","read"]}' |
+  python3 -c 'import sys,json; print(json.load(sys.stdin)["token"])')
+
+repo="$data/repo"
+mkdir -p "$repo"
+git_() { git -C "$repo" -c user.name=trial -c user.email=trial@example.com \
+  -c init.defaultBranch=main "$@"; }
+git_ init -q
+cp bench/workloads/gate_trial/trial_bench.cc "$repo/"
+cat >"$repo/perfgate.yaml" <<EOF
+version: 1
+server: {url: "http://127.0.0.1:$port", project: trial}
+target_branch: main
+testbed: trial
+suites:
+  - name: kernels
+    type: gbench
+    build: mkdir -p bin && g++ -O2 -std=c++17 trial_bench.cc -o bin/trial_bench -lbenchmark -lpthread
+    binary: bin/trial_bench
+    repetitions: 10
+    min_time: 0.02
+thresholds:
+  - {benchmark: "*", metric: real_time, percent: 5}
+  - {benchmark: "*", ignore: true}
+EOF
+printf '.perfgate/\nbin/\n' >"$repo/.gitignore"
+git_ add -A && git_ commit -q -m "baseline"
+pg() { (cd "$repo" && "$perfgate" "$@"); }
+pg run --branch main >/dev/null 2>"$data/run.err" || { cat "$data/run.err"; exit 1; }
+
+if $load; then
+  ( while :; do timeout 3 sh -c 'while :; do :; done' || true; sleep 4; done ) &
+  loader=$!
+fi
+
+# The benchmarks a gate failed on, from its JUnit file.
+failed() {
+  python3 - "$1" <<'PY'
+import sys, xml.etree.ElementTree as ET
+try:
+    cases = ET.parse(sys.argv[1]).iter("testcase")
+except Exception:
+    print("-"); sys.exit()
+names = sorted({c.get("name").split(" [")[0] for c in cases if c.find("failure") is not None})
+print(" ".join(names) if names else "none")
+PY
+}
+
+csv="kind,pr,mode,exit,failed,seconds"
+echo "$csv"
+for kind in aa slow; do
+  for i in $(seq 1 "$prs"); do
+    git_ checkout -q main
+    git_ checkout -q -b "$kind-$i"
+    if [ "$kind" = aa ]; then
+      echo "change $i" >>"$repo/NOTES"
+    else
+      sed -i 's/constexpr int kExtraWork = 0;/constexpr int kExtraWork = 12;/' "$repo/trial_bench.cc"
+      echo "change $i" >>"$repo/NOTES"
+    fi
+    git_ add -A && git_ commit -q -m "$kind $i"
+    pg run --branch "$kind-$i" --target-branch main >/dev/null 2>"$data/run.err" ||
+      { cat "$data/run.err"; exit 1; }
+    for mode in unpaired paired; do
+      flags=(--mode "$mode")
+      [ "$mode" = unpaired ] && flags+=(--no-shift-remeasure)
+      start=$(date +%s.%N)
+      status=0
+      pg gate "${flags[@]}" --color never --junit "$data/junit.xml" >"$data/gate.out" \
+        2>"$data/gate.err" || status=$?
+      seconds=$(python3 -c "import time; print(f'{time.time() - $start:.0f}')")
+      line="$kind,$i,$mode,$status,$(failed "$data/junit.xml"),$seconds"
+      echo "$line"
+      csv+=$'\n'"$line"
+      rm -f "$data/junit.xml"
+      if [ "$status" -eq 2 ]; then cat "$data/gate.err" >&2; exit 1; fi
+    done
+  done
+done
+[ -n "$out" ] && printf '%s\n' "$csv" >"$out"
+
+python3 - <<PY
+import csv, io
+rows = list(csv.DictReader(io.StringIO("""$csv""")))
+for mode in ("unpaired", "paired"):
+    aa = [r for r in rows if r["kind"] == "aa" and r["mode"] == mode]
+    slow = [r for r in rows if r["kind"] == "slow" and r["mode"] == mode]
+    false_fail = sum(r["exit"] == "1" for r in aa)
+    held = sum(r["exit"] == "3" for r in aa + slow)
+    exact = sum(r["exit"] == "1" and r["failed"] == "BM_Sum/16384" for r in slow)
+    caught = sum(r["exit"] == "1" and "BM_Sum/16384" in r["failed"] for r in slow)
+    secs = sorted(float(r["seconds"]) for r in aa + slow)
+    print(f"{mode:9s} A/A failed {false_fail}/{len(aa)}; slowdown caught {caught}/{len(slow)} "
+          f"(exactly BM_Sum: {exact}); exit 3 (shift held) {held}; "
+          f"gate seconds median {secs[len(secs)//2]:.0f}, max {secs[-1]:.0f}")
+PY

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# The paired gate on a real GPU, with a training suite (docs/gpu.md, "The paired gate on a GPU"):
+#
+#   bash bench/run_gpu_paired_check.sh prepare DIR   # here: DIR/ gets a git repository of
+#                                                    # cuda_train's sources and perfgate.yaml
+#                                                    # (branches main, aa, slow) and the perfgate
+#                                                    # runner with its shared libraries
+#   bash DIR/check.sh OUT                            # on the GPU host (nvcc, cmake): for aa and
+#                                                    # slow, `perfgate run --no-push` and `perfgate
+#                                                    # gate --paired --no-post --save-measurement`
+#   bash bench/run_gpu_paired_check.sh judge OUT     # here: a perfgate-server on an embedded
+#                                                    # PostgreSQL takes both runs and measurements
+#                                                    # and answers their verdicts
+#
+# The GPU host needs no perfgate build and no network: the runner travels with its libraries
+# (started through the bundled loader), and each gate builds the merge-base from source in a
+# temporary tree, as a CI job would. `slow` is a real change of the suite's command: a 12% wider
+# hidden layer (more FLOPs per step); `aa` changes a file only. Expected: aa passes (no
+# REGRESSION), slow has step_time REGRESSION.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+prepare() {
+  local dir=$1 repo bundle
+  rm -rf "$dir" && mkdir -p "$dir"
+  repo="$dir/repo" bundle="$dir/perfgate"
+  mkdir -p "$repo/src" "$bundle/lib"
+  cp bench/workloads/cuda_train/* "$repo/src/"
+  write_yaml() {  # $1: the hidden layer's width
+    cat >"$repo/perfgate.yaml" <<EOF
+version: 1
+server: {url: "http://127.0.0.1:9", project: gpu}
+target_branch: main
+testbed: gpu-check
+suites:
+  - name: mlp
+    type: train
+    build: cmake -S src -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=native >/dev/null && cmake --build build -j 16 >/dev/null
+    command: build/bin/cuda_train --precision bf16 --width $1 --depth 4 --classes 512 --batch 256 --steps 120 --warmup-max 40
+    repetitions: 1
+thresholds:
+  - {suite: mlp, metric: step_time, percent: 5}
+  - {suite: mlp, ignore: true}
+EOF
+  }
+  local g=(git -C "$repo" -c user.name=gpu -c user.email=gpu@example.com -c init.defaultBranch=main)
+  "${g[@]}" init -q
+  write_yaml 2048
+  printf 'build/\n.perfgate/\n' >"$repo/.gitignore"
+  "${g[@]}" add -A && "${g[@]}" commit -q -m baseline
+  "${g[@]}" checkout -q -b aa && echo "docs" >"$repo/NOTES" && "${g[@]}" add -A &&
+    "${g[@]}" commit -q -m "aa: docs only"
+  "${g[@]}" checkout -q main && "${g[@]}" checkout -q -b slow && write_yaml 2304 &&
+    "${g[@]}" add -A && "${g[@]}" commit -q -m "slow: a 12% wider hidden layer"
+  "${g[@]}" checkout -q main
+  # One clone per pull request, its branch checked out: the GPU host needs no git command.
+  for branch in aa slow; do git clone -q -b "$branch" "$repo" "$dir/repo-$branch"; done
+  cp build/release/bin/perfgate "$bundle/"
+  ldd build/release/bin/perfgate | awk '/=>/ {print $3} /ld-linux/ {print $1}' | while read -r lib; do
+    [ -f "$lib" ] && cp -L "$lib" "$bundle/lib/"
+  done
+  cat >"$dir/check.sh" <<'EOF'
+#!/usr/bin/env bash
+# On the GPU host: bash check.sh OUT
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:?usage: check.sh OUT}
+mkdir -p "$out"
+perfgate() { "$here/perfgate/lib/ld-linux-x86-64.so.2" --library-path "$here/perfgate/lib" \
+  "$here/perfgate/perfgate" "$@"; }
+export PATH=/usr/local/cuda/bin:$PATH
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+for branch in aa slow; do
+  cd "$here/repo-$branch" || exit 1
+  perfgate run --no-push --branch "$branch" --target-branch main >"$out/run-$branch.out" 2>&1
+  echo "run $branch: exit $?"
+  cp .perfgate/last-run.json "$out/last-run-$branch.json"
+  cp .perfgate/spool/*.json "$out/" 2>/dev/null
+  rm -f .perfgate/spool/*.json
+  start=$(date +%s)
+  perfgate gate --paired --no-post --save-measurement "$out/measurement-$branch.json" \
+    --block-repetitions 2 --min-blocks 4 --max-blocks 9 >"$out/gate-$branch.out" 2>&1
+  echo "gate $branch: exit $? in $(( $(date +%s) - start )) s"
+  tail -3 "$out/gate-$branch.out"
+done
+EOF
+  echo "prepared $dir ($(du -sh "$dir" | cut -f1))"
+}
+
+judge() {
+  local out=$1 data port api admin token
+  data=$(mktemp -d /tmp/perfgate-gpu-judge.XXXXXX)
+  chmod 755 "$data"
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  build/release/bin/perfgate-server --listen "127.0.0.1:$port" --data-dir "$data/server" \
+    >"$data/server.out" 2>&1 &
+  local server=$!
+  trap 'kill -TERM '"$server"' 2>/dev/null; wait '"$server"' 2>/dev/null; rm -rf '"$data" EXIT
+  for _ in $(seq 1 120); do
+    curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
+    sleep 0.5
+  done
+  api="http://127.0.0.1:$port/api/v1"
+  admin=$(grep -o 'pgt_[A-Za-z0-9_-]*' "$data/server.out" | head -1)
+  curl -sf -X POST "$api/projects" -H "Authorization: Bearer $admin" \
+    -H 'Content-Type: application/json' -d '{"name":"gpu"}' >/dev/null
+  for branch in aa slow; do
+    local id
+    id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' \
+      "$out/last-run-$branch.json")
+    curl -sf -X POST "$api/projects/gpu/runs" -H "Authorization: Bearer $admin" \
+      -H 'Content-Type: application/json' --data @"$out/$id.json" >/dev/null
+    curl -s -X POST "$api/projects/gpu/runs/$id/verdict/paired" -H "Authorization: Bearer $admin" \
+      -H 'Content-Type: application/json' --data @"$out/measurement-$branch.json" |
+      python3 -c '
+import json, sys
+v = json.load(sys.stdin)["verdict"]
+p = v["paired"]
+print(sys.argv[1], "outcome", v["outcome"], "| blocks", p["blocks"], "stopped", p["design"]["stopped"])
+for r in v["results"]:
+    if r["verdict"] in ("IGNORED",): continue
+    d = r.get("paired") or {}
+    ci = r.get("change_ci") or [None, None]
+    print("  %-10s %-12s %+.2f%% [%+.2f%%, %+.2f%%] noise %.2f%% drift %.2f%%" % (
+        r["verdict"], r["metric"], 100 * r["change"], 100 * ci[0], 100 * ci[1],
+        100 * d.get("noise", 0), 100 * d.get("drift", 0)))
+' "$branch"
+  done
+}
+
+case "${1:-}" in
+  prepare) prepare "${2:?prepare DIR}" ;;
+  judge) judge "${2:?judge OUT}" ;;
+  *) sed -n '2,20p' "$0"; exit 2 ;;
+esac
