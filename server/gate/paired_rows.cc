@@ -133,6 +133,31 @@ bool IsRegression(const json& row) {
   return row.value(keys::result::kVerdict, "") == kRegressionWord;
 }
 
+// The statistics name a series by its name when they refuse a value of it; the body's path
+// names the value (series[i].blocks[b].head[r]), as every other refusal of the body does.
+Error AtValuePath(Error error, const wire::PairedMeasurement& m) {
+  for (size_t i = 0; i < m.series.size(); ++i) {
+    if (judge::SeriesName(m.series[i].key) != error.field) continue;
+    const std::vector<wire::PairedBlock>& blocks = m.series[i].blocks;
+    for (size_t b = 0; b < blocks.size(); ++b) {
+      for (const auto& [side, values] :
+           {std::pair{"base", &blocks[b].base}, std::pair{"head", &blocks[b].head}}) {
+        for (size_t r = 0; r < values->size(); ++r) {
+          if ((*values)[r] > 0) continue;
+          error.field = "series[" + std::to_string(i) + "].blocks[" + std::to_string(b) + "]." +
+                        side + "[" + std::to_string(r) + "]";
+          error.message =
+              "must be a positive number: paired judging takes the logarithm of "
+              "each block's ratio (" +
+              judge::SeriesName(m.series[i].key) + ")";
+          return error;
+        }
+      }
+    }
+  }
+  return error;
+}
+
 }  // namespace
 
 Result<PairedParts> JudgeMeasurement(const wire::PairedMeasurement& m) {
@@ -140,7 +165,7 @@ Result<PairedParts> JudgeMeasurement(const wire::PairedMeasurement& m) {
   if (!policy) return tl::unexpected(policy.error());
   const bool budget_exhausted = m.design.stopped == "time_budget";
   auto judged = judge::JudgePaired(m, *policy, budget_exhausted);
-  if (!judged) return tl::unexpected(judged.error());
+  if (!judged) return tl::unexpected(AtValuePath(judged.error(), m));
   const stats::PairedLookVerdicts& look = judged->verdicts;
 
   PairedParts out;

@@ -151,6 +151,15 @@ TEST(PairedRowsTest, AMeasurementTheJudgeRefusesIsAnInvalidArgumentNamingTheFiel
   EXPECT_EQ(bad_test.error().code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(bad_test.error().field, "design.test");
 
+  // A value the statistics cannot take is named by its path in the body.
+  m = PlantedMeasurement(kBase);
+  m.series[1].blocks[4].head[3] = 0;
+  auto zero = JudgeMeasurement(m);
+  ASSERT_FALSE(zero.has_value());
+  EXPECT_EQ(zero.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(zero.error().field, "series[1].blocks[4].head[3]");
+  EXPECT_NE(zero.error().message.find("positive"), std::string::npos) << zero.error().message;
+
   auto too_few = JudgeMeasurement(PlantedMeasurement(kBase, {{"BM_Few", 4000, 1.0, 0, 3}}));
   ASSERT_FALSE(too_few.has_value());
   EXPECT_EQ(too_few.error().code, ErrorCode::kInvalidArgument);
