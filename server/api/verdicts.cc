@@ -1,11 +1,13 @@
 // Verdicts: POST /api/v1/projects/{project}/runs/{id}/verdict computes (and stores) a run's
 // verdict with the body's thresholds; GET returns the newest one (404 when there is none), and
-// GET ...?replay=1 recomputes the stored one from its parameters and
-// sample sets. The use case is server/gate/verdict.h.
+// GET ...?replay=1 recomputes the stored one from its parameters and sample sets (a paired
+// verdict: from its measurement); POST .../verdict/paired stores a paired measurement's verdict.
+// The use case is server/gate/verdict.h.
 #include "server/api/auth.h"
 #include "server/api/json_util.h"
 #include "server/api/routes.h"
 #include "server/gate/verdict.h"
+#include "wire/paired.h"
 
 namespace perfgate::server::api {
 
@@ -32,6 +34,24 @@ void RegisterVerdictRoutes(http::Router& router, const ApiDeps& deps) {
                              return http::Response::Json(reused ? 200 : 201, std::move(*verdict));
                            }),
              http::Router::Cost::kHeavy);  // judging 500 metrics takes ~25 ms of CPU
+  // The body is the paired measurement (wire/paired.h): the baseline commit and the pull
+  // request measured interleaved in blocks on one host; judged and stored as the run's verdict.
+  router.Add("POST", "/api/v1/projects/{project}/runs/{id}/verdict/paired", "verdicts.paired",
+             HandleProject(deps, {}, auth::Scope::kIngest,
+                           [deps](const http::Request& request, const http::PathParams& params,
+                                  const store::Project& project) -> Result<http::Response> {
+                             if (auto bad_type = CheckJsonContentType(request)) return *bad_type;
+                             wire::DecodeLimits limits;
+                             limits.max_depth = deps.json_max_depth;
+                             auto measurement = wire::DecodePairedMeasurement(request.body, limits);
+                             if (!measurement) return tl::unexpected(measurement.error());
+                             bool reused = false;
+                             auto verdict = deps.verdicts->ComputePaired(project, params.at("id"),
+                                                                         *measurement, &reused);
+                             if (!verdict) return tl::unexpected(verdict.error());
+                             return http::Response::Json(reused ? 200 : 201, std::move(*verdict));
+                           }),
+             http::Router::Cost::kHeavy);  // a bootstrap per series and look
   router.Add("GET", "/api/v1/projects/{project}/runs/{id}/verdict", "verdicts.get",
              HandleProject(deps, {"replay"}, auth::Scope::kRead,
                            [deps](const http::Request& request, const http::PathParams& params,

@@ -202,8 +202,8 @@ json VerdictJson(const store::StoredVerdict& stored) {
         keys::verdict::kCounts, keys::verdict::kWarnings}) {
     out[key] = summary.contains(key) ? summary[key] : json(nullptr);
   }
-  if (summary.contains(keys::verdict::kEnvironmentShift)) {
-    out[keys::verdict::kEnvironmentShift] = summary[keys::verdict::kEnvironmentShift];
+  for (std::string_view key : {keys::verdict::kEnvironmentShift, keys::verdict::kPaired}) {
+    if (summary.contains(key)) out[key] = summary[key];
   }
   out[keys::verdict::kResults] = json::parse(v.results_json, nullptr, false);
   return out;
@@ -231,7 +231,7 @@ std::string VerdictBody(const store::StoredVerdict& stored) {
   AppendJsonKey(out, ",", keys::verdict::kContenderRunIds);
   out += json(v.contender_run_ids).dump();
   // The summary object's members (commit, branch, testbed, pr, counts, warnings and, when the
-  // metrics moved together, environment_shift), spliced in.
+  // metrics moved together, environment_shift; a paired verdict's "paired"), spliced in.
   const size_t open = v.summary_json.find('{');
   const size_t close = v.summary_json.rfind('}');
   if (open != std::string::npos && close != std::string::npos && close > open + 1) {
@@ -409,6 +409,7 @@ Result<json> VerdictService::Replay(const store::Project& project, const std::st
     return MakeError(ErrorCode::kNotFound, "run " + run_id + " has no verdict to replay", "id");
   }
   const store::NewVerdict& stored = (*latest)->verdict;
+  if (!stored.measurement_json.empty()) return ReplayPaired(project, **latest);
   auto request = DecodeParameters(json::parse(stored.parameters_json, nullptr, false));
   if (!request) return tl::unexpected(request.error());
   auto contender = store_.GetSampleSets(project, stored.contender_run_ids);
@@ -422,13 +423,19 @@ Result<json> VerdictService::Replay(const store::Project& project, const std::st
   auto judged = Judge(*contender, base_sets.get(), *request);
   if (!judged) return tl::unexpected(judged.error());
 
+  return ReplayAnswer(**latest, stats::kVerdictAlgorithmVersion, judged->outcome,
+                      judged->results_json);
+}
+
+json ReplayAnswer(const store::StoredVerdict& verdict, std::string_view algorithm_version,
+                  const std::string& outcome, const std::string& results_json) {
+  const store::NewVerdict& stored = verdict.verdict;
   const json original = json::parse(stored.results_json, nullptr, false);
-  const json replayed = json::parse(judged->results_json, nullptr, false);
+  const json replayed = json::parse(results_json, nullptr, false);
   json differences = json::array();
-  if (judged->outcome != stored.outcome) {
-    differences.push_back({{"field", keys::verdict::kOutcome},
-                           {"stored", stored.outcome},
-                           {"replayed", judged->outcome}});
+  if (outcome != stored.outcome) {
+    differences.push_back(
+        {{"field", keys::verdict::kOutcome}, {"stored", stored.outcome}, {"replayed", outcome}});
   }
   if (!original.is_array() || original.size() != replayed.size()) {
     differences.push_back({{"field", keys::verdict::kResults},
@@ -451,10 +458,10 @@ Result<json> VerdictService::Replay(const store::Project& project, const std::st
       }
     }
   }
-  return json{{"verdict", VerdictJson(**latest)},
+  return json{{"verdict", VerdictJson(verdict)},
               {"replay",
                {{"matches", differences.empty()},
-                {"algorithm_version", std::string(stats::kVerdictAlgorithmVersion)},
+                {"algorithm_version", std::string(algorithm_version)},
                 {"stored_algorithm_version", stored.algorithm_version},
                 {"differences", std::move(differences)}}}};
 }

@@ -20,6 +20,7 @@
 #include "server/gate/baseline_cache.h"
 #include "server/store/store.h"
 #include "stats/verdict.h"
+#include "wire/paired.h"
 #include "wire/verdict.h"
 #include "wire/verdict_request.h"
 
@@ -70,7 +71,18 @@ class VerdictService {
   Result<std::string> Latest(const store::Project& project, const std::string& run_id);
   // The newest stored verdict, recomputed from its parameters and sample sets:
   // {"verdict": stored, "replay": {"matches", "algorithm_version", "differences": [...]}}.
+  // A paired verdict of the newest stored one: its measurement judged again (and, for an
+  // amendment, merged into the amended verdict again) and compared the same way.
   Result<nlohmann::json> Replay(const store::Project& project, const std::string& run_id);
+
+  // The run's paired verdict (paired_verdict.cc; docs/api.md, "Paired verdicts"): the
+  // measurement judged by judge::JudgePaired and stored with it as the run's newest verdict, as
+  // the response body {"verdict": {...}}; or, when the newest stored verdict is a paired verdict
+  // of the same measurement (a retried CI job), that one (*reused = true). A measurement that
+  // amends a verdict must name the run's newest one, unpaired (else kConflict, field "amends").
+  Result<std::string> ComputePaired(const store::Project& project, const std::string& run_id,
+                                    const wire::PairedMeasurement& measurement,
+                                    bool* reused = nullptr);
 
   BaselineCache::Stats CacheStats() const { return baselines_.GetStats(); }
 
@@ -88,6 +100,9 @@ class VerdictService {
   static constexpr size_t kWarmQueue = 64;
   void WarmLoop();
   void Warm(const store::Project& project, const std::string& run_id);
+
+  Result<nlohmann::json> ReplayPaired(const store::Project& project,
+                                      const store::StoredVerdict& stored);
 
   Result<std::shared_ptr<const PreparedBaseline>> LoadBaseline(
       const store::Project& project, const std::vector<std::string>& run_ids);
@@ -107,5 +122,11 @@ nlohmann::json VerdictJson(const store::StoredVerdict& stored);
 // {"verdict": VerdictJson(stored)} as text, spliced from the stored JSON texts without parsing
 // them (a verdict of 500 metrics is ~200 KB; reading one back must stay cheap).
 std::string VerdictBody(const store::StoredVerdict& stored);
+
+// The answer of GET ...?replay=1: {"verdict": VerdictJson(stored), "replay": {...}} with the
+// differences between the stored outcome and results (per row: verdict, change, change_ci,
+// p_value, p_adjusted) and the recomputed ones.
+nlohmann::json ReplayAnswer(const store::StoredVerdict& stored, std::string_view algorithm_version,
+                            const std::string& outcome, const std::string& results_json);
 
 }  // namespace perfgate::server::gate

@@ -59,6 +59,8 @@ class PgStore final : public ProjectStore,
   Result<StoredVerdict> SaveVerdict(const Project& project, const NewVerdict& verdict) override;
   Result<std::optional<StoredVerdict>> LatestVerdict(const Project& project,
                                                      const std::string& run_id) override;
+  Result<std::optional<StoredVerdict>> GetVerdict(const Project& project, const std::string& run_id,
+                                                  int64_t id) override;
 
   // HistoryStore (pg_history_store.cc)
   Result<std::unique_ptr<HistoryRunTransaction>> BeginNextRun(

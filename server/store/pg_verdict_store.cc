@@ -208,7 +208,7 @@ namespace {
 const char* kVerdictColumns =
     "v.id, v.run_id::text, v.contender_run_ids::text, v.baseline_run_ids::text, v.outcome, "
     "v.algorithm_version, v.parameters::text, v.baseline::text, v.summary::text, "
-    "v.results::text, ";
+    "v.results::text, v.measurement::text, ";
 
 StoredVerdict ReadVerdict(const pqxx::row& row) {
   StoredVerdict out;
@@ -223,7 +223,8 @@ StoredVerdict ReadVerdict(const pqxx::row& row) {
   v.baseline_json = Text(row[7]);
   v.summary_json = row[8].as<std::string>();
   v.results_json = row[9].as<std::string>();
-  out.created_at = row[10].as<std::string>();
+  v.measurement_json = Text(row[10]);
+  out.created_at = row[11].as<std::string>();
   return out;
 }
 
@@ -238,16 +239,18 @@ Result<StoredVerdict> PgStore::SaveVerdict(const Project& project, const NewVerd
     tx.exec("SET LOCAL synchronous_commit TO OFF");
     pqxx::result r = tx.exec_params(
         "INSERT INTO verdicts AS v (run_id, contender_run_ids, baseline_run_ids, outcome, "
-        "algorithm_version, parameters, baseline, summary, results) "
+        "algorithm_version, parameters, baseline, summary, results, measurement) "
         "SELECT $1::uuid, $2::uuid[], $3::uuid[], $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, "
-        "$9::json WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1::uuid AND project_id = $10) "
+        "$9::json, $11::json "
+        "WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1::uuid AND project_id = $10) "
         "RETURNING v.id, " +
             pgutil::Rfc3339Sql("v.created_at"),
         verdict.run_id, pgutil::TextArray(verdict.contender_run_ids),
         pgutil::TextArray(verdict.baseline_run_ids), verdict.outcome, verdict.algorithm_version,
         verdict.parameters_json,
         verdict.baseline_json.empty() ? nullptr : verdict.baseline_json.c_str(),
-        verdict.summary_json, verdict.results_json, project.id);
+        verdict.summary_json, verdict.results_json, project.id,
+        verdict.measurement_json.empty() ? nullptr : verdict.measurement_json.c_str());
     if (r.empty()) {
       return MakeError(ErrorCode::kNotFound,
                        "no run " + verdict.run_id + " in project " + project.name, "id");
@@ -272,6 +275,21 @@ Result<std::optional<StoredVerdict>> PgStore::LatestVerdict(const Project& proje
                 " FROM verdicts v JOIN runs r ON r.id = v.run_id WHERE v.run_id = $1::uuid "
                 "AND r.project_id = $2 ORDER BY v.created_at DESC, v.id DESC LIMIT 1",
             run_id, project.id);
+        if (r.empty()) return std::optional<StoredVerdict>();
+        return std::optional<StoredVerdict>(ReadVerdict(r[0]));
+      });
+}
+
+Result<std::optional<StoredVerdict>> PgStore::GetVerdict(const Project& project,
+                                                         const std::string& run_id, int64_t id) {
+  if (!wire::IsUuid(run_id, wire::HexCase::kLower)) return std::optional<StoredVerdict>();
+  return pool_.WithStatements<std::optional<StoredVerdict>>(
+      [&](pqxx::transaction_base& tx) -> Result<std::optional<StoredVerdict>> {
+        pqxx::result r = tx.exec_params(
+            "SELECT " + std::string(kVerdictColumns) + pgutil::Rfc3339Sql("v.created_at") +
+                " FROM verdicts v JOIN runs r ON r.id = v.run_id WHERE v.id = $1 "
+                "AND v.run_id = $2::uuid AND r.project_id = $3",
+            id, run_id, project.id);
         if (r.empty()) return std::optional<StoredVerdict>();
         return std::optional<StoredVerdict>(ReadVerdict(r[0]));
       });

@@ -226,6 +226,9 @@ struct NewVerdict {
   std::string baseline_json;  // "" for none
   std::string summary_json = "{}";
   std::string results_json = "[]";
+  // A paired verdict's measurement (wire/paired.h, as EncodePairedMeasurement writes it), which
+  // replays it; "" for a verdict judged against stored runs.
+  std::string measurement_json;
 };
 
 struct StoredVerdict {
@@ -252,6 +255,10 @@ class VerdictStore {
   // The newest verdict of a run; nullopt when it has none.
   virtual Result<std::optional<StoredVerdict>> LatestVerdict(const Project& project,
                                                              const std::string& run_id) = 0;
+  // Verdict `id` of the run; nullopt when the run has no verdict of that id.
+  virtual Result<std::optional<StoredVerdict>> GetVerdict(const Project& project,
+                                                          const std::string& run_id,
+                                                          int64_t id) = 0;
 };
 
 }  // namespace perfgate::store

@@ -44,6 +44,14 @@ class MergeBaseVerdicts : public store::VerdictStore {
     if (saved.empty()) return std::optional<store::StoredVerdict>();
     return std::optional<store::StoredVerdict>(saved.back());
   }
+  Result<std::optional<store::StoredVerdict>> GetVerdict(const store::Project&,
+                                                         const std::string& run_id,
+                                                         int64_t id) override {
+    for (const store::StoredVerdict& v : saved) {
+      if (v.id == id && v.verdict.run_id == run_id) return std::optional<store::StoredVerdict>(v);
+    }
+    return std::optional<store::StoredVerdict>();
+  }
 
   std::vector<store::StoredVerdict> saved;
 };

@@ -19,6 +19,8 @@
 #include "server/auth/tokens.h"
 #include "server/gate/verdict.h"
 #include "tests/testing/openapi_schema.h"
+#include "tests/testing/planted_paired.h"
+#include "wire/paired.h"
 #include "wire/verdict.h"
 #include "wire/verdict_request.h"
 
@@ -152,6 +154,14 @@ class TwoRuns : public store::VerdictStore {
     if (saved.empty()) return std::optional<store::StoredVerdict>();
     return std::optional<store::StoredVerdict>(saved.back());
   }
+  Result<std::optional<store::StoredVerdict>> GetVerdict(const store::Project&,
+                                                         const std::string& run_id,
+                                                         int64_t id) override {
+    for (const store::StoredVerdict& v : saved) {
+      if (v.id == id && v.verdict.run_id == run_id) return std::optional<store::StoredVerdict>(v);
+    }
+    return std::optional<store::StoredVerdict>();
+  }
   std::vector<store::StoredVerdict> saved;
 };
 
@@ -257,10 +267,11 @@ TEST_F(OpenApiRoutesTest, TheVerdictSchemasNameEveryKeyTheServerWrites) {
   EXPECT_EQ(KeysOf(answer), Keys{"verdict"});
   const json& verdict = answer["verdict"];
   EXPECT_EQ(KeysOf(verdict), Required("Verdict"));
-  // The one optional key: written only when the run's metrics moved together (not here).
+  // The optional keys: written only when the run's metrics moved together (not here), and only
+  // in paired verdicts.
   Keys verdict_optional = Properties("Verdict");
   for (const std::string& key : Required("Verdict")) verdict_optional.erase(key);
-  EXPECT_EQ(verdict_optional, Keys{"environment_shift"});
+  EXPECT_EQ(verdict_optional, (Keys{"environment_shift", "paired"}));
   EXPECT_EQ(KeysOf(verdict["parameters"]), Properties("VerdictParameters"));
   EXPECT_EQ(KeysOf(verdict["parameters"]), Required("VerdictParameters"));
   for (const json& rule : verdict["parameters"]["rules"]) {
@@ -269,14 +280,19 @@ TEST_F(OpenApiRoutesTest, TheVerdictSchemasNameEveryKeyTheServerWrites) {
     }
   }
   EXPECT_EQ(KeysOf(verdict["baseline"]), Properties("VerdictBaseline"));
-  EXPECT_EQ(KeysOf(verdict["counts"]), Properties("VerdictCounts"));
+  // Every count but the paired verdicts' "unstable".
+  EXPECT_EQ(KeysOf(verdict["counts"]), Required("VerdictCounts"));
+  Keys counts_optional = Properties("VerdictCounts");
+  for (const std::string& key : Required("VerdictCounts")) counts_optional.erase(key);
+  EXPECT_EQ(counts_optional, Keys{"unstable"});
   EXPECT_EQ(verdict["outcome"], "regression");
 
   // Judged, NEW and IGNORED results all carry the documented keys, and only those; the optional
-  // ones are what regressions may add (verdict_attribution_test.cc has verdicts with them).
+  // ones are what regressions may add (verdict_attribution_test.cc has verdicts with them) and
+  // what a paired row adds (ThePairedVerdictNamesEveryKeyTheServerWrites).
   Keys optional = Properties("VerdictResult");
   for (const std::string& key : Required("VerdictResult")) optional.erase(key);
-  EXPECT_EQ(optional, (Keys{"attribution", "environment"}));
+  EXPECT_EQ(optional, (Keys{"attribution", "environment", "paired"}));
   EXPECT_EQ(Required("VerdictAttribution"), Keys{"moved"});
   EXPECT_EQ(Properties("VerdictAttribution"), (Keys{"moved", "roofline", "hint"}));
   std::map<std::string, std::string> kinds;
@@ -298,6 +314,45 @@ TEST_F(OpenApiRoutesTest, TheVerdictSchemasNameEveryKeyTheServerWrites) {
   const json replay = json::parse(replayed.response.body);
   EXPECT_EQ(KeysOf(replay), (Keys{"verdict", "replay"}));
   EXPECT_EQ(KeysOf(replay["replay"]), Properties("VerdictReplay"));
+  EXPECT_TRUE(replay["replay"]["matches"].get<bool>()) << replay.dump();
+}
+
+// A paired measurement posted to the run: the verdict names the documented keys, "paired" and
+// "unstable" included, and each judged row the paired detail's; the same body again is 200.
+TEST_F(OpenApiRoutesTest, ThePairedVerdictNamesEveryKeyTheServerWrites) {
+  const std::string url = std::string("/api/v1/projects/proj/runs/") + kRun + "/verdict/paired";
+  const std::string body =
+      wire::EncodePairedMeasurement(testing::PlantedMeasurement(std::string(40, 'a')));
+  const http::Router::Routed posted = Call("POST", url, body, true);
+  ASSERT_EQ(posted.response.status, 201) << posted.response.body;
+  const json verdict = json::parse(posted.response.body)["verdict"];
+  Keys expected = Required("Verdict");
+  expected.insert("paired");
+  EXPECT_EQ(KeysOf(verdict), expected);
+  EXPECT_EQ(KeysOf(verdict["paired"]), Properties("PairedSummary"));
+  EXPECT_EQ(KeysOf(verdict["counts"]), Properties("VerdictCounts"));
+  EXPECT_EQ(KeysOf(verdict["baseline"]), Properties("VerdictBaseline"));
+  EXPECT_EQ(KeysOf(verdict["parameters"]), Properties("VerdictParameters"));
+  Keys judged = Required("VerdictResult");
+  judged.insert("paired");
+  std::map<std::string, std::string> kinds;
+  for (const json& result : verdict["results"]) {
+    kinds[result["benchmark"]] = result["verdict"];
+    const bool paired = result.contains("paired");
+    EXPECT_EQ(KeysOf(result), paired ? judged : Required("VerdictResult")) << result.dump();
+    if (paired) {
+      EXPECT_EQ(KeysOf(result["paired"]), Properties("PairedDetail"));
+    }
+  }
+  EXPECT_EQ(kinds, (std::map<std::string, std::string>{{"BM_Slow", "REGRESSION"},
+                                                       {"BM_Same", "EQUIVALENT"},
+                                                       {"BM_Noisy", "UNSTABLE"},
+                                                       {"BM_Few", "NEW"},
+                                                       {"BM_Skip", "IGNORED"}}));
+  EXPECT_EQ(Call("POST", url, body, true).response.status, 200);
+  const json replay = json::parse(
+      Call("GET", std::string("/api/v1/projects/proj/runs/") + kRun + "/verdict?replay=1", "", true)
+          .response.body);
   EXPECT_TRUE(replay["replay"]["matches"].get<bool>()) << replay.dump();
 }
 
@@ -329,6 +384,16 @@ TEST_F(OpenApiDocTest, TheWireVerdictTypesNameExactlyTheDocumentedKeys) {
                                                      .geomean_change = 0.22,
                                                      .same_sign_share = 1,
                                                      .reason = "r"};
+  wire::PairedSummary paired;
+  paired.baseline_commit = std::string(40, 'a');
+  paired.amends = 2;
+  paired.geomean_change = 0.1;
+  paired.geomean_ci = wire::Interval{.lower = 0.05, .upper = 0.15};
+  verdict.paired = paired;
+  wire::PairedDetail detail;
+  detail.t_ci = wire::Interval{.lower = 0.05, .upper = 0.15};
+  detail.bootstrap_ci = wire::Interval{.lower = 0.06, .upper = 0.14};
+  verdict.results[0].paired = detail;
 
   const json encoded = wire::EncodeVerdict(verdict);
   EXPECT_EQ(KeysOf(encoded), Properties("Verdict"));
@@ -338,8 +403,10 @@ TEST_F(OpenApiDocTest, TheWireVerdictTypesNameExactlyTheDocumentedKeys) {
   EXPECT_EQ(KeysOf(encoded["parameters"]["rules"][0]), Properties("ThresholdRule"));
   EXPECT_EQ(KeysOf(encoded["baseline"]), Properties("VerdictBaseline"));
   EXPECT_EQ(KeysOf(encoded["counts"]), Properties("VerdictCounts"));
+  EXPECT_EQ(KeysOf(encoded["paired"]), Properties("PairedSummary"));
   const json& row = encoded["results"][0];
   EXPECT_EQ(KeysOf(row), Properties("VerdictResult"));
+  EXPECT_EQ(KeysOf(row["paired"]), Properties("PairedDetail"));
   EXPECT_EQ(KeysOf(row["base"]), Properties("VerdictSide"));
   EXPECT_EQ(KeysOf(row["attribution"]), Properties("VerdictAttribution"));
   const YAML::Node attribution = Schema("VerdictAttribution")["properties"];
