@@ -37,7 +37,10 @@ Result<json> PairedParameters(const wire::PairedMeasurement& m) {
   p.power = policy->power;
   p.bootstrap_resamples = policy->bootstrap_resamples;
   p.seed = policy->seed;
-  return EncodeParameters(*request);
+  json out = EncodeParameters(*request);
+  // The deciding test is the paired one (the design's), not the unpaired request's default.
+  out[keys::parameters::kTest] = "paired-" + m.design.test;
+  return out;
 }
 
 // kConflict unless `latest` is the verdict the measurement amends: the run's newest, unpaired.
