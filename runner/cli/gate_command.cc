@@ -183,11 +183,13 @@ int Gate(const GateArgs& args) {
   paired.parameters = RequestBody(*config, {});
 
   std::optional<wire::Verdict> verdict;
+  bool paired_failed = false;  // measuring side by side failed once: not tried again
   if (settings->mode != config::GateMode::kUnpaired) {
     if (why_not_paired.empty()) {
       auto measured = MeasureSideBySide(*config, *server, paired, args.save_measurement);
       if (!measured) return ReportError(measured.error());
       verdict = std::move(*measured);
+      paired_failed = !verdict;
     } else {
       std::cerr << "perfgate: " << (settings->mode == config::GateMode::kPaired ? "warning: " : "")
                 << "cannot measure side by side (" << why_not_paired
@@ -233,7 +235,7 @@ int Gate(const GateArgs& args) {
   if (!verdict->paired && verdict->environment_shift) {
     // The run's metrics moved together: a drift of the machine between the baseline's runs and
     // this one, or a change that touches everything. Only a side-by-side measurement tells.
-    if (why_not_paired.empty() && !args.no_shift_remeasure) {
+    if (why_not_paired.empty() && !args.no_shift_remeasure && !paired_failed) {
       std::cerr << "perfgate: the run's metrics moved together ("
                 << verdict->environment_shift->reason
                 << "): re-measuring every gated metric side by side\n";

@@ -103,7 +103,12 @@ double ThresholdOf(const MetricResult& result, const Verdict& verdict) {
 }
 
 std::string ChangeHeader(const Verdict& verdict) {
-  return "Change [" + Printf("%g", verdict.parameters.confidence * 100) + "% CI]";
+  double confidence = verdict.parameters.confidence;
+  // A paired verdict's intervals are at its looks' confidence, 1 - (1 - c) / K (statistics.md).
+  if (verdict.paired && verdict.paired->looks > 0) {
+    confidence = 1 - (1 - confidence) / static_cast<double>(verdict.paired->looks);
+  }
+  return "Change [" + Printf("%g", confidence * 100) + "% CI]";
 }
 
 std::string ShortSha(std::string_view sha) { return std::string(sha.substr(0, 7)); }
