@@ -74,6 +74,61 @@ TEST(MeasurePaired, MeasuresUntilDecidedAndTheSlowerBenchmarkIsTheRegression) {
   }
 }
 
+// A training suite runs in each side's tree with that commit's script: the baseline's steps take
+// 10 ms, the pull request's 11.5 ms; the steps of a side's runs in a block are its values there.
+TEST(MeasurePaired, ATrainingSuiteIsMeasuredSideBySide) {
+  testing::SyntheticRepo repo("paired-train");
+  ASSERT_TRUE(repo.ok());
+  std::ofstream(repo.path() / "perfgate.yaml")
+      << "version: 1\nsuites:\n  - {name: trainer, type: train, command: \"sh train.sh\"}\n";
+  auto script = [&](const std::string& step) {
+    std::ofstream(repo.path() / "train.sh")
+        << "echo '{\"event\":\"step\",\"step\":0,\"warmup\":true,\"time_s\":0.5}'\n"
+        << "for i in 1 2 3 4 5 6 7 8; do\n"
+        << "  echo \"{\\\"event\\\":\\\"step\\\",\\\"step\\\":$i,\\\"time_s\\\":" << step
+        << "$i}\"\ndone\necho '{\"event\":\"end\"}'\n";
+  };
+  script("0.0100");
+  ASSERT_EQ(repo.Git("add -A").exit_code, 0);
+  ASSERT_EQ(repo.Git("commit -q -m base").exit_code, 0);
+  const std::string base = testing::SyntheticRepo::Trim(repo.Git("rev-parse HEAD").output);
+  script("0.0115");
+  ASSERT_EQ(repo.Git("commit -q -am slower").exit_code, 0);
+  auto head = config::LoadRunnerConfig((repo.path() / "perfgate.yaml").string());
+  ASSERT_TRUE(head.has_value()) << head.error().ToString();
+
+  PairedRequest request;
+  request.baseline_commit = base;
+  request.gated = {{"trainer", {}}};
+  request.testbed.name = "test-host";
+  request.design.repetitions = 2;
+  request.design.min_blocks = 3;
+  request.design.max_blocks = 6;
+  request.design.seed = 5;
+  auto measured = MeasurePaired(*head, request, [](const std::string&) {});
+  ASSERT_TRUE(measured.has_value()) << measured.error().ToString();
+  const wire::PairedSeries* steps = nullptr;
+  for (const wire::PairedSeries& s : measured->series) {
+    if (s.key.metric == "step_time") steps = &s;
+  }
+  ASSERT_NE(steps, nullptr);
+  ASSERT_GE(steps->blocks.size(), 3u);
+  EXPECT_EQ(steps->blocks[0].base.size(), 16u);  // 2 runs of 8 timed steps
+  EXPECT_EQ(steps->blocks[0].head.size(), 16u);
+
+  auto policy = judge::PairedPolicyOf(*measured);
+  ASSERT_TRUE(policy.has_value());
+  auto judged = judge::JudgePaired(*measured, *policy, false);
+  ASSERT_TRUE(judged.has_value()) << judged.error().ToString();
+  for (const judge::PairedRow& row : judged->rows) {
+    if (row.series != steps) continue;
+    const stats::PairedMetricVerdict* v = judged->VerdictOf(row);
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(v->verdict, stats::Verdict::kRegression) << v->reason;
+    EXPECT_NEAR(v->change, 0.15, 0.01);
+  }
+}
+
 TEST(MeasurePaired, ABaselineThatDoesNotBuildIsAnErrorBeforeAnythingIsMeasured) {
   testing::SyntheticRepo repo("paired-broken");
   ASSERT_TRUE(repo.ok());
