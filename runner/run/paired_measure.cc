@@ -40,6 +40,7 @@ Result<void> PairedMeasurer::MeasureBlock(const BenchmarkSelection& only,
       options.benchmarks = benchmarks;
       options.work_dir = base_.WorkDir(base_side ? "work-base" : "work-head");
       options.skip_build = true;
+      options.quiet = true;
       auto outcome =
           RunSuite(base_side ? base_.config() : head_, base_side ? *base_suite : *head_suite,
                    options, blocks_ == 0 ? progress : quiet);

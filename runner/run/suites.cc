@@ -68,6 +68,8 @@ Result<SuiteOutcome> RunGbench(const config::RunnerConfig& config, const config:
   p.env = suite.env;
   p.timeout = std::chrono::seconds(suite.timeout_s);
   progress("suite " + suite.name + ": " + ShellQuote(p.argv));
+  const std::filesystem::path log = options.work_dir / (suite.name + ".log");
+  if (options.quiet) p.output_file = log;
   auto result = RunProcess(p);
   if (!result) {
     return MakeError(result.error().code, "suite " + suite.name + ": " + result.error().message);
@@ -77,9 +79,10 @@ Result<SuiteOutcome> RunGbench(const config::RunnerConfig& config, const config:
                                                   std::to_string(suite.timeout_s) + " s timeout");
   }
   if (result->exit_code != 0) {
-    return MakeError(ErrorCode::kUnavailable, "suite " + suite.name + ": " + suite.binary.string() +
-                                                  " exited with status " +
-                                                  std::to_string(result->exit_code));
+    return MakeError(ErrorCode::kUnavailable,
+                     "suite " + suite.name + ": " + suite.binary.string() + " exited with status " +
+                         std::to_string(result->exit_code) +
+                         (options.quiet ? "; its output ends:\n" + FileTail(log) : ""));
   }
   auto file = adapters::ReadGbenchFile(out);
   if (!file)

@@ -23,6 +23,9 @@ struct SuiteOptions {
   std::set<std::string> benchmarks;  // non-empty: only these (gbench: an exact-name filter)
   std::filesystem::path work_dir;    // where JSON outputs and logs go (must exist)
   bool skip_build = false;
+  // A gbench binary's console output to <work_dir>/<suite>.log instead of the terminal (the
+  // paired gate runs it dozens of times); its tail is in the error when the binary fails.
+  bool quiet = false;
 };
 
 struct SuiteOutcome {

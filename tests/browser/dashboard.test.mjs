@@ -374,7 +374,10 @@ async function main() {
     // A marker's label leads to its alert.
     await marker.first().locator('.label').click();
     await page.waitForFunction(() => document.body.dataset.state === 'ready' && location.hash.includes('/alerts'), null, {timeout: PAGE_TIMEOUT});
-    check(await page.locator(`[data-testid=alert-row].highlight[data-alert-id="${alert.id}"]`).count() === 1, 'the marker opens its alert');
+    // The series page was 'ready' too when the hash changed: wait for the alert's row itself.
+    await poll('the marker opens its alert', async () =>
+      (await page.locator(`[data-testid=alert-row].highlight[data-alert-id="${alert.id}"]`).count()) === 1 ? true : null,
+    PAGE_TIMEOUT, 100);
     assertClean('series page');
 
     // (2) The verdict page of the PR run: the planted regression first.
