@@ -12,10 +12,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <pqxx/pqxx>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include "server/store/pg_error.h"
@@ -31,6 +33,9 @@ constexpr const char* kSuperuser = "perfgate";
 constexpr const char* kPasswordFile = "perfgate.password";
 constexpr const char* kAppPasswordFile = "perfgate_app.password";
 constexpr const char* kLogFile = "postgres.log";
+// The port the cluster last listened on: the next start takes it again when it is free, so a
+// second server pointed at this cluster keeps finding it across restarts.
+constexpr const char* kPortFile = "perfgate.port";
 constexpr size_t kTailBytes = 2000;
 
 struct CommandOutput {
@@ -138,6 +143,21 @@ Result<int> FreeLoopbackPort() {
   if (!ok)
     return MakeError(ErrorCode::kUnavailable, "bind 127.0.0.1:0: " + std::string(strerror(error)));
   return static_cast<int>(ntohs(addr.sin_port));
+}
+
+// Whether 127.0.0.1:port can be bound now.
+bool LoopbackPortFree(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  const int yes = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  close(fd);
+  return ok;
 }
 
 Result<std::string> RandomHex(size_t bytes) {
@@ -314,25 +334,50 @@ Result<void> EmbeddedPostgres::InitCluster() {
   return {};
 }
 
+// Whether the cluster answers on port_ (the password is known by then).
+bool EmbeddedPostgres::AcceptsConnections() const {
+  try {
+    pqxx::connection conn(DsnFor("postgres") + " connect_timeout=2");
+    return conn.is_open();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 Result<void> EmbeddedPostgres::StartServer() {
-  // A postmaster left running from this data directory (its server was killed): adopt it.
+  // A postmaster left running from this data directory (its server was killed): adopt it, but
+  // only once it accepts connections. A postmaster killed with its server may still be in the
+  // process table for a moment (pg_ctl status says "running") while it accepts nothing; wait
+  // for it to go, then start the cluster again (PostgreSQL recovers from its WAL).
   std::vector<std::string> argv;
-  Result<CommandOutput> status =
-      RunPg(bin_dir_, "pg_ctl", {"status", "-D", data_dir_.string()}, options_.system_user, &argv);
-  if (!status) return tl::unexpected(status.error());
-  if (status->exit_code == 0) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (;;) {
+    Result<CommandOutput> status = RunPg(bin_dir_, "pg_ctl", {"status", "-D", data_dir_.string()},
+                                         options_.system_user, &argv);
+    if (!status) return tl::unexpected(status.error());
+    if (status->exit_code != 0) break;  // nothing runs: start it below
     std::ifstream pid_file(data_dir_ / "postmaster.pid");
     std::string line;
     for (int i = 0; i < 4 && std::getline(pid_file, line); ++i) {
     }
     const int port = std::atoi(line.c_str());
-    if (port <= 0) {
-      return MakeError(ErrorCode::kUnavailable, "a PostgreSQL server runs from " +
-                                                    data_dir_.string() +
-                                                    " but its postmaster.pid names no port");
+    if (port > 0) {
+      port_ = port;
+      if (AcceptsConnections()) return {};
     }
-    port_ = port;
-    return {};
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return MakeError(ErrorCode::kUnavailable,
+                       "a PostgreSQL server still runs from " + data_dir_.string() +
+                           (port > 0 ? " on port " + std::to_string(port) : std::string()) +
+                           " but accepts no connections after 20 s; stop it (pg_ctl stop -D " +
+                           data_dir_.string() + ") and start again");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  if (options_.port == 0 && port_ == 0) {
+    std::ifstream port_file(data_dir_ / kPortFile);
+    int kept = 0;
+    if (port_file >> kept && kept > 0 && kept < 65536 && LoopbackPortFree(kept)) port_ = kept;
   }
 
   const bool may_change_port = options_.port == 0 && !running_ && dsn_.empty();
@@ -352,7 +397,12 @@ Result<void> EmbeddedPostgres::StartServer() {
                std::to_string(options_.start_timeout.count()), "-o", server_options},
               options_.system_user, &argv);
     if (!out) return tl::unexpected(out.error());
-    if (out->exit_code == 0) return {};
+    if (out->exit_code == 0) {
+      // Kept for the next start (and for whoever points a second server at this cluster); a
+      // file that cannot be written only costs the port's stability.
+      std::ofstream(data_dir_ / kPortFile, std::ios::trunc) << port_ << "\n";
+      return {};
+    }
     // Someone took the port between our probe and the postmaster's bind: try another.
     if (may_change_port && attempt < 2) {
       port_ = 0;

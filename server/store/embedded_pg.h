@@ -36,9 +36,12 @@ class EmbeddedPostgres {
   EmbeddedPostgres& operator=(const EmbeddedPostgres&) = delete;
 
   // Creates the cluster if data_dir has none, starts it (or adopts one already running from
-  // this data_dir, e.g. left by a killed server), makes sure the database exists, and returns
-  // its DSN. Errors: kNotFound (no PostgreSQL binaries), kUnavailable (a command failed; the
-  // message names it and ends with its output).
+  // this data_dir, e.g. left by a killed server, once it accepts connections; a postmaster
+  // killed with its server that lingers without accepting is waited for, up to 20 s, and the
+  // cluster started again), makes sure the database exists, and returns its DSN. The port is
+  // kept in <data_dir>/perfgate.port and taken again at the next start when it is free. Errors:
+  // kNotFound (no PostgreSQL binaries), kUnavailable (a command failed; the message names it and
+  // ends with its output).
   Result<std::string> Start();
   // The least-privileged role the server runs as (after migrations, which need the owner):
   // creates role kAppRole if missing (password in <data_dir>/perfgate_app.password), lets it
@@ -64,6 +67,7 @@ class EmbeddedPostgres {
   Result<void> ResolveBinaries();
   Result<void> InitCluster();
   Result<void> StartServer();
+  bool AcceptsConnections() const;
   Result<void> EnsureDatabase();
 
   EmbeddedPostgresOptions options_;

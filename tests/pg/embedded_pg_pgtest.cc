@@ -3,6 +3,7 @@
 // binaries and foreign directories clearly.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <fstream>
 #include <pqxx/pqxx>
 
@@ -119,6 +120,51 @@ TEST_F(EmbeddedPgTest, AdoptsAServerLeftRunning) {
   EXPECT_EQ(second.port(), first.port());
   pqxx::connection conn(*dsn);
   EXPECT_TRUE(conn.is_open());
+  conn.disconnect();
+  EXPECT_TRUE(second.Stop().has_value());
+}
+
+TEST_F(EmbeddedPgTest, TheClusterKeepsItsPortAcrossRestarts) {
+  int port = 0;
+  {
+    EmbeddedPostgres first(options_);
+    ASSERT_TRUE(first.Start().has_value());
+    port = first.port();
+    ASSERT_TRUE(first.Stop().has_value());
+  }
+  EmbeddedPostgres again(options_);
+  ASSERT_TRUE(again.Start().has_value());
+  EXPECT_EQ(again.port(), port);
+}
+
+// A server and its postmaster killed with SIGKILL, and a new server started at once: it waits
+// for the dead postmaster instead of adopting it, and starts the cluster again (no manual wait).
+TEST_F(EmbeddedPgTest, RecoversAtOnceFromAKilledPostmaster) {
+  // Durable, as a production server runs: a commit survives the crash. (`first` believes its
+  // cluster runs; its destructor's stop at the end finds none: harmless.)
+  options_.durable = true;
+  EmbeddedPostgres first(options_);
+  ASSERT_TRUE(first.Start().has_value());
+  const int port = first.port();
+  {
+    pqxx::connection conn(first.dsn());
+    pqxx::work tx(conn);
+    tx.exec("CREATE TABLE survived (v int)");
+    tx.exec("INSERT INTO survived VALUES (7)");
+    tx.commit();
+  }
+  std::ifstream pid_file(options_.data_dir / "postmaster.pid");
+  pid_t postmaster = 0;
+  ASSERT_TRUE(pid_file >> postmaster);
+  ASSERT_EQ(kill(postmaster, SIGKILL), 0);
+  EmbeddedPostgres second(options_);
+  Result<std::string> dsn = second.Start();
+  ASSERT_TRUE(dsn.has_value()) << dsn.error().ToString();
+  EXPECT_EQ(second.port(), port);
+  pqxx::connection conn(*dsn);
+  pqxx::work tx(conn);
+  EXPECT_EQ(tx.exec1("SELECT v FROM survived")[0].as<int>(), 7);
+  tx.commit();
   conn.disconnect();
   EXPECT_TRUE(second.Stop().has_value());
 }
