@@ -99,21 +99,39 @@ store::NewAlertRecord MakeAlert(const store::HistorySeriesData& series, const Hi
   return alert;
 }
 
+// A state number as JSON: a number, or "inf", "-inf" or "nan" where JSON has none (values near
+// the double's range overflow the monitors' sums; their state must still read back, or the
+// series would be re-analysed from scratch at every run).
+json Num(double v) {
+  if (std::isfinite(v)) return v;
+  return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+}
+
+double ReadNum(const json& j) {
+  if (j.is_string()) {
+    const std::string& t = j.get_ref<const std::string&>();
+    if (t == "inf") return HUGE_VAL;
+    if (t == "-inf") return -HUGE_VAL;
+    if (t == "nan") return NAN;
+  }
+  return j.get<double>();  // throws on anything else: the state is unreadable then
+}
+
 json EwmaJson(const stats::EwmaParams& p, const stats::EwmaState& s) {
-  return {{"mu0", p.mu0}, {"sigma", p.sigma}, {"lambda", p.lambda},
-          {"L", p.L},     {"i", s.i},         {"z", s.z}};
+  return {{"mu0", Num(p.mu0)}, {"sigma", Num(p.sigma)}, {"lambda", Num(p.lambda)}, {"L", Num(p.L)},
+          {"i", s.i},          {"z", Num(s.z)}};
 }
 
 json CusumJson(const stats::CusumParams& p, const stats::CusumState& s) {
-  return {{"mu0", p.mu0}, {"sigma", p.sigma}, {"k", p.k},        {"h", p.h},
-          {"i", s.i},     {"c_pos", s.c_pos}, {"c_neg", s.c_neg}};
+  return {{"mu0", Num(p.mu0)}, {"sigma", Num(p.sigma)}, {"k", Num(p.k)},        {"h", Num(p.h)},
+          {"i", s.i},          {"c_pos", Num(s.c_pos)}, {"c_neg", Num(s.c_neg)}};
 }
 
 }  // namespace
 
 std::string MonitorStateJson(const MonitorState& m) {
   json out = {{"next_position", m.next_position},
-              {"warmup", {{"n", m.warm_n}, {"mean", m.warm_mean}, {"m2", m.warm_m2}}},
+              {"warmup", {{"n", m.warm_n}, {"mean", Num(m.warm_mean)}, {"m2", Num(m.warm_m2)}}},
               {"armed", m.armed},
               {"signals",
                {{"ewma_up", m.ewma_up},
@@ -134,8 +152,8 @@ Result<MonitorState> ParseMonitorState(const std::string& text) {
     const json j = json::parse(text);
     m.next_position = j.at("next_position").get<int64_t>();
     m.warm_n = j.at("warmup").at("n").get<int64_t>();
-    m.warm_mean = j.at("warmup").at("mean").get<double>();
-    m.warm_m2 = j.at("warmup").at("m2").get<double>();
+    m.warm_mean = ReadNum(j.at("warmup").at("mean"));
+    m.warm_m2 = ReadNum(j.at("warmup").at("m2"));
     m.armed = j.at("armed").get<bool>();
     const json& s = j.at("signals");
     m.ewma_up = s.at("ewma_up").get<int64_t>();
@@ -144,14 +162,13 @@ Result<MonitorState> ParseMonitorState(const std::string& text) {
     m.cusum_down = s.at("cusum_down").get<int64_t>();
     if (m.armed) {
       const json& e = j.at("ewma");
-      m.ewma_params = {e.at("mu0").get<double>(), e.at("sigma").get<double>(),
-                       e.at("lambda").get<double>(), e.at("L").get<double>()};
-      m.ewma = {e.at("i").get<int64_t>(), e.at("z").get<double>()};
+      m.ewma_params = {ReadNum(e.at("mu0")), ReadNum(e.at("sigma")), ReadNum(e.at("lambda")),
+                       ReadNum(e.at("L"))};
+      m.ewma = {e.at("i").get<int64_t>(), ReadNum(e.at("z"))};
       const json& c = j.at("cusum");
-      m.cusum_params = {c.at("mu0").get<double>(), c.at("sigma").get<double>(),
-                        c.at("k").get<double>(), c.at("h").get<double>()};
-      m.cusum = {c.at("i").get<int64_t>(), c.at("c_pos").get<double>(),
-                 c.at("c_neg").get<double>()};
+      m.cusum_params = {ReadNum(c.at("mu0")), ReadNum(c.at("sigma")), ReadNum(c.at("k")),
+                        ReadNum(c.at("h"))};
+      m.cusum = {c.at("i").get<int64_t>(), ReadNum(c.at("c_pos")), ReadNum(c.at("c_neg"))};
     }
   } catch (const json::exception& e) {
     return InvalidArgument(std::string("unreadable monitor state: ") + e.what(), "monitor_state");
@@ -162,7 +179,7 @@ Result<MonitorState> ParseMonitorState(const std::string& text) {
 std::string DetectorStateJson(const stats::ChangePointState& s) {
   return json{{"length", s.length},
               {"window_len", s.window_len},
-              {"first_pass_pvalue", s.first_pass_pvalue},
+              {"first_pass_pvalue", Num(s.first_pass_pvalue)},
               {"resume_start", s.resume_start},
               {"split_indices", s.split_indices}}
       .dump();
@@ -175,7 +192,7 @@ Result<std::optional<stats::ChangePointState>> ParseDetectorState(const std::str
     stats::ChangePointState s;
     s.length = j.at("length").get<std::size_t>();
     s.window_len = j.at("window_len").get<std::size_t>();
-    s.first_pass_pvalue = j.at("first_pass_pvalue").get<double>();
+    s.first_pass_pvalue = ReadNum(j.at("first_pass_pvalue"));
     s.resume_start = j.at("resume_start").get<std::size_t>();
     s.split_indices = j.at("split_indices").get<std::vector<std::size_t>>();
     return std::optional<stats::ChangePointState>(std::move(s));

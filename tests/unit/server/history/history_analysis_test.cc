@@ -211,6 +211,35 @@ TEST(HistoryStates, UnreadableStatesAreErrorsAndEmptyOnesFresh) {
   EXPECT_FALSE(none->has_value());
 }
 
+// Values near the double's range (1.7e308) overflow the monitors' sums to infinity: the state
+// must still read back (it was written with nulls and re-analysed from scratch at every run).
+TEST(HistoryStates, OverflowedNumbersReadBack) {
+  MonitorState m;
+  m.next_position = 12;
+  m.warm_n = 10;
+  m.warm_mean = 1.7e308;
+  m.warm_m2 = HUGE_VAL;
+  m.armed = true;
+  m.ewma_params = {1.7e308, HUGE_VAL, 0.2, 3};
+  m.ewma = {4, -HUGE_VAL};
+  m.cusum_params = {1.7e308, NAN, 0.5, 5};
+  m.cusum = {4, HUGE_VAL, 0};
+  auto back = ParseMonitorState(MonitorStateJson(m));
+  ASSERT_TRUE(back.has_value()) << back.error().ToString();
+  EXPECT_EQ(back->warm_mean, 1.7e308);
+  EXPECT_EQ(back->warm_m2, HUGE_VAL);
+  EXPECT_EQ(back->ewma_params.sigma, HUGE_VAL);
+  EXPECT_EQ(back->ewma.z, -HUGE_VAL);
+  EXPECT_TRUE(std::isnan(back->cusum_params.sigma));
+  EXPECT_EQ(back->cusum.c_pos, HUGE_VAL);
+  EXPECT_EQ(MonitorStateJson(*back), MonitorStateJson(m));
+  // A word that is not one of the three is still unreadable.
+  EXPECT_FALSE(ParseMonitorState(R"({"next_position": 1, "warmup": {"n": 1, "mean": "big",
+      "m2": 0}, "armed": false, "signals": {"ewma_up": -1, "ewma_down": -1, "cusum_up": -1,
+      "cusum_down": -1}})")
+                   .has_value());
+}
+
 TEST(RefreshedQValue, KeepsTheFactorOfTheIngestThatRaisedTheAlert) {
   EXPECT_DOUBLE_EQ(RefreshedQValue({3, 1e-5, 2e-5}, 1e-6), 2e-6);
   EXPECT_EQ(RefreshedQValue({3, 0.1, 0.8}, 0.5), 1.0);  // at most 1
