@@ -328,8 +328,10 @@ void AddGateCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<GateArgs>();
   CLI::App* gate = app.add_subcommand(
       "gate",
-      "Ask the server for the verdict of the last `perfgate run` (or --run ID) and fail on a "
-      "regression. Exit codes: 0 pass, 1 regression, 2 usage/config error, 3 server "
+      "Decide the last `perfgate run` (or --run ID) and fail on a regression: the baseline "
+      "and this build measured side by side on this host (--paired, --mode auto) or the "
+      "server's verdict against stored runs (--mode unpaired), stored by the server either way. "
+      "Exit codes: 0 pass, 1 regression, 2 usage/config error, 3 server "
       "unreachable, a noisy environment (throttled GPUs: repeat the run on a healthy host), or "
       "metrics that moved together and could not be re-measured side by side");
   gate->add_option("--config", args->config, "perfgate.yaml to use");
