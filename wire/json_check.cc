@@ -57,9 +57,11 @@ std::string Detail(std::string_view what) {
 }
 
 // Builds the DOM through nlohmann's own builder and stops at the first violation of a limit that
-// must hold before the DOM exists: depth (the parser itself is iterative, so stopping here means
-// a 100,000-deep body costs 33 frames), string size and NUL characters (PostgreSQL text and jsonb
-// cannot hold U+0000), and duplicate keys (nlohmann would keep the last one silently).
+// must hold before the DOM exists: the number of values (so a body of a million tiny values costs
+// max_elements DOM nodes at most, not a million), depth (the parser itself is iterative, so
+// stopping here means a 100,000-deep body costs 33 frames), string size and NUL characters
+// (PostgreSQL text and jsonb cannot hold U+0000), and duplicate keys (nlohmann would keep the last
+// one silently).
 class CheckingSax {
  public:
   CheckingSax(json& root, std::string_view text, const JsonLimits& limits)
@@ -135,6 +137,10 @@ class CheckingSax {
 
   bool BeginValue() {
     if (!frames_.empty() && !frames_.back().object) ++frames_.back().elements;
+    if (++values_ > limits_.max_elements) {
+      return Fail(Path(), "JSON body has more than " + std::to_string(limits_.max_elements) +
+                              " elements (values)");
+    }
     return true;
   }
 
@@ -189,6 +195,7 @@ class CheckingSax {
   std::string_view text_;
   const JsonLimits& limits_;
   std::vector<Frame> frames_;
+  size_t values_ = 0;  // values begun so far, the root included
   std::optional<Error> error_;
 };
 

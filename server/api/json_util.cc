@@ -2,57 +2,18 @@
 
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <vector>
 
 #include "server/http/errors.h"
+#include "wire/json_check.h"
 #include "wire/validate.h"
 
 namespace perfgate::server::api {
 namespace {
 
 using nlohmann::json;
-
-// Stops nlohmann's parser at the first container deeper than the limit, before the DOM grows.
-class DepthLimitedSax : public nlohmann::detail::json_sax_dom_parser<json> {
- public:
-  DepthLimitedSax(json& out, int max_depth)
-      : json_sax_dom_parser(out, /*allow_exceptions=*/false), max_depth_(max_depth) {}
-
-  bool start_object(std::size_t n) {
-    if (++depth_ > max_depth_) return TooDeep();
-    return json_sax_dom_parser::start_object(n);
-  }
-  bool end_object() {
-    --depth_;
-    return json_sax_dom_parser::end_object();
-  }
-  bool start_array(std::size_t n) {
-    if (++depth_ > max_depth_) return TooDeep();
-    return json_sax_dom_parser::start_array(n);
-  }
-  bool end_array() {
-    --depth_;
-    return json_sax_dom_parser::end_array();
-  }
-  template <class Exception>
-  bool parse_error(std::size_t /*position*/, const std::string& /*token*/, const Exception& e) {
-    if (!error_) error_ = std::string("malformed JSON: ") + e.what();
-    return false;
-  }
-
-  const std::optional<std::string>& error() const { return error_; }
-
- private:
-  bool TooDeep() {
-    error_ = "JSON nested deeper than " + std::to_string(max_depth_) + " levels";
-    return false;
-  }
-
-  int max_depth_;
-  int depth_ = 0;
-  std::optional<std::string> error_;
-};
 
 json NullIfEmpty(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
 
@@ -74,18 +35,15 @@ std::optional<http::Response> CheckJsonContentType(const http::Request& request)
                              "Content-Type");
 }
 
-Result<json> ParseJsonObject(std::string_view body, int max_depth) {
-  json root;
-  DepthLimitedSax sax(root, max_depth);
-  bool ok = false;
-  try {
-    ok = json::sax_parse(body.begin(), body.end(), &sax, json::input_format_t::json,
-                         /*strict=*/true);
-  } catch (const std::exception& e) {
-    return InvalidArgument(std::string("malformed JSON: ") + e.what());
-  }
-  if (!ok || sax.error()) return InvalidArgument(sax.error().value_or("malformed JSON"));
-  if (!root.is_object()) return InvalidArgument("the body must be a JSON object");
+Result<json> ParseJsonObject(std::string_view body, int max_depth, size_t max_elements) {
+  wire::JsonLimits limits;
+  // The HTTP layer bounds the body's bytes, and so every string; the decoders bound each field.
+  limits.max_string = std::numeric_limits<size_t>::max();
+  limits.max_depth = max_depth;
+  limits.max_elements = max_elements;
+  Result<json> root = wire::ParseCheckedJson(body, limits);
+  if (!root) return root;
+  if (!root->is_object()) return InvalidArgument("the body must be a JSON object");
   return root;
 }
 

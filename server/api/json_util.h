@@ -3,6 +3,7 @@
 // every handler rejects bad input the same way and names the field at fault.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -26,9 +27,16 @@ http::Response JsonResponse(int status, const nlohmann::json& body);
 // such as charset=utf-8 allowed); nullopt when it does.
 std::optional<http::Response> CheckJsonContentType(const http::Request& request);
 
-// Parses a small JSON object body (projects, tokens): malformed JSON, invalid UTF-8, nesting
-// deeper than `max_depth` and a non-object root are kInvalidArgument.
-Result<nlohmann::json> ParseJsonObject(std::string_view body, int max_depth);
+// Values one small JSON body (projects, tokens, alert updates, verdict requests, bisects) may hold:
+// the largest legitimate one, a verdict request of 1000 rules, has under 10,000.
+inline constexpr size_t kMaxBodyElements = 100'000;
+
+// Parses a small JSON object body through wire::ParseCheckedJson, which stops before the DOM
+// grows past a limit: malformed JSON, invalid UTF-8, nesting deeper than `max_depth`, more than
+// `max_elements` values, a duplicate key in any object, a string or key holding U+0000 and a
+// non-object root are kInvalidArgument naming the JSON path at fault where there is one.
+Result<nlohmann::json> ParseJsonObject(std::string_view body, int max_depth,
+                                       size_t max_elements = kMaxBodyElements);
 
 // 400 naming the first query parameter that is not in `allowed`, or that is repeated (a typo
 // must not silently widen a query; two values for one name are ambiguous).

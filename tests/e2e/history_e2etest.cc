@@ -269,6 +269,20 @@ TEST_F(HistoryE2eTest, PlantedStepAlertTriageRebaselineAndANewStep) {
   EXPECT_NE(bad.body.find("\"state\""), std::string::npos) << bad.body;
   EXPECT_EQ(Patch(id, {{"colour", "red"}}, triager_).status, 400);
   EXPECT_EQ(Patch(999999, {{"state", "resolved"}}, triager_).status, 404);
+  // A duplicate key (no "last one wins") and a NUL in the note (it used to be stored truncated
+  // to "a") are refused whole: the alert is still open with nothing noted.
+  for (const std::string raw :
+       {R"({"state":"resolved","state":"acknowledged"})", R"({"note":"a\u0000b"})"}) {
+    HttpResponse refused = http_->Request(
+        "PATCH", "/api/v1/projects/proj/alerts/" + std::to_string(id), triager_, raw);
+    EXPECT_EQ(refused.status, 400) << raw << ": " << refused.body;
+    EXPECT_EQ(json::parse(refused.body)["error"]["code"], "INVALID_ARGUMENT") << refused.body;
+  }
+  const json untouched =
+      json::parse(http_->Get("/api/v1/projects/proj/alerts/" + std::to_string(id), reader_).body);
+  EXPECT_EQ(untouched["state"], "open") << untouched.dump();
+  EXPECT_NE(untouched["note"], "a") << untouched.dump();
+  EXPECT_EQ(untouched["history"].size(), 1u) << untouched.dump();
   HttpResponse acked =
       Patch(id, {{"state", "acknowledged"}, {"note", "known: new allocator"}}, triager_);
   ASSERT_EQ(acked.status, 200) << acked.body;

@@ -78,7 +78,7 @@ class ApiE2eTest : public testing::PgTest {
     admin_ = *admin;
     config::ServerConfig config = testing::TestServerConfig(dsn_, admin_);
     config.threads = 4;
-    config.limits.body_bytes = kBodyLimit;
+    config.limits.body_bytes = BodyLimit();
     config.limits.json_depth = kJsonDepth;
     auto app = server::App::Start(config);
     ASSERT_TRUE(app.has_value()) << app.error().ToString();
@@ -92,6 +92,9 @@ class ApiE2eTest : public testing::PgTest {
   }
 
   HttpClient& http() { return *client_; }
+
+  // The server's body_bytes limit; a test that sends a larger body overrides it.
+  virtual std::size_t BodyLimit() const { return kBodyLimit; }
 
   void CreateProject(const std::string& name, bool public_read = false) {
     HttpResponse response = http().Post(

@@ -38,6 +38,25 @@ TEST(WireJsonCheck, LimitsAreTheCallers) {
   EXPECT_EQ(long_key.error().message, "key longer than 3 bytes");
 }
 
+TEST(WireJsonCheck, ElementsAreCountedBeforeTheDomGrowsPastTheLimit) {
+  JsonLimits limits;
+  limits.max_elements = 4;  // the root, "a", and two values in it
+  EXPECT_TRUE(ParseCheckedJson(R"({"a": [1, {}]})", limits).has_value());
+  Result<json> many = ParseCheckedJson(R"({"a": [1, {}, 3]})", limits);
+  ASSERT_FALSE(many.has_value());
+  EXPECT_EQ(many.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(many.error().field, "a[2]");
+  EXPECT_EQ(many.error().message, "JSON body has more than 4 elements (values)");
+  // Values in objects and nested containers count as well as array elements.
+  Result<json> members = ParseCheckedJson(R"({"a": 1, "b": {"c": [true]}})", limits);
+  ASSERT_FALSE(members.has_value());
+  EXPECT_EQ(members.error().field, "b.c[0]");
+  // The default bounds nothing but the body size: run uploads keep their own checks.
+  std::string wide = "[";
+  for (int i = 0; i < 200000; ++i) wide += i == 0 ? "0" : ",0";
+  EXPECT_TRUE(ParseCheckedJson(wide + "]").has_value());
+}
+
 TEST(WireJsonCheck, ViolationsNameTheirPathThroughArrays) {
   Result<json> duplicate = ParseCheckedJson(R"([{}, {"k": 1, "k": 2}])");
   ASSERT_FALSE(duplicate.has_value());
