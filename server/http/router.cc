@@ -1,6 +1,7 @@
 #include "server/http/router.h"
 
 #include <exception>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -20,6 +21,29 @@ std::vector<std::string_view> SplitPath(std::string_view path) {
     path.remove_prefix(slash + 1);
   }
   return parts;
+}
+
+// 400 naming the first path or query parameter that holds NUL or invalid UTF-8: checked once
+// here, so that no route and no database query ever sees such a text.
+std::optional<Response> CheckParams(const PathParams& params, const Request& request) {
+  auto refuse = [](std::string what, std::string_view problem, std::string field) {
+    return ErrorResponse(
+        Error{ErrorCode::kInvalidArgument, what + ": " + std::string(problem), std::move(field)});
+  };
+  for (const auto& [name, value] : params) {
+    if (auto problem = ParamTextProblem(value)) {
+      return refuse("path parameter " + name, *problem, name);
+    }
+  }
+  for (const auto& [name, value] : request.query) {
+    if (auto problem = ParamTextProblem(name)) {
+      return refuse("a query parameter's name", *problem, {});
+    }
+    if (auto problem = ParamTextProblem(value)) {
+      return refuse("query parameter " + name, *problem, name);
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -100,6 +124,7 @@ Router::Routed Router::Route(const Request& request) const {
   for (size_t i = 0; i < segments.size(); ++i) {
     if (best->segments[i].is_param) params.emplace(best->segments[i].text, segments[i]);
   }
+  if (auto refused = CheckParams(params, request)) return {std::move(*refused), best->name};
   try {
     return {best->handler(request, params), best->name};
   } catch (const std::exception&) {

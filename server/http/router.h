@@ -43,8 +43,10 @@ class Router {
   Cost CostOf(const Request& request) const;
 
   // 404 when no pattern matches the path, 405 with Allow when patterns match but none for the
-  // method, 400 when a path segment is badly percent-encoded. A handler that throws becomes a
-  // 500 INTERNAL response (the exception's text is not sent to the client).
+  // method, 400 when a path segment is badly percent-encoded, 400 INVALID_ARGUMENT naming the
+  // parameter ("path parameter project: contains NUL", "query parameter branch: not valid
+  // UTF-8") when a decoded path or query parameter holds NUL or invalid UTF-8. A handler that
+  // throws becomes a 500 INTERNAL response (the exception's text is not sent to the client).
   Routed Route(const Request& request) const;
   Response Handle(const Request& request) const { return Route(request).response; }
 

@@ -63,6 +63,11 @@ struct Response {
 // truncated or non-hex escape; the bytes are not checked for UTF-8 here.
 Result<std::string> PercentDecode(std::string_view text, bool plus_is_space);
 
+// What makes a decoded path or query parameter unfit for the routes and the database: "contains
+// NUL" for a U+0000 byte, "not valid UTF-8" for bytes that are not UTF-8 (overlong forms and
+// surrogates included); nullopt for a text that is fine.
+std::optional<std::string_view> ParamTextProblem(std::string_view text);
+
 // Splits a request target ("/a/b?x=1&y=%20") into request.path and request.query. Accepts the
 // origin form only (it must start with '/'); the fragment is never sent by clients.
 Result<void> ParseTarget(std::string_view target, Request& request);
