@@ -5,6 +5,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "core/request_id.h"
 #include "server/http/errors.h"
 
 namespace perfgate::http {
@@ -107,6 +108,17 @@ Router::Cost Router::CostOf(const Request& request) const {
 }
 
 Router::Routed Router::Route(const Request& request) const {
+  const std::string id = request.id.empty() ? NewRequestId() : request.id;
+  Routed routed;
+  {
+    ScopedRequestId scope(id);
+    routed = RouteInScope(request);
+  }
+  routed.response.headers.Set("X-Request-Id", id);
+  return routed;
+}
+
+Router::Routed Router::RouteInScope(const Request& request) const {
   Match match = Find(request);
   if (match.error) return {std::move(*match.error), std::string(kUnmatchedRoute)};
   const std::vector<std::string>& segments = match.segments;

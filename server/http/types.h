@@ -41,6 +41,7 @@ struct Request {
   Headers headers;
   std::string body;
   std::string remote_address;  // "127.0.0.1:54321"; empty when not from a socket
+  std::string id;              // X-Request-Id of the answer; "" lets the router make one
 
   // First value of query parameter `name`.
   std::optional<std::string> Query(std::string_view name) const;
