@@ -79,6 +79,21 @@ TEST_F(ApiE2eTest, NulInPathOrQueryIs400NamingItAndStoresNothing) {
   EXPECT_EQ(RunCount("p1"), 1u);
 }
 
+TEST_F(ApiE2eTest, NulInAVerdictRuleIsRefusedAtValidationNamingTheRule) {
+  CreateProject("p");
+  const std::string token = CreateToken("p", {"ingest", "read"});
+  ASSERT_EQ(
+      PostRun("p", Upload(RunId(1), "p", "main", Sha(1), {{"BM", {1, 2}}}).dump(), token).status,
+      201);
+  const json body = {{"rules", json::array({{{"benchmark", "BM_*"}, {"percent", 5}},
+                                            {{"benchmark", std::string("BM_\0*", 5)}}})}};
+  HttpResponse verdict =
+      http().Post("/api/v1/projects/p/runs/" + RunId(1) + "/verdict", body.dump(), token);
+  EXPECT_EQ(verdict.status, 400) << Describe(verdict);
+  EXPECT_EQ(verdict.ErrorField(), "rules[1].benchmark");
+  ExpectNoDatabaseText(verdict, PortOf(dsn_));
+}
+
 TEST_F(ApiE2eTest, InvalidUtf8InPathOrFiltersIs400WithoutDatabaseText) {
   CreateProject("p");
   const std::string token = CreateToken("p", {"ingest", "read"});
