@@ -170,6 +170,23 @@ TEST_F(RouterTest, NulAndInvalidUtf8InParamsAre400NamingTheParam) {
   EXPECT_EQ(body["q"], "\u20ac");
 }
 
+TEST_F(RouterTest, EveryAnswerNamesItsRequestAndErrorBodiesNameItToo) {
+  Request given = MakeRequest("GET", "/nope");
+  given.id = "00000000000000aa";
+  Router::Routed missing = router_.Route(given);
+  EXPECT_EQ(missing.response.headers.Get("X-Request-Id"), "00000000000000aa");
+  EXPECT_EQ(ErrorBody(missing.response)["request_id"], "00000000000000aa");
+
+  Router::Routed ok = router_.Route(MakeRequest("GET", "/healthz"));
+  auto made = ok.response.headers.Get("X-Request-Id");
+  ASSERT_TRUE(made.has_value());
+  EXPECT_EQ(made->size(), 16u);
+  EXPECT_NE(router_.Route(MakeRequest("GET", "/healthz")).response.headers.Get("X-Request-Id"),
+            made);
+  // Outside a request an error body names none.
+  EXPECT_FALSE(nlohmann::json::parse(BadRequest("x").body)["error"].contains("request_id"));
+}
+
 TEST(HttpErrorsTest, OneMapFromErrorCodeToStatus) {
   struct Case {
     ErrorCode code;
