@@ -54,13 +54,14 @@ std::optional<ErrorCode> ErrorCodeOfName(std::string_view name) {
 std::string EncodeErrorBody(const ErrorBody& body) {
   json error = {{"code", body.code}, {"message", body.message}, {"field", nullptr}};
   if (!body.field.empty()) error["field"] = body.field;
+  if (!body.request_id.empty()) error["request_id"] = body.request_id;
   return json{{"error", error}}.dump(-1, ' ', /*ensure_ascii=*/false,
                                      json::error_handler_t::replace);
 }
 
 std::string EncodeErrorBody(const Error& error) {
   return EncodeErrorBody(
-      ErrorBody{std::string(ErrorCodeName(error.code)), error.message, error.field});
+      ErrorBody{std::string(ErrorCodeName(error.code)), error.message, error.field, {}});
 }
 
 Result<ErrorBody> DecodeErrorBody(std::string_view text) {
@@ -77,7 +78,8 @@ Result<ErrorBody> DecodeErrorBody(std::string_view text) {
   ErrorBody body;
   for (auto [name, out] : {std::pair<const char*, std::string*>{"code", &body.code},
                            {"message", &body.message},
-                           {"field", &body.field}}) {
+                           {"field", &body.field},
+                           {"request_id", &body.request_id}}) {
     const auto member = error->find(name);
     if (member == error->end() || member->is_null()) continue;
     if (!member->is_string()) {

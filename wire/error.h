@@ -30,6 +30,8 @@ struct ErrorBody {
   std::string code;
   std::string message;
   std::string field;
+  // The request the error answered (X-Request-Id); "" when none, and then left out of the JSON.
+  std::string request_id;
 
   bool operator==(const ErrorBody&) const = default;
 };

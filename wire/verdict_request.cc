@@ -36,6 +36,10 @@ Result<std::string> String(const json& value, const std::string& field) {
   }
   const std::string text = value.get<std::string>();
   if (text.empty() || text.size() > 1024) return InvalidArgument("1 to 1024 characters", field);
+  // PostgreSQL text cannot hold U+0000: refused here, naming the field, not at the insert.
+  if (text.find('\0') != std::string::npos) {
+    return InvalidArgument("contains a NUL character (U+0000)", field);
+  }
   return text;
 }
 

@@ -2,15 +2,16 @@
 
 #include <string>
 
+#include "core/request_id.h"
 #include "wire/error.h"
 
 namespace perfgate::http {
 
 Response ErrorResponse(int status, std::string_view code, std::string_view message,
                        std::string_view field) {
-  Response response =
-      Response::Json(status, wire::EncodeErrorBody(wire::ErrorBody{
-                                 std::string(code), std::string(message), std::string(field)}));
+  Response response = Response::Json(
+      status, wire::EncodeErrorBody(wire::ErrorBody{std::string(code), std::string(message),
+                                                    std::string(field), CurrentRequestId()}));
   if (status == 401) response.headers.Set("WWW-Authenticate", "Bearer");
   if (status == 503) response.headers.Set("Retry-After", "1");
   return response;

@@ -1,5 +1,6 @@
 // Error responses: an Error as its status (wire::StatusOf, the one ErrorCode -> status map) and
-// its body (wire::EncodeErrorBody: {"error":{"code":"NOT_FOUND","message":"...","field":null}}).
+// its body (wire::EncodeErrorBody: {"error":{"code":"NOT_FOUND","message":"...","field":null}},
+// plus "request_id" while a request is handled: core/request_id.h).
 // Handlers return ErrorResponse(error); the server uses the protocol helpers (413, 431, ...).
 #pragma once
 

@@ -1,9 +1,11 @@
 #include "server/http/router.h"
 
 #include <exception>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
+#include "core/request_id.h"
 #include "server/http/errors.h"
 
 namespace perfgate::http {
@@ -20,6 +22,29 @@ std::vector<std::string_view> SplitPath(std::string_view path) {
     path.remove_prefix(slash + 1);
   }
   return parts;
+}
+
+// 400 naming the first path or query parameter that holds NUL or invalid UTF-8: checked once
+// here, so that no route and no database query ever sees such a text.
+std::optional<Response> CheckParams(const PathParams& params, const Request& request) {
+  auto refuse = [](std::string what, std::string_view problem, std::string field) {
+    return ErrorResponse(
+        Error{ErrorCode::kInvalidArgument, what + ": " + std::string(problem), std::move(field)});
+  };
+  for (const auto& [name, value] : params) {
+    if (auto problem = ParamTextProblem(value)) {
+      return refuse("path parameter " + name, *problem, name);
+    }
+  }
+  for (const auto& [name, value] : request.query) {
+    if (auto problem = ParamTextProblem(name)) {
+      return refuse("a query parameter's name", *problem, {});
+    }
+    if (auto problem = ParamTextProblem(value)) {
+      return refuse("query parameter " + name, *problem, name);
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -83,6 +108,17 @@ Router::Cost Router::CostOf(const Request& request) const {
 }
 
 Router::Routed Router::Route(const Request& request) const {
+  const std::string id = request.id.empty() ? NewRequestId() : request.id;
+  Routed routed;
+  {
+    ScopedRequestId scope(id);
+    routed = RouteInScope(request);
+  }
+  routed.response.headers.Set("X-Request-Id", id);
+  return routed;
+}
+
+Router::Routed Router::RouteInScope(const Request& request) const {
   Match match = Find(request);
   if (match.error) return {std::move(*match.error), std::string(kUnmatchedRoute)};
   const std::vector<std::string>& segments = match.segments;
@@ -100,6 +136,7 @@ Router::Routed Router::Route(const Request& request) const {
   for (size_t i = 0; i < segments.size(); ++i) {
     if (best->segments[i].is_param) params.emplace(best->segments[i].text, segments[i]);
   }
+  if (auto refused = CheckParams(params, request)) return {std::move(*refused), best->name};
   try {
     return {best->handler(request, params), best->name};
   } catch (const std::exception&) {

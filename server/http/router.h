@@ -43,8 +43,13 @@ class Router {
   Cost CostOf(const Request& request) const;
 
   // 404 when no pattern matches the path, 405 with Allow when patterns match but none for the
-  // method, 400 when a path segment is badly percent-encoded. A handler that throws becomes a
-  // 500 INTERNAL response (the exception's text is not sent to the client).
+  // method, 400 when a path segment is badly percent-encoded, 400 INVALID_ARGUMENT naming the
+  // parameter ("path parameter project: contains NUL", "query parameter branch: not valid
+  // UTF-8") when a decoded path or query parameter holds NUL or invalid UTF-8. A handler that
+  // throws becomes a 500 INTERNAL response (the exception's text is not sent to the client).
+  // Every response carries X-Request-Id (request.id, or a new id when it is empty); the id is
+  // this thread's current request id (core/request_id.h) while the handler runs, and error
+  // bodies name it ("request_id").
   Routed Route(const Request& request) const;
   Response Handle(const Request& request) const { return Route(request).response; }
 
@@ -71,6 +76,8 @@ class Router {
     std::optional<Response> error;
   };
   Match Find(const Request& request) const;
+  // Route's work, with the request's id current on this thread (core/request_id.h).
+  Routed RouteInScope(const Request& request) const;
 
   std::vector<Entry> routes_;
 };

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/request_id.h"
 #include "server/http/compression.h"
 #include "server/http/errors.h"
 
@@ -185,6 +186,7 @@ class Session : public std::enable_shared_from_this<Session> {
     Request request;
     request.method = std::string(message.method_string());
     request.remote_address = remote_;
+    request.id = NewRequestId();
     for (const auto& field : message) {
       request.headers.Add(std::string(field.name_string()), std::string(field.value()));
     }
@@ -238,6 +240,8 @@ class Session : public std::enable_shared_from_this<Session> {
       response_.set(bhttp::field::content_type, "application/octet-stream");
     }
     for (const auto& [name, value] : response.headers.fields()) response_.insert(name, value);
+    // Answers given before any route (413, 431, a malformed target) are named too.
+    if (!response.headers.Contains("X-Request-Id")) response_.set("X-Request-Id", NewRequestId());
     response_.body() = std::move(response.body);
     response_.keep_alive(keep_alive);
     response_.prepare_payload();

@@ -1,6 +1,7 @@
 #include "server/http/types.h"
 
 #include <algorithm>
+#include <boost/locale/utf.hpp>
 #include <cctype>
 
 namespace perfgate::http {
@@ -88,6 +89,15 @@ Result<std::string> PercentDecode(std::string_view text, bool plus_is_space) {
     }
   }
   return out;
+}
+
+std::optional<std::string_view> ParamTextProblem(std::string_view text) {
+  if (text.find('\0') != std::string_view::npos) return "contains NUL";
+  using Utf8 = boost::locale::utf::utf_traits<char>;
+  for (auto it = text.begin(); it != text.end();) {
+    if (Utf8::decode(it, text.end()) == boost::locale::utf::illegal) return "not valid UTF-8";
+  }
+  return std::nullopt;
 }
 
 Result<void> ParseTarget(std::string_view target, Request& request) {

@@ -41,6 +41,7 @@ struct Request {
   Headers headers;
   std::string body;
   std::string remote_address;  // "127.0.0.1:54321"; empty when not from a socket
+  std::string id;              // X-Request-Id of the answer; "" lets the router make one
 
   // First value of query parameter `name`.
   std::optional<std::string> Query(std::string_view name) const;
@@ -62,6 +63,11 @@ struct Response {
 // Decodes %XX escapes (and '+' as a space when `plus_is_space`, for query strings). Fails on a
 // truncated or non-hex escape; the bytes are not checked for UTF-8 here.
 Result<std::string> PercentDecode(std::string_view text, bool plus_is_space);
+
+// What makes a decoded path or query parameter unfit for the routes and the database: "contains
+// NUL" for a U+0000 byte, "not valid UTF-8" for bytes that are not UTF-8 (overlong forms and
+// surrogates included); nullopt for a text that is fine.
+std::optional<std::string_view> ParamTextProblem(std::string_view text);
 
 // Splits a request target ("/a/b?x=1&y=%20") into request.path and request.query. Accepts the
 // origin form only (it must start with '/'); the fragment is never sent by clients.

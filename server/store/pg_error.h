@@ -18,8 +18,12 @@ struct PgFailure {
   bool connection_lost = false;
 };
 
-// Classifies an exception thrown by libpqxx (or anything else). `context` prefixes the
-// message ("apply migration 0001_create_schema: ...").
+// Classifies an exception thrown by libpqxx (or anything else). Without `context` (serving
+// requests) the message is generic ("the database is unavailable", "statement timeout", "the
+// database refused the request") and the database's own text is logged with the current
+// request id (core/request_id.h): it can name SQL, hosts and ports. With `context` (a startup
+// step, reported to the operator) the message is the database's text prefixed with it
+// ("apply migration 0001_create_schema: ...").
 PgFailure MapPgException(const std::exception& e, const std::string& context = {});
 
 }  // namespace perfgate::store

@@ -100,7 +100,8 @@ Result<Lease> ConnectionPool::Acquire() {
     --in_use_;
     ++connect_failures_;
     returned_.notify_one();  // the freed slot lets a waiter try
-    return MakeError(ErrorCode::kUnavailable, "cannot connect to PostgreSQL: " + failure);
+    // The generic message: the address and libpq's reason are in the log (MapPgException).
+    return MakeError(ErrorCode::kUnavailable, failure);
   }
   ++connects_;
   return Lease(this, std::move(conn), /*reused=*/false);

@@ -54,8 +54,20 @@ TEST(WireErrorBody, EncodesTheServersShape) {
   EXPECT_EQ(
       EncodeErrorBody(Error{ErrorCode::kInvalidArgument, "must be positive", "results[0].values"}),
       R"({"error":{"code":"INVALID_ARGUMENT","field":"results[0].values","message":"must be positive"}})");
-  EXPECT_EQ(EncodeErrorBody(ErrorBody{"PAYLOAD_TOO_LARGE", "too big", ""}),
+  EXPECT_EQ(EncodeErrorBody(ErrorBody{"PAYLOAD_TOO_LARGE", "too big", "", ""}),
             R"({"error":{"code":"PAYLOAD_TOO_LARGE","field":null,"message":"too big"}})");
+}
+
+TEST(WireErrorBody, TheRequestIdIsWrittenWhenThereIsOneAndReadBack) {
+  const ErrorBody body{"UNAVAILABLE", "the database is unavailable", "", "0123456789abcdef"};
+  const std::string text = EncodeErrorBody(body);
+  EXPECT_EQ(
+      text,
+      R"({"error":{"code":"UNAVAILABLE","field":null,"message":"the database is unavailable",)"
+      R"("request_id":"0123456789abcdef"}})");
+  Result<ErrorBody> decoded = DecodeErrorBody(text);
+  ASSERT_TRUE(decoded.has_value()) << text;
+  EXPECT_EQ(*decoded, body);
 }
 
 TEST(WireErrorBody, EveryCodeRoundTrips) {
@@ -82,7 +94,7 @@ TEST(WireErrorBody, InvalidUtf8IsReplacedNotRefused) {
 TEST(WireErrorBody, AbsentMembersReadAsEmpty) {
   Result<ErrorBody> body = DecodeErrorBody(R"({"error":{"message":"m"}})");
   ASSERT_TRUE(body.has_value());
-  EXPECT_EQ(*body, (ErrorBody{"", "m", ""}));
+  EXPECT_EQ(*body, (ErrorBody{"", "m", "", ""}));
 }
 
 TEST(WireErrorBody, WhatIsNotAnErrorBodyIsRefusedSayingWhy) {

@@ -95,6 +95,9 @@ TEST(WireVerdictRequest, RefusalsNameTheField) {
       {R"({"rules": [{}, {"suite": ""}]})", "rules[1].suite"},
       {R"({"rules": [{"ignore": 1}]})", "rules[0].ignore"},
       {R"({"rules": [{"direction": "lower"}]})", "rules[0].direction"},
+      {R"({"rules": [{"benchmark": "BM_\u0000*"}]})", "rules[0].benchmark"},
+      {R"({"rules": [{}, {"suite": "s", "metric": "\u0000"}]})", "rules[1].metric"},
+      {R"({"test": "utest\u0000"})", "test"},
       {R"({"contender_runs": [7]})", "contender_runs[0]"},
       {R"({"threshhold": 0.05})", "threshhold"},
   };

@@ -137,6 +137,56 @@ TEST_F(RouterTest, ThrowingHandlerIs500WithoutDetails) {
   EXPECT_EQ(routed.response.body.find("secret"), std::string::npos);
 }
 
+TEST_F(RouterTest, NulAndInvalidUtf8InParamsAre400NamingTheParam) {
+  struct Case {
+    const char* target;
+    const char* message;
+    const char* field;
+  };
+  const Case cases[] = {
+      {"/api/v1/projects/p1%00/runs", "path parameter project: contains NUL", "project"},
+      {"/api/v1/projects/%ff/runs", "path parameter project: not valid UTF-8", "project"},
+      {"/api/v1/projects/p/runs/%C0%AF", "path parameter id: not valid UTF-8", "id"},
+      {"/api/v1/projects/p/runs/%ED%A0%80", "path parameter id: not valid UTF-8", "id"},
+      {"/api/v1/projects/p/runs?branch=main%00", "query parameter branch: contains NUL", "branch"},
+      {"/api/v1/projects/p/runs?testbed=%ff", "query parameter testbed: not valid UTF-8",
+       "testbed"},
+      {"/api/v1/projects/p/runs?x%00=1", "a query parameter's name: contains NUL", ""},
+  };
+  for (const Case& c : cases) {
+    Router::Routed routed = router_.Route(MakeRequest("GET", c.target));
+    EXPECT_EQ(routed.response.status, 400) << c.target;
+    EXPECT_NE(routed.route, Router::kUnmatchedRoute) << c.target;
+    auto error = ErrorBody(routed.response);
+    EXPECT_EQ(error["code"], "INVALID_ARGUMENT") << c.target;
+    EXPECT_EQ(error["message"], c.message) << c.target;
+    EXPECT_EQ(error["field"], c.field[0] == '\0' ? nlohmann::json() : nlohmann::json(c.field))
+        << c.target;
+  }
+  // UTF-8 beyond ASCII is fine.
+  auto body = nlohmann::json::parse(
+      router_.Handle(MakeRequest("GET", "/api/v1/projects/caf%C3%A9/runs/1?q=%E2%82%AC")).body);
+  EXPECT_EQ(body["params"]["project"], "caf\u00e9");
+  EXPECT_EQ(body["q"], "\u20ac");
+}
+
+TEST_F(RouterTest, EveryAnswerNamesItsRequestAndErrorBodiesNameItToo) {
+  Request given = MakeRequest("GET", "/nope");
+  given.id = "00000000000000aa";
+  Router::Routed missing = router_.Route(given);
+  EXPECT_EQ(missing.response.headers.Get("X-Request-Id"), "00000000000000aa");
+  EXPECT_EQ(ErrorBody(missing.response)["request_id"], "00000000000000aa");
+
+  Router::Routed ok = router_.Route(MakeRequest("GET", "/healthz"));
+  auto made = ok.response.headers.Get("X-Request-Id");
+  ASSERT_TRUE(made.has_value());
+  EXPECT_EQ(made->size(), 16u);
+  EXPECT_NE(router_.Route(MakeRequest("GET", "/healthz")).response.headers.Get("X-Request-Id"),
+            made);
+  // Outside a request an error body names none.
+  EXPECT_FALSE(nlohmann::json::parse(BadRequest("x").body)["error"].contains("request_id"));
+}
+
 TEST(HttpErrorsTest, OneMapFromErrorCodeToStatus) {
   struct Case {
     ErrorCode code;
