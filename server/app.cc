@@ -218,6 +218,8 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
   options.header_limit = config.limits.header_bytes;
   options.read_timeout = std::chrono::milliseconds(config.limits.read_timeout_ms);
   options.idle_timeout = std::chrono::milliseconds(config.limits.idle_timeout_ms);
+  options.header_timeout = std::chrono::milliseconds(config.limits.header_timeout_ms);
+  options.max_connections = static_cast<std::size_t>(config.limits.max_connections);
   s.http = std::make_unique<http::Server>(options, std::move(router), &s.metrics);
   if (auto started = s.http->Start(); !started) {
     return tl::unexpected(InStep("listen on " + config.listen.ToString(), started.error()));

@@ -29,8 +29,15 @@ struct ServerOptions {
   std::size_t header_limit = 16u << 10;  // request line + all header fields
   // From the first byte of a request to its last; also bounds writing the response.
   std::chrono::milliseconds read_timeout{30'000};
+  // From a new connection, or the first byte of a later request on it, to the end of the request
+  // header (never past read_timeout): a connection that sends nothing holds its slot this long.
+  std::chrono::milliseconds header_timeout{10'000};
   // How long a keep-alive connection may sit between requests.
   std::chrono::milliseconds idle_timeout{60'000};
+  // Open connections at most; a connection accepted beyond it is closed at once, before a byte
+  // is read. Kept below the process's file descriptor limit, it also keeps accept() from
+  // failing with EMFILE (which the server then answers with a short pause, not a busy loop).
+  std::size_t max_connections = 512;
   // How long Stop() waits for in-flight requests before it abandons their connections.
   std::chrono::milliseconds shutdown_timeout{30'000};
 };
