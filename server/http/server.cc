@@ -30,6 +30,7 @@
 
 #include "server/http/compression.h"
 #include "server/http/errors.h"
+#include "server/http/framing.h"
 
 namespace perfgate::http {
 
@@ -153,6 +154,7 @@ class Session : public std::enable_shared_from_this<Session> {
         std::min<std::size_t>(options().header_limit, std::numeric_limits<std::uint32_t>::max())));
     parser_->body_limit(options().body_limit);
     request_started_ = std::chrono::steady_clock::now();
+    head_request_ = false;
     stream_.expires_at(request_started_ + HeaderTimeout());
     bhttp::async_read_header(stream_, buffer_, *parser_,
                              [self = shared_from_this()](beast::error_code ec, std::size_t) {
@@ -163,6 +165,13 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnHeader() {
     const auto& request = parser_->get();
+    if (auto refused = RefuseFraming(
+            {request.version(), request.find(bhttp::field::host) != request.end(),
+             request[bhttp::field::content_encoding], request[bhttp::field::transfer_encoding]})) {
+      server_->Observe(kProtocolRoute, refused->status, 0.0);
+      // The body (if any) stays unread: the connection closes after the answer.
+      return Write(std::move(*refused), /*keep_alive=*/false, /*linger=*/true, request.version());
+    }
     auto expect = request[bhttp::field::expect];
     if (request.version() >= 11 && beast::iequals(expect, "100-continue") && !parser_->is_done()) {
       static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -210,6 +219,11 @@ class Session : public std::enable_shared_from_this<Session> {
     auto& message = parser_->get();
     Request request;
     request.method = std::string(message.method_string());
+    // HEAD is answered as GET without the body (its Content-Length is the GET body's).
+    if (request.method == "HEAD") {
+      head_request_ = true;
+      request.method = "GET";
+    }
     request.remote_address = remote_;
     for (const auto& field : message) {
       request.headers.Add(std::string(field.name_string()), std::string(field.value()));
@@ -267,6 +281,7 @@ class Session : public std::enable_shared_from_this<Session> {
     response_.body() = std::move(response.body);
     response_.keep_alive(keep_alive);
     response_.prepare_payload();
+    if (head_request_) response_.body().clear();  // Content-Length stays the GET body's
     stream_.expires_after(options().read_timeout);
     bhttp::async_write(stream_, response_,
                        [self = shared_from_this(), linger](beast::error_code ec, std::size_t) {
@@ -314,6 +329,7 @@ class Session : public std::enable_shared_from_this<Session> {
   State state_ = State::kIdle;
   std::chrono::steady_clock::time_point request_started_;
   bool first_request_ = true;
+  bool head_request_ = false;  // the request being answered is a HEAD
 };
 
 }  // namespace

@@ -1,7 +1,8 @@
 // perfgate's HTTP/1.1 server: Beast/Asio async I/O on a fixed thread pool, keep-alive, limits
-// on header and body size, read and idle timeouts (a client that trickles bytes holds a timer,
-// never a thread), per-route metrics, and a graceful Stop(). Beast stays inside server.cc: this
-// header is cheap to include. Behaviour is documented in docs/api.md, "HTTP conventions".
+// on connections, header and body size, header, read and idle timeouts (a client that trickles
+// bytes holds a timer, never a thread), per-route metrics, and a graceful Stop(). Beast stays
+// inside server.cc: this header is cheap to include. Behaviour is documented in docs/api.md, "HTTP
+// conventions".
 #pragma once
 
 #include <chrono>

@@ -3,21 +3,16 @@
 // that trickles, gives its slot back long before read_timeout). Raw sockets stand for idle
 // clients; testing::HttpClient sends the normal requests. Timeouts are safety nets only.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <memory>
-#include <string>
-#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "server/http/router.h"
 #include "server/http/server.h"
 #include "tests/testing/http_client.h"
+#include "tests/testing/raw_socket.h"
 
 namespace perfgate::http {
 namespace {
@@ -28,44 +23,7 @@ constexpr auto kSafetyNet = 60s;
 // Longer than kSafetyNet: a connection closed within the safety net was closed by something else.
 constexpr std::chrono::milliseconds kNever = 2 * kSafetyNet;
 
-// A connection that sends only what the test says; reads end after kSafetyNet.
-class RawSocket {
- public:
-  explicit RawSocket(std::uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    timeval timeout{std::chrono::duration_cast<std::chrono::seconds>(kSafetyNet).count(), 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(port);
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
-  }
-  ~RawSocket() { ::close(fd_); }
-  RawSocket(const RawSocket&) = delete;
-  RawSocket& operator=(const RawSocket&) = delete;
-
-  bool connected() const { return connected_; }
-  bool Send(std::string_view data) {
-    return ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(data.size());
-  }
-  // Up to n bytes, waiting for all of them (or the end of the connection, or the safety net).
-  std::string Receive(std::size_t n) {
-    std::string data(n, '\0');
-    ssize_t got = ::recv(fd_, data.data(), n, MSG_WAITALL);
-    data.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
-    return data;
-  }
-  // True when the server closed the connection without sending a byte.
-  bool ClosedWithoutAnswer() {
-    char byte;
-    ssize_t n = ::recv(fd_, &byte, 1, 0);
-    return n == 0 || (n < 0 && errno == ECONNRESET);
-  }
-
- private:
-  int fd_;
-  bool connected_ = false;
-};
+using testing::RawSocket;
 
 Router MakeRouter() {
   Router router;
