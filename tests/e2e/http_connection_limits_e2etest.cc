@@ -2,10 +2,20 @@
 // beyond it is closed at once) and header_timeout (a connection that sends nothing, or a header
 // that trickles, gives its slot back long before read_timeout). Raw sockets stand for idle
 // clients; testing::HttpClient sends the normal requests. Timeouts are safety nets only.
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <memory>
+#include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -109,6 +119,92 @@ TEST_F(HttpConnectionLimitsTest, HeaderTimeoutCutsAStalledHeaderButNotASlowBody)
   std::this_thread::sleep_for(600ms);
   ASSERT_TRUE(slow_body.Send("bc"));
   EXPECT_EQ(slow_body.Receive(12), "HTTP/1.1 200");
+}
+
+// Counts the lines of the default logger containing a text, while alive.
+class CapturedLog {
+ public:
+  CapturedLog() : previous_(spdlog::default_logger()) {
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out_);
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("captured", sink));
+    // UBSan checks a polymorphic type at its first use through a pipe(): the sink's stream and
+    // Count()'s must be checked before the descriptors are exhausted.
+    spdlog::info("log captured");
+    Count("log captured");
+  }
+  ~CapturedLog() { spdlog::set_default_logger(previous_); }
+  CapturedLog(const CapturedLog&) = delete;
+  CapturedLog& operator=(const CapturedLog&) = delete;
+
+  int Count(std::string_view text) {
+    spdlog::default_logger_raw()->flush();
+    std::istringstream lines(out_.str());
+    int count = 0;
+    for (std::string line; std::getline(lines, line);) count += line.find(text) != line.npos;
+    return count;
+  }
+
+ private:
+  std::ostringstream out_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+// The process's file descriptors used up (the soft limit lowered, the rest taken by copies of
+// /dev/null) while alive; the limit is restored and the copies closed after.
+class FileDescriptorsExhausted {
+ public:
+  FileDescriptorsExhausted() {
+    ::getrlimit(RLIMIT_NOFILE, &saved_);
+    rlimit lowered = saved_;
+    lowered.rlim_cur = 256;  // below it every descriptor the test opened so far stays open
+    ::setrlimit(RLIMIT_NOFILE, &lowered);
+    for (int fd; (fd = ::open("/dev/null", O_RDONLY)) >= 0;) taken_.push_back(fd);
+    exhausted_ = errno == EMFILE;
+  }
+  ~FileDescriptorsExhausted() {
+    for (int fd : taken_) ::close(fd);
+    ::setrlimit(RLIMIT_NOFILE, &saved_);
+  }
+  FileDescriptorsExhausted(const FileDescriptorsExhausted&) = delete;
+  FileDescriptorsExhausted& operator=(const FileDescriptorsExhausted&) = delete;
+
+  bool exhausted() const { return exhausted_; }
+
+ private:
+  rlimit saved_{};
+  std::vector<int> taken_;
+  bool exhausted_ = false;
+};
+
+TEST_F(HttpConnectionLimitsTest, OutOfDescriptorsAcceptPausesLogsOnceAndRecovers) {
+  CapturedLog log;
+  ServerOptions options;
+  options.threads = 1;
+  StartServer(options);
+  // Sockets made before the descriptors run out; connecting them needs none, accepting does.
+  std::vector<int> clients;
+  for (int i = 0; i < 3; ++i) clients.push_back(::socket(AF_INET, SOCK_STREAM, 0));
+  {
+    FileDescriptorsExhausted exhausted;
+    ASSERT_TRUE(exhausted.exhausted());
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(server_->port());
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    for (int fd : clients) {
+      EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    }
+    for (auto deadline = std::chrono::steady_clock::now() + kSafetyNet;
+         log.Count("cannot accept connections") == 0 &&
+         std::chrono::steady_clock::now() < deadline;) {
+      std::this_thread::sleep_for(10ms);
+    }
+    std::this_thread::sleep_for(500ms);                    // several pauses and retries
+    EXPECT_EQ(log.Count("cannot accept connections"), 1);  // once per burst
+  }
+  EXPECT_TRUE(EventuallyServed());
+  EXPECT_EQ(log.Count("accepting connections again after"), 1);
+  for (int fd : clients) ::close(fd);
 }
 
 }  // namespace
