@@ -108,6 +108,20 @@ Result<void> SetIdleTimeout(ServerConfig& config, std::string_view text) {
   return {};
 }
 
+Result<void> SetHeaderTimeout(ServerConfig& config, std::string_view text) {
+  auto value = ParseInteger(text, 1, kMaxTimeoutMs, "an integer (milliseconds)");
+  if (!value) return tl::unexpected(value.error());
+  config.limits.header_timeout_ms = static_cast<int>(*value);
+  return {};
+}
+
+Result<void> SetMaxConnections(ServerConfig& config, std::string_view text) {
+  auto value = ParseInteger(text, 1, 1'000'000, "an integer");
+  if (!value) return tl::unexpected(value.error());
+  config.limits.max_connections = static_cast<int>(*value);
+  return {};
+}
+
 Result<void> SetStatementTimeout(ServerConfig& config, std::string_view text) {
   auto value = ParseInteger(text, 1, kMaxTimeoutMs, "an integer (milliseconds)");
   if (!value) return tl::unexpected(value.error());
@@ -158,7 +172,7 @@ struct KeySetter {
   Setter set;
 };
 
-constexpr std::array<KeySetter, 17> kKeys = {{
+constexpr std::array<KeySetter, 19> kKeys = {{
     {"listen", SetListen},
     {"threads", SetThreads},
     {"database_url", SetDatabaseUrl},
@@ -170,6 +184,8 @@ constexpr std::array<KeySetter, 17> kKeys = {{
     {"limits.header_bytes", SetHeaderBytes},
     {"limits.read_timeout_ms", SetReadTimeout},
     {"limits.idle_timeout_ms", SetIdleTimeout},
+    {"limits.header_timeout_ms", SetHeaderTimeout},
+    {"limits.max_connections", SetMaxConnections},
     {"limits.statement_timeout_ms", SetStatementTimeout},
     {"limits.json_depth", SetJsonDepth},
     {"limits.baseline_cache_bytes", SetBaselineCacheBytes},
@@ -398,6 +414,8 @@ std::string DescribeForLog(const ServerConfig& config) {
       << " header_bytes=" << config.limits.header_bytes
       << " read_timeout_ms=" << config.limits.read_timeout_ms
       << " idle_timeout_ms=" << config.limits.idle_timeout_ms
+      << " header_timeout_ms=" << config.limits.header_timeout_ms
+      << " max_connections=" << config.limits.max_connections
       << " statement_timeout_ms=" << config.limits.statement_timeout_ms
       << " json_depth=" << config.limits.json_depth
       << " baseline_cache_bytes=" << config.limits.baseline_cache_bytes

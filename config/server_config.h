@@ -37,6 +37,10 @@ struct ServerLimits {
   std::size_t header_bytes = 16u << 10;
   int read_timeout_ms = 30'000;  // a whole request must arrive within this
   int idle_timeout_ms = 60'000;  // a keep-alive connection with no request is closed after this
+  // A new connection's first byte, and every request's header, must arrive within this.
+  int header_timeout_ms = 10'000;
+  // Open client connections at most; more are closed as soon as they are accepted.
+  int max_connections = 512;
   // A database statement running longer is cancelled and its request answered 503.
   int statement_timeout_ms = 30'000;
   int json_depth = 64;

@@ -72,7 +72,7 @@ struct App::Impl {
 // An admin token must exist: the configured one (PERFGATE_ADMIN_TOKEN / admin_token), or at
 // the very first start a generated one that main() prints once.
 Result<void> App::Impl::EnsureAdminToken() {
-  auto create = [&](const std::string& token) -> Result<void> {
+  auto create = [&](const std::string& token) -> Result<store::TokenRecord> {
     auto hash = auth::HashToken(token);
     if (!hash) return tl::unexpected(hash.error());
     store::NewToken record;
@@ -80,24 +80,32 @@ Result<void> App::Impl::EnsureAdminToken() {
     record.prefix = token.substr(0, 8);
     record.token_hash = *hash;
     record.scopes = {"admin"};
-    auto created = stores->CreateToken(record);
-    if (!created) return tl::unexpected(created.error());
-    return {};
+    return stores->CreateToken(record);
   };
   if (!config.admin_token.empty()) {
     auto hash = auth::HashToken(config.admin_token);
     if (!hash) return tl::unexpected(hash.error());
     auto found = stores->FindTokenByHash(*hash);
-    if (found) return {};
-    if (found.error().code != ErrorCode::kNotFound) return tl::unexpected(found.error());
-    return create(config.admin_token);
+    if (!found && found.error().code != ErrorCode::kNotFound) {
+      return tl::unexpected(found.error());
+    }
+    if (!found) found = create(config.admin_token);
+    if (!found) return tl::unexpected(found.error());
+    if (found->revoked) {
+      spdlog::error(
+          "the configured admin token (admin_token / PERFGATE_ADMIN_TOKEN, id {}, {}...) was "
+          "revoked: requests with it are refused (401); configure another admin token",
+          found->id, found->prefix);
+    }
+    deps.configured_admin_token_id = found->id;
+    return {};
   }
   auto has_admin = stores->HasAdminToken();
   if (!has_admin) return tl::unexpected(has_admin.error());
   if (*has_admin) return {};
   auto token = auth::GenerateToken();
   if (!token) return tl::unexpected(token.error());
-  if (auto created = create(*token); !created) return created;
+  if (auto created = create(*token); !created) return tl::unexpected(created.error());
   new_admin_token = *token;
   return {};
 }
@@ -218,6 +226,8 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
   options.header_limit = config.limits.header_bytes;
   options.read_timeout = std::chrono::milliseconds(config.limits.read_timeout_ms);
   options.idle_timeout = std::chrono::milliseconds(config.limits.idle_timeout_ms);
+  options.header_timeout = std::chrono::milliseconds(config.limits.header_timeout_ms);
+  options.max_connections = static_cast<std::size_t>(config.limits.max_connections);
   s.http = std::make_unique<http::Server>(options, std::move(router), &s.metrics);
   if (auto started = s.http->Start(); !started) {
     return tl::unexpected(InStep("listen on " + config.listen.ToString(), started.error()));

@@ -3,7 +3,9 @@
 // they call so that they can be tested without a socket.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "server/history/service.h"
 #include "server/http/metrics.h"
@@ -31,6 +33,9 @@ struct ApiDeps {
   // For /readyz: OK when the database answers; kUnavailable otherwise.
   std::function<Result<bool>()> database_ready;
   int json_max_depth = 64;
+  // The token configured as admin_token (PERFGATE_ADMIN_TOKEN): DELETE /api/v1/tokens/{id}
+  // refuses to revoke it, since the next start would find it revoked. nullopt: none configured.
+  std::optional<int64_t> configured_admin_token_id;
 };
 
 // Registers every route of API v1 plus /healthz, /readyz, /metrics and

@@ -37,6 +37,10 @@ Result<store::Project> DecodeNewProject(const json& body, bool* public_read) {
   if (!IsProjectName(project.name)) {
     return InvalidArgument("must be 1..200 characters from [A-Za-z0-9._-]", "name");
   }
+  // They would name the current and the parent folder in every URL and path built from it.
+  if (project.name == "." || project.name == "..") {
+    return InvalidArgument("\"" + project.name + "\" is not a valid project name", "name");
+  }
   *public_read = false;
   if (auto flag = body.find("public_read"); flag != body.end() && !flag->is_null()) {
     if (!flag->is_boolean()) return InvalidArgument("expected true or false", "public_read");
@@ -71,7 +75,9 @@ Result<TokenRequest> DecodeNewToken(const json& body) {
     std::string field = "scopes[" + std::to_string(i) + "]";
     if (!scope.is_string()) return InvalidArgument("expected a string", field);
     auto parsed = auth::ParseScope(scope.get<std::string>());
-    if (!parsed) return InvalidArgument("expected \"ingest\" or \"read\"", field);
+    if (!parsed) {
+      return InvalidArgument("expected \"ingest\", \"read\" or \"triage\"", field);
+    }
     // An admin token may do anything anywhere, so binding one to a project would be a lie.
     if (*parsed == auth::Scope::kAdmin) {
       return InvalidArgument("project tokens cannot have the admin scope", field);
@@ -187,6 +193,23 @@ void RegisterProjectRoutes(http::Router& router, const ApiDeps& deps) {
                       auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
                       if (ec != std::errc() || end != text.data() + text.size() || id <= 0) {
                         return InvalidArgument("must be a positive integer token id", "id");
+                      }
+                      // The last admin token cannot revoke itself away, and the configured one
+                      // would come back revoked at the next start.
+                      if (id == (*caller)->token.id) {
+                        return MakeError(ErrorCode::kConflict,
+                                         "token " + text +
+                                             " is the one making this request; revoke it with "
+                                             "another admin token",
+                                         "id");
+                      }
+                      if (id == deps.configured_admin_token_id) {
+                        return MakeError(ErrorCode::kConflict,
+                                         "token " + text +
+                                             " is the configured admin token (admin_token / "
+                                             "PERFGATE_ADMIN_TOKEN); configure another one and "
+                                             "restart the server first",
+                                         "id");
                       }
                       auto revoked = deps.tokens->RevokeToken(id);
                       if (!revoked) return tl::unexpected(revoked.error());

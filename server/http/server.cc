@@ -4,6 +4,8 @@
 // on the compute pool in arrival order, the session resuming on its strand with the response.
 #include "server/http/server.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -11,6 +13,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/write.hpp>
@@ -28,6 +31,7 @@
 #include "core/request_id.h"
 #include "server/http/compression.h"
 #include "server/http/errors.h"
+#include "server/http/framing.h"
 
 namespace perfgate::http {
 
@@ -43,6 +47,16 @@ constexpr std::string_view kProtocolRoute = "protocol";
 // How long a connection closed after an error keeps draining what the client still sends, so
 // that the kernel does not answer the unread bytes with a reset that destroys our response.
 constexpr std::chrono::milliseconds kMaxLinger{5'000};
+// How long accepting pauses after accept() ran out of file descriptors or memory: the failure
+// repeats at once otherwise, a busy loop that starves the connections being served.
+constexpr std::chrono::milliseconds kAcceptBackoff{100};
+
+// accept() failures that concern the server's resources, not the one connection.
+bool IsResourceExhaustion(const beast::error_code& ec) {
+  return ec == net::error::no_descriptors ||
+         ec == boost::system::errc::too_many_files_open_in_system ||
+         ec == net::error::no_buffer_space || ec == net::error::no_memory;
+}
 
 class Session;
 
@@ -59,6 +73,12 @@ struct Server::Impl {
   std::optional<net::thread_pool> compute;
   std::mutex acceptor_mutex;  // Stop() closes the acceptor from a thread outside the pool
   std::optional<tcp::acceptor> acceptor;
+  std::optional<net::steady_timer> accept_backoff;  // under acceptor_mutex
+  // Connections closed at once (over max_connections) or accept() failures since the last
+  // connection served; a burst is logged when it starts and when it ends. Touched only by the
+  // accept chain, which has one step in flight at a time.
+  std::size_t refused_in_burst = 0;
+  std::size_t accept_failures_in_burst = 0;
   std::vector<std::thread> threads;
   std::atomic<std::uint16_t> port{0};
   std::atomic<bool> stopping{false};
@@ -71,6 +91,8 @@ struct Server::Impl {
 
   void DoAccept();  // with acceptor_mutex held
   void OnAccept(beast::error_code ec, tcp::socket socket);
+  void Admit(tcp::socket socket);
+  std::size_t SessionCount();
   void Register(const std::shared_ptr<Session>& session);
   void Unregister(const Session* session);
   void Observe(std::string_view route, int status, double seconds) {
@@ -106,6 +128,9 @@ class Session : public std::enable_shared_from_this<Session> {
   enum class State { kIdle, kReading, kHandling, kWriting, kClosing };
 
   const ServerOptions& options() const { return server_->options; }
+  std::chrono::milliseconds HeaderTimeout() const {
+    return std::min(options().header_timeout, options().read_timeout);
+  }
 
   void WaitForRequest() {
     if (server_->stopping) return Close();
@@ -114,7 +139,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (buffer_.size() > 0) return ReadHeader();
     // The idle timeout runs until the first byte; from there the read timeout covers the whole
     // request. A fresh connection is expected to send at once.
-    stream_.expires_after(first_request_ ? options().read_timeout : options().idle_timeout);
+    stream_.expires_after(first_request_ ? HeaderTimeout() : options().idle_timeout);
     stream_.async_read_some(buffer_.prepare(4096),
                             [self = shared_from_this()](beast::error_code ec, std::size_t n) {
                               self->buffer_.commit(n);
@@ -129,7 +154,9 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_->header_limit(static_cast<std::uint32_t>(
         std::min<std::size_t>(options().header_limit, std::numeric_limits<std::uint32_t>::max())));
     parser_->body_limit(options().body_limit);
-    stream_.expires_after(options().read_timeout);
+    request_started_ = std::chrono::steady_clock::now();
+    head_request_ = false;
+    stream_.expires_at(request_started_ + HeaderTimeout());
     bhttp::async_read_header(stream_, buffer_, *parser_,
                              [self = shared_from_this()](beast::error_code ec, std::size_t) {
                                if (ec) return self->OnReadError(ec);
@@ -139,6 +166,13 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnHeader() {
     const auto& request = parser_->get();
+    if (auto refused = RefuseFraming(
+            {request.version(), request.find(bhttp::field::host) != request.end(),
+             request[bhttp::field::content_encoding], request[bhttp::field::transfer_encoding]})) {
+      server_->Observe(kProtocolRoute, refused->status, 0.0);
+      // The body (if any) stays unread: the connection closes after the answer.
+      return Write(std::move(*refused), /*keep_alive=*/false, /*linger=*/true, request.version());
+    }
     auto expect = request[bhttp::field::expect];
     if (request.version() >= 11 && beast::iequals(expect, "100-continue") && !parser_->is_done()) {
       static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -153,6 +187,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void ReadBody() {
+    stream_.expires_at(request_started_ + options().read_timeout);
     bhttp::async_read(stream_, buffer_, *parser_,
                       [self = shared_from_this()](beast::error_code ec, std::size_t) {
                         if (ec) return self->OnReadError(ec);
@@ -185,6 +220,11 @@ class Session : public std::enable_shared_from_this<Session> {
     auto& message = parser_->get();
     Request request;
     request.method = std::string(message.method_string());
+    // HEAD is answered as GET without the body (its Content-Length is the GET body's).
+    if (request.method == "HEAD") {
+      head_request_ = true;
+      request.method = "GET";
+    }
     request.remote_address = remote_;
     request.id = NewRequestId();
     for (const auto& field : message) {
@@ -245,6 +285,7 @@ class Session : public std::enable_shared_from_this<Session> {
     response_.body() = std::move(response.body);
     response_.keep_alive(keep_alive);
     response_.prepare_payload();
+    if (head_request_) response_.body().clear();  // Content-Length stays the GET body's
     stream_.expires_after(options().read_timeout);
     bhttp::async_write(stream_, response_,
                        [self = shared_from_this(), linger](beast::error_code ec, std::size_t) {
@@ -290,7 +331,9 @@ class Session : public std::enable_shared_from_this<Session> {
   bhttp::response<bhttp::string_body> response_;
   std::array<char, 4096> drain_{};
   State state_ = State::kIdle;
+  std::chrono::steady_clock::time_point request_started_;
   bool first_request_ = true;
+  bool head_request_ = false;  // the request being answered is a HEAD
 };
 
 }  // namespace
@@ -302,14 +345,52 @@ void Server::Impl::DoAccept() {
 }
 
 void Server::Impl::OnAccept(beast::error_code ec, tcp::socket socket) {
-  if (!ec && !stopping) {
-    auto session = std::make_shared<Session>(std::move(socket), this);
-    Register(session);
-    session->Start();
-  }
+  if (!ec && !stopping) Admit(std::move(socket));
   std::lock_guard lock(acceptor_mutex);
-  // Closed by Stop(); other errors (EMFILE, a reset before accept) affect one connection only.
-  if (acceptor->is_open()) DoAccept();
+  if (!acceptor->is_open()) return;  // closed by Stop()
+  if (ec && IsResourceExhaustion(ec)) {
+    if (accept_failures_in_burst++ == 0) {
+      spdlog::error("cannot accept connections: {}; pausing accept for {} ms at a time",
+                    ec.message(), kAcceptBackoff.count());
+    }
+    accept_backoff->expires_after(kAcceptBackoff);
+    accept_backoff->async_wait([this](beast::error_code wait_ec) {
+      std::lock_guard relock(acceptor_mutex);
+      if (!wait_ec && acceptor->is_open()) DoAccept();
+    });
+    return;
+  }
+  // Other errors (a connection reset before it was accepted) concern that connection only.
+  DoAccept();
+}
+
+void Server::Impl::Admit(tcp::socket socket) {
+  if (SessionCount() >= options.max_connections) {
+    if (refused_in_burst++ == 0) {
+      spdlog::warn("{} connections open (max_connections): closing new connections at once",
+                   options.max_connections);
+    }
+    beast::error_code ignored;
+    socket.close(ignored);
+    return;
+  }
+  if (accept_failures_in_burst > 0) {
+    spdlog::info("accepting connections again after {} failed accepts", accept_failures_in_burst);
+    accept_failures_in_burst = 0;
+  }
+  if (refused_in_burst > 0) {
+    spdlog::info("accepting connections again after closing {} over max_connections",
+                 refused_in_burst);
+    refused_in_burst = 0;
+  }
+  auto session = std::make_shared<Session>(std::move(socket), this);
+  Register(session);
+  session->Start();
+}
+
+std::size_t Server::Impl::SessionCount() {
+  std::lock_guard lock(sessions_mutex);
+  return sessions.size();
 }
 
 void Server::Impl::Register(const std::shared_ptr<Session>& session) {
@@ -354,8 +435,10 @@ Result<void> Server::Start() {
     impl.acceptor->set_option(net::socket_base::reuse_address(true));
     impl.acceptor->bind(endpoint);
     impl.acceptor->listen(net::socket_base::max_listen_connections);
+    impl.accept_backoff.emplace(*impl.ioc);
     impl.port = impl.acceptor->local_endpoint().port();
   } catch (const boost::system::system_error& e) {
+    impl.accept_backoff.reset();
     impl.acceptor.reset();
     impl.ioc.reset();
     return MakeError(ErrorCode::kUnavailable, "cannot listen on " + where + ": " + e.what());
@@ -393,6 +476,7 @@ void Server::Stop() {
     std::lock_guard lock(impl.acceptor_mutex);
     beast::error_code ec;
     impl.acceptor->close(ec);
+    impl.accept_backoff->cancel();
   }
   std::vector<std::shared_ptr<Session>> live;
   {
@@ -416,6 +500,7 @@ void Server::Stop() {
   impl.compute->join();
   // Destroys the handlers still queued, and with them the abandoned sessions, while the rest
   // of Impl is alive.
+  impl.accept_backoff.reset();
   impl.acceptor.reset();
   impl.ioc.reset();
   impl.compute.reset();

@@ -1,7 +1,8 @@
 // perfgate's HTTP/1.1 server: Beast/Asio async I/O on a fixed thread pool, keep-alive, limits
-// on header and body size, read and idle timeouts (a client that trickles bytes holds a timer,
-// never a thread), per-route metrics, and a graceful Stop(). Beast stays inside server.cc: this
-// header is cheap to include. Behaviour is documented in docs/api.md, "HTTP conventions".
+// on connections, header and body size, header, read and idle timeouts (a client that trickles
+// bytes holds a timer, never a thread), per-route metrics, and a graceful Stop(). Beast stays
+// inside server.cc: this header is cheap to include. Behaviour is documented in docs/api.md, "HTTP
+// conventions".
 #pragma once
 
 #include <chrono>
@@ -29,8 +30,15 @@ struct ServerOptions {
   std::size_t header_limit = 16u << 10;  // request line + all header fields
   // From the first byte of a request to its last; also bounds writing the response.
   std::chrono::milliseconds read_timeout{30'000};
+  // From a new connection, or the first byte of a later request on it, to the end of the request
+  // header (never past read_timeout): a connection that sends nothing holds its slot this long.
+  std::chrono::milliseconds header_timeout{10'000};
   // How long a keep-alive connection may sit between requests.
   std::chrono::milliseconds idle_timeout{60'000};
+  // Open connections at most; a connection accepted beyond it is closed at once, before a byte
+  // is read. Kept below the process's file descriptor limit, it also keeps accept() from
+  // failing with EMFILE (which the server then answers with a short pause, not a busy loop).
+  std::size_t max_connections = 512;
   // How long Stop() waits for in-flight requests before it abandons their connections.
   std::chrono::milliseconds shutdown_timeout{30'000};
 };

@@ -42,6 +42,8 @@ TEST(ServerConfig, Defaults) {
   EXPECT_EQ(config.limits.header_bytes, 16u << 10);
   EXPECT_EQ(config.limits.read_timeout_ms, 30000);
   EXPECT_EQ(config.limits.idle_timeout_ms, 60000);
+  EXPECT_EQ(config.limits.header_timeout_ms, 10000);
+  EXPECT_EQ(config.limits.max_connections, 512);
   EXPECT_EQ(config.limits.statement_timeout_ms, 30000);
   EXPECT_EQ(config.limits.json_depth, 64);
   EXPECT_EQ(config.limits.baseline_cache_bytes, 256u << 20);
@@ -64,6 +66,8 @@ limits:
   header_bytes: 32768
   read_timeout_ms: 5000
   idle_timeout_ms: 7000
+  header_timeout_ms: 3000
+  max_connections: 64
   statement_timeout_ms: 2500
   json_depth: 20
   baseline_cache_bytes: 0
@@ -85,6 +89,8 @@ admin_token: )" + std::string(kToken) + "\n");
   EXPECT_EQ(config->limits.header_bytes, 32768u);
   EXPECT_EQ(config->limits.read_timeout_ms, 5000);
   EXPECT_EQ(config->limits.idle_timeout_ms, 7000);
+  EXPECT_EQ(config->limits.header_timeout_ms, 3000);
+  EXPECT_EQ(config->limits.max_connections, 64);
   EXPECT_EQ(config->limits.statement_timeout_ms, 2500);
   EXPECT_EQ(config->limits.json_depth, 20);
   EXPECT_EQ(config->limits.baseline_cache_bytes, 0u);
@@ -148,6 +154,8 @@ TEST(ServerConfig, BadFilesNameFileLineAndKey) {
       {"limits:\n  header_bytes: 10\n", "server.yaml:2: limits.header_bytes: ", "must be in"},
       {"limits:\n  read_timeout_ms: 0\n", "server.yaml:2: limits.read_timeout_ms: ", "must be"},
       {"limits:\n  idle_timeout_ms: 1h\n", "server.yaml:2: limits.idle_timeout_ms: ", "integer"},
+      {"limits:\n  header_timeout_ms: 0\n", "server.yaml:2: limits.header_timeout_ms: ", "must be"},
+      {"limits:\n  max_connections: 0\n", "server.yaml:2: limits.max_connections: ", "must be"},
       {"limits:\n  statement_timeout_ms: 0\n",
        "server.yaml:2: limits.statement_timeout_ms: ", "must be in"},
       {"limits:\n  json_depth: 100000\n", "server.yaml:2: limits.json_depth: ", "must be in"},

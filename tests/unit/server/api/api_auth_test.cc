@@ -223,5 +223,65 @@ TEST_F(ApiTest, TokenRequestValidation) {
   EXPECT_TRUE(tokens_.created.empty());
 }
 
+TEST_F(ApiTest, AScopeNotAllowedOnAProjectTokenListsEveryOneThatIs) {
+  auto bad =
+      Call("POST", "/api/v1/projects/alpha/tokens", admin_, R"({"name":"ci","scopes":["write"]})");
+  ASSERT_EQ(bad.status, 400);
+  const std::string message = Body(bad)["error"]["message"];
+  for (const char* scope : {"\"ingest\"", "\"read\"", "\"triage\""}) {
+    EXPECT_NE(message.find(scope), std::string::npos) << message;
+  }
+  EXPECT_EQ(
+      Call("POST", "/api/v1/projects/alpha/tokens", admin_, R"({"name":"ci","scopes":["triage"]})")
+          .status,
+      201);
+}
+
+TEST_F(ApiTest, DotAndDotDotAreNotProjectNames) {
+  for (const char* name : {".", ".."}) {
+    auto refused = Call("POST", "/api/v1/projects", admin_, json{{"name", name}}.dump());
+    EXPECT_EQ(refused.status, 400) << name;
+    EXPECT_EQ(Field(refused), "name");
+    EXPECT_NE(refused.body.find(std::string("\\\"") + name + "\\\" is not"), std::string::npos)
+        << refused.body;
+  }
+  EXPECT_EQ(Call("POST", "/api/v1/projects", admin_, R"({"name":"..a"})").status, 201);
+  EXPECT_EQ(Call("POST", "/api/v1/projects", admin_, R"({"name":".a"})").status, 201);
+}
+
+TEST_F(ApiTest, AnAdminTokenCannotRevokeItself) {
+  const std::string admin_id = std::to_string(tokens_.by_hash.at(*auth::HashToken(admin_)).id);
+  auto refused = Call("DELETE", "/api/v1/tokens/" + admin_id, admin_);
+  EXPECT_EQ(refused.status, 409);
+  EXPECT_EQ(Field(refused), "id");
+  EXPECT_NE(refused.body.find("token " + admin_id + " is the one making this request"),
+            std::string::npos)
+      << refused.body;
+  EXPECT_EQ(Call("GET", "/api/v1/projects/alpha/runs", admin_).status, 200);  // still valid
+
+  // Another admin token may revoke it.
+  std::string other = tokens_.Add(std::nullopt, {"admin"});
+  EXPECT_EQ(Call("DELETE", "/api/v1/tokens/" + admin_id, other).status, 200);
+  EXPECT_EQ(Call("GET", "/api/v1/projects/alpha/runs", admin_).status, 401);
+}
+
+TEST_F(ApiTest, TheConfiguredAdminTokenCannotBeRevoked) {
+  const int64_t configured = tokens_.by_hash.at(*auth::HashToken(admin_)).id;
+  ApiDeps deps = deps_;
+  deps.configured_admin_token_id = configured;
+  http::Router router;
+  RegisterRoutes(router, deps);
+  std::string other = tokens_.Add(std::nullopt, {"admin"});
+  http::Request request;
+  request.method = "DELETE";
+  request.path = "/api/v1/tokens/" + std::to_string(configured);
+  request.headers.Set("Authorization", "Bearer " + other);
+  http::Response refused = router.Handle(request);
+  EXPECT_EQ(refused.status, 409);
+  EXPECT_EQ(Field(refused), "id");
+  EXPECT_NE(refused.body.find("PERFGATE_ADMIN_TOKEN"), std::string::npos) << refused.body;
+  EXPECT_EQ(Call("GET", "/api/v1/projects/alpha/runs", admin_).status, 200);
+}
+
 }  // namespace
 }  // namespace perfgate::server::api

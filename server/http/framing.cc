@@ -1,0 +1,63 @@
+#include "server/http/framing.h"
+
+#include <cctype>
+#include <string>
+
+#include "server/http/errors.h"
+
+namespace perfgate::http {
+
+namespace {
+
+std::string_view Trim(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
+}
+
+bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// True when every comma-separated coding of `field` is `allowed` (an empty field is none).
+bool OnlyCoding(std::string_view field, std::string_view allowed) {
+  while (true) {
+    const auto comma = field.find(',');
+    if (!EqualsIgnoringCase(Trim(field.substr(0, comma)), allowed)) return false;
+    if (comma == std::string_view::npos) return true;
+    field.remove_prefix(comma + 1);
+  }
+}
+
+}  // namespace
+
+std::optional<Response> RefuseFraming(const RequestFraming& framing) {
+  if (framing.version >= 11 && !framing.has_host) {
+    return ErrorResponse(400, "INVALID_ARGUMENT", "HTTP/1.1 request without a Host header", "Host");
+  }
+  const std::string_view transfer = Trim(framing.transfer_encoding);
+  if (!transfer.empty() && !EqualsIgnoringCase(transfer, "chunked")) {
+    return ErrorResponse(501, "NOT_IMPLEMENTED",
+                         "Transfer-Encoding \"" + std::string(transfer) +
+                             "\" is not supported; send the body with Content-Length or "
+                             "Transfer-Encoding: chunked alone",
+                         "Transfer-Encoding");
+  }
+  const std::string_view content = Trim(framing.content_encoding);
+  if (!content.empty() && !OnlyCoding(content, "identity")) {
+    return ErrorResponse(415, "UNSUPPORTED_MEDIA_TYPE",
+                         "Content-Encoding \"" + std::string(content) +
+                             "\" is not supported; send the request body uncompressed",
+                         "Content-Encoding");
+  }
+  return std::nullopt;
+}
+
+}  // namespace perfgate::http

@@ -1,0 +1,27 @@
+// Request framing the server refuses before routing: what RFC 9112 requires of a request, and
+// the codings perfgate does not implement (it would otherwise read the coded bytes as the body).
+// Plain strings in and a Response out, so that Beast stays in server.cc.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "server/http/types.h"
+
+namespace perfgate::http {
+
+struct RequestFraming {
+  unsigned version = 11;               // 10 for HTTP/1.0, 11 for HTTP/1.1
+  bool has_host = false;               // a Host field is present (its value may be empty)
+  std::string_view content_encoding;   // the Content-Encoding field, "" when absent
+  std::string_view transfer_encoding;  // the Transfer-Encoding field, "" when absent
+};
+
+// The error response for a request the server refuses to read, nullopt when it may go on:
+//   400 an HTTP/1.1 request without Host (RFC 9112 section 3.2);
+//   501 a Transfer-Encoding other than "chunked" (gzip, deflate, "gzip, chunked", ...);
+//   415 a Content-Encoding other than "identity" (request bodies are never decoded).
+// Field names and codings compare case-insensitively; each message names the coding.
+std::optional<Response> RefuseFraming(const RequestFraming& framing);
+
+}  // namespace perfgate::http

@@ -1,0 +1,211 @@
+// The HTTP server's connection limits on a real loopback socket: max_connections (a connection
+// beyond it is closed at once) and header_timeout (a connection that sends nothing, or a header
+// that trickles, gives its slot back long before read_timeout). Raw sockets stand for idle
+// clients; testing::HttpClient sends the normal requests. Timeouts are safety nets only.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/http/router.h"
+#include "server/http/server.h"
+#include "tests/testing/http_client.h"
+#include "tests/testing/raw_socket.h"
+
+namespace perfgate::http {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto kSafetyNet = 60s;
+// Longer than kSafetyNet: a connection closed within the safety net was closed by something else.
+constexpr std::chrono::milliseconds kNever = 2 * kSafetyNet;
+
+using testing::RawSocket;
+
+Router MakeRouter() {
+  Router router;
+  router.Add("GET", "/hello", "hello",
+             [](const Request&, const PathParams&) { return Response::Json(200, R"({"hi":1})"); });
+  router.Add("POST", "/echo", "echo", [](const Request& request, const PathParams&) {
+    return Response::Text(200, request.body);
+  });
+  return router;
+}
+
+class HttpConnectionLimitsTest : public ::testing::Test {
+ protected:
+  void StartServer(ServerOptions options) {
+    options.host = "127.0.0.1";
+    options.port = 0;
+    server_ = std::make_unique<Server>(options, MakeRouter());
+    auto started = server_->Start();
+    ASSERT_TRUE(started.has_value()) << started.error().ToString();
+  }
+  // GET /hello on fresh connections until one answers 200 (a connection closed over the cap
+  // answers nothing) or the safety net runs out.
+  bool EventuallyServed() {
+    for (auto deadline = std::chrono::steady_clock::now() + kSafetyNet;
+         std::chrono::steady_clock::now() < deadline;) {
+      testing::HttpClient client(server_->port());
+      if (client.Get("/hello").status == 200) return true;
+      std::this_thread::sleep_for(20ms);
+    }
+    return false;
+  }
+  void TearDown() override {
+    if (server_) server_->Stop();
+  }
+
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(HttpConnectionLimitsTest, ConnectionBeyondTheCapIsClosedAtOnceAndASlotFreedIsReused) {
+  ServerOptions options;
+  options.max_connections = 2;
+  options.header_timeout = kNever;  // only the cap can close the third connection in time
+  options.read_timeout = kNever;
+  StartServer(options);
+
+  auto first = std::make_unique<RawSocket>(server_->port());
+  RawSocket second(server_->port());
+  RawSocket third(server_->port());
+  ASSERT_TRUE(first->connected() && second.connected() && third.connected());
+  EXPECT_TRUE(third.ClosedWithoutAnswer());
+
+  first.reset();  // its session ends on EOF and gives its slot back
+  EXPECT_TRUE(EventuallyServed());
+}
+
+TEST_F(HttpConnectionLimitsTest, IdleConnectionsAtTheCapStillLetARequestThrough) {
+  ServerOptions options;
+  options.max_connections = 4;
+  options.header_timeout = 300ms;
+  options.read_timeout = kNever;
+  StartServer(options);
+
+  std::vector<std::unique_ptr<RawSocket>> idle;
+  for (int i = 0; i < 12; ++i) idle.push_back(std::make_unique<RawSocket>(server_->port()));
+  EXPECT_TRUE(EventuallyServed());
+  // Each was closed: over the cap at once, or by the header timeout.
+  for (auto& socket : idle) EXPECT_TRUE(socket->ClosedWithoutAnswer());
+}
+
+TEST_F(HttpConnectionLimitsTest, HeaderTimeoutCutsAStalledHeaderButNotASlowBody) {
+  ServerOptions options;
+  options.header_timeout = 300ms;
+  options.read_timeout = kNever;
+  StartServer(options);
+
+  RawSocket stalled(server_->port());
+  ASSERT_TRUE(stalled.Send("GET /hello HTTP/1.1\r\nHost: t\r\n"));
+  EXPECT_TRUE(stalled.ClosedWithoutAnswer());
+
+  // The body has read_timeout from the request's first byte, not header_timeout.
+  RawSocket slow_body(server_->port());
+  ASSERT_TRUE(slow_body.Send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\na"));
+  std::this_thread::sleep_for(600ms);
+  ASSERT_TRUE(slow_body.Send("bc"));
+  EXPECT_EQ(slow_body.Receive(12), "HTTP/1.1 200");
+}
+
+// Counts the lines of the default logger containing a text, while alive.
+class CapturedLog {
+ public:
+  CapturedLog() : previous_(spdlog::default_logger()) {
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out_);
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("captured", sink));
+    // UBSan checks a polymorphic type at its first use through a pipe(): the sink's stream and
+    // Count()'s must be checked before the descriptors are exhausted.
+    spdlog::info("log captured");
+    Count("log captured");
+  }
+  ~CapturedLog() { spdlog::set_default_logger(previous_); }
+  CapturedLog(const CapturedLog&) = delete;
+  CapturedLog& operator=(const CapturedLog&) = delete;
+
+  int Count(std::string_view text) {
+    spdlog::default_logger_raw()->flush();
+    std::istringstream lines(out_.str());
+    int count = 0;
+    for (std::string line; std::getline(lines, line);) count += line.find(text) != line.npos;
+    return count;
+  }
+
+ private:
+  std::ostringstream out_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+// The process's file descriptors used up (the soft limit lowered, the rest taken by copies of
+// /dev/null) while alive; the limit is restored and the copies closed after.
+class FileDescriptorsExhausted {
+ public:
+  FileDescriptorsExhausted() {
+    ::getrlimit(RLIMIT_NOFILE, &saved_);
+    rlimit lowered = saved_;
+    lowered.rlim_cur = 256;  // below it every descriptor the test opened so far stays open
+    ::setrlimit(RLIMIT_NOFILE, &lowered);
+    for (int fd; (fd = ::open("/dev/null", O_RDONLY)) >= 0;) taken_.push_back(fd);
+    exhausted_ = errno == EMFILE;
+  }
+  ~FileDescriptorsExhausted() {
+    for (int fd : taken_) ::close(fd);
+    ::setrlimit(RLIMIT_NOFILE, &saved_);
+  }
+  FileDescriptorsExhausted(const FileDescriptorsExhausted&) = delete;
+  FileDescriptorsExhausted& operator=(const FileDescriptorsExhausted&) = delete;
+
+  bool exhausted() const { return exhausted_; }
+
+ private:
+  rlimit saved_{};
+  std::vector<int> taken_;
+  bool exhausted_ = false;
+};
+
+TEST_F(HttpConnectionLimitsTest, OutOfDescriptorsAcceptPausesLogsOnceAndRecovers) {
+  CapturedLog log;
+  ServerOptions options;
+  options.threads = 1;
+  StartServer(options);
+  // Sockets made before the descriptors run out; connecting them needs none, accepting does.
+  std::vector<int> clients;
+  for (int i = 0; i < 3; ++i) clients.push_back(::socket(AF_INET, SOCK_STREAM, 0));
+  {
+    FileDescriptorsExhausted exhausted;
+    ASSERT_TRUE(exhausted.exhausted());
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(server_->port());
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    for (int fd : clients) {
+      EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    }
+    for (auto deadline = std::chrono::steady_clock::now() + kSafetyNet;
+         log.Count("cannot accept connections") == 0 &&
+         std::chrono::steady_clock::now() < deadline;) {
+      std::this_thread::sleep_for(10ms);
+    }
+    std::this_thread::sleep_for(500ms);                    // several pauses and retries
+    EXPECT_EQ(log.Count("cannot accept connections"), 1);  // once per burst
+  }
+  EXPECT_TRUE(EventuallyServed());
+  EXPECT_EQ(log.Count("accepting connections again after"), 1);
+  for (int fd : clients) ::close(fd);
+}
+
+}  // namespace
+}  // namespace perfgate::http
