@@ -181,6 +181,11 @@ TEST_F(HttpConnectionLimitsTest, OutOfDescriptorsAcceptPausesLogsOnceAndRecovers
   ServerOptions options;
   options.threads = 1;
   StartServer(options);
+  // Every server thread must have started before the descriptors run out: UBSan checks a
+  // thread's entry (asio's func_base) through a pipe, and on a busy machine a thread created by
+  // Start may only run its first instruction later.
+  ASSERT_TRUE(EventuallyServed());
+  std::this_thread::sleep_for(200ms);
   // Sockets made before the descriptors run out; connecting them needs none, accepting does.
   std::vector<int> clients;
   for (int i = 0; i < 3; ++i) clients.push_back(::socket(AF_INET, SOCK_STREAM, 0));
