@@ -11,6 +11,7 @@
 #include <string>
 
 #include "tests/testing/api_e2e_fixture.h"
+#include "tests/testing/peak_rss.h"
 
 namespace perfgate {
 namespace {
@@ -23,23 +24,8 @@ using api_e2e::Upload;
 using nlohmann::json;
 using testing::HttpResponse;
 
-// The server runs in this process: its peak resident set in KiB (VmHWM), -1 where unknown.
-long PeakRssKib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
-  }
-  return -1;
-}
-
-// Resets VmHWM to the current RSS (Linux 4.0+); false where the kernel refuses.
-bool ResetPeakRss() {
-  std::ofstream clear("/proc/self/clear_refs");
-  clear << "5";
-  clear.flush();
-  return clear.good();
-}
+using testing::PeakRssKib;
+using testing::ResetPeakRss;
 
 class ApiJsonBodyE2eTest : public ApiE2eTest {
  protected:

@@ -12,6 +12,7 @@
 #include "server/api/api.h"
 #include "server/api/json_util.h"
 #include "tests/testing/api_fixture.h"
+#include "tests/testing/peak_rss.h"
 
 namespace perfgate::server::api {
 namespace {
@@ -19,23 +20,8 @@ namespace {
 using ApiJsonBody = api_testing::ApiTest;
 using nlohmann::json;
 
-// The process's peak resident set in KiB (VmHWM), or -1 where /proc cannot tell.
-long PeakRssKib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
-  }
-  return -1;
-}
-
-// Resets VmHWM to the current RSS (Linux 4.0+); false where the kernel refuses.
-bool ResetPeakRss() {
-  std::ofstream clear("/proc/self/clear_refs");
-  clear << "5";
-  clear.flush();
-  return clear.good();
-}
+using testing::PeakRssKib;
+using testing::ResetPeakRss;
 
 TEST_F(ApiJsonBody, DuplicateKeyInAProjectBodyIsRefused) {
   http::Response r = Call("POST", "/api/v1/projects", admin_, R"({"name":"pz4","name":"pz5"})");
