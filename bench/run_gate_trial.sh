@@ -34,26 +34,19 @@ for bin in "$perfgate" "$server_bin"; do
   [ -x "$bin" ] || { echo "run_gate_trial: $bin missing: cmake --build --preset release" >&2; exit 2; }
 done
 
-data=$(mktemp -d /tmp/perfgate-trial.XXXXXX)
+# shellcheck source=bench/lib/local_server.sh
+. bench/lib/local_server.sh
+data=$(mktemp -d /tmp/perfgate-trial.XXXXXX)  # mktemp's template
 chmod 755 "$data"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$server_bin" --listen "127.0.0.1:$port" --data-dir "$data/server" >"$data/server.out" 2>&1 &
-server=$!
 loader=""
+server=""
 cleanup() {
   [ -n "$loader" ] && kill "$loader" 2>/dev/null
-  kill -TERM "$server" 2>/dev/null || true
-  wait "$server" 2>/dev/null || true
+  [ -n "$server" ] && stop_local_server
   rm -rf "$data"
 }
 trap cleanup EXIT
-for _ in $(seq 1 120); do
-  curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
-  kill -0 "$server" 2>/dev/null || { cat "$data/server.out"; exit 1; }
-  sleep 0.5
-done
-api="http://127.0.0.1:$port/api/v1"
-admin=$(grep -o 'pgt_[A-Za-z0-9_-]*' "$data/server.out" | head -1)
+start_local_server "$server_bin" "$data"
 curl -sf -X POST "$api/projects" -H "Authorization: Bearer $admin" \
   -H 'Content-Type: application/json' -d '{"name":"trial"}' >/dev/null
 export PERFGATE_TOKEN

@@ -88,20 +88,13 @@ EOF
 }
 
 judge() {
-  local out=$1 data port api admin token
-  data=$(mktemp -d /tmp/perfgate-gpu-judge.XXXXXX)
+  local out=$1
+  # shellcheck source=bench/lib/local_server.sh
+  . bench/lib/local_server.sh
+  data=$(mktemp -d /tmp/perfgate-gpu-judge.XXXXXX)  # mktemp's template
   chmod 755 "$data"
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  build/release/bin/perfgate-server --listen "127.0.0.1:$port" --data-dir "$data/server" \
-    >"$data/server.out" 2>&1 &
-  local server=$!
-  trap 'kill -TERM '"$server"' 2>/dev/null; wait '"$server"' 2>/dev/null; rm -rf '"$data" EXIT
-  for _ in $(seq 1 120); do
-    curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
-    sleep 0.5
-  done
-  api="http://127.0.0.1:$port/api/v1"
-  admin=$(grep -o 'pgt_[A-Za-z0-9_-]*' "$data/server.out" | head -1)
+  trap 'stop_local_server; rm -rf "$data"' EXIT
+  start_local_server build/release/bin/perfgate-server "$data"
   curl -sf -X POST "$api/projects" -H "Authorization: Bearer $admin" \
     -H 'Content-Type: application/json' -d '{"name":"gpu"}' >/dev/null
   for branch in aa slow; do

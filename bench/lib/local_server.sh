@@ -1,0 +1,26 @@
+# Sourced by the bench scripts: a perfgate-server on its embedded PostgreSQL in a temporary
+# directory on a free loopback port, ready to serve.
+#
+#   start_local_server SERVER_BIN DATA_DIR   sets server (pid), port, api (".../api/v1") and admin
+#                                            (the admin token the first start printed); exits
+#                                            with the server's output when it does not come up
+#   stop_local_server                        stops it gracefully
+
+start_local_server() {
+  local bin=$1 dir=$2
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  "$bin" --listen "127.0.0.1:$port" --data-dir "$dir/server" >"$dir/server.out" 2>&1 &
+  server=$!
+  for _ in $(seq 1 120); do
+    curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
+    kill -0 "$server" 2>/dev/null || { cat "$dir/server.out" >&2; exit 1; }
+    sleep 0.5
+  done
+  api="http://127.0.0.1:$port/api/v1"
+  admin=$(grep -o 'pgt_[A-Za-z0-9_-]*' "$dir/server.out" | head -1)
+}
+
+stop_local_server() {
+  kill -TERM "$server" 2>/dev/null || true
+  wait "$server" 2>/dev/null || true
+}
