@@ -9,6 +9,7 @@
 #include "wire/json_check.h"
 #include "wire/json_reader.h"
 #include "wire/validate.h"
+#include "wire/verdict_keys.h"
 
 namespace perfgate::wire {
 namespace {
@@ -63,29 +64,31 @@ PairedSeries ReadSeries(Reader& reader, const json& object, const std::string& p
 }
 
 PairedDesign ReadDesign(Reader& reader, const json& object, const std::string& path) {
+  namespace k = keys::design;
   PairedDesign d;
-  reader.OnlyKeys(object, path,
-                  {"repetitions", "min_blocks", "max_blocks", "growth", "test", "seed", "stopped"});
-  d.repetitions = reader.Integer(object, "repetitions", path, 1, true).value_or(0);
-  d.min_blocks = reader.Integer(object, "min_blocks", path, 3, true).value_or(0);
-  d.max_blocks = reader.Integer(object, "max_blocks", path, d.min_blocks, true).value_or(0);
-  if (d.repetitions > 10000) reader.Fail(FieldPath(path, "repetitions"), "must be at most 10000");
+  reader.OnlyKeys(
+      object, path,
+      {k::kRepetitions, k::kMinBlocks, k::kMaxBlocks, k::kGrowth, k::kTest, k::kSeed, k::kStopped});
+  d.repetitions = reader.Integer(object, k::kRepetitions, path, 1, true).value_or(0);
+  d.min_blocks = reader.Integer(object, k::kMinBlocks, path, 3, true).value_or(0);
+  d.max_blocks = reader.Integer(object, k::kMaxBlocks, path, d.min_blocks, true).value_or(0);
+  if (d.repetitions > 10000) reader.Fail(FieldPath(path, k::kRepetitions), "must be at most 10000");
   if (d.max_blocks > kMaxPairedBlocks) {
-    reader.Fail(FieldPath(path, "max_blocks"),
+    reader.Fail(FieldPath(path, k::kMaxBlocks),
                 "must be at most " + std::to_string(kMaxPairedBlocks));
   }
-  d.growth = reader.Number(object, "growth", path, true).value_or(0);
+  d.growth = reader.Number(object, k::kGrowth, path, true).value_or(0);
   if (!reader.failed() && !(d.growth > 1 && d.growth <= 10)) {
-    reader.Fail(FieldPath(path, "growth"), "must be in (1, 10]");
+    reader.Fail(FieldPath(path, k::kGrowth), "must be in (1, 10]");
   }
-  d.test = reader.String(object, "test", path, true);
+  d.test = reader.String(object, k::kTest, path, true);
   if (!reader.failed() && d.test != "t" && d.test != "wilcoxon") {
-    reader.Fail(FieldPath(path, "test"), "must be \"t\" or \"wilcoxon\"");
+    reader.Fail(FieldPath(path, k::kTest), "must be \"t\" or \"wilcoxon\"");
   }
-  d.seed = static_cast<uint64_t>(reader.Integer(object, "seed", path, 0).value_or(0));
-  d.stopped = reader.String(object, "stopped", path, true);
+  d.seed = static_cast<uint64_t>(reader.Integer(object, k::kSeed, path, 0).value_or(0));
+  d.stopped = reader.String(object, k::kStopped, path, true);
   if (!reader.failed() && !IsPairedStop(d.stopped)) {
-    reader.Fail(FieldPath(path, "stopped"),
+    reader.Fail(FieldPath(path, k::kStopped),
                 "must be \"decided\", \"max_blocks\" or \"time_budget\"");
   }
   return d;
@@ -195,13 +198,14 @@ std::string EncodePairedMeasurement(const PairedMeasurement& m) {
 }
 
 json EncodePairedDesign(const PairedDesign& d) {
-  return {{"repetitions", d.repetitions},
-          {"min_blocks", d.min_blocks},
-          {"max_blocks", d.max_blocks},
-          {"growth", d.growth},
-          {"test", d.test},
-          {"seed", d.seed},
-          {"stopped", d.stopped}};
+  namespace k = keys::design;
+  return {{k::kRepetitions, d.repetitions},
+          {k::kMinBlocks, d.min_blocks},
+          {k::kMaxBlocks, d.max_blocks},
+          {k::kGrowth, d.growth},
+          {k::kTest, d.test},
+          {k::kSeed, d.seed},
+          {k::kStopped, d.stopped}};
 }
 
 }  // namespace perfgate::wire

@@ -164,14 +164,15 @@ PairedSummary ReadPairedSummary(Reader& reader, const json& object, const std::s
   p.baseline_commit = reader.String(object, k::kBaselineCommit, path);
   if (const json* design = reader.Object(object, k::kDesign, path)) {
     const std::string at = FieldPath(path, k::kDesign);
+    namespace dk = keys::design;
     PairedDesign& d = p.design;
-    d.repetitions = reader.Integer(*design, "repetitions", at, 0).value_or(d.repetitions);
-    d.min_blocks = reader.Integer(*design, "min_blocks", at, 0).value_or(d.min_blocks);
-    d.max_blocks = reader.Integer(*design, "max_blocks", at, 0).value_or(d.max_blocks);
-    d.growth = reader.Number(*design, "growth", at).value_or(d.growth);
-    d.test = reader.OptString(*design, "test", at).value_or(d.test);
-    d.seed = static_cast<uint64_t>(reader.Integer(*design, "seed", at, 0).value_or(0));
-    d.stopped = reader.OptString(*design, "stopped", at).value_or(d.stopped);
+    d.repetitions = reader.Integer(*design, dk::kRepetitions, at, 0).value_or(d.repetitions);
+    d.min_blocks = reader.Integer(*design, dk::kMinBlocks, at, 0).value_or(d.min_blocks);
+    d.max_blocks = reader.Integer(*design, dk::kMaxBlocks, at, 0).value_or(d.max_blocks);
+    d.growth = reader.Number(*design, dk::kGrowth, at).value_or(d.growth);
+    d.test = reader.OptString(*design, dk::kTest, at).value_or(d.test);
+    d.seed = static_cast<uint64_t>(reader.Integer(*design, dk::kSeed, at, 0).value_or(0));
+    d.stopped = reader.OptString(*design, dk::kStopped, at).value_or(d.stopped);
   }
   p.amends = reader.Integer(object, k::kAmends, path, 1);
   p.measured = reader.Integer(object, k::kMeasured, path, 0).value_or(0);

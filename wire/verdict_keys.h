@@ -44,6 +44,17 @@ inline constexpr std::string_view kLooks = "looks";
 inline constexpr std::string_view kMeasured = "measured";
 }  // namespace paired
 
+// A paired design (wire::PairedDesign): the measurement's "design" and the paired summary's.
+namespace design {
+inline constexpr std::string_view kRepetitions = "repetitions";
+inline constexpr std::string_view kMinBlocks = "min_blocks";
+inline constexpr std::string_view kMaxBlocks = "max_blocks";
+inline constexpr std::string_view kGrowth = "growth";
+inline constexpr std::string_view kTest = "test";
+inline constexpr std::string_view kSeed = "seed";
+inline constexpr std::string_view kStopped = "stopped";
+}  // namespace design
+
 // A result's "paired" object (wire::PairedDetail), in sorted order.
 namespace paired_result {
 inline constexpr std::string_view kBlocks = "blocks";
