@@ -5,10 +5,14 @@
 #                                                    # cuda_train's sources and perfgate.yaml
 #                                                    # (branches main, aa, slow) and the perfgate
 #                                                    # runner with its shared libraries
-#   bash DIR/check.sh OUT                            # on the GPU host (nvcc, cmake): for aa and
-#                                                    # slow, `perfgate run --no-push` and `perfgate
-#                                                    # gate --paired --no-post --save-measurement`
-#   bash bench/run_gpu_paired_check.sh judge OUT     # here: a perfgate-server on an embedded
+#   bash DIR/check.sh OUT                            # on the GPU host (nvcc, cmake): cuda_train
+#                                                    # built alone, `--check`, an fp32 and a bf16
+#                                                    # run; for aa and slow, `perfgate run
+#                                                    # --no-push` and `perfgate gate --paired
+#                                                    # --no-post --save-measurement`; last
+#                                                    # `perfgate ab` fp32 against bf16
+#   bash bench/run_gpu_paired_check.sh judge OUT     # here (OUT or OUT/results.tgz): a
+#                                                    # perfgate-server on an embedded
 #                                                    # PostgreSQL takes both runs and measurements
 #                                                    # and answers their verdicts
 #
@@ -66,10 +70,29 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: check.sh OUT}
 mkdir -p "$out"
-perfgate() { "$here/perfgate/lib/ld-linux-x86-64.so.2" --library-path "$here/perfgate/lib" \
-  "$here/perfgate/perfgate" "$@"; }
+runner=("$here/perfgate/lib/ld-linux-x86-64.so.2" --library-path "$here/perfgate/lib"
+  "$here/perfgate/perfgate")
+perfgate() { "${runner[@]}" "$@"; }
 export PATH=/usr/local/cuda/bin:$PATH
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+nvidia-smi --query-gpu=name,driver_version,memory.total,power.limit --format=csv,noheader |
+  tee "$out/gpu.txt"
+nvcc --version | tail -2 >>"$out/gpu.txt"
+# cuda_train alone first: its build, its own correctness check against the CPU reference, and
+# one run in each precision (the figures docs/gpu.md records). Every step is time-bounded and
+# writes to OUT as it goes, so a lease that runs out still brings back what finished.
+start=$(date +%s)
+timeout 240 cmake -S "$here/repo/src" -B "$here/cuda_train" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CUDA_ARCHITECTURES=native >"$out/cuda-build.out" 2>&1 &&
+  timeout 240 cmake --build "$here/cuda_train" -j 16 >>"$out/cuda-build.out" 2>&1
+echo "cuda_train build: exit $? in $(( $(date +%s) - start )) s"
+train="$here/cuda_train/bin/cuda_train"
+timeout 120 "$train" --check >"$out/check.out" 2>&1
+echo "cuda_train --check: exit $?"; tail -3 "$out/check.out"
+for precision in fp32 bf16; do
+  timeout 120 "$train" --precision "$precision" --width 2048 --depth 4 --classes 512 \
+    --batch 256 --steps 400 --warmup-max 100 >"$out/train-$precision.jsonl" 2>"$out/train-$precision.err"
+  echo "cuda_train $precision: exit $?"
+done
 for branch in aa slow; do
   cd "$here/repo-$branch" || exit 1
   perfgate run --no-push --branch "$branch" --target-branch main >"$out/run-$branch.out" 2>&1
@@ -83,12 +106,27 @@ for branch in aa slow; do
   echo "gate $branch: exit $? in $(( $(date +%s) - start )) s"
   tail -3 "$out/gate-$branch.out"
 done
+# Last, if the lease allows: bf16 against fp32 interleaved (perfgate ab).
+cd "$here/repo-aa" || exit 1
+timeout 150 "${runner[@]}" ab --runs 6 --name-a fp32 --name-b bf16 \
+  --a "$train --precision fp32 --width 2048 --depth 4 --classes 512 --batch 256 --steps 200 --warmup-max 60" \
+  --b "$train --precision bf16 --width 2048 --depth 4 --classes 512 --batch 256 --steps 200 --warmup-max 60" \
+  >"$out/ab.out" 2>&1
+echo "ab: exit $?"; tail -12 "$out/ab.out"
+# Everything in one archive too, for transports that bring back only a few files.
+tar czf "$out.tgz" -C "$out" . && mv "$out.tgz" "$out/results.tgz"
 EOF
   echo "prepared $dir ($(du -sh "$dir" | cut -f1))"
 }
 
 judge() {
   local out=$1
+  if [ -f "$out" ]; then  # check.sh's results.tgz
+    local unpacked
+    unpacked=$(mktemp -d /tmp/perfgate-gpu-out.XXXXXX)
+    tar xzf "$out" -C "$unpacked"
+    out=$unpacked
+  fi
   # shellcheck source=bench/lib/local_server.sh
   . bench/lib/local_server.sh
   data=$(mktemp -d /tmp/perfgate-gpu-judge.XXXXXX)  # mktemp's template
