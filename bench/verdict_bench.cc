@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -139,7 +140,7 @@ double InProcessSeconds(const Options& o, std::mt19937_64& rng) {
   double best = 1e9;
   for (int i = 0; i < 5; ++i) {
     const auto t0 = Clock::now();
-    auto prepared = perfgate::server::gate::PrepareBaseline(base);
+    auto prepared = perfgate::server::gate::PrepareBaseline(base, SIZE_MAX);
     auto judged = perfgate::server::gate::Judge(contender, prepared.get(), {});
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     if (!judged) Usage("in-process judge failed: " + judged.error().message);

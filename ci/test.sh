@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets up, builds (Debug + AddressSanitizer/UBSan) and runs every test. The README's test
-# command; .ci/run runs exactly this.
+# Sets up, builds (Debug + AddressSanitizer/UBSan) and runs every test, then the fuzzers for a
+# bounded time (ci/fuzz.sh: about 3 minutes with their clang build). The README's test command;
+# .ci/run runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,3 +9,4 @@ bash ci/setup.sh
 cmake --preset debug-asan >/dev/null
 cmake --build --preset debug-asan
 ctest --preset debug-asan "$@"
+bash ci/fuzz.sh

@@ -1,6 +1,7 @@
 #include "server/gate/baseline_cache.h"
 
 #include <algorithm>
+#include <atomic>
 #include <future>
 #include <thread>
 #include <utility>
@@ -14,7 +15,8 @@ judge::Series AsSeries(const store::SampleSet& set) {
   return {.key = set.key, .unit = set.unit, .direction = set.direction, .values = set.values};
 }
 
-std::shared_ptr<const PreparedBaseline> PrepareBaseline(std::vector<store::SampleSet> sets) {
+std::shared_ptr<const PreparedBaseline> PrepareBaseline(std::vector<store::SampleSet> sets,
+                                                        size_t budget) {
   auto out = std::make_shared<PreparedBaseline>();
   out->sets = std::move(sets);
   const size_t count = out->sets.size();
@@ -24,12 +26,20 @@ std::shared_ptr<const PreparedBaseline> PrepareBaseline(std::vector<store::Sampl
   // The series are independent and the requests waiting for this baseline are blocked on it:
   // every hardware thread takes a share (500 series of 100 repetitions: ~30 ms on one core).
   const stats::VerdictPolicy policy;
-  auto prepare = [&out, &policy](size_t first, size_t last) {
-    for (size_t i = first; i < last; ++i) {
+  std::atomic<size_t> held{0};
+  std::atomic<bool> over_budget{budget == 0};
+  auto prepare = [&](size_t first, size_t last) {
+    for (size_t i = first; i < last && !over_budget.load(std::memory_order_relaxed); ++i) {
       const judge::Series& series = out->series[i];
-      out->prepared[i] = std::make_shared<const stats::PreparedSample>(
+      auto prepared = std::make_shared<const stats::PreparedSample>(
           series.values, policy.bootstrap_resamples,
           stats::DeriveSeed(policy.seed, judge::SeriesName(series.key)));
+      const size_t bytes = prepared->MemoryBytes();
+      if (held.fetch_add(bytes, std::memory_order_relaxed) + bytes > budget) {
+        over_budget.store(true, std::memory_order_relaxed);
+        return;
+      }
+      out->prepared[i] = std::move(prepared);
     }
   };
   constexpr size_t kSeriesPerThread = 64;  // below this, a thread costs more than it saves
@@ -42,11 +52,15 @@ std::shared_ptr<const PreparedBaseline> PrepareBaseline(std::vector<store::Sampl
   }
   prepare(0, count / threads);
   for (auto& helper : helpers) helper.get();  // rethrows a helper's exception (bad_alloc)
+  if (over_budget) {
+    for (auto& prepared : out->prepared) prepared.reset();
+  }
 
   out->bytes = sizeof(PreparedBaseline);
   for (size_t i = 0; i < count; ++i) {
     const store::SampleSet& set = out->sets[i];
-    out->bytes += out->prepared[i]->MemoryBytes() + set.values.capacity() * sizeof(double) +
+    out->bytes += (out->prepared[i] ? out->prepared[i]->MemoryBytes() : 0) +
+                  set.values.capacity() * sizeof(double) +
                   set.key.suite.size() + set.key.benchmark.size() + set.key.metric.size() +
                   set.unit.size() + 2 * sizeof(store::SampleSet);
     out->series[i].prepared = out->prepared[i];
@@ -56,11 +70,11 @@ std::shared_ptr<const PreparedBaseline> PrepareBaseline(std::vector<store::Sampl
 
 Result<std::shared_ptr<const PreparedBaseline>> BaselineCache::Get(
     int64_t project_id, const std::vector<std::string>& run_ids, const Loader& load) {
-  auto load_and_prepare = [&load]() -> Value {
+  auto load_and_prepare = [this, &load]() -> Value {
     try {
       auto sets = load();
       if (!sets) return tl::unexpected(sets.error());
-      return PrepareBaseline(std::move(*sets));
+      return PrepareBaseline(std::move(*sets), max_bytes_);
     } catch (const std::exception& e) {  // bad_alloc: waiters must not wait forever
       return MakeError(ErrorCode::kInternal, std::string("preparing a baseline: ") + e.what());
     }

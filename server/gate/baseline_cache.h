@@ -23,10 +23,12 @@
 
 namespace perfgate::server::gate {
 
-// A baseline's pooled sample sets, prepared.
+// A baseline's pooled sample sets, prepared when they fit the budget.
 struct PreparedBaseline {
   std::vector<store::SampleSet> sets;
-  std::vector<std::shared_ptr<const stats::PreparedSample>> prepared;  // one per set
+  // One per set; all null when preparing them would pass the budget (the judge then computes
+  // each comparison's bootstrap on its own, with the same result).
+  std::vector<std::shared_ptr<const stats::PreparedSample>> prepared;
   // One per set, as the judge pairs them: viewing the set's values, with its prepared sample.
   std::vector<judge::Series> series;
   size_t bytes = 0;  // memory held, approximately
@@ -36,14 +38,19 @@ struct PreparedBaseline {
 judge::Series AsSeries(const store::SampleSet& set);
 
 // Prepares sample sets (what a cache miss does), with the bootstrap of the default verdict
-// policy's seed and resamples.
-std::shared_ptr<const PreparedBaseline> PrepareBaseline(std::vector<store::SampleSet> sets);
+// policy's seed and resamples, unless their preparations would hold more than `budget` bytes:
+// then none is kept (preparing stops as the running total passes the budget), so a baseline of
+// 100,000 series (about 4 GB of bootstrap tables at the default 2,000 resamples) costs its sets'
+// memory, not the tables'.
+std::shared_ptr<const PreparedBaseline> PrepareBaseline(std::vector<store::SampleSet> sets,
+                                                        size_t budget);
 
 class BaselineCache {
  public:
   using Loader = std::function<Result<std::vector<store::SampleSet>>()>;
 
-  // max_bytes 0: nothing is kept, every Get loads and prepares.
+  // max_bytes 0: nothing is kept, every Get loads (and prepares nothing: a table used once
+  // costs what it saves). A baseline whose preparations would pass max_bytes is not prepared.
   explicit BaselineCache(size_t max_bytes) : max_bytes_(max_bytes) {}
 
   // The prepared baseline of these runs of a project. On a miss `load` reads the sample sets;

@@ -7,10 +7,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <thread>
 #include <vector>
 
+#include "server/gate/verdict.h"
 #include "server/store/pg_util.h"
 
 namespace perfgate::server::gate {
@@ -97,8 +99,40 @@ TEST(BaselineCacheTest, FailedLoadIsNotKept) {
   EXPECT_EQ(cache.GetStats().entries, 1u);
 }
 
+// The tables of a baseline too large for the budget are not kept (a 100,000-series main run
+// once made the warm-up after its ingest hold 4 GB of them); preparing stops as the running
+// total passes the budget, and the judge's answer is the same without them.
+TEST(BaselineCacheTest, ABaselineBeyondTheBudgetIsNotPreparedAndJudgesAlike) {
+  const auto full = PrepareBaseline(Sets(40, 100), SIZE_MAX);
+  ASSERT_TRUE(full->prepared[0]);
+  const size_t tables = full->bytes - PrepareBaseline(Sets(40, 100), 0)->bytes;
+  ASSERT_GT(tables, 0u);
+
+  const auto bounded = PrepareBaseline(Sets(40, 100), tables / 2);
+  for (size_t i = 0; i < bounded->prepared.size(); ++i) {
+    EXPECT_FALSE(bounded->prepared[i]) << i;
+    EXPECT_FALSE(bounded->series[i].prepared) << i;
+  }
+  EXPECT_EQ(bounded->bytes, full->bytes - tables);
+  EXPECT_TRUE(PrepareBaseline(Sets(40, 100), tables)->prepared[39]);  // exactly fits
+
+  std::vector<store::SampleSet> contender = Sets(40, 10);
+  for (auto& set : contender) {
+    for (double& v : set.values) v *= 1.08;
+  }
+  const auto with_tables = Judge(contender, full.get(), {});
+  const auto without = Judge(contender, bounded.get(), {});
+  ASSERT_TRUE(with_tables && without);
+  EXPECT_EQ(with_tables->results_json, without->results_json);
+  EXPECT_EQ(with_tables->outcome, "regression");
+
+  BaselineCache cache(tables / 2);
+  ASSERT_TRUE(cache.Get(1, {"a"}, [] { return Result<std::vector<store::SampleSet>>(Sets(40, 100)); }));
+  EXPECT_EQ(cache.GetStats().bytes, full->bytes - tables);  // kept, unprepared
+}
+
 TEST(BaselineCacheTest, EvictsLeastRecentlyUsedBeyondBudget) {
-  const size_t one = PrepareBaseline(Sets(20, 100))->bytes;
+  const size_t one = PrepareBaseline(Sets(20, 100), SIZE_MAX)->bytes;
   BaselineCache cache(2 * one + one / 2);  // room for two
   int loads = 0;
   auto load = [&]() -> Result<std::vector<store::SampleSet>> {
