@@ -10,6 +10,7 @@
 #include <array>
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -68,6 +69,10 @@ struct Server::Impl {
   Metrics* metrics = nullptr;
 
   std::optional<net::io_context> ioc;
+  // Keeps the I/O threads in run() while Stop() waits: without it the context stops by itself
+  // once it runs out of work (the acceptor closed, the last session closing) and a Shutdown
+  // posted after that point is never run, so its session lives until shutdown_timeout.
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   // Heavy handlers, taken first come, first served (the I/O threads, never blocked by them,
   // read each request as it arrives).
   std::optional<net::thread_pool> compute;
@@ -423,6 +428,7 @@ Result<void> Server::Start() {
                     ? impl.options.threads
                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   impl.ioc.emplace(threads);
+  impl.work.emplace(impl.ioc->get_executor());
   std::string where = impl.options.host + ":" + std::to_string(impl.options.port);
   try {
     tcp::resolver resolver(*impl.ioc);
@@ -440,6 +446,7 @@ Result<void> Server::Start() {
   } catch (const boost::system::system_error& e) {
     impl.accept_backoff.reset();
     impl.acceptor.reset();
+    impl.work.reset();
     impl.ioc.reset();
     return MakeError(ErrorCode::kUnavailable, "cannot listen on " + where + ": " + e.what());
   }
@@ -502,6 +509,7 @@ void Server::Stop() {
   // of Impl is alive.
   impl.accept_backoff.reset();
   impl.acceptor.reset();
+  impl.work.reset();
   impl.ioc.reset();
   impl.compute.reset();
 }
