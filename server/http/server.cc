@@ -59,9 +59,10 @@ struct Server::Impl {
   Metrics* metrics = nullptr;
 
   std::optional<net::io_context> ioc;
-  // Keeps the I/O threads in run() while Stop() waits: without it the context stops by itself
-  // once it runs out of work (the acceptor closed, the last session closing) and a Shutdown
-  // posted after that point is never run, so its session lives until shutdown_timeout.
+  // Keeps the I/O threads in run() until Stop() stops them. Without it the context stops by
+  // itself once nothing is pending on it (the listener closed, and the last session closing or
+  // its heavy handler still on the compute pool): what is posted after that (Stop()'s Shutdown,
+  // the heavy response) never runs and Stop() waits its whole shutdown_timeout.
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   // Heavy handlers, taken first come, first served (the I/O threads, never blocked by them,
   // read each request as it arrives).
