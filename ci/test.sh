@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Sets up, builds (Debug + AddressSanitizer/UBSan) and runs every test, then the fuzzers for a
-# bounded time (ci/fuzz.sh: about 3 minutes with their clang build). The README's test command;
-# .ci/run runs exactly this.
+# Sets up, builds (Debug + AddressSanitizer/UBSan) and runs every test, then the ThreadSanitizer
+# stage (ci/tsan.sh: the threaded server, store and history tests) and the fuzzers for a bounded
+# time (ci/fuzz.sh: about 3 minutes with their clang build). The README's test command; .ci/run
+# runs exactly this. Arguments go to the main ctest only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,4 +10,5 @@ bash ci/setup.sh
 cmake --preset debug-asan >/dev/null
 cmake --build --preset debug-asan
 ctest --preset debug-asan "$@"
+bash ci/tsan.sh
 bash ci/fuzz.sh

@@ -1,7 +1,8 @@
-// The only translation unit that instantiates Beast/Asio templates (build time on small CI
-// machines). One Session per connection, all of its work on one strand; light handlers run
-// synchronously on the I/O thread that finished reading the request, heavy ones (Router::Cost)
-// on the compute pool in arrival order, the session resuming on its strand with the response.
+// The only translation unit that instantiates Beast templates (build time on small CI machines;
+// listener.cc, the accept loop, uses Asio's acceptor only). One Session per connection, all of
+// its work on one strand; light handlers run synchronously on the I/O thread that finished
+// reading the request, heavy ones (Router::Cost) on the compute pool in arrival order, the
+// session resuming on its strand with the response.
 #include "server/http/server.h"
 
 #include <spdlog/spdlog.h>
@@ -10,11 +11,10 @@
 #include <array>
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
@@ -32,6 +32,7 @@
 #include "server/http/compression.h"
 #include "server/http/errors.h"
 #include "server/http/framing.h"
+#include "server/http/listener.h"
 
 namespace perfgate::http {
 
@@ -47,16 +48,6 @@ constexpr std::string_view kProtocolRoute = "protocol";
 // How long a connection closed after an error keeps draining what the client still sends, so
 // that the kernel does not answer the unread bytes with a reset that destroys our response.
 constexpr std::chrono::milliseconds kMaxLinger{5'000};
-// How long accepting pauses after accept() ran out of file descriptors or memory: the failure
-// repeats at once otherwise, a busy loop that starves the connections being served.
-constexpr std::chrono::milliseconds kAcceptBackoff{100};
-
-// accept() failures that concern the server's resources, not the one connection.
-bool IsResourceExhaustion(const beast::error_code& ec) {
-  return ec == net::error::no_descriptors ||
-         ec == boost::system::errc::too_many_files_open_in_system ||
-         ec == net::error::no_buffer_space || ec == net::error::no_memory;
-}
 
 class Session;
 
@@ -68,17 +59,15 @@ struct Server::Impl {
   Metrics* metrics = nullptr;
 
   std::optional<net::io_context> ioc;
+  // Keeps the I/O threads in run() until Stop() stops them. Without it the context stops by
+  // itself once nothing is pending on it (the listener closed, and the last session closing or
+  // its heavy handler still on the compute pool): what is posted after that (Stop()'s Shutdown,
+  // the heavy response) never runs and Stop() waits its whole shutdown_timeout.
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   // Heavy handlers, taken first come, first served (the I/O threads, never blocked by them,
   // read each request as it arrives).
   std::optional<net::thread_pool> compute;
-  std::mutex acceptor_mutex;  // Stop() closes the acceptor from a thread outside the pool
-  std::optional<tcp::acceptor> acceptor;
-  std::optional<net::steady_timer> accept_backoff;  // under acceptor_mutex
-  // Connections closed at once (over max_connections) or accept() failures since the last
-  // connection served; a burst is logged when it starts and when it ends. Touched only by the
-  // accept chain, which has one step in flight at a time.
-  std::size_t refused_in_burst = 0;
-  std::size_t accept_failures_in_burst = 0;
+  std::optional<Listener> listener;  // the accept loop and the connection cap
   std::vector<std::thread> threads;
   std::atomic<std::uint16_t> port{0};
   std::atomic<bool> stopping{false};
@@ -89,9 +78,7 @@ struct Server::Impl {
   std::condition_variable sessions_changed;
   std::map<const Session*, std::weak_ptr<Session>> sessions;
 
-  void DoAccept();  // with acceptor_mutex held
-  void OnAccept(beast::error_code ec, tcp::socket socket);
-  void Admit(tcp::socket socket);
+  void Admit(tcp::socket socket);  // a connection under the cap: its Session, registered
   std::size_t SessionCount();
   void Register(const std::shared_ptr<Session>& session);
   void Unregister(const Session* session);
@@ -338,51 +325,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
 }  // namespace
 
-void Server::Impl::DoAccept() {
-  acceptor->async_accept(net::make_strand(*ioc), [this](beast::error_code ec, tcp::socket socket) {
-    OnAccept(ec, std::move(socket));
-  });
-}
-
-void Server::Impl::OnAccept(beast::error_code ec, tcp::socket socket) {
-  if (!ec && !stopping) Admit(std::move(socket));
-  std::lock_guard lock(acceptor_mutex);
-  if (!acceptor->is_open()) return;  // closed by Stop()
-  if (ec && IsResourceExhaustion(ec)) {
-    if (accept_failures_in_burst++ == 0) {
-      spdlog::error("cannot accept connections: {}; pausing accept for {} ms at a time",
-                    ec.message(), kAcceptBackoff.count());
-    }
-    accept_backoff->expires_after(kAcceptBackoff);
-    accept_backoff->async_wait([this](beast::error_code wait_ec) {
-      std::lock_guard relock(acceptor_mutex);
-      if (!wait_ec && acceptor->is_open()) DoAccept();
-    });
-    return;
-  }
-  // Other errors (a connection reset before it was accepted) concern that connection only.
-  DoAccept();
-}
-
 void Server::Impl::Admit(tcp::socket socket) {
-  if (SessionCount() >= options.max_connections) {
-    if (refused_in_burst++ == 0) {
-      spdlog::warn("{} connections open (max_connections): closing new connections at once",
-                   options.max_connections);
-    }
-    beast::error_code ignored;
-    socket.close(ignored);
-    return;
-  }
-  if (accept_failures_in_burst > 0) {
-    spdlog::info("accepting connections again after {} failed accepts", accept_failures_in_burst);
-    accept_failures_in_burst = 0;
-  }
-  if (refused_in_burst > 0) {
-    spdlog::info("accepting connections again after closing {} over max_connections",
-                 refused_in_burst);
-    refused_in_burst = 0;
-  }
   auto session = std::make_shared<Session>(std::move(socket), this);
   Register(session);
   session->Start();
@@ -423,32 +366,31 @@ Result<void> Server::Start() {
                     ? impl.options.threads
                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   impl.ioc.emplace(threads);
+  impl.work.emplace(impl.ioc->get_executor());
   std::string where = impl.options.host + ":" + std::to_string(impl.options.port);
   try {
     tcp::resolver resolver(*impl.ioc);
     auto endpoints = resolver.resolve(impl.options.host, std::to_string(impl.options.port),
                                       tcp::resolver::passive | tcp::resolver::numeric_service);
-    if (endpoints.empty()) return MakeError(ErrorCode::kUnavailable, "cannot resolve " + where);
-    tcp::endpoint endpoint = endpoints.begin()->endpoint();
-    impl.acceptor.emplace(*impl.ioc);
-    impl.acceptor->open(endpoint.protocol());
-    impl.acceptor->set_option(net::socket_base::reuse_address(true));
-    impl.acceptor->bind(endpoint);
-    impl.acceptor->listen(net::socket_base::max_listen_connections);
-    impl.accept_backoff.emplace(*impl.ioc);
-    impl.port = impl.acceptor->local_endpoint().port();
+    if (endpoints.empty()) {
+      impl.work.reset();
+      impl.ioc.reset();
+      return MakeError(ErrorCode::kUnavailable, "cannot resolve " + where);
+    }
+    impl.listener.emplace(
+        *impl.ioc, endpoints.begin()->endpoint(), impl.options.max_connections,
+        Listener::Callbacks{[&impl] { return impl.SessionCount(); },
+                            [&impl](tcp::socket socket) { impl.Admit(std::move(socket)); }});
+    impl.port = impl.listener->port();
   } catch (const boost::system::system_error& e) {
-    impl.accept_backoff.reset();
-    impl.acceptor.reset();
+    impl.listener.reset();
+    impl.work.reset();
     impl.ioc.reset();
     return MakeError(ErrorCode::kUnavailable, "cannot listen on " + where + ": " + e.what());
   }
   impl.compute.emplace(static_cast<std::size_t>(
       impl.options.compute_threads > 0 ? impl.options.compute_threads : threads + 1));
-  {
-    std::lock_guard lock(impl.acceptor_mutex);
-    impl.DoAccept();
-  }
+  impl.listener->Start();
   for (int i = 0; i < threads; ++i) {
     impl.threads.emplace_back([&impl] {
       // An exception escaping a completion handler (bad_alloc) costs that connection, not the
@@ -470,14 +412,9 @@ void Server::Stop() {
   if (!impl.started || impl.stopped || !impl.ioc) return;
   impl.stopped = true;
   impl.stopping = true;
-  {
-    // Closing here rather than on the pool: new connections are refused at once even while
-    // every pool thread is busy in a handler.
-    std::lock_guard lock(impl.acceptor_mutex);
-    beast::error_code ec;
-    impl.acceptor->close(ec);
-    impl.accept_backoff->cancel();
-  }
+  // Closed here rather than on the pool: new connections are refused at once even while every
+  // pool thread is busy in a handler.
+  impl.listener->Close();
   std::vector<std::shared_ptr<Session>> live;
   {
     std::lock_guard lock(impl.sessions_mutex);
@@ -500,8 +437,8 @@ void Server::Stop() {
   impl.compute->join();
   // Destroys the handlers still queued, and with them the abandoned sessions, while the rest
   // of Impl is alive.
-  impl.accept_backoff.reset();
-  impl.acceptor.reset();
+  impl.listener.reset();
+  impl.work.reset();
   impl.ioc.reset();
   impl.compute.reset();
 }

@@ -1,7 +1,8 @@
 // The HTTP server's connection limits on a real loopback socket: max_connections (a connection
-// beyond it is closed at once) and header_timeout (a connection that sends nothing, or a header
-// that trickles, gives its slot back long before read_timeout). Raw sockets stand for idle
-// clients; testing::HttpClient sends the normal requests. Timeouts are safety nets only.
+// beyond it is closed at once), header_timeout (a connection that sends nothing, or a header
+// that trickles, gives its slot back long before read_timeout), the accept back-off, and Stop()
+// ending the connections it finds. Raw sockets stand for idle clients; testing::HttpClient sends
+// the normal requests. Timeouts are safety nets only.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <future>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -47,10 +49,10 @@ Router MakeRouter() {
 
 class HttpConnectionLimitsTest : public ::testing::Test {
  protected:
-  void StartServer(ServerOptions options) {
+  void StartServer(ServerOptions options, Router router = MakeRouter()) {
     options.host = "127.0.0.1";
     options.port = 0;
-    server_ = std::make_unique<Server>(options, MakeRouter());
+    server_ = std::make_unique<Server>(options, std::move(router));
     auto started = server_->Start();
     ASSERT_TRUE(started.has_value()) << started.error().ToString();
   }
@@ -119,6 +121,47 @@ TEST_F(HttpConnectionLimitsTest, HeaderTimeoutCutsAStalledHeaderButNotASlowBody)
   std::this_thread::sleep_for(600ms);
   ASSERT_TRUE(slow_body.Send("bc"));
   EXPECT_EQ(slow_body.Receive(12), "HTTP/1.1 200");
+}
+
+// A heavy request in flight when Stop() begins: once the listener is closed, the I/O threads
+// have nothing pending while the compute pool runs the handler. The I/O context used to stop by
+// itself there, so the response posted back from the pool never left and Stop() waited its whole
+// shutdown_timeout (the cause of the rare 30 s Stop() of the test above).
+TEST_F(HttpConnectionLimitsTest, StopAnswersAHeavyRequestInFlightWhenNothingElseIsPending) {
+  std::promise<void> entered;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  Router router = MakeRouter();
+  router.Add(
+      "GET", "/heavy", "heavy",
+      [&entered, released](const Request&, const PathParams&) {
+        entered.set_value();
+        released.wait();
+        return Response::Json(200, R"({"heavy":true})");
+      },
+      Router::Cost::kHeavy);
+  ServerOptions options;
+  options.shutdown_timeout = kNever;  // only a response that never leaves can reach it
+  StartServer(options, std::move(router));
+  const std::uint16_t port = server_->port();
+
+  RawSocket in_flight(port);
+  ASSERT_TRUE(in_flight.Send("GET /heavy HTTP/1.1\r\nHost: t\r\n\r\n"));
+  ASSERT_EQ(entered.get_future().wait_for(kSafetyNet), std::future_status::ready);
+
+  std::thread stopper([this] { server_->Stop(); });
+  bool refused = false;
+  for (auto deadline = std::chrono::steady_clock::now() + kSafetyNet;
+       !refused && std::chrono::steady_clock::now() < deadline;) {
+    refused = !RawSocket(port).connected();
+    if (!refused) std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(refused);
+  // Lets the closed listener's last accept complete: the moment the context used to stop.
+  std::this_thread::sleep_for(200ms);
+  release.set_value();
+  EXPECT_EQ(in_flight.Receive(12), "HTTP/1.1 200");
+  stopper.join();
 }
 
 // Counts the lines of the default logger containing a text, while alive.

@@ -1,0 +1,69 @@
+// The HTTP server's accept loop: accepts on the listening socket, closes a connection beyond
+// max_connections as soon as it is accepted, and pauses accepting when accept() runs out of file
+// descriptors or memory rather than retrying in a busy loop; each burst of refusals or failures
+// is logged when it starts and when it ends. Asio only; used by server.cc alone.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+
+namespace perfgate::http {
+
+class Listener {
+ public:
+  // How long accepting pauses after accept() ran out of file descriptors or memory: the failure
+  // repeats at once otherwise, a busy loop that starves the connections being served.
+  static constexpr std::chrono::milliseconds kBackoff{100};
+
+  struct Callbacks {
+    // The connections open now, compared with max_connections before a new one is admitted.
+    std::function<std::size_t()> open_connections;
+    // Takes a connection admitted under the cap (its socket on a strand of its own); called on
+    // an I/O thread, one at a time.
+    std::function<void(boost::asio::ip::tcp::socket)> admit;
+  };
+
+  // Opens, binds and listens on `endpoint`; throws boost::system::system_error when it cannot.
+  Listener(boost::asio::io_context& ioc, const boost::asio::ip::tcp::endpoint& endpoint,
+           std::size_t max_connections, Callbacks callbacks);
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+
+  std::uint16_t port() const { return port_; }
+
+  // Starts accepting (on the context's threads) until Close().
+  void Start();
+
+  // Stops accepting at once, from any thread, even while every I/O thread is busy: the socket
+  // is closed (new connections are refused) and a pause cancelled; a connection whose accept
+  // completes meanwhile is closed, not admitted. Idempotent. The context's threads must be
+  // stopped before the Listener is destroyed.
+  void Close();
+
+ private:
+  void DoAccept();  // with mutex_ held
+  void OnAccept(const boost::system::error_code& ec, boost::asio::ip::tcp::socket socket);
+  void Admit(boost::asio::ip::tcp::socket socket);
+
+  boost::asio::io_context& ioc_;
+  const std::size_t max_connections_;
+  const Callbacks callbacks_;
+  std::mutex mutex_;                         // Close() runs on a thread outside the context
+  boost::asio::ip::tcp::acceptor acceptor_;  // under mutex_
+  boost::asio::steady_timer backoff_;        // under mutex_
+  std::uint16_t port_ = 0;
+  std::atomic<bool> closed_{false};
+  // Connections closed at once (over max_connections) or accept() failures since the last
+  // connection admitted. Touched only by the accept chain, which has one step in flight at a time.
+  std::size_t refused_in_burst_ = 0;
+  std::size_t failures_in_burst_ = 0;
+};
+
+}  // namespace perfgate::http
