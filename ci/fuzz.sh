@@ -5,13 +5,13 @@
 # the input that caused it is left in build/fuzz/findings/ (reproduce with
 # `build/fuzz/bin/<target> FILE`). Run by ci/test.sh; on its own:
 #
-#   bash ci/fuzz.sh [--seconds N] [TARGET...]     # N per target (default 15); all by default
+#   bash ci/fuzz.sh [--seconds N] [TARGET...]     # N per target (default 10); all by default
 #
 # The corpus grows in build/fuzz/corpus/<target>/ across runs on one machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-seconds=15
+seconds=10
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
