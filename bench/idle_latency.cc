@@ -8,12 +8,13 @@
 // (no answer, or an answer other than 200), p50/p99/max of the answered ones, and how many idle
 // connections were open at the end and how often they were opened again.
 //
-// Usage: idle_latency --port P --project NAME --token T [--idle N] [--requests R]
+// Usage: idle_latency --port P --project NAME [--token T] [--idle N] [--requests R]
 //                     [--idle-kind silent|keepalive] [--timeout-seconds S] [--phase-seconds P]
 //   silent: the idle connections connect and send nothing (cut at limits.header_timeout_ms);
 //   keepalive: each sends one GET /healthz first, reads the answer and then sits idle (cut at
 //   limits.idle_timeout_ms). S bounds each request (default 15 s) and P each line (default 60 s:
-//   a line stopped early says so), so that a phase of refused or queued connections ends.
+//   a line stopped early says so), so that a phase of refused or queued connections ends. The
+//   token comes from PERFGATE_TOKEN when --token is absent (off the command line).
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -56,7 +57,7 @@ struct Options {
 
 [[noreturn]] void Usage(const std::string& why) {
   std::fprintf(stderr,
-               "idle_latency: %s\nusage: idle_latency --port P --project NAME --token T "
+               "idle_latency: %s\nusage: idle_latency --port P --project NAME [--token T] "
                "[--idle N] [--requests R] [--idle-kind silent|keepalive] [--timeout-seconds S] "
                "[--phase-seconds P]\n",
                why.c_str());
@@ -93,8 +94,11 @@ Options ParseArgs(int argc, char** argv) {
     else
       Usage("unknown flag or value: " + flag + " " + value);
   }
+  if (o.token.empty() && std::getenv("PERFGATE_TOKEN") != nullptr) {
+    o.token = std::getenv("PERFGATE_TOKEN");
+  }
   if (o.port == 0 || o.project.empty() || o.token.empty()) {
-    Usage("--port, --project and --token are required");
+    Usage("--port and --project are required, and a token (--token or PERFGATE_TOKEN)");
   }
   return o;
 }

@@ -9,9 +9,11 @@
 // server's peak RSS (VmHWM of the pid in --server-pid-file, sampled every 100 ms, max over its
 // lifetimes). Exits 1 when a run was lost, duplicated or never acknowledged, 2 on bad usage.
 //
-// Usage: reliability_load --url URL --project P --token T --database-url DSN
+// Usage: reliability_load --url URL --project P [--token T] [--database-url DSN]
 //          [--clients N] [--seconds S] [--drain-seconds D] [--server-pid-file F]
 //          [--benchmarks B] [--repetitions R] [--post-twice-every K]
+// The token and the DSN come from PERFGATE_TOKEN and PERFGATE_DATABASE_URL when the flags are
+// absent (as the runner and the server read them), so that they stay off the command line.
 // --post-twice-every K checks the counting itself: every K-th run is also posted under a second
 // id, as a client without the spool's stable run id would after a lost answer; the run must then
 // be counted as duplicated and the program exit 1.
@@ -19,9 +21,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 #include <random>
 #include <set>
@@ -58,8 +62,8 @@ struct Options {
 
 [[noreturn]] void Usage(const std::string& why) {
   std::fprintf(stderr,
-               "reliability_load: %s\nusage: reliability_load --url URL --project P --token T "
-               "--database-url DSN [--clients N] [--seconds S] [--drain-seconds D] "
+               "reliability_load: %s\nusage: reliability_load --url URL --project P [--token T] "
+               "[--database-url DSN] [--clients N] [--seconds S] [--drain-seconds D] "
                "[--server-pid-file F] [--benchmarks B] [--repetitions R] "
                "[--post-twice-every K]\n",
                why.c_str());
@@ -102,8 +106,16 @@ Options ParseArgs(int argc, char** argv) {
     else
       Usage("unknown flag " + flag);
   }
+  const auto env = [](const char* name) {
+    const char* value = std::getenv(name);
+    return value == nullptr ? std::string() : std::string(value);
+  };
+  if (o.token.empty()) o.token = env("PERFGATE_TOKEN");
+  if (o.database_url.empty()) o.database_url = env("PERFGATE_DATABASE_URL");
   if (o.url.empty() || o.project.empty() || o.token.empty() || o.database_url.empty()) {
-    Usage("--url, --project, --token and --database-url are required");
+    Usage(
+        "--url and --project are required, and a token (--token or PERFGATE_TOKEN) and a DSN "
+        "(--database-url or PERFGATE_DATABASE_URL)");
   }
   return o;
 }
@@ -117,6 +129,7 @@ struct Tally {
   std::map<std::string, size_t> posted;  // run id -> sample sets posted
   std::set<std::string> acknowledged, rejected, unacknowledged, pr_runs;
   size_t verdicts_answered = 0, verdicts_unanswered = 0;
+  std::map<std::string, size_t> outcomes;  // of the answered verdicts: "pass", "no_baseline", ...
 };
 
 std::string Uuid(std::mt19937_64& rng) {
@@ -233,7 +246,7 @@ class Client {
       tally_.posted[run.id] = run.results.size();
       if (run.merge_base) tally_.pr_runs.insert(run.id);
     }
-    return Retry(request, /*upload=*/true, [&](int status) {
+    return Retry(request, /*upload=*/true, [&](int status, const std::string&) {
       std::lock_guard lock(tally_.mu);
       if (status == 200 || status == 201)
         tally_.acknowledged.insert(run.id);
@@ -252,15 +265,25 @@ class Client {
         options_.url + "/api/v1/projects/" + options_.project + "/runs/" + run_id + "/verdict";
     request.body = "{}";
     request.content_type = "application/json";
-    Retry(request, /*upload=*/false, [&](int status) {
+    Retry(request, /*upload=*/false, [&](int status, const std::string& body) {
+      const bool answered = status == 200 || status == 201;
+      std::string outcome = "unreadable";
+      if (answered) {
+        const auto json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+        if (json.is_object() && json.contains("verdict") && json["verdict"].is_object() &&
+            json["verdict"].contains("outcome") && json["verdict"]["outcome"].is_string()) {
+          outcome = json["verdict"]["outcome"].get<std::string>();
+        }
+      }
       std::lock_guard lock(tally_.mu);
-      ++(status == 200 || status == 201 ? tally_.verdicts_answered : tally_.verdicts_unanswered);
+      ++(answered ? tally_.verdicts_answered : tally_.verdicts_unanswered);
+      if (answered) ++tally_.outcomes[outcome];
     });
   }
 
-  // Sends until a final answer: 2xx, or a 4xx that is not worth repeating (status given to
-  // `done`), or the drain's end (status 0). Waits per the runner's backoff (500 ms doubling,
-  // full jitter), capped at 5 s so that a client notices a restarted server soon.
+  // Sends until a final answer: 2xx, or a 4xx that is not worth repeating (status and body
+  // given to `done`), or the drain's end (status 0). Waits per the runner's backoff (500 ms
+  // doubling, full jitter), capped at 5 s so that a client notices a restarted server soon.
   template <typename Done>
   bool Retry(const net::HttpRequest& request, bool upload, Done done) {
     net::RetryPolicy policy;
@@ -269,12 +292,12 @@ class Client {
     while (true) {
       auto answer = Send(request, upload);
       if (answer && !net::IsRetryableStatus(answer->status)) {
-        done(answer->status);
+        done(answer->status, answer->body);
         return true;
       }
       const auto wait = backoff.Next();
       if (Clock::now() + wait >= drain_end_) {
-        done(0);
+        done(0, std::string());
         return false;
       }
       std::this_thread::sleep_for(wait);
@@ -418,8 +441,13 @@ int main(int argc, char** argv) {
   std::printf("  %-22s %zu\n", "rejected (4xx)", tally.rejected.size());
   std::printf("  %-22s %zu\n", "incomplete", s.missing_sets);
   std::printf("  %-22s %zu\n", "stored, never posted", s.stored_unposted);
-  std::printf("  %-22s %zu answered, %zu not (of %zu pull-request runs)\n", "verdicts",
-              tally.verdicts_answered, tally.verdicts_unanswered, tally.pr_runs.size());
+  std::string outcomes;
+  for (const auto& [outcome, count] : tally.outcomes) {
+    outcomes += (outcomes.empty() ? "" : ", ") + outcome + " " + std::to_string(count);
+  }
+  std::printf("  %-22s %zu answered (%s), %zu not (of %zu pull-request runs)\n", "verdicts",
+              tally.verdicts_answered, outcomes.c_str(), tally.verdicts_unanswered,
+              tally.pr_runs.size());
   std::printf("  %-22s uploads %zu, verdicts %zu\n", "requests", tally.upload_requests,
               tally.verdict_requests);
   std::printf("  %-22s %s\n", "errors by status", errors.empty() ? "none" : errors.c_str());

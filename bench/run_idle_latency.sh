@@ -73,7 +73,8 @@ run_case() {  # LABEL NOFILE CAP IDLE
     python3 -c 'import sys,json; print(json.load(sys.stdin)["token"])')
   echo "== $1: max_connections $3, server nofile $(prlimit --pid "$server" --nofile \
     --output SOFT --noheadings | tr -d ' '), $4 idle ($kind)"
-  "$driver" --port "$port" --project idle --token "$token" --idle "$4" --requests "$requests" \
+  PERFGATE_TOKEN="$token" \
+    "$driver" --port "$port" --project idle --idle "$4" --requests "$requests" \
     --idle-kind "$kind"
   echo "  server log lines about the cap or descriptors: $(grep -cE \
     'max_connections|cannot accept|accepting connections again' "$dir/server.out" || true)"

@@ -72,6 +72,7 @@ cleanup() {
   rm -rf "$data"
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT  # so that a killed run (a ctest timeout) still stops its server
 
 start_local_server "$server_bin" "$data"
 echo "$server" >"$data/server.pid"
@@ -114,8 +115,10 @@ restart_pg() {
   return 1
 }
 
-"$load_bin" --url "http://127.0.0.1:$port" --project reliability --token "$token" \
-  --database-url "$dsn" --clients "$clients" --seconds "$seconds" \
+# The token and the DSN (with its password) go through the environment, not the command line.
+PERFGATE_TOKEN="$token" PERFGATE_DATABASE_URL="$dsn" \
+  "$load_bin" --url "http://127.0.0.1:$port" --project reliability \
+  --clients "$clients" --seconds "$seconds" \
   --server-pid-file "$data/server.pid" "${extra[@]}" &
 load=$!
 
