@@ -1,5 +1,6 @@
 #include "server/http/listener.h"
 
+#include <poll.h>
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/strand.hpp>
@@ -56,19 +57,58 @@ void Listener::DoAccept() {
                          });
 }
 
+void Listener::Resume() {
+  // Posted, never done in place: the closing session's last reference may be dropped by the
+  // accept chain itself, which holds mutex_ (EvictLongestIdle under OnAccept).
+  net::post(ioc_, [this] {
+    std::lock_guard lock(mutex_);
+    resume_ = true;
+    if (waiting_for_room_) backoff_.cancel();
+  });
+}
+
 void Listener::OnAccept(const boost::system::error_code& ec, tcp::socket socket) {
-  if (!ec && !closed_) Admit(std::move(socket));
+  if (!ec && !closed_) Admit(std::move(socket), last_accept_failed_);
+  last_accept_failed_ = ec && IsResourceExhaustion(ec);
   std::lock_guard lock(mutex_);
   if (!acceptor_.is_open()) return;  // closed by Close()
+  if (ec && IsResourceExhaustion(ec) && !ConnectionPending()) {
+    // Linux takes the new descriptor before it looks for a connection: out of descriptors,
+    // accept() fails even with none waiting. Wait for one (no failure, no eviction yet).
+    acceptor_.async_wait(tcp::acceptor::wait_read, [this](const boost::system::error_code&) {
+      std::lock_guard relock(mutex_);
+      if (acceptor_.is_open()) DoAccept();
+    });
+    return;
+  }
   if (ec && IsResourceExhaustion(ec)) {
     if (failures_in_burst_++ == 0) {
-      spdlog::error("cannot accept connections: {}; pausing accept for {} ms at a time",
-                    ec.message(), kBackoff.count());
+      spdlog::error(
+          "cannot accept connections: {}; closing the connections that wait longest for a "
+          "request to make room, else pausing accept for {} ms at a time",
+          ec.message(), kBackoff.count());
     }
-    backoff_.expires_after(kBackoff);
+    // A descriptor comes back as soon as an idle connection closes; with none idle, only a
+    // pause avoids a busy loop.
+    const bool evicted = callbacks_.evict_idle && callbacks_.evict_idle(/*unless_closing=*/true);
+    if (evicted) {
+      ++evicted_in_burst_;
+      if (resume_) {  // the room is made already
+        resume_ = false;
+        DoAccept();
+        return;
+      }
+    }
+    // Resume() (a connection closed for room) ends the wait early.
+    waiting_for_room_ = evicted;
+    backoff_.expires_after(evicted ? kEvictionPause : kBackoff);
     backoff_.async_wait([this](const boost::system::error_code& wait_ec) {
       std::lock_guard relock(mutex_);
-      if (!wait_ec && acceptor_.is_open()) DoAccept();
+      const bool resumed = waiting_for_room_ && resume_;
+      waiting_for_room_ = false;
+      if (!acceptor_.is_open() || (wait_ec && !resumed)) return;
+      resume_ = false;
+      DoAccept();
     });
     return;
   }
@@ -76,8 +116,22 @@ void Listener::OnAccept(const boost::system::error_code& ec, tcp::socket socket)
   DoAccept();
 }
 
-void Listener::Admit(tcp::socket socket) {
-  if (callbacks_.open_connections() >= max_connections_) {
+bool Listener::ConnectionPending() {
+  pollfd listening{acceptor_.native_handle(), POLLIN, 0};
+  return ::poll(&listening, 1, 0) > 0 && (listening.revents & POLLIN) != 0;
+}
+
+void Listener::Admit(tcp::socket socket, bool after_failure) {
+  if (callbacks_.open_connections() >= max_connections_ && callbacks_.evict_idle &&
+      callbacks_.evict_idle(/*unless_closing=*/false)) {
+    // The longest idle connection gives its slot to this one (the count passes the cap by the
+    // evictions still closing).
+    if (evicted_in_burst_++ == 0) {
+      spdlog::warn("{} connections open (max_connections): closing the ones that wait longest "
+                   "for a request to admit new ones",
+                   max_connections_);
+    }
+  } else if (callbacks_.open_connections() >= max_connections_) {
     if (refused_in_burst_++ == 0) {
       spdlog::warn("{} connections open (max_connections): closing new connections at once",
                    max_connections_);
@@ -86,14 +140,25 @@ void Listener::Admit(tcp::socket socket) {
     socket.close(ignored);
     return;
   }
-  if (failures_in_burst_ > 0) {
-    spdlog::info("accepting connections again after {} failed accepts", failures_in_burst_);
+  // A burst of failures ends with an accept that needed no room made (one that followed a
+  // failure got the descriptor an idle connection gave up).
+  if (failures_in_burst_ > 0 && !after_failure) {
+    spdlog::info("accepting connections again after {} failed accepts ({} idle connection(s) "
+                 "closed to make room)",
+                 failures_in_burst_, evicted_in_burst_);
     failures_in_burst_ = 0;
+    evicted_in_burst_ = 0;
   }
   if (refused_in_burst_ > 0) {
     spdlog::info("accepting connections again after closing {} over max_connections",
                  refused_in_burst_);
     refused_in_burst_ = 0;
+  }
+  if (evicted_in_burst_ > 0 && failures_in_burst_ == 0 &&
+      callbacks_.open_connections() < max_connections_) {
+    spdlog::info("under max_connections again after closing {} idle connection(s) for new ones",
+                 evicted_in_burst_);
+    evicted_in_burst_ = 0;
   }
   callbacks_.admit(std::move(socket));
 }

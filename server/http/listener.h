@@ -1,7 +1,10 @@
-// The HTTP server's accept loop: accepts on the listening socket, closes a connection beyond
-// max_connections as soon as it is accepted, and pauses accepting when accept() runs out of file
-// descriptors or memory rather than retrying in a busy loop; each burst of refusals or failures
-// is logged when it starts and when it ends. Asio only; used by server.cc alone.
+// The HTTP server's accept loop: accepts on the listening socket; at max_connections, or when
+// accept() runs out of file descriptors, it has the connection that has waited longest for a
+// request closed to make room (idle keep-alive connections and ones that never sent a byte go
+// first, so a new request is served at once); with none waiting it closes a connection beyond
+// max_connections as soon as it is accepted, and pauses accepting when out of descriptors or
+// memory rather than retrying in a busy loop. Each burst of refusals, evictions or failures is
+// logged when it starts and when it ends. Asio only; used by server.cc alone.
 #pragma once
 
 #include <atomic>
@@ -21,6 +24,9 @@ class Listener {
   // How long accepting pauses after accept() ran out of file descriptors or memory: the failure
   // repeats at once otherwise, a busy loop that starves the connections being served.
   static constexpr std::chrono::milliseconds kBackoff{100};
+  // How long accepting pauses at most after an idle connection was asked to close for a
+  // descriptor; its closing calls Resume(), which ends the pause at once.
+  static constexpr std::chrono::milliseconds kEvictionPause{50};  // unless Resume() comes first
 
   struct Callbacks {
     // The connections open now, compared with max_connections before a new one is admitted.
@@ -28,6 +34,10 @@ class Listener {
     // Takes a connection admitted under the cap (its socket on a strand of its own); called on
     // an I/O thread, one at a time.
     std::function<void(boost::asio::ip::tcp::socket)> admit;
+    // Asks the connection that has waited longest for a request to close (asynchronously);
+    // false when none is waiting. With true, asks none while one asked before is still closing
+    // (and answers true).
+    std::function<bool(bool unless_closing)> evict_idle;
   };
 
   // Opens, binds and listens on `endpoint`; throws boost::system::system_error when it cannot.
@@ -47,10 +57,15 @@ class Listener {
   // stopped before the Listener is destroyed.
   void Close();
 
+  // A connection asked to close for room has closed: accepting goes on at once (posted to the
+  // context). Any thread, under any lock.
+  void Resume();
+
  private:
   void DoAccept();  // with mutex_ held
   void OnAccept(const boost::system::error_code& ec, boost::asio::ip::tcp::socket socket);
-  void Admit(boost::asio::ip::tcp::socket socket);
+  void Admit(boost::asio::ip::tcp::socket socket, bool after_failure);
+  bool ConnectionPending();  // a connection waits in the backlog (with mutex_ held)
 
   boost::asio::io_context& ioc_;
   const std::size_t max_connections_;
@@ -64,6 +79,10 @@ class Listener {
   // connection admitted. Touched only by the accept chain, which has one step in flight at a time.
   std::size_t refused_in_burst_ = 0;
   std::size_t failures_in_burst_ = 0;
+  std::size_t evicted_in_burst_ = 0;  // idle connections closed to make room
+  bool last_accept_failed_ = false;   // out of descriptors or memory
+  bool waiting_for_room_ = false;     // under mutex_: the pause Resume() ends
+  bool resume_ = false;               // under mutex_: Resume() came
 };
 
 }  // namespace perfgate::http

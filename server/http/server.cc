@@ -80,6 +80,12 @@ struct Server::Impl {
 
   void Admit(tcp::socket socket);  // a connection under the cap: its Session, registered
   std::size_t SessionCount();
+  // Asks the session that has waited longest for a request (sent nothing since its last
+  // answer, or nothing at all) to close; false when none is waiting. With `unless_closing`,
+  // true without asking another when one asked before is still closing (out of descriptors,
+  // one closing is the room the next accept needs).
+  bool EvictLongestIdle(bool unless_closing);
+  std::atomic<int> closing_for_room{0};  // sessions asked to close and not yet gone
   void Register(const std::shared_ptr<Session>& session);
   void Unregister(const Session* session);
   void Observe(std::string_view route, int status, double seconds) {
@@ -97,7 +103,16 @@ class Session : public std::enable_shared_from_this<Session> {
     auto endpoint = stream_.socket().remote_endpoint(ec);
     if (!ec) remote_ = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
   }
-  ~Session() { server_->Unregister(this); }
+  ~Session() {
+    if (evicted_.exchange(false)) {
+      --server_->closing_for_room;
+      // Its descriptor is free (Close() closed the socket): an accept waiting for room goes on.
+      // The listener outlives every session but those Stop() abandons, which it destroys
+      // after resetting it.
+      if (server_->listener) server_->listener->Resume();
+    }
+    server_->Unregister(this);
+  }
 
   void Start() {
     net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->WaitForRequest(); });
@@ -108,6 +123,23 @@ class Session : public std::enable_shared_from_this<Session> {
     net::post(stream_.get_executor(), [self = shared_from_this()] {
       // Only an idle connection is cut; one mid-request finishes and then closes.
       if (self->state_ == State::kIdle) self->stream_.cancel();
+    });
+  }
+
+  // Since when this connection has waited for a request (steady clock, ns); kNotIdle while a
+  // request is read, handled or answered, or once it was asked to close. Read on any thread.
+  static constexpr std::int64_t kNotIdle = std::numeric_limits<std::int64_t>::max();
+  std::int64_t idle_since() const { return idle_since_.load(std::memory_order_relaxed); }
+
+  // Called by EvictLongestIdle on any thread: closes the connection if it is still waiting for
+  // a request when its strand runs this (a request that began meanwhile is served).
+  void Evict() {
+    idle_since_.store(kNotIdle, std::memory_order_relaxed);  // not chosen twice
+    evicted_ = true;
+    ++server_->closing_for_room;
+    net::post(stream_.get_executor(), [self = shared_from_this()] {
+      if (self->state_ == State::kIdle) return self->stream_.cancel();  // closes; then gone
+      if (self->evicted_.exchange(false)) --self->server_->closing_for_room;  // a request began
     });
   }
 
@@ -127,6 +159,8 @@ class Session : public std::enable_shared_from_this<Session> {
     // The idle timeout runs until the first byte; from there the read timeout covers the whole
     // request. A fresh connection is expected to send at once.
     stream_.expires_after(first_request_ ? HeaderTimeout() : options().idle_timeout);
+    idle_since_.store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                      std::memory_order_relaxed);
     stream_.async_read_some(buffer_.prepare(4096),
                             [self = shared_from_this()](beast::error_code ec, std::size_t n) {
                               self->buffer_.commit(n);
@@ -137,6 +171,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void ReadHeader() {
     state_ = State::kReading;
+    idle_since_.store(kNotIdle, std::memory_order_relaxed);
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(
         std::min<std::size_t>(options().header_limit, std::numeric_limits<std::uint32_t>::max())));
@@ -321,6 +356,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::chrono::steady_clock::time_point request_started_;
   bool first_request_ = true;
   bool head_request_ = false;  // the request being answered is a HEAD
+  std::atomic<std::int64_t> idle_since_{kNotIdle};
+  std::atomic<bool> evicted_{false};  // counted in closing_for_room
 };
 
 }  // namespace
@@ -334,6 +371,28 @@ void Server::Impl::Admit(tcp::socket socket) {
 std::size_t Server::Impl::SessionCount() {
   std::lock_guard lock(sessions_mutex);
   return sessions.size();
+}
+
+bool Server::Impl::EvictLongestIdle(bool unless_closing) {
+  if (unless_closing && closing_for_room > 0) return true;
+  std::shared_ptr<Session> longest;
+  {
+    std::lock_guard lock(sessions_mutex);
+    // The keys stay valid under the lock (a Session unregisters in its destructor, before its
+    // members go); only the one chosen is locked, so no Session is released under the lock.
+    const Session* chosen = nullptr;
+    std::int64_t since = Session::kNotIdle;
+    for (const auto& [session, weak] : sessions) {
+      if (const std::int64_t s = session->idle_since(); s < since) {
+        since = s;
+        chosen = session;
+      }
+    }
+    if (chosen != nullptr) longest = sessions.at(chosen).lock();
+  }
+  if (!longest) return false;
+  longest->Evict();
+  return true;
 }
 
 void Server::Impl::Register(const std::shared_ptr<Session>& session) {
@@ -358,6 +417,8 @@ Server::~Server() { Stop(); }
 
 std::uint16_t Server::port() const { return impl_->port; }
 
+std::size_t Server::ConnectionCount() const { return impl_->SessionCount(); }
+
 Result<void> Server::Start() {
   Impl& impl = *impl_;
   if (impl.started) return MakeError(ErrorCode::kInternal, "server already started");
@@ -380,7 +441,10 @@ Result<void> Server::Start() {
     impl.listener.emplace(
         *impl.ioc, endpoints.begin()->endpoint(), impl.options.max_connections,
         Listener::Callbacks{[&impl] { return impl.SessionCount(); },
-                            [&impl](tcp::socket socket) { impl.Admit(std::move(socket)); }});
+                            [&impl](tcp::socket socket) { impl.Admit(std::move(socket)); },
+                            [&impl](bool unless_closing) {
+                              return impl.EvictLongestIdle(unless_closing);
+                            }});
     impl.port = impl.listener->port();
   } catch (const boost::system::system_error& e) {
     impl.listener.reset();

@@ -57,6 +57,8 @@ class Server {
 
   // The bound port (the ephemeral one when options.port was 0); 0 before Start().
   std::uint16_t port() const;
+  // Client connections open now (admitted and not yet closed).
+  std::size_t ConnectionCount() const;
 
   // Stops accepting at once (new connections are refused), closes idle keep-alive connections,
   // lets requests being read, handled or written finish (their responses say Connection: close)

@@ -1,5 +1,6 @@
 // The HTTP server's connection limits on a real loopback socket: max_connections (a connection
-// beyond it is closed at once), header_timeout (a connection that sends nothing, or a header
+// beyond it takes the slot of one that waits for a request, or is closed at once when none
+// waits), header_timeout (a connection that sends nothing, or a header
 // that trickles, gives its slot back long before read_timeout), the accept back-off, and Stop()
 // ending the connections it finds. Raw sockets stand for idle clients; testing::HttpClient sends
 // the normal requests. Timeouts are safety nets only.
@@ -47,6 +48,38 @@ Router MakeRouter() {
   return router;
 }
 
+// Counts the lines of the default logger containing a text, while alive.
+class CapturedLog {
+ public:
+  CapturedLog() : previous_(spdlog::default_logger()) {
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out_);
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("captured", sink));
+    // UBSan checks a polymorphic type at its first use through a pipe(): the sink's stream and
+    // Count()'s must be checked before the descriptors are exhausted.
+    spdlog::info("log captured");
+    Count("log captured");
+  }
+  ~CapturedLog() { spdlog::set_default_logger(previous_); }
+  CapturedLog(const CapturedLog&) = delete;
+  CapturedLog& operator=(const CapturedLog&) = delete;
+
+  std::string Text() {
+    spdlog::default_logger_raw()->flush();
+    return out_.str();
+  }
+  int Count(std::string_view text) {
+    spdlog::default_logger_raw()->flush();
+    std::istringstream lines(out_.str());
+    int count = 0;
+    for (std::string line; std::getline(lines, line);) count += line.find(text) != line.npos;
+    return count;
+  }
+
+ private:
+  std::ostringstream out_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
 class HttpConnectionLimitsTest : public ::testing::Test {
  protected:
   void StartServer(ServerOptions options, Router router = MakeRouter()) {
@@ -67,6 +100,17 @@ class HttpConnectionLimitsTest : public ::testing::Test {
     }
     return false;
   }
+  // Until the server holds exactly `sessions` connections (they are admitted asynchronously
+  // after the client's connect returns, and a served client's lingers a moment after it closed)
+  // or the safety net runs out.
+  bool EventuallyBusy(std::size_t sessions) {
+    for (auto deadline = std::chrono::steady_clock::now() + kSafetyNet;
+         std::chrono::steady_clock::now() < deadline;) {
+      if (server_->ConnectionCount() == sessions) return true;
+      std::this_thread::sleep_for(5ms);
+    }
+    return false;
+  }
   void TearDown() override {
     if (server_) server_->Stop();
   }
@@ -81,14 +125,45 @@ TEST_F(HttpConnectionLimitsTest, ConnectionBeyondTheCapIsClosedAtOnceAndASlotFre
   options.read_timeout = kNever;
   StartServer(options);
 
+  // Both slots mid-request (a header begun): no connection waits for a request, none can go.
   auto first = std::make_unique<RawSocket>(server_->port());
   RawSocket second(server_->port());
+  ASSERT_TRUE(first->Send("GET /hello HTTP/1.1\r\n") && second.Send("GET /hello HTTP/1.1\r\n"));
+  ASSERT_TRUE(EventuallyBusy(2));
   RawSocket third(server_->port());
-  ASSERT_TRUE(first->connected() && second.connected() && third.connected());
+  ASSERT_TRUE(third.connected());
   EXPECT_TRUE(third.ClosedWithoutAnswer());
 
   first.reset();  // its session ends on EOF and gives its slot back
   EXPECT_TRUE(EventuallyServed());
+  ASSERT_TRUE(second.Send("Host: t\r\n\r\n"));  // the busy one was never cut
+  EXPECT_EQ(second.Receive(12), "HTTP/1.1 200");
+}
+
+// At the cap a new connection takes the slot of one that waits for a request (here: connected,
+// never sent a byte) rather than being closed: a normal request is served at once however many
+// idle connections hold the slots.
+TEST_F(HttpConnectionLimitsTest, AtTheCapANewConnectionTakesTheSlotOfAnIdleOne) {
+  CapturedLog log;
+  ServerOptions options;
+  options.max_connections = 2;
+  options.header_timeout = kNever;  // nothing but the eviction closes an idle connection
+  options.read_timeout = kNever;
+  StartServer(options);
+
+  RawSocket first(server_->port());
+  RawSocket second(server_->port());
+  ASSERT_TRUE(EventuallyBusy(2));
+  RawSocket third(server_->port());
+  ASSERT_TRUE(third.Send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n"));
+  EXPECT_EQ(third.Receive(12), "HTTP/1.1 200");
+  // One of the two idle ones was closed for it; the other still serves.
+  ASSERT_TRUE(first.Send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n"));
+  ASSERT_TRUE(second.Send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n"));
+  const std::string a = first.Receive(12);
+  const std::string b = second.Receive(12);
+  EXPECT_EQ((a == "HTTP/1.1 200") + (b == "HTTP/1.1 200"), 1) << "first: " << a << ", second: " << b;
+  EXPECT_EQ(log.Count("closing the ones that wait longest"), 1);  // once per burst
 }
 
 TEST_F(HttpConnectionLimitsTest, IdleConnectionsAtTheCapStillLetARequestThrough) {
@@ -164,34 +239,6 @@ TEST_F(HttpConnectionLimitsTest, StopAnswersAHeavyRequestInFlightWhenNothingElse
   stopper.join();
 }
 
-// Counts the lines of the default logger containing a text, while alive.
-class CapturedLog {
- public:
-  CapturedLog() : previous_(spdlog::default_logger()) {
-    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out_);
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("captured", sink));
-    // UBSan checks a polymorphic type at its first use through a pipe(): the sink's stream and
-    // Count()'s must be checked before the descriptors are exhausted.
-    spdlog::info("log captured");
-    Count("log captured");
-  }
-  ~CapturedLog() { spdlog::set_default_logger(previous_); }
-  CapturedLog(const CapturedLog&) = delete;
-  CapturedLog& operator=(const CapturedLog&) = delete;
-
-  int Count(std::string_view text) {
-    spdlog::default_logger_raw()->flush();
-    std::istringstream lines(out_.str());
-    int count = 0;
-    for (std::string line; std::getline(lines, line);) count += line.find(text) != line.npos;
-    return count;
-  }
-
- private:
-  std::ostringstream out_;
-  std::shared_ptr<spdlog::logger> previous_;
-};
-
 // The process's file descriptors used up (the soft limit lowered, the rest taken by copies of
 // /dev/null) while alive; the limit is restored and the copies closed after.
 class FileDescriptorsExhausted {
@@ -253,6 +300,53 @@ TEST_F(HttpConnectionLimitsTest, OutOfDescriptorsAcceptPausesLogsOnceAndRecovers
   EXPECT_TRUE(EventuallyServed());
   EXPECT_EQ(log.Count("accepting connections again after"), 1);
   for (int fd : clients) ::close(fd);
+}
+
+// Out of descriptors with idle connections open: the one that waited longest is closed so that
+// its descriptor takes the new connection, which is served at once (it used to wait until a
+// header timeout freed one: ~10 s at the default, and here, without one, for ever).
+TEST_F(HttpConnectionLimitsTest, OutOfDescriptorsAnIdleConnectionMakesRoomForANewOne) {
+  CapturedLog log;
+  ServerOptions options;
+  options.threads = 1;
+  options.header_timeout = kNever;
+  options.read_timeout = kNever;
+  StartServer(options);
+  ASSERT_TRUE(EventuallyServed());  // every server thread running first (see the test above)
+  std::this_thread::sleep_for(200ms);
+  ASSERT_TRUE(EventuallyBusy(0));  // the served client's session gone: no backlog left
+  std::vector<std::unique_ptr<RawSocket>> idle;
+  for (int i = 0; i < 3; ++i) idle.push_back(std::make_unique<RawSocket>(server_->port()));
+  ASSERT_TRUE(EventuallyBusy(3));
+  const int client = ::socket(AF_INET, SOCK_STREAM, 0);
+  timeval safety_net{std::chrono::duration_cast<std::chrono::seconds>(kSafetyNet).count(), 0};
+  ::setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &safety_net, sizeof(safety_net));
+  std::string answer(12, '\0');
+  ssize_t got = -1;
+  {
+    FileDescriptorsExhausted exhausted;
+    ASSERT_TRUE(exhausted.exhausted());
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(server_->port());
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    const std::string request = "GET /hello HTTP/1.1\r\nHost: t\r\n\r\n";
+    ASSERT_EQ(::send(client, request.data(), request.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(request.size()));
+    got = ::recv(client, answer.data(), answer.size(), MSG_WAITALL);
+  }
+  ::close(client);
+  ASSERT_EQ(got, 12);
+  EXPECT_EQ(answer, "HTTP/1.1 200");
+  EXPECT_EQ(log.Count("cannot accept connections"), 1);
+  // Exactly one idle connection gave its descriptor (the others still wait).
+  int closed = 0;
+  for (auto& socket : idle) {
+    socket->Send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n");
+    closed += socket->Receive(12) != "HTTP/1.1 200";
+  }
+  EXPECT_EQ(closed, 1) << log.Text();
 }
 
 }  // namespace
