@@ -111,6 +111,14 @@ class HttpConnectionLimitsTest : public ::testing::Test {
     }
     return false;
   }
+  // Connects a socket made beforehand (connecting needs no new descriptor; accepting does).
+  bool ConnectToServer(int fd) const {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(server_->port());
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  }
   void TearDown() override {
     if (server_) server_->Stop();
   }
@@ -282,13 +290,7 @@ TEST_F(HttpConnectionLimitsTest, OutOfDescriptorsAcceptPausesLogsOnceAndRecovers
   {
     FileDescriptorsExhausted exhausted;
     ASSERT_TRUE(exhausted.exhausted());
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(server_->port());
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    for (int fd : clients) {
-      EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-    }
+    for (int fd : clients) EXPECT_TRUE(ConnectToServer(fd));
     for (auto deadline = std::chrono::steady_clock::now() + kSafetyNet;
          log.Count("cannot accept connections") == 0 &&
          std::chrono::steady_clock::now() < deadline;) {
@@ -326,11 +328,7 @@ TEST_F(HttpConnectionLimitsTest, OutOfDescriptorsAnIdleConnectionMakesRoomForANe
   {
     FileDescriptorsExhausted exhausted;
     ASSERT_TRUE(exhausted.exhausted());
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(server_->port());
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    ASSERT_TRUE(ConnectToServer(client));
     const std::string request = "GET /hello HTTP/1.1\r\nHost: t\r\n\r\n";
     ASSERT_EQ(::send(client, request.data(), request.size(), MSG_NOSIGNAL),
               static_cast<ssize_t>(request.size()));
