@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "core/version.h"
 #include "server/api/api.h"
 #include "server/auth/tokens.h"
 #include "server/gate/verdict.h"
@@ -89,7 +90,9 @@ Result<void> App::Impl::EnsureAdminToken() {
     if (!found && found.error().code != ErrorCode::kNotFound) {
       return tl::unexpected(found.error());
     }
-    if (!found) found = create(config.admin_token);
+    if (!found) {
+      found = create(config.admin_token);
+    }
     if (!found) return tl::unexpected(found.error());
     if (found->revoked) {
       spdlog::error(
@@ -168,6 +171,10 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
     return tl::unexpected(InStep("admin token", admin.error()));
   }
 
+  // Which build answers: one series, always 1, labelled with the version (core/version.h).
+  s.metrics.AddGauge("perfgate_build_info", "The perfgate-server build (version from git)", []() {
+    return std::vector<http::GaugeSample>{{{{"version", std::string(Version())}}, 1.0}};
+  });
   store::ConnectionPool* pool = s.pool.get();
   s.metrics.AddGauge("perfgate_db_pool_connections", "PostgreSQL connections by state", [pool]() {
     const store::PoolStats stats = pool->Stats();

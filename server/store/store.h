@@ -77,6 +77,7 @@ struct RunSummary {
   std::string finished_at;
   std::string created_at;  // when the server stored it
   int64_t sample_count = 0;
+  std::string runner_version;  // the upload's runner_version, "" when it had none
 };
 
 struct IngestOutcome {
