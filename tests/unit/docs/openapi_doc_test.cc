@@ -362,6 +362,7 @@ TEST_F(OpenApiDocTest, TheWireVerdictTypesNameExactlyTheDocumentedKeys) {
   wire::Verdict verdict;
   verdict.baseline = wire::Baseline{};
   verdict.pr = 1;
+  verdict.runner_version = "v0.2.0-3-g1a2b3c4";
   ThresholdRule rule;
   rule.percent = 3;
   rule.alpha = 0.01;
