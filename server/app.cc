@@ -92,6 +92,13 @@ Result<void> App::Impl::EnsureAdminToken() {
     }
     if (!found) {
       found = create(config.admin_token);
+      // Another server on the same database (docs/operations.md, "Run several servers") may have
+      // stored the same configured token between the look-up and the insert: the hash is
+      // UNIQUE, so the insert fails and the row it raced is the one to use.
+      if (!found) {
+        auto raced = stores->FindTokenByHash(*hash);
+        if (raced) found = std::move(raced);
+      }
     }
     if (!found) return tl::unexpected(found.error());
     if (found->revoked) {

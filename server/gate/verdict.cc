@@ -327,6 +327,7 @@ Result<std::string> VerdictService::Compute(const store::Project& project,
   verdict.results_json = std::move(judged->results_json);
   auto stored = store_.SaveVerdict(project, verdict);
   if (!stored) return tl::unexpected(stored.error());
+  if (stored->reused && reused != nullptr) *reused = true;
   return VerdictBody(*stored);
 }
 

@@ -236,6 +236,9 @@ struct StoredVerdict {
   int64_t id = 0;
   std::string created_at;
   NewVerdict verdict;
+  // SaveVerdict only: an identical answer to the same question was already stored (a
+  // concurrent request's), and this is it; nothing new was stored.
+  bool reused = false;
 };
 
 class VerdictStore {
