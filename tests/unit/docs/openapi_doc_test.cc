@@ -267,11 +267,11 @@ TEST_F(OpenApiRoutesTest, TheVerdictSchemasNameEveryKeyTheServerWrites) {
   EXPECT_EQ(KeysOf(answer), Keys{"verdict"});
   const json& verdict = answer["verdict"];
   EXPECT_EQ(KeysOf(verdict), Required("Verdict"));
-  // The optional keys: written only when the run's metrics moved together (not here), and only
-  // in paired verdicts.
+  // The optional keys: written only when the run's metrics moved together (not here), only in
+  // paired verdicts, and only when the run's upload named its runner_version (not here).
   Keys verdict_optional = Properties("Verdict");
   for (const std::string& key : Required("Verdict")) verdict_optional.erase(key);
-  EXPECT_EQ(verdict_optional, (Keys{"environment_shift", "paired"}));
+  EXPECT_EQ(verdict_optional, (Keys{"environment_shift", "paired", "runner_version"}));
   EXPECT_EQ(KeysOf(verdict["parameters"]), Properties("VerdictParameters"));
   EXPECT_EQ(KeysOf(verdict["parameters"]), Required("VerdictParameters"));
   for (const json& rule : verdict["parameters"]["rules"]) {
