@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "config/logging.h"
-#include "core/version.h"
 #include "config/server_config.h"
+#include "core/version.h"
 #include "server/app.h"
 
 namespace {

@@ -59,8 +59,7 @@ class Decoder {
     PERFGATE_WIRE_TRY(
         OnlyKeys(root, "",
                  {"id", "project", "branch", "commit", "merge_base", "target_branch", "ancestry",
-                  "testbed", "ci", "started_at", "finished_at", "results",
-                  "runner_version"}));
+                  "testbed", "ci", "started_at", "finished_at", "results", "runner_version"}));
     PERFGATE_WIRE_TRY(ReadString(root, "id", "", Need::kRequired, &run.id));
     if (!IsUuid(run.id)) {
       return InvalidArgument("not a canonical UUID (8-4-4-4-12 hex digits)", "id");

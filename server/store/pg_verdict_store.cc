@@ -257,8 +257,8 @@ Result<StoredVerdict> PgStore::SaveVerdict(const Project& project, const NewVerd
               " AND v.baseline_run_ids = $5::uuid[] AND v.parameters = $6::jsonb"
               " AND v.measurement IS NULL",
           verdict.run_id, project.id, verdict.algorithm_version,
-          pgutil::TextArray(verdict.contender_run_ids),
-          pgutil::TextArray(verdict.baseline_run_ids), verdict.parameters_json);
+          pgutil::TextArray(verdict.contender_run_ids), pgutil::TextArray(verdict.baseline_run_ids),
+          verdict.parameters_json);
       if (!same.empty()) {
         StoredVerdict stored = ReadVerdict(same[0]);
         stored.reused = true;

@@ -138,10 +138,11 @@ class TwoServersE2eTest : public PgTest {
       ASSERT_GT(port, 0) << "server " << i << " did not start";
       http_[i] = std::make_unique<HttpClient>(static_cast<std::uint16_t>(port));
     }
-    ASSERT_EQ(http_[0]->Post("/api/v1/projects", json{{"name", "proj"}}.dump(), admin_).status, 201);
-    HttpResponse made = http_[1]->Post("/api/v1/projects/proj/tokens",
-                                       json{{"name", "ci"}, {"scopes", {"ingest", "read"}}}.dump(),
-                                       admin_);
+    ASSERT_EQ(http_[0]->Post("/api/v1/projects", json{{"name", "proj"}}.dump(), admin_).status,
+              201);
+    HttpResponse made =
+        http_[1]->Post("/api/v1/projects/proj/tokens",
+                       json{{"name", "ci"}, {"scopes", {"ingest", "read"}}}.dump(), admin_);
     ASSERT_EQ(made.status, 201) << made.body;
     ci_ = made.Json().value("token", "");
   }
@@ -187,8 +188,9 @@ TEST_F(TwoServersE2eTest, StartTogetherMigrateOnceAndReportTheirVersion) {
     EXPECT_EQ(health.Json()["version"], std::string(Version()));
     HttpResponse metrics = http_[i]->Get("/metrics");
     ASSERT_EQ(metrics.status, 200);
-    EXPECT_NE(metrics.body.find("perfgate_build_info{version=\"" + std::string(Version()) + "\"} 1"),
-              std::string::npos)
+    EXPECT_NE(
+        metrics.body.find("perfgate_build_info{version=\"" + std::string(Version()) + "\"} 1"),
+        std::string::npos)
         << metrics.body;
   }
 }
@@ -213,8 +215,7 @@ TEST_F(TwoServersE2eTest, RunsPostedToBothAreStoredOnceWithOneAlertPerStep) {
     ASSERT_EQ(alerts.size(), 1u) << alerts.dump(2);
     EXPECT_EQ(alerts[0]["series"]["benchmark"], "BM_A");
     EXPECT_EQ(alerts[0]["range"]["first_bad"]["sha"], TestSha(20, 0x2));
-    HttpResponse improvements =
-        http_[i]->Get("/api/v1/projects/proj/alerts?kind=improvement", ci_);
+    HttpResponse improvements = http_[i]->Get("/api/v1/projects/proj/alerts?kind=improvement", ci_);
     ASSERT_EQ(improvements.status, 200) << improvements.body;
     ASSERT_EQ(improvements.Json()["alerts"].size(), 1u) << improvements.body;
     EXPECT_EQ(improvements.Json()["alerts"][0]["range"]["first_bad"]["sha"], TestSha(30, 0x2));
@@ -290,13 +291,17 @@ TEST_F(TwoServersE2eTest, EveryBisectStepIsClaimedByExactlyOneClaimer) {
   for (int good = 0; good < 4; ++good) {
     json commits = json::array();
     for (int i = good; i < 16; ++i) commits.push_back({{"sha", BisectSha(i)}, {"subject", "c"}});
-    const json body = {{"remote", true},   {"testbed", "gpu-1"},
-                       {"good", BisectSha(good)}, {"bad", BisectSha(15)},
-                       {"commits", commits},      {"benchmarks", {"BM_Train"}},
-                       {"suite", "train"},        {"metric", "real_time"},
-                       {"build", ""},             {"options", {{"repetitions", 8}}}};
-    HttpResponse queued =
-        http_[good % 2]->Post("/api/v1/projects/proj/bisects", body.dump(), ci_);
+    const json body = {{"remote", true},
+                       {"testbed", "gpu-1"},
+                       {"good", BisectSha(good)},
+                       {"bad", BisectSha(15)},
+                       {"commits", commits},
+                       {"benchmarks", {"BM_Train"}},
+                       {"suite", "train"},
+                       {"metric", "real_time"},
+                       {"build", ""},
+                       {"options", {{"repetitions", 8}}}};
+    HttpResponse queued = http_[good % 2]->Post("/api/v1/projects/proj/bisects", body.dump(), ci_);
     ASSERT_EQ(queued.status, 201) << queued.body;
   }
   const int64_t queued_steps = Count("SELECT count(*) FROM bisect_steps WHERE state = 'queued'");

@@ -125,7 +125,8 @@ class TwoRuns : public store::VerdictStore {
   Result<store::RunContext> GetRunContext(const store::Project&, const std::string& id) override {
     if (id != kRun) return MakeError(ErrorCode::kNotFound, "no run " + id, "id");
     store::RunContext context;
-    context.summary = {kRun, "proj", "feature", std::string(40, 'b'), "bed", 1, 7, "", "", "", 48, ""};
+    context.summary = {kRun, "proj", "feature", std::string(40, 'b'), "bed", 1, 7, "", "",
+                       "",   48,     ""};
     context.target_branch = "main";
     context.merge_base = std::string(40, 'a');
     context.ancestry = {context.merge_base};
