@@ -9,7 +9,7 @@ std::string Text(const pqxx::field& f) { return f.is_null() ? std::string() : f.
 std::string SummaryColumns() {
   return "r.id::text, p.name, b.name, c.sha, t.name, t.id, r.pr, " + Rfc3339Sql("r.started_at") +
          ", " + Rfc3339Sql("r.finished_at") + ", " + Rfc3339Sql("r.created_at") +
-         ", r.sample_count, r.upload ->> 'runner_version'";
+         ", r.sample_count";
 }
 
 const char* SummaryJoins() {
@@ -31,7 +31,6 @@ RunSummary ReadSummary(const pqxx::row& row) {
   s.finished_at = Text(row[8]);
   s.created_at = row[9].as<std::string>();
   s.sample_count = row[10].as<int64_t>();
-  s.runner_version = Text(row[11]);
   return s;
 }
 

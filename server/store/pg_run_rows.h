@@ -11,7 +11,7 @@ namespace perfgate::store::pgutil {
 
 // Columns of a run `r` with its project p, branch b, commit c and testbed t (SummaryJoins).
 std::string SummaryColumns();
-inline constexpr int kSummaryColumnCount = 12;
+inline constexpr int kSummaryColumnCount = 11;
 // " FROM runs r JOIN projects p ... JOIN testbeds t ... ".
 const char* SummaryJoins();
 RunSummary ReadSummary(const pqxx::row& row);

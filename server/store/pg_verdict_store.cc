@@ -55,7 +55,7 @@ Result<RunContext> PgStore::GetRunContext(const Project& project, const std::str
         "SELECT " + pgutil::SummaryColumns() +
             ", r.target_branch, r.merge_base_sha, "
             "coalesce(ARRAY(SELECT jsonb_array_elements_text(r.upload -> 'ancestry')), '{}'), "
-            "c.parents" +
+            "c.parents, r.upload ->> 'runner_version'" +
             pgutil::SummaryJoins() + "WHERE r.id = $1::uuid AND r.project_id = $2",
         run_id, project.id);
     if (r.empty()) {
@@ -69,6 +69,7 @@ Result<RunContext> PgStore::GetRunContext(const Project& project, const std::str
     context.merge_base = Text(r[0][k + 1]);
     context.ancestry = pgutil::ParseArray(Text(r[0][k + 2]));
     context.parents = pgutil::ParseArray(Text(r[0][k + 3]));
+    context.summary.runner_version = Text(r[0][k + 4]);
     return context;
   });
 }

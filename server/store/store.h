@@ -77,7 +77,9 @@ struct RunSummary {
   std::string finished_at;
   std::string created_at;  // when the server stored it
   int64_t sample_count = 0;
-  std::string runner_version;  // the upload's runner_version, "" when it had none
+  // The upload's runner_version ("" when it had none); read by GetRunContext only (for the
+  // verdict), so that run lists need not open each stored upload.
+  std::string runner_version;
 };
 
 struct IngestOutcome {
