@@ -7,9 +7,7 @@
 #include <mutex>
 #include <utility>
 
-#ifndef PERFGATE_VERSION
-#error "PERFGATE_VERSION must be defined by the build (net/CMakeLists.txt)"
-#endif
+#include "core/version.h"
 
 namespace perfgate::net {
 namespace {
@@ -96,7 +94,7 @@ std::string CaBundle(const HttpClientOptions& options) {
 
 }  // namespace
 
-std::string DefaultUserAgent() { return "perfgate/" PERFGATE_VERSION; }
+std::string DefaultUserAgent() { return "perfgate/" + std::string(Version()); }
 
 std::string RedactUrl(const std::string& url) {
   const size_t scheme_end = url.find("://");

@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "core/version.h"
 #include "runner/cli/commands.h"
 
 int main(int argc, char** argv) {
@@ -14,7 +15,7 @@ int main(int argc, char** argv) {
       "perfgate: a CI performance-regression gate.\n"
       "Exit codes: 0 pass, 1 regression, 2 usage or input error, 3 infrastructure "
       "failure."};
-  app.set_version_flag("--version", "perfgate 0.1.0");
+  app.set_version_flag("--version", "perfgate " + std::string(perfgate::Version()));
   app.require_subcommand(1);
   int exit_code = cli::kExitUsage;
   cli::AddCompareCommand(app, &exit_code);

@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "core/version.h"
 #include "server/api/api.h"
 #include "server/auth/tokens.h"
 #include "server/gate/verdict.h"
@@ -89,7 +90,16 @@ Result<void> App::Impl::EnsureAdminToken() {
     if (!found && found.error().code != ErrorCode::kNotFound) {
       return tl::unexpected(found.error());
     }
-    if (!found) found = create(config.admin_token);
+    if (!found) {
+      found = create(config.admin_token);
+      // Another server on the same database (docs/operations.md, "Run several servers") may have
+      // stored the same configured token between the look-up and the insert: the hash is
+      // UNIQUE, so the insert fails and the row it raced is the one to use.
+      if (!found) {
+        auto raced = stores->FindTokenByHash(*hash);
+        if (raced) found = std::move(raced);
+      }
+    }
     if (!found) return tl::unexpected(found.error());
     if (found->revoked) {
       spdlog::error(
@@ -168,6 +178,10 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
     return tl::unexpected(InStep("admin token", admin.error()));
   }
 
+  // Which build answers: one series, always 1, labelled with the version (core/version.h).
+  s.metrics.AddGauge("perfgate_build_info", "The perfgate-server build (version from git)", []() {
+    return std::vector<http::GaugeSample>{{{{"version", std::string(Version())}}, 1.0}};
+  });
   store::ConnectionPool* pool = s.pool.get();
   s.metrics.AddGauge("perfgate_db_pool_connections", "PostgreSQL connections by state", [pool]() {
     const store::PoolStats stats = pool->Stats();

@@ -12,6 +12,7 @@
 
 #include "config/logging.h"
 #include "config/server_config.h"
+#include "core/version.h"
 #include "server/app.h"
 
 namespace {
@@ -31,7 +32,7 @@ int main(int argc, char** argv) {
   CLI::App cli{
       "perfgate-server: stores benchmark runs in PostgreSQL and serves the REST API.\n"
       "Without --database-url it runs its own PostgreSQL under --data-dir."};
-  cli.set_version_flag("--version", "perfgate-server 0.1.0");
+  cli.set_version_flag("--version", "perfgate-server " + std::string(perfgate::Version()));
   std::string config_file;
   std::vector<perfgate::config::Override> flags;
   auto flag = [&](const std::string& name, const std::string& key, const std::string& help) {

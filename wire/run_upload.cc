@@ -59,7 +59,7 @@ class Decoder {
     PERFGATE_WIRE_TRY(
         OnlyKeys(root, "",
                  {"id", "project", "branch", "commit", "merge_base", "target_branch", "ancestry",
-                  "testbed", "ci", "started_at", "finished_at", "results"}));
+                  "testbed", "ci", "started_at", "finished_at", "results", "runner_version"}));
     PERFGATE_WIRE_TRY(ReadString(root, "id", "", Need::kRequired, &run.id));
     if (!IsUuid(run.id)) {
       return InvalidArgument("not a canonical UUID (8-4-4-4-12 hex digits)", "id");
@@ -89,6 +89,12 @@ class Decoder {
                              "finished_at");
     }
     PERFGATE_WIRE_TRY(ReadResults(root, &run.results));
+    PERFGATE_WIRE_TRY(ReadString(root, "runner_version", "", Need::kOptional, &run.runner_version));
+    if (Member(root, "runner_version") != nullptr && !IsVersion(run.runner_version)) {
+      return InvalidArgument("must be 1.." + std::to_string(kMaxVersionLength) +
+                                 " printable ASCII characters (no spaces)",
+                             "runner_version");
+    }
     return run;
   }
 
@@ -380,6 +386,7 @@ std::string EncodeRunUpload(const RunUpload& run) {
                        {"values", series.values}});
   }
   out["results"] = std::move(results);
+  if (!run.runner_version.empty()) out["runner_version"] = run.runner_version;
   return out.dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
 }
 

@@ -70,6 +70,9 @@ struct RunUpload {
   std::string started_at;   // RFC 3339 as sent, "" when absent
   std::string finished_at;  // RFC 3339 as sent, "" when absent; not before started_at
   std::vector<ResultSeries> results;
+  // The perfgate build that measured the run (core/version.h, `git describe`), "" when absent
+  // (older runners); 1..128 printable ASCII characters. The verdict shows it.
+  std::string runner_version;
   size_t SampleCount() const;
 
   // Field-wise; what the Decode(Encode(x)) == x round trip is checked with.

@@ -50,6 +50,14 @@ bool IsName(std::string_view text) {
   return true;
 }
 
+bool IsVersion(std::string_view text) {
+  if (text.empty() || text.size() > kMaxVersionLength) return false;
+  for (char c : text) {
+    if (c < '!' || c > '~') return false;
+  }
+  return true;
+}
+
 std::optional<Rfc3339Time> ParseRfc3339(std::string_view text) {
   size_t pos = 0;
   auto number = [&](size_t digits, int64_t* out) {

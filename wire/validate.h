@@ -25,6 +25,11 @@ bool IsUuid(std::string_view text, HexCase letters = HexCase::kAny);
 inline constexpr size_t kMaxNameLength = 200;
 bool IsName(std::string_view text);
 
+// A build's version (`git describe` output, "v1.2.0-3-g1a2b3c4-dirty"): 1..kMaxVersionLength
+// printable ASCII characters, no space.
+inline constexpr size_t kMaxVersionLength = 128;
+bool IsVersion(std::string_view text);
+
 // A point in time, comparable across UTC offsets.
 struct Instant {
   int64_t unix_seconds = 0;

@@ -191,6 +191,7 @@ json EncodeVerdict(const Verdict& v) {
   if (v.environment_shift)
     out[keys::verdict::kEnvironmentShift] = EncodeEnvironmentShift(*v.environment_shift);
   if (v.paired) out[keys::verdict::kPaired] = EncodePairedSummary(*v.paired);
+  if (v.runner_version) out[keys::verdict::kRunnerVersion] = *v.runner_version;
   return out;
 }
 

@@ -226,6 +226,9 @@ struct Verdict {
   std::vector<MetricResult> results;
   std::optional<EnvironmentShift> environment_shift;  // written only when there is one
   std::optional<PairedSummary> paired;                // written only for paired verdicts
+  // The perfgate build that measured the run (its upload's runner_version); written only when
+  // the upload named one.
+  std::optional<std::string> runner_version;
 
   bool operator==(const Verdict&) const = default;
 };

@@ -290,6 +290,7 @@ Verdict ReadVerdict(Reader& reader, const json& object, const std::string& path)
   v.pr = reader.Integer(object, keys::verdict::kPr, path);
   v.warnings = reader.Strings(object, keys::verdict::kWarnings, path);
   v.report_url = reader.OptString(object, keys::verdict::kReportUrl, path);
+  v.runner_version = reader.OptString(object, keys::verdict::kRunnerVersion, path);
   if (const json* shift = reader.Object(object, keys::verdict::kEnvironmentShift, path)) {
     const std::string at = FieldPath(path, keys::verdict::kEnvironmentShift);
     EnvironmentShift e;

@@ -29,6 +29,7 @@ inline constexpr std::string_view kReportUrl = "report_url";
 inline constexpr std::string_view kResults = "results";
 inline constexpr std::string_view kEnvironmentShift = "environment_shift";
 inline constexpr std::string_view kPaired = "paired";
+inline constexpr std::string_view kRunnerVersion = "runner_version";
 }  // namespace verdict
 
 // A paired verdict's "paired" object (wire::PairedSummary).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/version.h"
 #include "runner/client/spool.h"
 #include "runner/run/process.h"
 #include "runner/run/session.h"
@@ -194,6 +195,7 @@ int PostMeasured(const config::RunnerConfig& config,
     upload.commit = {c.sha, c.parents, c.time, c.subject, c.author};
     upload.testbed = {config.testbed, fingerprint};
     upload.started_at = upload.finished_at = run::NowRfc3339();
+    upload.runner_version = std::string(Version());
     for (const auto& [benchmark, series] : measured.series) upload.results.push_back(series);
     if (auto put = spool->Put(upload.id, wire::EncodeRunUpload(upload)); put) ++spooled;
   }

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/version.h"
 #include "runner/git/git_repo.h"
 
 namespace perfgate::run {
@@ -117,6 +118,7 @@ Result<wire::RunUpload> BuildUpload(const config::RunnerConfig& config, const Up
     if (!in.host.hostname.empty()) extra["host"] = in.host.hostname;
     upload.ci.extra_json = extra.dump();
   }
+  upload.runner_version = std::string(Version());
   upload.started_at = in.started_at;
   upload.finished_at = in.finished_at;
   upload.results = in.results;

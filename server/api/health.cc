@@ -1,5 +1,6 @@
 // /healthz (the process answers), /readyz (the database answers too), /metrics and the
 // OpenAPI document: the routes that need no token.
+#include "core/version.h"
 #include "server/api/json_util.h"
 #include "server/api/routes.h"
 #include "server/http/errors.h"
@@ -10,7 +11,7 @@ void RegisterHealthRoutes(http::Router& router, const ApiDeps& deps) {
   router.Add(
       "GET", "/healthz", "healthz",
       Handle({}, [](const http::Request&, const http::PathParams&) -> Result<http::Response> {
-        return JsonResponse(200, {{"status", "ok"}});
+        return JsonResponse(200, {{"status", "ok"}, {"version", std::string(Version())}});
       }));
   router.Add(
       "GET", "/readyz", "readyz",

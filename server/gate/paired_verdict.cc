@@ -129,6 +129,9 @@ Result<std::string> VerdictService::ComputePaired(const store::Project& project,
                {keys::verdict::kPr, run->summary.pr ? json(*run->summary.pr) : json(nullptr)},
                {keys::verdict::kCounts, parts->counts},
                {keys::verdict::kWarnings, parts->warnings}};
+    if (!run->summary.runner_version.empty()) {
+      summary[keys::verdict::kRunnerVersion] = run->summary.runner_version;
+    }
   }
   summary[keys::verdict::kPaired] = wire::EncodePairedSummary(parts->summary);
   verdict.summary_json = summary.dump(-1, ' ', false, json::error_handler_t::replace);

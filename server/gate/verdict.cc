@@ -202,7 +202,8 @@ json VerdictJson(const store::StoredVerdict& stored) {
         keys::verdict::kCounts, keys::verdict::kWarnings}) {
     out[key] = summary.contains(key) ? summary[key] : json(nullptr);
   }
-  for (std::string_view key : {keys::verdict::kEnvironmentShift, keys::verdict::kPaired}) {
+  for (std::string_view key :
+       {keys::verdict::kEnvironmentShift, keys::verdict::kPaired, keys::verdict::kRunnerVersion}) {
     if (summary.contains(key)) out[key] = summary[key];
   }
   out[keys::verdict::kResults] = json::parse(v.results_json, nullptr, false);
@@ -315,6 +316,9 @@ Result<std::string> VerdictService::Compute(const store::Project& project,
                   {keys::verdict::kPr, run->summary.pr ? json(*run->summary.pr) : json(nullptr)},
                   {keys::verdict::kCounts, judged->counts},
                   {keys::verdict::kWarnings, warnings}};
+  if (!run->summary.runner_version.empty()) {
+    summary[keys::verdict::kRunnerVersion] = run->summary.runner_version;
+  }
   if (judged->environment_shift) {
     summary[keys::verdict::kEnvironmentShift] =
         wire::EncodeEnvironmentShift(*judged->environment_shift);
@@ -323,6 +327,7 @@ Result<std::string> VerdictService::Compute(const store::Project& project,
   verdict.results_json = std::move(judged->results_json);
   auto stored = store_.SaveVerdict(project, verdict);
   if (!stored) return tl::unexpected(stored.error());
+  if (stored->reused && reused != nullptr) *reused = true;
   return VerdictBody(*stored);
 }
 

@@ -55,7 +55,7 @@ Result<RunContext> PgStore::GetRunContext(const Project& project, const std::str
         "SELECT " + pgutil::SummaryColumns() +
             ", r.target_branch, r.merge_base_sha, "
             "coalesce(ARRAY(SELECT jsonb_array_elements_text(r.upload -> 'ancestry')), '{}'), "
-            "c.parents" +
+            "c.parents, r.upload ->> 'runner_version'" +
             pgutil::SummaryJoins() + "WHERE r.id = $1::uuid AND r.project_id = $2",
         run_id, project.id);
     if (r.empty()) {
@@ -69,6 +69,7 @@ Result<RunContext> PgStore::GetRunContext(const Project& project, const std::str
     context.merge_base = Text(r[0][k + 1]);
     context.ancestry = pgutil::ParseArray(Text(r[0][k + 2]));
     context.parents = pgutil::ParseArray(Text(r[0][k + 3]));
+    context.summary.runner_version = Text(r[0][k + 4]);
     return context;
   });
 }
@@ -205,6 +206,9 @@ Result<std::vector<SampleSet>> PgStore::GetSampleSets(const Project& project,
 
 namespace {
 
+// The first key of pg_advisory_xact_lock(int, int) for a run's verdicts ("pgvd").
+constexpr int kVerdictLockClass = 0x70677664;
+
 const char* kVerdictColumns =
     "v.id, v.run_id::text, v.contender_run_ids::text, v.baseline_run_ids::text, v.outcome, "
     "v.algorithm_version, v.parameters::text, v.baseline::text, v.summary::text, "
@@ -237,6 +241,31 @@ Result<StoredVerdict> PgStore::SaveVerdict(const Project& project, const NewVerd
     // never a run); on this project's reference machine the flush was a fifth of the time
     // verdict requests spent waiting with 16 in flight (bench/verdict_bench.cc).
     tx.exec("SET LOCAL synchronous_commit TO OFF");
+    // The same question asked at once (two CI retries, through one server or two on this
+    // database: docs/operations.md, "Run several servers") is answered by one stored verdict:
+    // under the run's lock, a newest verdict with the same algorithm, parameters, contender and
+    // baseline runs is the answer, as VerdictService finds it before judging. Verdicts without
+    // a baseline and paired ones (measured anew each time) are always stored.
+    if (!verdict.baseline_run_ids.empty() && verdict.measurement_json.empty()) {
+      tx.exec_params("SELECT pg_advisory_xact_lock($1, hashtext($2))", kVerdictLockClass,
+                     verdict.run_id);
+      pqxx::result same = tx.exec_params(
+          "SELECT " + std::string(kVerdictColumns) + pgutil::Rfc3339Sql("v.created_at") +
+              " FROM (SELECT v.* FROM verdicts v JOIN runs r ON r.id = v.run_id"
+              " WHERE v.run_id = $1::uuid AND r.project_id = $2"
+              " ORDER BY v.created_at DESC, v.id DESC LIMIT 1) v"
+              " WHERE v.algorithm_version = $3 AND v.contender_run_ids = $4::uuid[]"
+              " AND v.baseline_run_ids = $5::uuid[] AND v.parameters = $6::jsonb"
+              " AND v.measurement IS NULL",
+          verdict.run_id, project.id, verdict.algorithm_version,
+          pgutil::TextArray(verdict.contender_run_ids), pgutil::TextArray(verdict.baseline_run_ids),
+          verdict.parameters_json);
+      if (!same.empty()) {
+        StoredVerdict stored = ReadVerdict(same[0]);
+        stored.reused = true;
+        return stored;
+      }
+    }
     pqxx::result r = tx.exec_params(
         "INSERT INTO verdicts AS v (run_id, contender_run_ids, baseline_run_ids, outcome, "
         "algorithm_version, parameters, baseline, summary, results, measurement) "

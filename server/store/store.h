@@ -77,6 +77,9 @@ struct RunSummary {
   std::string finished_at;
   std::string created_at;  // when the server stored it
   int64_t sample_count = 0;
+  // The upload's runner_version ("" when it had none); read by GetRunContext only (for the
+  // verdict), so that run lists need not open each stored upload.
+  std::string runner_version;
 };
 
 struct IngestOutcome {
@@ -235,6 +238,9 @@ struct StoredVerdict {
   int64_t id = 0;
   std::string created_at;
   NewVerdict verdict;
+  // SaveVerdict only: an identical answer to the same question was already stored (a
+  // concurrent request's), and this is it; nothing new was stored.
+  bool reused = false;
 };
 
 class VerdictStore {

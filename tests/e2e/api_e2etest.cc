@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/version.h"
 #include "tests/testing/api_e2e_fixture.h"
 
 namespace perfgate {
@@ -49,7 +50,7 @@ std::string ReadFixture(const std::string& name) {
 TEST_F(ApiE2eTest, HealthReadinessMetricsAndOpenApi) {
   HttpResponse health = http().Get("/healthz");
   ASSERT_EQ(health.status, 200) << Describe(health);
-  EXPECT_EQ(health.Json(), (json{{"status", "ok"}}));
+  EXPECT_EQ(health.Json(), (json{{"status", "ok"}, {"version", std::string(Version())}}));
 
   HttpResponse ready = http().Get("/readyz");
   ASSERT_EQ(ready.status, 200) << Describe(ready);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "config/server_config.h"
+#include "core/version.h"
 #include "net/http_client.h"
 #include "net/retry.h"
 #include "runner/client/spool.h"
@@ -282,7 +283,8 @@ TEST_F(ClientE2eTest, HttpClientTalksToTheServer) {
   auto health = http_->Send(request);
   ASSERT_TRUE(health.has_value()) << health.error().ToString();
   EXPECT_EQ(health->status, 200);
-  EXPECT_EQ(json::parse(health->body), (json{{"status", "ok"}}));
+  EXPECT_EQ(json::parse(health->body),
+            (json{{"status", "ok"}, {"version", std::string(Version())}}));
   EXPECT_EQ(health->headers["content-type"].rfind("application/json", 0), 0u);
 
   // Any status is a response, not an error; the same handle is reused (keep-alive).

@@ -19,7 +19,8 @@ class MergeBaseVerdicts : public store::VerdictStore {
 
   Result<store::RunContext> GetRunContext(const store::Project&, const std::string& id) override {
     store::RunContext context;
-    context.summary = {id, "proj", "feature", std::string(40, 'b'), "bed", 1, 7, "", "", "", 48};
+    context.summary = {id, "proj", "feature", std::string(40, 'b'), "bed", 1, 7, "", "",
+                       "", 48,     ""};
     context.target_branch = "main";
     context.merge_base = std::string(40, 'a');
     return context;

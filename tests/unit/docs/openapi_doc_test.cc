@@ -125,7 +125,8 @@ class TwoRuns : public store::VerdictStore {
   Result<store::RunContext> GetRunContext(const store::Project&, const std::string& id) override {
     if (id != kRun) return MakeError(ErrorCode::kNotFound, "no run " + id, "id");
     store::RunContext context;
-    context.summary = {kRun, "proj", "feature", std::string(40, 'b'), "bed", 1, 7, "", "", "", 48};
+    context.summary = {kRun, "proj", "feature", std::string(40, 'b'), "bed", 1, 7, "", "",
+                       "",   48,     ""};
     context.target_branch = "main";
     context.merge_base = std::string(40, 'a');
     context.ancestry = {context.merge_base};
@@ -267,11 +268,11 @@ TEST_F(OpenApiRoutesTest, TheVerdictSchemasNameEveryKeyTheServerWrites) {
   EXPECT_EQ(KeysOf(answer), Keys{"verdict"});
   const json& verdict = answer["verdict"];
   EXPECT_EQ(KeysOf(verdict), Required("Verdict"));
-  // The optional keys: written only when the run's metrics moved together (not here), and only
-  // in paired verdicts.
+  // The optional keys: written only when the run's metrics moved together (not here), only in
+  // paired verdicts, and only when the run's upload named its runner_version (not here).
   Keys verdict_optional = Properties("Verdict");
   for (const std::string& key : Required("Verdict")) verdict_optional.erase(key);
-  EXPECT_EQ(verdict_optional, (Keys{"environment_shift", "paired"}));
+  EXPECT_EQ(verdict_optional, (Keys{"environment_shift", "paired", "runner_version"}));
   EXPECT_EQ(KeysOf(verdict["parameters"]), Properties("VerdictParameters"));
   EXPECT_EQ(KeysOf(verdict["parameters"]), Required("VerdictParameters"));
   for (const json& rule : verdict["parameters"]["rules"]) {
@@ -362,6 +363,7 @@ TEST_F(OpenApiDocTest, TheWireVerdictTypesNameExactlyTheDocumentedKeys) {
   wire::Verdict verdict;
   verdict.baseline = wire::Baseline{};
   verdict.pr = 1;
+  verdict.runner_version = "v0.2.0-3-g1a2b3c4";
   ThresholdRule rule;
   rule.percent = 3;
   rule.alpha = 0.01;

@@ -10,6 +10,7 @@
 
 #include "tests/testing/oracle_csv.h"
 #include "wire/run_upload.h"
+#include "wire/validate.h"
 
 namespace perfgate::wire {
 namespace {
@@ -190,6 +191,29 @@ TEST(WireEncode, RoundTripsAwkwardValues) {
   run.results.push_back(series);
   const RunUpload decoded = MustDecode(EncodeRunUpload(run));
   EXPECT_EQ(decoded, run) << EncodeRunUpload(run);
+}
+
+// The perfgate build that measured the run: optional, kept verbatim, 1..128 printable ASCII.
+TEST(WireDecode, RunnerVersionIsOptionalRoundTripsAndIsValidated) {
+  EXPECT_EQ(MustDecode(Minimal().dump()).runner_version, "");
+  EXPECT_EQ(EncodeRunUpload(MustDecode(Minimal().dump())).find("runner_version"),
+            std::string::npos);  // absent stays absent
+  for (const std::string& version : std::vector<std::string>{
+           "v1.2.0-3-g1a2b3c4-dirty", "0a1f124", "0.1.0", std::string(kMaxVersionLength, 'v')}) {
+    json body = Minimal();
+    body["runner_version"] = version;
+    const RunUpload run = MustDecode(body.dump());
+    EXPECT_EQ(run.runner_version, version);
+    EXPECT_EQ(MustDecode(EncodeRunUpload(run)), run);
+  }
+  for (const json& bad : {json(""), json("v1 2"), json(std::string(kMaxVersionLength + 1, 'v')),
+                          json("caf\xc3\xa9"), json(12), json::array()}) {
+    json body = Minimal();
+    body["runner_version"] = bad;
+    Result<RunUpload> refused = DecodeRunUpload(body.dump());
+    ASSERT_FALSE(refused.has_value()) << bad.dump();
+    EXPECT_EQ(refused.error().field, "runner_version") << bad.dump();
+  }
 }
 
 // ---- nesting depth ---------------------------------------------------------------------------

@@ -62,6 +62,7 @@ TEST(WireVerdict, EveryOptionalPartRoundTrips) {
   v.counts = {.regression = 1, .new_metrics = 1};
   v.warnings = {"a warning"};
   v.report_url = "https://example.test/r";
+  v.runner_version = "v1.2.0-3-g1a2b3c4-dirty";
   MetricResult regression{
       .key = {"train", "BM_Step", "real_time"},
       .unit = "ms",

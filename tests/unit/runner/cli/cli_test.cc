@@ -6,10 +6,13 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "core/version.h"
 
 namespace perfgate {
 namespace {
@@ -77,7 +80,30 @@ TEST(CliTest, HelpAndVersion) {
   EXPECT_NE(o.out.find("--threshold"), std::string::npos);
   o = Perfgate("--version");
   EXPECT_EQ(o.exit_code, 0);
-  EXPECT_NE(o.out.find("perfgate"), std::string::npos);
+  EXPECT_EQ(o.out, "perfgate " + std::string(Version()) + "\n");
+}
+
+// The version is baked in from git at build time (cmake/version.cmake): in a git checkout it is
+// `git describe --tags --always --dirty`, not the project() fallback.
+TEST(CliTest, VersionIsGitDescribeOfTheSourceTree) {
+  const std::string git = "git -C " + std::string(PERFGATE_SOURCE_DIR);
+  if (std::system((git + " rev-parse --git-dir >/dev/null 2>&1").c_str()) != 0) {
+    // A tarball build: the fallback.
+    EXPECT_EQ(Version(), PERFGATE_PROJECT_VERSION);
+    return;
+  }
+  FILE* pipe = popen((git + " describe --tags --always 2>/dev/null").c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::array<char, 256> line{};
+  const bool read = std::fgets(line.data(), static_cast<int>(line.size()), pipe) != nullptr;
+  pclose(pipe);
+  ASSERT_TRUE(read);
+  std::string described(line.data());
+  while (!described.empty() && described.back() == '\n') described.pop_back();
+  // "-dirty" may follow (files edited since): the describe of HEAD is the prefix.
+  EXPECT_EQ(std::string(Version()).rfind(described, 0), 0u)
+      << "baked " << Version() << ", git describes HEAD as " << described;
+  EXPECT_EQ(Perfgate("--version").out, "perfgate " + std::string(Version()) + "\n");
 }
 
 TEST(CliTest, UsageAndInputErrorsExitTwo) {

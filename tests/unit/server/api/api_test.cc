@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/version.h"
 #include "tests/testing/api_fixture.h"
 
 namespace perfgate::server::api {
@@ -330,7 +331,7 @@ TEST_F(ApiTest, CompareFindsAPlantedRegression) {
 TEST_F(ApiTest, HealthReadinessMetricsAndOpenApi) {
   auto health = Call("GET", "/healthz");
   EXPECT_EQ(health.status, 200);
-  EXPECT_EQ(Body(health), json({{"status", "ok"}}));
+  EXPECT_EQ(Body(health), json({{"status", "ok"}, {"version", std::string(Version())}}));
   auto ready = Call("GET", "/readyz");
   EXPECT_EQ(ready.status, 200);
   EXPECT_EQ(Body(ready), json({{"status", "ready"}}));
