@@ -190,7 +190,9 @@ class GrafanaViewsTest : public testing::PgStoreTest {
         R"(","counts":{"regression":1,"improvement":0,"equivalent":1,"inconclusive":0,)"
         R"("ignored":0,"new":0}})";
     ASSERT_TRUE(store_->SaveVerdict(project_, verdict).has_value());
+    // Asked again with other parameters (the same question would get the stored answer back).
     verdict.outcome = "pass";
+    verdict.parameters_json = R"({"threshold_percent":20})";
     verdict.summary_json =
         R"({"counts":{"regression":0,"improvement":0,"equivalent":2,"inconclusive":0,)"
         R"("ignored":0,"new":0}})";
