@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets up, builds (Debug + AddressSanitizer/UBSan) and runs every test, then the ThreadSanitizer
+# Sets up, builds (Debug + AddressSanitizer/UBSan) and runs every test, then the Debian packages'
+# install/upgrade/purge test (ci/package_test.sh, under CI=true), the ThreadSanitizer
 # stage (ci/tsan.sh: the threaded server, store and history tests) and the fuzzers for a bounded
 # time (ci/fuzz.sh: about 3 minutes with their clang build). The README's test command; .ci/run
 # runs exactly this. Arguments go to the main ctest only.
@@ -10,5 +11,12 @@ bash ci/setup.sh
 cmake --preset debug-asan >/dev/null
 cmake --build --preset debug-asan
 ctest --preset debug-asan "$@"
+# The Debian packages: install, upgrade from the previous commit's, purge (root; it changes the
+# machine, so only in CI or when asked: ci/package_test.sh --yes).
+if [ "${CI:-}" = true ]; then
+  bash ci/package_test.sh
+else
+  echo "test: the package test changes this machine: skipped (CI=true, or ci/package_test.sh --yes)"
+fi
 bash ci/tsan.sh
 bash ci/fuzz.sh

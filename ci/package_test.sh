@@ -1,0 +1,310 @@
+#!/usr/bin/env bash
+# The Debian packages as an operator meets them, on this machine (root; it installs, upgrades
+# and purges packages and the perfgate user, so it runs only under CI=true or with --yes):
+#  1. builds perfgate and perfgate-server packages of this tree (preset `package`), checks them
+#     with lintian, and builds the packages of the previous commit's tree (the newest ancestor
+#     that has packaging) in build/package-prev, mostly from ccache;
+#  2. installs the previous packages (apt-get install ./*.deb), checks the files, the user, the
+#     unit (systemd-analyze verify), starts the server as the unit does (the unit's User,
+#     WorkingDirectory, EnvironmentFile and ExecStart; systemd itself does not run here) on its
+#     embedded PostgreSQL under /var/lib/perfgate, and gates a pull request with the installed
+#     runner against it (`perfgate run` on main, then `perfgate run` + `perfgate gate`);
+#  3. edits the conffile, upgrades to this tree's packages: the edit, the admin token and every
+#     run are still there, each migration is applied once, and a new gate works;
+#  4. purges both packages: nothing is left but the data directory /var/lib/perfgate.
+# With no earlier commit that has packaging, step 2 installs this tree's packages and step 3 is
+# skipped (said so). Prints the package sizes and the install-to-first-gate time.
+# Usage: ci/package_test.sh [--yes] [--fresh]   (--fresh: only steps 1, 2 and 4 on this tree)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo_root=$PWD
+
+yes=false
+fresh=false
+for arg in "$@"; do
+  case "$arg" in
+    --yes) yes=true ;;
+    --fresh) fresh=true ;;
+    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "package_test: unknown argument $arg (see --help)" >&2; exit 2 ;;
+  esac
+done
+if [ "${CI:-}" != true ] && [ "$yes" != true ]; then
+  echo "package_test: this installs and purges packages and a system user: run it with --yes" \
+    "(CI=true implies it)" >&2
+  exit 2
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "package_test: needs root (apt-get install, setpriv)" >&2
+  exit 2
+fi
+if [ -e /var/lib/perfgate ] || dpkg-query -W perfgate-server >/dev/null 2>&1 ||
+   dpkg-query -W perfgate >/dev/null 2>&1; then
+  echo "package_test: perfgate is installed or /var/lib/perfgate exists on this machine;" \
+    "the test needs neither (purge them first)" >&2
+  exit 2
+fi
+
+say() { echo "package_test: $*"; }
+fail() { echo "package_test: FAILED: $*" >&2; exit 1; }
+now() { date +%s.%N; }
+since() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$(now)"; }
+
+work=$(mktemp -d /tmp/perfgate-package-test.XXXXXX)
+chmod 755 "$work"
+server_pid=""
+stop_server() {
+  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+    kill -TERM "$server_pid"
+    local status=0
+    wait "$server_pid" || status=$?
+    server_pid=""
+    return "$status"
+  fi
+  server_pid=""
+}
+cleanup() {
+  stop_server || true
+  if [ "${keep:-}" != 1 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq perfgate perfgate-server >/dev/null 2>&1 || true
+    rm -rf /var/lib/perfgate "$work"
+    git -C "$repo_root" worktree remove --force "$repo_root/build/package-prev/src" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT
+
+# ccache finds the previous tree's objects under the same relative paths (both build
+# directories sit two levels below their source tree).
+export CCACHE_BASEDIR="$repo_root" CCACHE_NOHASHDIR=1
+build_packages() {  # $1: source tree; prints the package directory
+  (cd "$1" && cmake --preset package >/dev/null &&
+     cmake --build --preset package >"$work/build-$(basename "$1").log" 2>&1) ||
+    { tail -30 "$work/build-$(basename "$1").log" >&2; fail "building the packages in $1"; }
+  echo "$1/build/package/packages"
+}
+
+# --- 1. packages ------------------------------------------------------------------------------
+t=$(now)
+new_dir=$(build_packages "$repo_root")
+say "built this tree's packages in $(since "$t") s"
+new_runner=$(ls "$new_dir"/perfgate_*_amd64.deb)
+new_server=$(ls "$new_dir"/perfgate-server_*_amd64.deb)
+new_version=$(dpkg-deb -f "$new_server" Version)
+for deb in "$new_runner" "$new_server"; do
+  say "$(basename "$deb"): $(stat -c %s "$deb") bytes, installed $(dpkg-deb -f "$deb" Installed-Size) KiB"
+done
+# Lintian-clean but for one explained warning: postinst's `chown -R` of /var/lib/perfgate,
+# run only when a purge and reinstall left the data to a deleted user's uid (docs/operations.md).
+if command -v lintian >/dev/null; then
+  lintian --fail-on error,warning --suppress-tags recursive-privilege-change \
+    "$new_runner" "$new_server" 2>&1 | grep -v 'running with root privileges' ||
+    true
+  lintian --fail-on error,warning --suppress-tags recursive-privilege-change \
+    "$new_runner" "$new_server" >/dev/null 2>&1 || fail "lintian"
+  say "lintian: clean (one explained warning suppressed)"
+else
+  fail "lintian is not installed (ci/setup.sh installs it)"
+fi
+
+prev_dir=""
+if [ "$fresh" != true ]; then
+  prev=""
+  for rev in $(git rev-list --max-count=50 HEAD~1 2>/dev/null); do
+    if git cat-file -e "$rev:cmake/packaging.cmake" 2>/dev/null &&
+       git cat-file -e "$rev:ci/package_test.sh" 2>/dev/null; then
+      prev=$rev
+      break
+    fi
+  done
+  if [ -z "$prev" ]; then
+    say "no earlier commit has packaging: the upgrade is not tested this time"
+  else
+    rm -rf build/package-prev
+    mkdir -p build/package-prev
+    git worktree add -q --detach build/package-prev/src "$prev"
+    t=$(now)
+    prev_dir=$(build_packages "$repo_root/build/package-prev/src")
+    say "built the packages of $(git rev-parse --short "$prev") (previous) in $(since "$t") s"
+  fi
+fi
+
+# --- helpers for the installed system ---------------------------------------------------------
+unit=/lib/systemd/system/perfgate-server.service
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+api="http://127.0.0.1:$port/api/v1"
+
+install_debs() {  # $@: .deb files
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o Dpkg::Options::=--force-confold \
+    "$@" >"$work/apt.log" 2>&1 || { cat "$work/apt.log" >&2; fail "apt-get install $*"; }
+}
+
+check_installed() {  # $1: expected package version
+  for p in perfgate perfgate-server; do
+    [ "$(dpkg-query -W -f='${Version}' "$p")" = "$1" ] || fail "$p is not at version $1"
+  done
+  for f in /usr/bin/perfgate /usr/bin/perfgate-server /etc/perfgate/server.yaml "$unit" \
+           /etc/perfgate/server.env /usr/share/man/man1/perfgate.1.gz \
+           /usr/share/man/man1/perfgate-server.1.gz /usr/share/doc/perfgate/copyright \
+           /usr/share/doc/perfgate-server/operations.md; do
+    [ -e "$f" ] || fail "$f is missing"
+  done
+  getent passwd perfgate | grep -q ':/var/lib/perfgate:/usr/sbin/nologin$' ||
+    fail "no perfgate system user with home /var/lib/perfgate and no shell"
+  [ "$(stat -c '%U:%G %a' /var/lib/perfgate)" = "perfgate:perfgate 750" ] ||
+    fail "/var/lib/perfgate is $(stat -c '%U:%G %a' /var/lib/perfgate), not perfgate:perfgate 750"
+  [ "$(stat -c '%U:%G %a' /etc/perfgate/server.env)" = "root:perfgate 640" ] ||
+    fail "/etc/perfgate/server.env is $(stat -c '%U:%G %a' /etc/perfgate/server.env)"
+  grep -qx 'PERFGATE_ADMIN_TOKEN=pgt_[A-Za-z0-9_-]\{43\}' /etc/perfgate/server.env ||
+    fail "server.env has no generated admin token"
+  /usr/bin/perfgate --version | grep -q '^perfgate ' || fail "perfgate --version"
+  /usr/bin/perfgate-server --version | grep -q '^perfgate-server ' || fail "perfgate-server --version"
+  if command -v systemd-analyze >/dev/null; then
+    systemd-analyze verify --man=no "$unit" || fail "systemd-analyze verify $unit"
+  fi
+}
+
+start_installed_server() {  # as the unit would, but on a free port (systemd does not run here)
+  local user dir exec_start
+  user=$(sed -n 's/^User=//p' "$unit")
+  dir=$(sed -n 's/^WorkingDirectory=//p' "$unit")
+  exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
+  [ "$user" = perfgate ] && [ "$dir" = /var/lib/perfgate ] || fail "unexpected unit: $user $dir"
+  local env_args=()
+  while IFS= read -r line; do env_args+=("$line"); done < <(grep -E '^[A-Z_]+=' /etc/perfgate/server.env)
+  # shellcheck disable=SC2086  # ExecStart is a command line, split as systemd splits it here
+  # setpriv execs (runuser would stay as the parent), so $server_pid is the server's own pid and
+  # the SIGTERM goes to it alone, as the unit's KillMode=mixed sends it.
+  (cd "$dir" && exec setpriv --reuid="$user" --regid="$user" --init-groups \
+     env -i PATH=/usr/bin:/bin "${env_args[@]}" $exec_start --listen "127.0.0.1:$port") \
+    >>"$work/server.log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 1 240); do
+    curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && return 0
+    kill -0 "$server_pid" 2>/dev/null || { tail -20 "$work/server.log" >&2; fail "the installed server exited"; }
+    sleep 0.25
+  done
+  tail -20 "$work/server.log" >&2
+  fail "the installed server was not ready in 60 s"
+}
+
+admin() { sed -n 's/^PERFGATE_ADMIN_TOKEN=//p' /etc/perfgate/server.env; }
+json=(-H 'Content-Type: application/json')
+make_project() {
+  curl -sf -X POST "$api/projects" -H "Authorization: Bearer $(admin)" "${json[@]}" \
+    -d '{"name":"pkgtest"}' >/dev/null || fail "creating a project with the admin token"
+  curl -sf -X POST "$api/projects/pkgtest/tokens" -H "Authorization: Bearer $(admin)" "${json[@]}" \
+    -d '{"name":"ci","scopes":["ingest","read"]}' | jq -r .token
+}
+
+# A repository whose perfgate.yaml measures a command: a main commit, then a pull request.
+repo="$work/repo"
+git_() { git -C "$repo" -c user.name=pkgtest -c user.email=pkgtest@example.com \
+  -c init.defaultBranch=main "$@"; }
+mkdir -p "$repo"
+git_ init -q
+cat >"$repo/perfgate.yaml" <<EOF
+version: 1
+server: {url: "http://127.0.0.1:$port", project: pkgtest}
+target_branch: main
+testbed: package-test
+suites:
+  - name: startup
+    type: command
+    command: ["sleep", "0.02"]
+    repetitions: 6
+thresholds:
+  - {benchmark: "*", percent: 50}
+EOF
+printf '.perfgate/\n' >"$repo/.gitignore"
+git_ add -A && git_ commit -q -m "main"
+
+gate_a_pull_request() {  # $1: name of the pull request's branch
+  (cd "$repo" && git_ checkout -q main &&
+     PERFGATE_TOKEN="$token" /usr/bin/perfgate run --branch main >>"$work/runner.log" 2>&1) ||
+    { tail -20 "$work/runner.log" >&2; fail "perfgate run on main"; }
+  git_ checkout -q -b "$1"
+  echo "$1" >"$repo/$1.txt"
+  git_ add -A && git_ commit -q -m "$1"
+  (cd "$repo" && PERFGATE_TOKEN="$token" /usr/bin/perfgate run --branch "$1" --target-branch main \
+     >>"$work/runner.log" 2>&1) || { tail -20 "$work/runner.log" >&2; fail "perfgate run on $1"; }
+  local status=0
+  (cd "$repo" && PERFGATE_TOKEN="$token" /usr/bin/perfgate gate --mode unpaired --color never \
+     --format json >"$work/gate-$1.json" 2>>"$work/runner.log") || status=$?
+  # 0 pass or 1 regression: either is a verdict (the command's noise decides); 2 and 3 are not.
+  [ "$status" -le 1 ] || { tail -20 "$work/runner.log" >&2; fail "perfgate gate exited $status"; }
+  local run_id verdict_id
+  run_id=$(jq -r .run_id "$work/gate-$1.json")
+  verdict_id=$(jq -r .verdict_id "$work/gate-$1.json")
+  curl -sf "$api/projects/pkgtest/runs/$run_id/verdict" -H "Authorization: Bearer $token" \
+    >"$work/verdict-$1.json" || fail "no stored verdict for run $run_id"
+  [ "$(jq -r .verdict.id "$work/verdict-$1.json")" = "$verdict_id" ] ||
+    fail "the gate printed verdict $verdict_id, the server stores $(jq -r .verdict.id "$work/verdict-$1.json")"
+  say "gated $1 with the installed runner: exit $status, verdict $(jq -r .verdict.outcome "$work/verdict-$1.json")"
+}
+
+run_count() {
+  curl -sf "$api/projects/pkgtest/runs?limit=100" -H "Authorization: Bearer $token" | jq '.runs | length'
+}
+
+psql_() {
+  PGPASSWORD=$(cat /var/lib/perfgate/pg/perfgate.password) psql -X -q -A -t -h 127.0.0.1 \
+    -p "$(cat /var/lib/perfgate/pg/perfgate.port)" -U perfgate -d perfgate -c "$1"
+}
+
+# --- 2. install (the previous packages when there are, else these) and a first gate ------------
+first_dir=${prev_dir:-$new_dir}
+first_version=$(dpkg-deb -f "$(ls "$first_dir"/perfgate-server_*_amd64.deb)" Version)
+t_install=$(now)
+install_debs "$first_dir"/perfgate_*_amd64.deb "$first_dir"/perfgate-server_*_amd64.deb
+say "installed $first_version in $(since "$t_install") s"
+check_installed "$first_version"
+start_installed_server
+say "the installed server is ready on its embedded PostgreSQL after $(since "$t_install") s"
+token=$(make_project)
+gate_a_pull_request first-pr
+first_gate=$(since "$t_install")
+say "install-to-first-gate: $first_gate s (apt-get install, server start, project, baseline run, run + gate)"
+runs_before=$(run_count)
+stop_server || fail "the server did not stop cleanly on SIGTERM"
+# (Zombies do not count: the stopped postmaster's parent is PID 1, which may not reap here.)
+left=$(ps -u perfgate -o stat=,pid=,args= | awk '$1 !~ /^Z/') || true
+[ -z "$left" ] || fail "perfgate processes outlived the server: $left"
+
+# --- 3. upgrade ---------------------------------------------------------------------------------
+if [ -n "$prev_dir" ]; then
+  echo "# kept across upgrades (package test)" >>/etc/perfgate/server.yaml
+  admin_before=$(admin)
+  t=$(now)
+  install_debs "$new_runner" "$new_server"
+  say "upgraded $first_version -> $new_version in $(since "$t") s"
+  check_installed "$new_version"
+  grep -q '^# kept across upgrades (package test)$' /etc/perfgate/server.yaml ||
+    fail "the upgrade replaced the edited conffile"
+  [ "$(admin)" = "$admin_before" ] || fail "the upgrade changed the admin token"
+  start_installed_server
+  [ "$(run_count)" = "$runs_before" ] || fail "runs before the upgrade: $runs_before, after: $(run_count)"
+  files=$(ls migrations/*.sql | wc -l)
+  read -r applied distinct < <(psql_ "SELECT count(*), count(DISTINCT version) FROM schema_migrations" | tr '|' ' ')
+  [ "$applied" = "$files" ] && [ "$distinct" = "$files" ] ||
+    fail "schema_migrations has $applied rows ($distinct versions) for $files migration files"
+  say "after the upgrade: $runs_before runs kept, $files migrations each applied once"
+  gate_a_pull_request second-pr
+  stop_server || fail "the upgraded server did not stop cleanly on SIGTERM"
+fi
+
+# --- 4. purge -----------------------------------------------------------------------------------
+DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq perfgate perfgate-server >"$work/apt.log" 2>&1 ||
+  { cat "$work/apt.log" >&2; fail "apt-get purge"; }
+for f in /usr/bin/perfgate /usr/bin/perfgate-server /etc/perfgate "$unit" \
+         /usr/share/doc/perfgate /usr/share/doc/perfgate-server \
+         /usr/share/man/man1/perfgate.1.gz /usr/share/man/man1/perfgate-server.1.gz; do
+  [ ! -e "$f" ] || fail "$f is left after the purge"
+done
+! getent passwd perfgate >/dev/null || fail "the perfgate user is left after the purge"
+! getent group perfgate >/dev/null || fail "the perfgate group is left after the purge"
+[ -d /var/lib/perfgate/pg ] || fail "the purge removed the data directory (it must keep it)"
+for p in perfgate perfgate-server; do
+  ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q installed || fail "$p is still installed"
+done
+say "purged: nothing left but the data directory /var/lib/perfgate (kept by design)"
+say "passed"
