@@ -77,6 +77,7 @@ trap cleanup EXIT
 # directories sit two levels below their source tree).
 export CCACHE_BASEDIR="$repo_root" CCACHE_NOHASHDIR=1
 build_packages() {  # $1: source tree; prints the package directory
+  rm -rf "$1/build/package/packages"  # only this build's packages in it
   (cd "$1" && cmake --preset package >/dev/null &&
      cmake --build --preset package >"$work/build-$(basename "$1").log" 2>&1) ||
     { tail -30 "$work/build-$(basename "$1").log" >&2; fail "building the packages in $1"; }
