@@ -6,8 +6,10 @@
 #     that has packaging) in build/package-prev, mostly from ccache;
 #  2. installs the previous packages (apt-get install ./*.deb), checks the files, the user, the
 #     unit (systemd-analyze verify), starts the server as the unit does (the unit's User,
-#     WorkingDirectory, EnvironmentFile and ExecStart; systemd itself does not run here) on its
-#     embedded PostgreSQL under /var/lib/perfgate, and gates a pull request with the installed
+#     WorkingDirectory, EnvironmentFile and ExecStart, in a mount namespace with the file system
+#     read-only but /var/lib/perfgate, a private /tmp, no home directories, no capabilities and
+#     no new privileges; systemd itself does not run here) on its embedded PostgreSQL under
+#     /var/lib/perfgate, and gates a pull request with the installed
 #     runner against it (`perfgate run` on main, then `perfgate run` + `perfgate gate`);
 #  3. edits the conffile, upgrades to this tree's packages: the edit, the admin token and every
 #     run are still there, each migration is applied once, and a new gate works;
@@ -25,7 +27,7 @@ for arg in "$@"; do
   case "$arg" in
     --yes) yes=true ;;
     --fresh) fresh=true ;;
-    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "package_test: unknown argument $arg (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -173,14 +175,40 @@ start_installed_server() {  # as the unit would, but on a free port (systemd doe
   local env_args=()
   while IFS= read -r line; do env_args+=("$line"); done < <(grep -E '^[A-Z_]+=' /etc/perfgate/server.env)
   # shellcheck disable=SC2086  # ExecStart is a command line, split as systemd splits it here
-  # setpriv execs (runuser would stay as the parent), so $server_pid is the server's own pid and
-  # the SIGTERM goes to it alone, as the unit's KillMode=mixed sends it.
-  (cd "$dir" && exec setpriv --reuid="$user" --regid="$user" --init-groups \
+  # The unit's main restrictions where this machine allows a mount namespace: the file system
+  # read-only but the state directory (ProtectSystem=strict, StateDirectory), a private /tmp
+  # (PrivateTmp), no home directories (ProtectHome), no new privileges and no capabilities.
+  local sandbox=()
+  if unshare --mount --propagation private true 2>/dev/null; then
+    sandbox=(unshare --mount --propagation private sh -c '
+      mount --bind /var/lib/perfgate /var/lib/perfgate && mount -o remount,bind,ro / &&
+      mount -t tmpfs -o mode=1777 tmpfs /tmp &&
+      for d in /home /root /run/user; do
+        if [ -d "$d" ]; then mount -t tmpfs -o mode=000 tmpfs "$d" || exit 1; fi
+      done && exec "$@"' sandbox)
+  elif [ -z "${said_no_sandbox:-}" ]; then
+    said_no_sandbox=1
+    say "no mount namespaces here: the server runs without the unit's file-system restrictions"
+  fi
+  # Every step execs (runuser would stay as the parent), so $server_pid is the server's own pid
+  # and the SIGTERM goes to it alone, as the unit's KillMode=mixed sends it.
+  (cd "$dir" && exec "${sandbox[@]}" setpriv --no-new-privs --bounding-set=-all \
+     --reuid="$user" --regid="$user" --init-groups \
      env -i PATH=/usr/bin:/bin "${env_args[@]}" $exec_start --listen "127.0.0.1:$port") \
     >>"$work/server.log" 2>&1 &
   server_pid=$!
   for _ in $(seq 1 240); do
-    curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && return 0
+    if curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; then
+      grep -q '^NoNewPrivs:[[:space:]]*1$' "/proc/$server_pid/status" &&
+        grep -q '^CapBnd:[[:space:]]*0*$' "/proc/$server_pid/status" &&
+        [ "$(stat -c %U "/proc/$server_pid")" = "$user" ] ||
+        fail "the server runs with privileges: $(grep -E '^(Uid|NoNewPrivs|CapBnd)' "/proc/$server_pid/status")"
+      if [ ${#sandbox[@]} -gt 0 ] &&
+         [ "$(readlink "/proc/$server_pid/ns/mnt")" = "$(readlink /proc/self/ns/mnt)" ]; then
+        fail "the server is not in its own mount namespace"
+      fi
+      return 0
+    fi
     kill -0 "$server_pid" 2>/dev/null || { tail -20 "$work/server.log" >&2; fail "the installed server exited"; }
     sleep 0.25
   done
