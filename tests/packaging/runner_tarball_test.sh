@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# The runner tarball as a CI job uses it (ctest runner_tarball): made from the built perfgate by
+# packaging/tarball/make-runner-tarball.sh, extracted, and then
+#  - the layout: bin/perfgate, lib/, share/doc/perfgate/{README.md,README-tarball,THIRD-PARTY};
+#    RUNPATH $ORIGIN/../lib on the binary and $ORIGIN on every bundled library; owner 0, fixed
+#    mtimes; a second build of the same binary gives the same bytes;
+#  - ldd (with no LD_LIBRARY_PATH) resolves every library but the glibc family from the bundle's
+#    lib/, nothing from elsewhere, nothing "not found";
+#  - `env -i PATH=/usr/bin:/bin bin/perfgate --version` prints the built binary's version and
+#    `bin/perfgate run --help` works;
+#  - the real thing: perfgate-server on its embedded PostgreSQL, a git repository whose
+#    perfgate.yaml runs the sample workload, `perfgate run` of a baseline on main, then a branch
+#    commit that makes BM_Sort/1024 three times slower: the extracted runner's `perfgate run` +
+#    `perfgate gate` exit 1 and the JUnit report fails exactly that benchmark.
+#
+#   runner_tarball_test.sh PERFGATE_BIN PERFGATE_SERVER_BIN GBENCH_SAMPLE_BIN
+set -euo pipefail
+[ $# -eq 3 ] || { echo "usage: $0 PERFGATE_BIN PERFGATE_SERVER_BIN GBENCH_SAMPLE_BIN" >&2; exit 2; }
+built=$(realpath "$1") server_bin=$(realpath "$2") sample=$(realpath "$3")
+cd "$(dirname "$0")/../.."
+fail() { echo "runner_tarball: FAIL: $*" >&2; exit 1; }
+
+# shellcheck source=bench/lib/local_server.sh
+. bench/lib/local_server.sh
+work=$(mktemp -d /tmp/perfgate-runner-tarball.XXXXXX)
+chmod 755 "$work"  # as root, the embedded PostgreSQL runs as postgres and must reach it
+server=""
+trap '[ -z "$server" ] || stop_local_server; rm -rf "$work"' EXIT
+
+version=$("$built" --version)
+version=${version#perfgate }
+echo "== make-runner-tarball.sh ($version)"
+SOURCE_DATE_EPOCH=1700000000 bash packaging/tarball/make-runner-tarball.sh "$built" "$work/out" \
+  "$version"
+tarball=$work/out/perfgate-runner-$version-linux-x86_64.tar.gz
+[ -s "$tarball" ] || fail "no $tarball"
+
+echo "== its contents"
+listing=$(tar -tvzf "$tarball")
+# Every entry sits under perfgate-runner-VERSION/, owned by 0/0, dated SOURCE_DATE_EPOCH.
+date=$(date -u -d @1700000000 '+%Y-%m-%d %H:%M')
+awk -v top="perfgate-runner-$version/" -v date="$date" '
+  index($6, top) != 1 || $2 != "0/0" || $4 " " $5 != date { print "bad entry: " $0; bad = 1 }
+  END { exit bad }' < <(TZ=UTC tar --utc -tvzf "$tarball") || fail "entries above"
+mkdir "$work/x"
+tar -xzf "$tarball" -C "$work/x"
+root=$work/x/perfgate-runner-$version
+for f in bin/perfgate share/doc/perfgate/README.md share/doc/perfgate/README-tarball \
+         share/doc/perfgate/THIRD-PARTY; do
+  [ -s "$root/$f" ] || fail "no $f in the tarball"
+done
+[ "$(patchelf --print-rpath "$root/bin/perfgate")" = '$ORIGIN/../lib' ] ||
+  fail "bin/perfgate's RUNPATH is $(patchelf --print-rpath "$root/bin/perfgate")"
+libs=0
+for f in "$root"/lib/*; do
+  libs=$((libs + 1))
+  [ "$(patchelf --print-rpath "$f")" = '$ORIGIN' ] || fail "$f: RUNPATH $(patchelf --print-rpath "$f")"
+  grep -q "^$(basename "$f") " "$root/share/doc/perfgate/THIRD-PARTY" ||
+    fail "$(basename "$f") is not in THIRD-PARTY"
+done
+grep -q 'glibc, version 2\.[0-9]* or newer' "$root/share/doc/perfgate/README-tarball" ||
+  fail "README-tarball names no glibc version"
+# The same binary gives the same bytes (a release is reproducible from its tag).
+SOURCE_DATE_EPOCH=1700000000 bash packaging/tarball/make-runner-tarball.sh "$built" "$work/again" \
+  "$version" >/dev/null
+cmp -s "$tarball" "$work/again/$(basename "$tarball")" || fail "two builds of the tarball differ"
+echo "$(wc -l <<<"$listing") entries, $libs libraries, $(stat -c %s "$tarball") bytes"
+
+echo "== ldd of the extracted bin/perfgate"
+resolved=$(env -i PATH=/usr/bin:/bin ldd "$root/bin/perfgate")
+echo "$resolved" | grep -q 'not found' && fail "unresolved libraries:"$'\n'"$resolved"
+from_bundle=0
+while read -r soname arrow path _; do
+  [ "$arrow" = "=>" ] || continue
+  case "$soname" in
+    libc.so.* | libm.so.* | libpthread.so.* | libdl.so.* | librt.so.* | libresolv.so.* | \
+      libutil.so.* | libanl.so.* | libnss_*) continue ;;
+  esac
+  [ "$(realpath "$(dirname "$path")")" = "$(realpath "$root/lib")" ] ||
+    fail "$soname resolves to $path, not the bundle's lib/"
+  from_bundle=$((from_bundle + 1))
+done <<<"$resolved"
+[ "$from_bundle" -eq "$libs" ] || fail "$from_bundle libraries resolved from lib/, $libs bundled"
+# libgit2, libcurl and yaml-cpp at least (a parser that matched nothing would pass the loop).
+for lib in libgit2 libcurl yaml-cpp libstdc++; do
+  grep -q "$lib.* => $root/bin/../lib/" <<<"$resolved" || fail "$lib not from the bundle"
+done
+echo "$from_bundle libraries from the bundle's lib/, the rest from glibc"
+
+echo "== the extracted runner in a bare environment"
+pg=$root/bin/perfgate
+[ "$(env -i PATH=/usr/bin:/bin "$pg" --version)" = "$("$built" --version)" ] ||
+  fail "--version: $(env -i PATH=/usr/bin:/bin "$pg" --version 2>&1)"
+env -i PATH=/usr/bin:/bin "$pg" run --help | grep -q -- '--skip-build' || fail "run --help"
+
+echo "== perfgate run + perfgate gate from the extracted runner against a real server"
+start_local_server "$server_bin" "$work"
+json=(-H 'Content-Type: application/json')
+curl -sf -X POST "$api/projects" -H "Authorization: Bearer $admin" "${json[@]}" \
+  -d '{"name":"tarball"}' >/dev/null
+token=$(curl -sf -X POST "$api/projects/tarball/tokens" -H "Authorization: Bearer $admin" \
+  "${json[@]}" -d '{"name":"ci","scopes":["ingest","read"]}' | jq -r .token)
+repo=$work/repo
+mkdir -p "$repo"
+git_() { git -C "$repo" -c user.name=t -c user.email=t@example.com -c init.defaultBranch=main "$@"; }
+write_config() {  # $1: PERFGATE_SAMPLE_SLOWDOWN ("" for none)
+  cat >"$repo/perfgate.yaml" <<EOF
+version: 1
+server: {url: "http://127.0.0.1:$port", project: tarball}
+target_branch: main
+testbed: tarball-host
+suites:
+  - name: sample
+    type: gbench
+    binary: $sample
+    filter: "BM_Sort/1024$|BM_Hash/16384$"
+    repetitions: 8
+    min_time: 0.02
+    env: {PERFGATE_SAMPLE_SLOWDOWN: "$1"}
+thresholds:
+  - {benchmark: "*", percent: 50}
+EOF
+  printf '.perfgate/\n' >"$repo/.gitignore"
+}
+run_pg() { (cd "$repo" && env -i PATH=/usr/bin:/bin HOME="$work" PERFGATE_TOKEN="$token" "$pg" "$@"); }
+git_ init -q
+write_config ""
+git_ add -A && git_ commit -q -m baseline
+run_pg run --branch main >"$work/run-main.out" 2>&1 || { cat "$work/run-main.out"; fail "run on main"; }
+git_ checkout -q -b slower
+# Three times slower, against a 50% threshold: a regression no machine noise can blur.
+write_config "BM_Sort/1024=200"
+git_ commit -q -am "BM_Sort/1024 three times slower"
+run_pg run --branch slower --target-branch main >"$work/run-pr.out" 2>&1 ||
+  { cat "$work/run-pr.out"; fail "run on the branch"; }
+status=0
+run_pg gate --mode unpaired --color never --junit "$work/junit.xml" >"$work/gate.out" 2>&1 ||
+  status=$?
+cat "$work/gate.out"
+[ "$status" -eq 1 ] || fail "perfgate gate exited $status, expected 1 (the planted regression)"
+failed=$(python3 - "$work/junit.xml" <<'PY'
+import sys, xml.etree.ElementTree as ET
+print(" ".join(sorted({c.get("name").split(" [")[0] for c in ET.parse(sys.argv[1]).iter("testcase")
+                       if c.find("failure") is not None})))
+PY
+)
+[ "$failed" = "BM_Sort/1024" ] || fail "the gate failed [$failed], expected exactly BM_Sort/1024"
+echo "runner_tarball: PASS (the extracted runner gated BM_Sort/1024 as a regression)"
