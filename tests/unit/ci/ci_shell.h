@@ -1,0 +1,242 @@
+// The CI templates' shell as the CI would run it, without GitHub or GitLab: stand-ins for
+// perfgate, gh and curl (no network) that log their calls, and a fixture that runs the GitHub
+// action's steps or the GitLab job's script with only the environment the CI would give them.
+// Shared by ci_templates_test.cc and ci_runner_download_test.cc.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "tests/testing/shell.h"
+
+namespace perfgate::ci_test {
+
+namespace fs = std::filesystem;
+using Env = std::map<std::string, std::string>;
+
+// The repository: PERFGATE_FIXTURES_DIR is <source>/tests/fixtures.
+inline fs::path Src(const std::string& relative) {
+  return fs::path(PERFGATE_FIXTURES_DIR).parent_path().parent_path() / relative;
+}
+inline constexpr char kMarker[] = "<!-- perfgate:gate project=demo testbed=ci-x86 -->";
+
+using Outcome = perfgate::testing::ShellOutcome;
+
+inline Outcome Shell(const std::string& command) { return perfgate::testing::RunShell(command); }
+
+inline std::string Read(const fs::path& path) {
+  std::stringstream text;
+  text << std::ifstream(path).rdbuf();
+  return text.str();
+}
+
+inline std::string Quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+inline bool HaveJq() { return Shell("command -v jq").exit_code == 0; }
+
+// Whether `part` is in `text`; either way the message shows the text.
+inline ::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
+  return (text.find(part) != std::string::npos ? ::testing::AssertionSuccess()
+                                               : ::testing::AssertionFailure())
+         << "\"" << part << "\" in:\n"
+         << text;
+}
+
+// perfgate, gh and curl stand-ins that log their calls to $FAKE/log. perfgate writes the files
+// gate is asked for and exits $RUN_EXIT / $GATE_EXIT; gh answers --jq from $FAKE/comments.json
+// with the real jq; curl serves $FAKE/notes-<page>.json and records what is sent, GitHub release
+// assets from $FAKE/github/ (404 for the others) and hands file:// URLs to the real curl.
+inline constexpr char kFakePerfgate[] = R"(#!/usr/bin/env bash
+echo "perfgate $*" >>"$FAKE/log"
+verb=$1; shift
+[ -n "${PERFGATE_TOKEN:-}" ] || { echo "perfgate: error: PERFGATE_TOKEN is not set" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case $1 in
+    --comment-file) printf '%s\n### perfgate: **Regression**\n' "$MARKER" >"$2"; shift ;;
+    --junit | --gitlab-metrics) echo report >"$2"; shift ;;
+  esac
+  shift
+done
+case $verb in run) exit "${RUN_EXIT:-0}" ;; gate) exit "${GATE_EXIT:-0}" ;; esac
+exit 2
+)";
+inline constexpr char kFakeGh[] = R"(#!/usr/bin/env bash
+echo "gh $*" >>"$FAKE/log"
+[ "${GH_TOKEN:-}" = ghs_job ] || exit 4
+prev=""
+for a in "$@"; do
+  [ "$prev" = --jq ] && jq -r "$a" "$FAKE/comments.json"
+  case $a in body=@*) cp "${a#body=@}" "$FAKE/sent" ;; esac
+  prev=$a
+done
+)";
+inline constexpr char kFakeCurl[] = R"(#!/usr/bin/env bash
+args=("$@")
+method=GET
+while [ $# -gt 0 ]; do
+  case $1 in
+    -X) method=$2; shift ;;
+    -o) out=$2; shift ;;
+    -D) dump=$2; shift ;;
+    -H) auth=$2; shift ;;
+    --data-urlencode) data=$2; shift ;;
+    -w | --retry | --retry-delay | --connect-timeout) shift ;;
+    -*) ;;
+    *) url=$1 ;;
+  esac
+  shift
+done
+echo "curl $method $url" >>"$FAKE/log"
+case $url in
+  file://*) exec /usr/bin/curl "${args[@]}" ;;
+  https://github.com/*)
+    asset=$FAKE/github/${url#https://github.com/}
+    [ -f "$asset" ] || { printf 404; exit 22; }
+    cp "$asset" "$out" && printf 200 && exit 0 ;;
+esac
+grep -qx "PRIVATE-TOKEN: glpat_x" "${auth#@}" || exit 22
+if [ "$method" = GET ]; then
+  page=$(echo "$url" | sed -n 's/.*[?&]page=\([0-9]*\).*/\1/p')
+  cp "$FAKE/notes-$page.json" "$out" || exit 22
+  next=""; [ -f "$FAKE/notes-$((page + 1)).json" ] && next=$((page + 1))
+  printf 'HTTP/1.1 200 OK\r\nX-Next-Page: %s\r\n\r\n' "$next" >"$dump"
+else
+  cp "${data#body@}" "$FAKE/sent"
+fi
+)";
+
+class CiShellTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/perfgate-ci-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    fs::create_directories(dir_ / "bin");
+    fs::create_directories(dir_ / "work");
+    for (const auto& [name, text] : {std::pair{"perfgate", kFakePerfgate}, std::pair{"gh", kFakeGh},
+                                     std::pair{"curl", kFakeCurl}}) {
+      std::ofstream(dir_ / "bin" / name) << text;
+      fs::permissions(dir_ / "bin" / name, fs::perms::owner_all);
+    }
+    std::ofstream(dir_ / "log");
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  void Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+  }
+  std::string Log() { return Read(dir_ / "log"); }
+
+  // Runs a script in work/ with only `env` (and PATH with the stand-ins first), under bash as
+  // the CI runs it: GitHub with `bash --noprofile --norc -eo pipefail`, GitLab with -eo pipefail.
+  Outcome Bash(const std::string& script, Env env) {
+    const fs::path file = dir_ / ("script-" + std::to_string(scripts_++) + ".sh");
+    std::ofstream(file) << script;
+    env["PATH"] = (dir_ / "bin").string() + ":/usr/local/bin:/usr/bin:/bin";
+    env["HOME"] = env["FAKE"] = dir_.string();
+    env["MARKER"] = kMarker;
+    std::string command = "cd " + Quote((dir_ / "work").string()) + " && env -i";
+    for (const auto& [key, value] : env) command += " " + key + "=" + Quote(value);
+    return Shell(command + " bash --noprofile --norc -eo pipefail " + Quote(file.string()));
+  }
+
+  // The composite action's steps in order, each with its env's ${{ }} expressions evaluated for
+  // this event, until one fails (no step has an `if:`); the last step's status is the action's.
+  Outcome RunAction(const Env& with, const Env& env) {
+    const YAML::Node action = YAML::LoadFile(Src("ci/github/action.yml").string());
+    std::map<std::string, std::string> values = {{"github.token", "ghs_job"}};
+    values["github.event.pull_request.number"] = env.count("PR") ? env.at("PR") : "";
+    const std::regex expression(R"(\$\{\{\s*([^}]+?)\s*\}\})");
+    const auto expand = [&](const std::string& text) {
+      std::string out;
+      std::sregex_iterator it(text.begin(), text.end(), expression), end;
+      size_t at = 0;
+      for (; it != end; ++it) {
+        const std::string key = (*it)[1];
+        EXPECT_TRUE(values.count(key) || key.rfind("steps.", 0) == 0) << "unknown " << key;
+        out += text.substr(at, it->position() - at) + (values.count(key) ? values[key] : "");
+        at = it->position() + it->length();
+      }
+      return out + text.substr(at);
+    };
+    for (const auto& input : action["inputs"]) {
+      const std::string name = input.first.as<std::string>();
+      values["inputs." + name] =
+          with.count(name) ? with.at(name) : expand(input.second["default"].as<std::string>(""));
+    }
+    Outcome last;
+    // The one `if:` the steps have: inputs.NAME != 'VALUE' (else the step runs; GitHub adds
+    // success(), which the loop's break on a failed step stands for).
+    const std::regex condition(R"(^inputs\.([a-z-]+) != '([a-z]*)'$)");
+    for (const YAML::Node& step : action["runs"]["steps"]) {
+      if (step["if"]) {
+        const std::string text = step["if"].as<std::string>();
+        std::smatch m;
+        if (!std::regex_match(text, m, condition)) {
+          ADD_FAILURE() << "an if: the test cannot evaluate: " << text;
+        } else if (values["inputs." + m[1].str()] == m[2].str()) {
+          continue;
+        }
+      }
+      Env step_env = env;
+      step_env["GITHUB_OUTPUT"] = (dir_ / "output").string();
+      step_env["GITHUB_ACTION_PATH"] = Src("ci/github").string();
+      step_env["GITHUB_REPOSITORY"] = "owner/repo";
+      step_env["RUNNER_TEMP"] = dir_.string();
+      step_env["GITHUB_PATH"] = (dir_ / "github_path").string();
+      for (const auto& e : step["env"])
+        step_env[e.first.as<std::string>()] = expand(e.second.as<std::string>(""));
+      std::ofstream(dir_ / "output", std::ios::trunc);
+      Outcome o = Bash(step["run"].as<std::string>(), step_env);
+      last.output += o.output;
+      last.exit_code = o.exit_code;
+      std::ifstream outputs(dir_ / "output");
+      for (std::string line; std::getline(outputs, line);) {
+        const size_t eq = line.find('=');
+        if (eq != std::string::npos) {
+          values["steps." + step["id"].as<std::string>() + ".outputs." + line.substr(0, eq)] =
+              line.substr(eq + 1);
+        }
+      }
+      if (o.exit_code != 0) break;
+    }
+    outputs_ = values;
+    return last;
+  }
+
+  // The GitLab template's job script with its variables: a merge request pipeline when `env`
+  // sets CI_MERGE_REQUEST_IID, else a default-branch one.
+  Outcome RunGitlab(Env env) {
+    const YAML::Node job =
+        YAML::LoadFile(Src("ci/gitlab/perfgate.gitlab-ci.yml").string())[".perfgate"];
+    for (const auto& v : job["variables"])
+      env.emplace(v.first.as<std::string>(), v.second.as<std::string>());
+    env.emplace("CI_API_V4_URL", "https://gitlab.example/api/v4");
+    env.emplace("CI_PROJECT_ID", "42");
+    env.emplace("CI_COMMIT_REF_NAME", "main");
+    std::string script;
+    for (const YAML::Node& line : job["script"]) script += line.as<std::string>() + "\n";
+    return Bash(script, env);
+  }
+
+  fs::path dir_;
+  int scripts_ = 0;
+  std::map<std::string, std::string> outputs_;
+};
+
+}  // namespace perfgate::ci_test
