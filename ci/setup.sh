@@ -11,7 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libboost1.81-dev nlohmann-json3-dev libexpected-dev libcli11-dev
   libpqxx-dev libssl-dev libyaml-cpp-dev libspdlog-dev libgit2-dev libcurl4-openssl-dev zlib1g-dev
-  postgresql-15 postgresql-client-15
+  postgresql-15 postgresql-client-15 nginx
   dpkg-dev help2man lintian
   chromium fonts-dejavu-core
 )
