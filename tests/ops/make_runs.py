@@ -55,13 +55,13 @@ def main():
         body = upload(project, i, "main", i, 1.08 if i > n // 2 else 1.0, 1.0)
         with open(f"{out}/main-{i}.json", "w") as f:
             json.dump(body, f)
-    pr = upload(project, 1000, "feature", 1000, 1.08, 1.10, pr=7, merge_base=sha(n, 0xA))
+    pr = upload(project, 900000, "feature", 900000, 1.08, 1.10, pr=7, merge_base=sha(n, 0xA))
     pr["commit"]["parents"] = [sha(n, 0xA)]
     with open(f"{out}/pr.json", "w") as f:
         json.dump(pr, f)
     if len(sys.argv) > 4:
         size = int(sys.argv[4])
-        text = json.dumps(upload(project, 2000, "main", 2000, 1.0, 1.0))
+        text = json.dumps(upload(project, 900001, "main", 900001, 1.0, 1.0))
         if len(text) > size:
             sys.exit(f"a run upload is {len(text)} bytes, more than {size}")
         with open(f"{out}/padded.json", "w") as f:

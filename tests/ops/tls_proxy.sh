@@ -5,16 +5,20 @@
 # paths, the ports and the upstream address in the file are replaced (and its IPv6 listen lines
 # dropped); the certificate is a fresh self-signed one for perfgate.example.com.
 #
-#   bash tests/ops/tls_proxy.sh PERFGATE_SERVER_BIN    # ctest: tls_proxy; exit 77 without nginx
+#   bash tests/ops/tls_proxy.sh PERFGATE_SERVER_BIN [PERFGATE_BIN]  # ctest: tls_proxy
+#                                                                   # exit 77 without nginx
 #
 # Checks: nginx -t accepts the file; /healthz over HTTPS with the certificate verified (and
 # refused without it), plain HTTP redirected; the dashboard, /readyz and /metrics forwarded; a
 # project, a token and a run made through the proxy, the run read back with its samples; the
 # server's X-Request-Id in the proxy's access log; a body of exactly the server's 32 MiB limit
 # accepted, one byte more refused by nginx (413) before it reaches the server; nginx keeps its
-# connections to the server alive instead of opening one per request.
+# connections to the server alive instead of opening one per request; with PERFGATE_BIN, the
+# runner (`perfgate alerts list`) reaches the server over HTTPS trusting the certificate through
+# PERFGATE_CA_BUNDLE.
 set -euo pipefail
-bin=${1:?usage: tls_proxy.sh PERFGATE_SERVER_BIN}
+bin=${1:?usage: tls_proxy.sh PERFGATE_SERVER_BIN [PERFGATE_BIN]}
+runner=${2:-}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 example=$root/packaging/examples/nginx-perfgate.conf
@@ -57,7 +61,7 @@ https_port=$(free_port)
 
 # A self-signed certificate for the example's server_name.
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-  -subj "/CN=$host" -addext "subjectAltName=DNS:$host" \
+  -subj "/CN=$host" -addext "subjectAltName=DNS:$host,IP:127.0.0.1" \
   -keyout "$work/key.pem" -out "$work/cert.pem" >/dev/null 2>&1 || fail "openssl req"
 
 # The example with this machine's paths and ports; each replaced line must exist in it.
@@ -178,6 +182,20 @@ open=$(conns established)
 [ "$closed" -lt 5 ] || fail "20 requests closed $closed connections to the server (no keep-alive?)"
 [ "$open" -ge 2 ] || fail "no kept-alive connection between nginx and the server ($open sockets)"
 
+# The runner over HTTPS, trusting this certificate as a private CA's (docs/operations.md, "TLS").
+if [ -n "$runner" ]; then
+  cat >"$work/perfgate.yaml" <<EOF
+version: 1
+server: {url: "https://127.0.0.1:$https_port", project: proj}
+suites:
+  - {name: s, type: command, command: "true", repetitions: 2}
+EOF
+  PERFGATE_TOKEN=$token PERFGATE_CA_BUNDLE=$work/cert.pem \
+    "$runner" alerts list --config "$work/perfgate.yaml" --format json >"$work/alerts.json" 2>&1 ||
+    fail "perfgate alerts list over HTTPS: $(tail -3 "$work/alerts.json")"
+  jq -e .alerts "$work/alerts.json" >/dev/null || fail "perfgate alerts list: $(head -c 300 "$work/alerts.json")"
+fi
+
 # The access log ties the client to the server's request id.
 grep -q "request_id=$request_id" "$work/logs/perfgate.access.log" ||
   fail "request id $request_id not in the access log: $(tail -2 "$work/logs/perfgate.access.log")"
@@ -188,7 +206,7 @@ nginx_pid=""
 if grep -q 'ERROR: AddressSanitizer\|runtime error:\|ERROR: LeakSanitizer' "$work/server.out"; then
   fail "a sanitizer report in the server's output"
 fi
-say "OK: TLS (HTTP/2, certificate verified), redirect, dashboard, health, metrics, token, run," \
+say "OK: TLS (HTTP/2, certificate verified), redirect, dashboard, health, metrics, token, run,${runner:+ runner,}" \
   "32 MiB limit (at: 201; +1 byte: 413 from nginx), keep-alive ($closed closed over 20 requests," \
   "$((open / 2)) kept) via $("$nginx" -v 2>&1 | sed 's/.*: //') in" \
   "$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s"
