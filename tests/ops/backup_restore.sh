@@ -193,7 +193,7 @@ as_owner "$b_pg" "$pg_bin/pg_ctl" start -D "$b_pg" -l "$b_pg/postgres.log" -w \
   -o "-p $(cat "$b_pg/perfgate.port")" >/dev/null || fail "starting B's cluster: $(tail "$b_pg/postgres.log")"
 (
   pg_env "$b_pg"
-  "$pg_bin/dropdb" perfgate
+  "$pg_bin/dropdb" --if-exists perfgate
   "$pg_bin/pg_restore" --create --no-owner --exit-on-error -d postgres "$work/perfgate.dump"
 ) || fail "restoring into B's cluster"
 as_owner "$b_pg" "$pg_bin/pg_ctl" stop -D "$b_pg" -m fast -w >/dev/null

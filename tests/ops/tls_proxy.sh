@@ -31,8 +31,13 @@ fail() {
   [ -f "${work:-/nonexistent}/logs/error.log" ] && tail -5 "$work/logs/error.log" >&2
   exit 1
 }
-nginx=$(command -v nginx || true)
-[ -n "$nginx" ] || { [ -x /usr/sbin/nginx ] && nginx=/usr/sbin/nginx; }
+nginx=""
+for candidate in "$(command -v nginx || true)" /usr/sbin/nginx; do  # /usr/sbin: not in every PATH
+  if [ -f "$candidate" ] && [ -x "$candidate" ]; then
+    nginx=$candidate
+    break
+  fi
+done
 if [ -z "$nginx" ]; then
   say "SKIP: no nginx (apt-get install nginx; ci/setup.sh installs it)"
   exit 77
