@@ -127,9 +127,12 @@ redirect=$(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' -H "Host: $hos
 [ "$redirect" = "301 https://$host/healthz" ] || fail "plain HTTP: $redirect (expected a 301 to https)"
 
 # The routes an operator forwards: the dashboard with its headers, readiness, metrics.
-curl -sS "${tls[@]}" -D "$work/dash.h" -o /dev/null "$base/"
+curl -sS "${tls[@]}" -D "$work/dash.h" -o "$work/dash.html" "$base/"
 grep -qi '^content-security-policy:' "$work/dash.h" || fail "/ lost its Content-Security-Policy"
 grep -qi '^etag:' "$work/dash.h" || fail "/ lost its ETag"
+asset=$(grep -o '/ui/[^"]*' "$work/dash.html" | head -1)
+[ -n "$asset" ] || fail "the dashboard's page names no file under /ui/"
+[ "$(curl -s "${tls[@]}" -o /dev/null -w '%{http_code}' "$base$asset")" = 200 ] || fail "GET $asset"
 [ "$(curl -s "${tls[@]}" -o /dev/null -w '%{http_code}' "$base/readyz")" = 200 ] || fail "/readyz"
 curl -sf "${tls[@]}" -o "$work/metrics" "$base/metrics" || fail "GET /metrics"
 grep -q '^perfgate_http_requests_total' "$work/metrics" ||
