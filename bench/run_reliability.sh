@@ -80,7 +80,7 @@ curl -sf -X POST "$api/projects" -H "Authorization: Bearer $admin" \
   -H 'Content-Type: application/json' -d '{"name":"reliability"}' >/dev/null
 token=$(curl -sf -X POST "$api/projects/reliability/tokens" -H "Authorization: Bearer $admin" \
   -H 'Content-Type: application/json' -d '{"name":"load","scopes":["ingest","read"]}' |
-  python3 -c 'import sys,json; print(json.load(sys.stdin)["token"])')
+  jq -r .token)
 dsn="host=127.0.0.1 port=$(cat "$pgdata/perfgate.port") user=perfgate dbname=perfgate"
 dsn+=" password=$(cat "$pgdata/perfgate.password")"
 

@@ -49,8 +49,12 @@ fi
 
 say() { echo "package_test: $*"; }
 fail() { echo "package_test: FAILED: $*" >&2; exit 1; }
-now() { date +%s.%N; }
-since() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$(now)"; }
+source bench/lib/free_port.sh
+now() { date +%s%N; }
+since() {  # seconds since $1 (from now), one decimal
+  local ms=$((($(now) - $1) / 1000000))
+  printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100))
+}
 
 work=$(mktemp -d /tmp/perfgate-package-test.XXXXXX)
 chmod 755 "$work"
@@ -133,7 +137,7 @@ fi
 
 # --- helpers for the installed system ---------------------------------------------------------
 unit=/lib/systemd/system/perfgate-server.service
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 api="http://127.0.0.1:$port/api/v1"
 
 install_debs() {  # $@: .deb files

@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(
-  g++ cmake ninja-build ccache pkg-config git curl jq python3 patchelf
+  g++ cmake ninja-build ccache pkg-config git curl jq python3 patchelf iproute2
   clang libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libboost1.81-dev nlohmann-json3-dev libexpected-dev libcli11-dev

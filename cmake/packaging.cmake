@@ -22,6 +22,8 @@ install(DIRECTORY ci/github ci/gitlab DESTINATION ${doc_runner}/ci COMPONENT run
 install(FILES docs/operations.md docs/config.md docs/api.md docs/reliability.md
               docs/dashboards.md docs/history.md
         DESTINATION ${doc_server} COMPONENT server)
+install(FILES packaging/examples/nginx-perfgate.conf DESTINATION ${doc_server}/examples
+        COMPONENT server)
 install(FILES packaging/deb/copyright DESTINATION ${doc_runner} COMPONENT runner)
 install(FILES packaging/deb/copyright DESTINATION ${doc_server} COMPONENT server)
 

@@ -6,9 +6,11 @@
 #                                            with the server's output when it does not come up
 #   stop_local_server                        stops it gracefully
 
+source "$(dirname "${BASH_SOURCE[0]}")/free_port.sh"
+
 start_local_server() {
   local bin=$1 dir=$2
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  port=$(free_port)
   "$bin" --listen "127.0.0.1:$port" --data-dir "$dir/server" >"$dir/server.out" 2>&1 &
   server=$!
   for _ in $(seq 1 120); do
