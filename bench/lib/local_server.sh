@@ -6,15 +6,16 @@
 #                                            with the server's output when it does not come up
 #   stop_local_server                        stops it gracefully
 
-source "$(dirname "${BASH_SOURCE[0]}")/free_port.sh"
-
 start_local_server() {
   local bin=$1 dir=$2
-  port=$(free_port)
-  "$bin" --listen "127.0.0.1:$port" --data-dir "$dir/server" >"$dir/server.out" 2>&1 &
+  # Port 0: the server binds a free port itself and prints it ("listening on http://HOST:PORT").
+  "$bin" --listen 127.0.0.1:0 --data-dir "$dir/server" >"$dir/server.out" 2>&1 &
   server=$!
+  port=""
   for _ in $(seq 1 120); do
-    curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
+    [ -n "$port" ] || port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9][0-9]*\).*|\1|p' \
+      "$dir/server.out" | head -1)
+    [ -n "$port" ] && curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
     kill -0 "$server" 2>/dev/null || { cat "$dir/server.out" >&2; exit 1; }
     sleep 0.5
   done

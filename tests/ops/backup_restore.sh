@@ -104,7 +104,7 @@ echo '{"name":"ci","scopes":["ingest","read","triage"]}' >"$work/token.json"
 token=$(curl_json POST "$a_api/projects/proj/tokens" "$admin" "$work/token.json" | jq -r .token)
 expect_status 201 "create token on A"
 
-python3 "$root/tests/ops/make_runs.py" "$work/runs" proj "$runs"
+bash "$root/tests/ops/make_runs.sh" "$work/runs" proj "$runs"
 for i in $(seq 1 "$runs"); do
   curl_json POST "$a_api/projects/proj/runs" "$token" "$work/runs/main-$i.json" >/dev/null
   expect_status 201 "post main run $i to A"

@@ -42,7 +42,7 @@ if [ -z "$nginx" ]; then
   say "SKIP: no nginx (apt-get install nginx; ci/setup.sh installs it)"
   exit 77
 fi
-for tool in openssl curl jq ss python3; do
+for tool in openssl curl jq ss shuf; do
   command -v "$tool" >/dev/null || fail "no $tool"
 done
 
@@ -57,12 +57,25 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# A port no TCP socket on this machine uses (listening or not), drawn at random from 20000-60000;
+# $1: a port it must not be (the other one just drawn).
+free_port() {
+  local candidate
+  for _ in $(seq 1 100); do
+    candidate=$(shuf -i 20000-60000 -n 1)
+    [ "$candidate" != "${1:-}" ] || continue
+    if [ -z "$(ss -Htan "( sport = :$candidate )")" ]; then
+      echo "$candidate"
+      return
+    fi
+  done
+  fail "no free port in 100 tries"
+}
 
 start_local_server "$bin" "$work"  # sets server, port, api, admin
 host=perfgate.example.com
 http_port=$(free_port)
-https_port=$(free_port)
+https_port=$(free_port "$http_port")
 
 # A self-signed certificate for the example's server_name.
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
@@ -149,7 +162,7 @@ json=(-H 'Content-Type: application/json')
 token=$(jq -r .token "$work/body")
 auth=(-H "Authorization: Bearer $token")
 limit=$((32 * 1024 * 1024))  # docs/reliability.md: limits.body_bytes
-python3 "$root/tests/ops/make_runs.py" "$work/runs" proj 1 "$limit"
+bash "$root/tests/ops/make_runs.sh" "$work/runs" proj 1 "$limit"
 run=$(jq -r .id "$work/runs/main-1.json")
 [ "$(code -X POST "$base/api/v1/projects/proj/runs" "${auth[@]}" "${json[@]}" \
   --data-binary @"$work/runs/main-1.json")" = 201 ] || fail "post a run: $(cat "$work/body")"
