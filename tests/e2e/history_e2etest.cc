@@ -27,6 +27,7 @@
 #include "server/auth/tokens.h"
 #include "tests/testing/http_client.h"
 #include "tests/testing/ids.h"
+#include "tests/testing/level_results.h"
 #include "tests/testing/pg_cluster.h"
 #include "tests/testing/shell.h"
 #include "tests/testing/test_server.h"
@@ -58,21 +59,11 @@ struct Levels {
 };
 
 json Upload(int run, int commit, const Levels& levels, const std::string& project = "proj") {
-  json results = json::array();
-  const std::vector<std::pair<std::string, double>> centers = {
+  std::vector<std::pair<std::string, double>> centers = {
       {"BM_A", levels.a}, {"BM_B", levels.b}, {"BM_C", levels.c}};
   int k = 0;
-  for (const auto& [name, center] : centers) {
-    const double level = center * (1 + RunNoise(run, k++));
-    std::vector<double> values;
-    for (int i = 0; i < 10; ++i) values.push_back(level * (1 + 0.001 * ((i * 7) % 11 - 5)));
-    results.push_back({{"suite", "s"},
-                       {"benchmark", name},
-                       {"metric", "real_time"},
-                       {"unit", "ns"},
-                       {"direction", "lower"},
-                       {"values", values}});
-  }
+  for (auto& [name, center] : centers) center *= 1 + RunNoise(run, k++);
+  const json results = testing::LevelResults(centers);
   return {{"id", RunId(run)},
           {"project", project},
           {"branch", "main"},

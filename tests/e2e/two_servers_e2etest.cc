@@ -27,6 +27,7 @@
 #include "server/auth/tokens.h"
 #include "tests/testing/http_client.h"
 #include "tests/testing/ids.h"
+#include "tests/testing/level_results.h"
 #include "tests/testing/pg_cluster.h"
 
 namespace perfgate::testing {
@@ -93,22 +94,11 @@ class ServerProcess {
 
 // A main-branch run of three benchmarks at `scale` (BM_A times a) with ~1% run-to-run noise.
 json Upload(int run, int commit, double a_factor, double c_factor) {
-  json results = json::array();
-  const std::vector<std::pair<std::string, double>> centers = {
+  std::vector<std::pair<std::string, double>> levels = {
       {"BM_A", 1000 * a_factor}, {"BM_B", 2000}, {"BM_C", 3000 * c_factor}};
   int k = 0;
-  for (const auto& [name, center] : centers) {
-    const int wobble = (run * 37 + k++ * 11) % 21 - 10;
-    const double level = center * (1 + 0.001 * wobble);
-    std::vector<double> values;
-    for (int i = 0; i < 10; ++i) values.push_back(level * (1 + 0.001 * ((i * 7) % 11 - 5)));
-    results.push_back({{"suite", "s"},
-                       {"benchmark", name},
-                       {"metric", "real_time"},
-                       {"unit", "ns"},
-                       {"direction", "lower"},
-                       {"values", values}});
-  }
+  for (auto& [name, level] : levels) level *= 1 + 0.001 * ((run * 37 + k++ * 11) % 21 - 10);
+  const json results = testing::LevelResults(levels);
   return {{"id", TestRunId(run)},
           {"project", "proj"},
           {"branch", "main"},
