@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by scripts that start servers: free_port prints a loopback TCP port nobody listens on
 # (a random one in 20000-60999, checked with ss; the caller binds it soon after).
 free_port() {
