@@ -185,17 +185,19 @@ start_installed_server() {  # as the unit would, but on a free port (systemd doe
   # The unit's main restrictions where this machine allows a mount namespace: the file system
   # read-only but the state directory (ProtectSystem=strict, StateDirectory), a private /tmp
   # (PrivateTmp), no home directories (ProtectHome), no new privileges and no capabilities.
-  local sandbox=()
-  if unshare --mount --propagation private true 2>/dev/null; then
-    sandbox=(unshare --mount --propagation private sh -c '
+  local sandbox=(unshare --mount --propagation private sh -c '
       mount --bind /var/lib/perfgate /var/lib/perfgate && mount -o remount,bind,ro / &&
       mount -t tmpfs -o mode=1777 tmpfs /tmp &&
       for d in /home /root /run/user; do
         if [ -d "$d" ]; then mount -t tmpfs -o mode=000 tmpfs "$d" || exit 1; fi
       done && exec "$@"' sandbox)
-  elif [ -z "${said_no_sandbox:-}" ]; then
+  # Tried first as a whole: a machine may allow the namespace but not every mount in it.
+  if ! "${sandbox[@]}" true 2>/dev/null; then
+    sandbox=()
+  fi
+  if [ ${#sandbox[@]} -eq 0 ] && [ -z "${said_no_sandbox:-}" ]; then
     said_no_sandbox=1
-    say "no mount namespaces here: the server runs without the unit's file-system restrictions"
+    say "no mount namespace with these mounts here: the server runs without the unit's file-system restrictions"
   fi
   # Every step execs (runuser would stay as the parent), so $server_pid is the server's own pid
   # and the SIGTERM goes to it alone, as the unit's KillMode=mixed sends it.
