@@ -22,6 +22,7 @@ struct AbArgs {
   int warmup = 1;
   std::string metric;  // "": step_time for training benchmarks, else wall_time
   double alpha = 0.05;
+  double threshold_percent = 1;
   std::uint64_t seed = 0;
   bool seed_given = false;
   std::int64_t timeout_s = 3600;
@@ -38,6 +39,7 @@ int Run(const AbArgs& args) {
   options.warmup = args.warmup;
   options.metric = args.metric;
   options.alpha = args.alpha;
+  options.threshold = args.threshold_percent / 100;
   options.seed = args.seed_given ? args.seed : std::random_device{}();
   options.timeout_s = args.timeout_s;
   auto report = run::MeasureAb(options);
@@ -76,6 +78,11 @@ void AddAbCommand(CLI::App& app, int* exit_code) {
                   "wall_time)");
   cmd->add_option("--alpha", args->alpha, "Significance level of each metric's U test")
       ->check(CLI::Range(1e-6, 0.5))
+      ->capture_default_str();
+  cmd->add_option("--threshold", args->threshold_percent,
+                  "Percent: a change within +/- this is no difference; better or worse need a "
+                  "significant change beyond it (0: any significant change)")
+      ->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();
   cmd->add_option("--seed", args->seed, "Seed of the run order (default: random, printed)")
       ->each([args](const std::string&) { args->seed_given = true; });

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "judge/ab_verdict.h"
 #include "stats/bootstrap.h"
 #include "stats/descriptive.h"
 #include "stats/mann_whitney.h"
@@ -20,9 +21,11 @@ std::vector<Arm> AbSchedule(int runs, std::uint64_t seed) {
   return out;
 }
 
-AbReport AnalyzeAb(const std::vector<AbMetric>& metrics, const std::string& primary, double alpha) {
+AbReport AnalyzeAb(const std::vector<AbMetric>& metrics, const std::string& primary, double alpha,
+                   double threshold) {
   AbReport report;
   report.primary = primary;
+  report.threshold = threshold;
   for (const AbMetric& m : metrics) {
     if (m.a.empty() || m.b.empty()) {
       report.warnings.push_back(m.name + ": measured by " + (m.a.empty() ? "B" : "A") +
@@ -42,13 +45,15 @@ AbReport AnalyzeAb(const std::vector<AbMetric>& metrics, const std::string& prim
     row.ci_low = ci.lower;
     row.ci_high = ci.upper;
     row.p_value = stats::MannWhitneyU(m.a, m.b).p_two_sided;
-    if (stats::MannWhitneyMinTwoSidedP(row.n_a, row.n_b) >= alpha) {
-      row.verdict = "too few runs";
-    } else if (row.p_value < alpha && row.change != 0) {
-      row.verdict = IsWorse(row.change, m.direction) ? "worse" : "better";
-    } else {
-      row.verdict = "no difference";
-    }
+    judge::AbMetricStats judged;
+    judged.n_a = row.n_a;
+    judged.n_b = row.n_b;
+    judged.change = row.change;
+    judged.ci_low = row.ci_low;
+    judged.ci_high = row.ci_high;
+    judged.p_value = row.p_value;
+    judged.direction = row.direction;
+    row.verdict = std::string(judge::AbVerdictName(judge::JudgeAbMetric(judged, alpha, threshold)));
     report.rows.push_back(std::move(row));
   }
   std::stable_sort(report.rows.begin(), report.rows.end(), [&](const AbRow& x, const AbRow& y) {

@@ -34,12 +34,14 @@ struct AbRow {
   double change = 0;               // median_b / median_a - 1
   double ci_low = 0, ci_high = 0;  // 95% bootstrap of the change
   double p_value = 1;              // two-sided Mann-Whitney U
-  std::string verdict;             // "better", "worse", "no difference", "too few runs"
+  std::string verdict;             // judge::AbVerdictName: "better", "worse", "no difference",
+                                   // "undecided", "too few runs"
 };
 
 struct AbReport {
   std::string name_a = "A", name_b = "B";
   std::string primary;  // the metric the speedup is of
+  double threshold = 0;  // the change that matters (a fraction), as judged
   // How many times faster B is than A on the primary metric (A's median over B's for
   // lower-is-better metrics, B's over A's for higher-is-better ones), with its 95% CI.
   double speedup = 1, speedup_low = 1, speedup_high = 1;
@@ -47,7 +49,10 @@ struct AbReport {
   std::vector<std::string> warnings;
 };
 
-// Verdicts at `alpha`; a metric whose runs cannot reach it (too few) says so.
-AbReport AnalyzeAb(const std::vector<AbMetric>& metrics, const std::string& primary, double alpha);
+// Each metric's verdict by judge::JudgeAbMetric at `alpha` and `threshold` (a fraction: changes
+// within it are no difference); a primary metric whose runs cannot reach alpha (too few) adds a
+// warning.
+AbReport AnalyzeAb(const std::vector<AbMetric>& metrics, const std::string& primary, double alpha,
+                   double threshold);
 
 }  // namespace perfgate::compare

@@ -40,6 +40,8 @@ std::string FormatAbText(const compare::AbReport& r) {
                   SignedPercent(row.ci_high).c_str(), row.p_value, row.verdict.c_str());
     out += line;
   }
+  out += "  (better or worse: significant at the U test and beyond +/-" +
+         SignedPercent(r.threshold).substr(1) + "; no difference: the CI within it)\n";
   for (const std::string& w : r.warnings) out += "warning: " + w + "\n";
   return out;
 }
@@ -84,6 +86,7 @@ std::string FormatAbJson(const compare::AbReport& r, const std::string& command_
                             {"runs", runs},
                             {"seed", seed},
                             {"primary", r.primary},
+                            {"threshold", r.threshold},
                             {"speedup", r.speedup},
                             {"speedup_ci", {r.speedup_low, r.speedup_high}},
                             {"metrics", rows},

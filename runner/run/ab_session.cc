@@ -151,7 +151,7 @@ Result<compare::AbReport> MeasureAb(const AbOptions& options) {
   }
   std::vector<compare::AbMetric> list;
   for (auto& [name, m] : metrics) list.push_back(std::move(m));
-  compare::AbReport report = compare::AnalyzeAb(list, primary, options.alpha);
+  compare::AbReport report = compare::AnalyzeAb(list, primary, options.alpha, options.threshold);
   report.name_a = options.name_a;
   report.name_b = options.name_b;
   return report;

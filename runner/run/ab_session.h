@@ -19,7 +19,8 @@ struct AbOptions {
   int warmup = 1;
   std::string metric;  // "": step_time for training benchmarks, else wall_time
   double alpha = 0.05;
-  std::uint64_t seed = 0;  // of the run order
+  double threshold = 0.01;  // a change within it is no difference (a fraction)
+  std::uint64_t seed = 0;   // of the run order
   std::int64_t timeout_s = 3600;
 };
 

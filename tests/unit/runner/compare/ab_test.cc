@@ -47,7 +47,7 @@ TEST(AnalyzeAb, SpeedupWithCiUTestAndVerdicts) {
                 Direction::kLowerIsBetter,
                 {0.51, 0.52, 0.50, 0.53, 0.49, 0.51},
                 {0.52, 0.50, 0.51, 0.49, 0.53, 0.50}};
-  const AbReport r = AnalyzeAb({loss, memory, time}, "step_time", 0.05);
+  const AbReport r = AnalyzeAb({loss, memory, time}, "step_time", 0.05, 0.01);
   ASSERT_EQ(r.rows.size(), 3u);
   EXPECT_EQ(r.rows[0].name, "step_time");  // the primary first, then by name
   EXPECT_EQ(r.rows[1].name, "final_loss");
@@ -61,19 +61,32 @@ TEST(AnalyzeAb, SpeedupWithCiUTestAndVerdicts) {
   EXPECT_EQ(t.verdict, "better");
   EXPECT_EQ(r.rows[2].verdict, "better");  // less memory
   EXPECT_NEAR(r.rows[2].change, 5.0 / 8 - 1, 1e-12);
-  EXPECT_EQ(r.rows[1].verdict, "no difference");
+  // -1.0% with runs spread over +/-4%: the interval crosses the 1% threshold.
+  EXPECT_EQ(r.rows[1].verdict, "undecided");
   EXPECT_TRUE(r.warnings.empty());
+  // Within a 10% threshold, the same runs are no difference.
+  EXPECT_EQ(AnalyzeAb({loss}, "final_loss", 0.05, 0.10).rows[0].verdict, "no difference");
+}
+
+TEST(AnalyzeAb, AnExactlyRepeatedTinyChangeIsNoDifferenceNotWorse) {
+  AbMetric loss{"initial_loss", "", Direction::kLowerIsBetter, {}, {}};
+  for (int i = 0; i < 6; ++i) {
+    loss.a.push_back(2.30258);
+    loss.b.push_back(2.30260);  // +0.001% in every run: p 0.002, a change that does not matter
+  }
+  EXPECT_EQ(AnalyzeAb({loss}, "initial_loss", 0.05, 0.01).rows[0].verdict, "no difference");
+  EXPECT_EQ(AnalyzeAb({loss}, "initial_loss", 0.05, 0.0).rows[0].verdict, "worse");
 }
 
 TEST(AnalyzeAb, HigherIsBetterAndTooFewRuns) {
   AbMetric rate{"samples_per_s", "samples/s", Direction::kHigherIsBetter, {100, 101}, {150, 149}};
-  const AbReport r = AnalyzeAb({rate}, "samples_per_s", 0.05);
+  const AbReport r = AnalyzeAb({rate}, "samples_per_s", 0.05, 0.01);
   ASSERT_EQ(r.rows.size(), 1u);
   EXPECT_NEAR(r.speedup, 149.5 / 100.5, 1e-12);
   EXPECT_EQ(r.rows[0].verdict, "too few runs");  // 2 against 2 cannot reach p < 0.05
   ASSERT_EQ(r.warnings.size(), 1u);
   EXPECT_NE(r.warnings[0].find("--runs 5"), std::string::npos);
-  const AbReport missing = AnalyzeAb({rate}, "step_time", 0.05);
+  const AbReport missing = AnalyzeAb({rate}, "step_time", 0.05, 0.01);
   ASSERT_EQ(missing.warnings.size(), 1u);
   EXPECT_NE(missing.warnings[0].find("step_time was not measured"), std::string::npos);
 }
