@@ -45,14 +45,13 @@ AbReport AnalyzeAb(const std::vector<AbMetric>& metrics, const std::string& prim
     row.ci_low = ci.lower;
     row.ci_high = ci.upper;
     row.p_value = stats::MannWhitneyU(m.a, m.b).p_two_sided;
-    judge::AbMetricStats judged;
-    judged.n_a = row.n_a;
-    judged.n_b = row.n_b;
-    judged.change = row.change;
-    judged.ci_low = row.ci_low;
-    judged.ci_high = row.ci_high;
-    judged.p_value = row.p_value;
-    judged.direction = row.direction;
+    const judge::AbMetricStats judged{.n_a = row.n_a,
+                                      .n_b = row.n_b,
+                                      .change = row.change,
+                                      .ci_low = row.ci_low,
+                                      .ci_high = row.ci_high,
+                                      .p_value = row.p_value,
+                                      .direction = row.direction};
     row.verdict = std::string(judge::AbVerdictName(judge::JudgeAbMetric(judged, alpha, threshold)));
     report.rows.push_back(std::move(row));
   }
