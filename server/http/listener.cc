@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/strand.hpp>
+#include <string>
 #include <utility>
 
 namespace perfgate::http {
@@ -127,9 +128,22 @@ void Listener::Admit(tcp::socket socket, bool after_failure) {
     // The longest idle connection gives its slot to this one (the count passes the cap by the
     // evictions still closing).
     if (evicted_in_burst_++ == 0) {
-      spdlog::warn("{} connections open (max_connections): closing the ones that wait longest "
-                   "for a request to admit new ones",
-                   max_connections_);
+      const auto now = std::chrono::steady_clock::now();
+      eviction_burst_logged_ = eviction_logged_at_ == std::chrono::steady_clock::time_point{} ||
+                               now - eviction_logged_at_ >= kEvictionLogInterval;
+      if (eviction_burst_logged_) {
+        eviction_logged_at_ = now;
+        std::string quiet;
+        if (quiet_bursts_ > 0) {
+          quiet = " (since the last such line: " + std::to_string(quiet_bursts_) +
+                  " more burst(s), " + std::to_string(quiet_evictions_) + " connection(s) closed)";
+          quiet_bursts_ = 0;
+          quiet_evictions_ = 0;
+        }
+        spdlog::warn("{} connections open (max_connections): closing the ones that wait longest "
+                     "for a request to admit new ones{}",
+                     max_connections_, quiet);
+      }
     }
   } else if (callbacks_.open_connections() >= max_connections_) {
     if (refused_in_burst_++ == 0) {
@@ -156,8 +170,13 @@ void Listener::Admit(tcp::socket socket, bool after_failure) {
   }
   if (evicted_in_burst_ > 0 && failures_in_burst_ == 0 &&
       callbacks_.open_connections() < max_connections_) {
-    spdlog::info("under max_connections again after closing {} idle connection(s) for new ones",
-                 evicted_in_burst_);
+    if (eviction_burst_logged_) {
+      spdlog::info("under max_connections again after closing {} idle connection(s) for new ones",
+                   evicted_in_burst_);
+    } else {
+      ++quiet_bursts_;
+      quiet_evictions_ += evicted_in_burst_;
+    }
     evicted_in_burst_ = 0;
   }
   callbacks_.admit(std::move(socket));

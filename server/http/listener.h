@@ -4,7 +4,8 @@
 // first, so a new request is served at once); with none waiting it closes a connection beyond
 // max_connections as soon as it is accepted, and pauses accepting when out of descriptors or
 // memory rather than retrying in a busy loop. Each burst of refusals, evictions or failures is
-// logged when it starts and when it ends. Asio only; used by server.cc alone.
+// logged when it starts and when it ends (eviction bursts at most once a minute, the others
+// summed into the next). Asio only; used by server.cc alone.
 #pragma once
 
 #include <atomic>
@@ -27,6 +28,10 @@ class Listener {
   // How long accepting pauses at most after an idle connection was asked to close for a
   // descriptor; its closing calls Resume(), which ends the pause at once.
   static constexpr std::chrono::milliseconds kEvictionPause{50};  // unless Resume() comes first
+  // At the cap, a burst of evictions is logged when it starts and ends, at most once per this
+  // interval: under steady churn (clients reconnecting as fast as they are closed) bursts start
+  // and end many times a second. The quiet ones are counted into the next line logged.
+  static constexpr std::chrono::seconds kEvictionLogInterval{60};
 
   struct Callbacks {
     // The connections open now, compared with max_connections before a new one is admitted.
@@ -80,6 +85,10 @@ class Listener {
   std::size_t refused_in_burst_ = 0;
   std::size_t failures_in_burst_ = 0;
   std::size_t evicted_in_burst_ = 0;  // idle connections closed to make room
+  bool eviction_burst_logged_ = false;
+  std::chrono::steady_clock::time_point eviction_logged_at_{};  // the last burst logged
+  std::size_t quiet_bursts_ = 0;     // eviction bursts not logged since then
+  std::size_t quiet_evictions_ = 0;  // and their evictions
   bool last_accept_failed_ = false;   // out of descriptors or memory
   bool waiting_for_room_ = false;     // under mutex_: the pause Resume() ends
   bool resume_ = false;               // under mutex_: Resume() came
