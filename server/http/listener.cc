@@ -42,6 +42,28 @@ void Listener::Start() {
   DoAccept();
 }
 
+bool Listener::BurstLog::Start(std::string& quiet, const char* what) {
+  const auto now = std::chrono::steady_clock::now();
+  logged_ = last_ == std::chrono::steady_clock::time_point{} || now - last_ >= kBurstLogInterval;
+  quiet.clear();
+  if (!logged_) return false;
+  last_ = now;
+  if (quiet_bursts_ > 0) {
+    quiet = " (since the last such line: " + std::to_string(quiet_bursts_) + " more burst(s), " +
+            std::to_string(quiet_count_) + " " + what + ")";
+    quiet_bursts_ = 0;
+    quiet_count_ = 0;
+  }
+  return true;
+}
+
+bool Listener::BurstLog::End(std::size_t count) {
+  if (logged_) return true;
+  ++quiet_bursts_;
+  quiet_count_ += count;
+  return false;
+}
+
 void Listener::Close() {
   closed_ = true;
   std::lock_guard lock(mutex_);
@@ -83,11 +105,12 @@ void Listener::OnAccept(const boost::system::error_code& ec, tcp::socket socket)
     return;
   }
   if (ec && IsResourceExhaustion(ec)) {
-    if (failures_in_burst_++ == 0) {
+    std::string quiet;
+    if (failures_in_burst_++ == 0 && failure_log_.Start(quiet, "failed accepts")) {
       spdlog::error(
           "cannot accept connections: {}; closing the connections that wait longest for a "
-          "request to make room, else pausing accept for {} ms at a time",
-          ec.message(), kBackoff.count());
+          "request to make room, else pausing accept for {} ms at a time{}",
+          ec.message(), kBackoff.count(), quiet);
     }
     // A descriptor comes back as soon as an idle connection closes; with none idle, only a
     // pause avoids a busy loop.
@@ -127,23 +150,11 @@ void Listener::Admit(tcp::socket socket, bool after_failure) {
       callbacks_.evict_idle(/*unless_closing=*/false)) {
     // The longest idle connection gives its slot to this one (the count passes the cap by the
     // evictions still closing).
-    if (evicted_in_burst_++ == 0) {
-      const auto now = std::chrono::steady_clock::now();
-      eviction_burst_logged_ = eviction_logged_at_ == std::chrono::steady_clock::time_point{} ||
-                               now - eviction_logged_at_ >= kEvictionLogInterval;
-      if (eviction_burst_logged_) {
-        eviction_logged_at_ = now;
-        std::string quiet;
-        if (quiet_bursts_ > 0) {
-          quiet = " (since the last such line: " + std::to_string(quiet_bursts_) +
-                  " more burst(s), " + std::to_string(quiet_evictions_) + " connection(s) closed)";
-          quiet_bursts_ = 0;
-          quiet_evictions_ = 0;
-        }
-        spdlog::warn("{} connections open (max_connections): closing the ones that wait longest "
-                     "for a request to admit new ones{}",
-                     max_connections_, quiet);
-      }
+    std::string quiet;
+    if (evicted_in_burst_++ == 0 && eviction_log_.Start(quiet, "connections closed")) {
+      spdlog::warn("{} connections open (max_connections): closing the ones that wait longest "
+                   "for a request to admit new ones{}",
+                   max_connections_, quiet);
     }
   } else if (callbacks_.open_connections() >= max_connections_) {
     if (refused_in_burst_++ == 0) {
@@ -157,9 +168,11 @@ void Listener::Admit(tcp::socket socket, bool after_failure) {
   // A burst of failures ends with an accept that needed no room made (one that followed a
   // failure got the descriptor an idle connection gave up).
   if (failures_in_burst_ > 0 && !after_failure) {
-    spdlog::info("accepting connections again after {} failed accepts ({} idle connection(s) "
-                 "closed to make room)",
-                 failures_in_burst_, evicted_in_burst_);
+    if (failure_log_.End(failures_in_burst_)) {
+      spdlog::info("accepting connections again after {} failed accepts ({} idle connection(s) "
+                   "closed to make room)",
+                   failures_in_burst_, evicted_in_burst_);
+    }
     failures_in_burst_ = 0;
     evicted_in_burst_ = 0;
   }
@@ -170,12 +183,9 @@ void Listener::Admit(tcp::socket socket, bool after_failure) {
   }
   if (evicted_in_burst_ > 0 && failures_in_burst_ == 0 &&
       callbacks_.open_connections() < max_connections_) {
-    if (eviction_burst_logged_) {
+    if (eviction_log_.End(evicted_in_burst_)) {
       spdlog::info("under max_connections again after closing {} idle connection(s) for new ones",
                    evicted_in_burst_);
-    } else {
-      ++quiet_bursts_;
-      quiet_evictions_ += evicted_in_burst_;
     }
     evicted_in_burst_ = 0;
   }

@@ -4,8 +4,8 @@
 // first, so a new request is served at once); with none waiting it closes a connection beyond
 // max_connections as soon as it is accepted, and pauses accepting when out of descriptors or
 // memory rather than retrying in a busy loop. Each burst of refusals, evictions or failures is
-// logged when it starts and when it ends (eviction bursts at most once a minute, the others
-// summed into the next). Asio only; used by server.cc alone.
+// logged when it starts and when it ends (eviction and failure bursts at most once a minute, the
+// others summed into the next). Asio only; used by server.cc alone.
 #pragma once
 
 #include <atomic>
@@ -28,10 +28,11 @@ class Listener {
   // How long accepting pauses at most after an idle connection was asked to close for a
   // descriptor; its closing calls Resume(), which ends the pause at once.
   static constexpr std::chrono::milliseconds kEvictionPause{50};  // unless Resume() comes first
-  // At the cap, a burst of evictions is logged when it starts and ends, at most once per this
-  // interval: under steady churn (clients reconnecting as fast as they are closed) bursts start
-  // and end many times a second. The quiet ones are counted into the next line logged.
-  static constexpr std::chrono::seconds kEvictionLogInterval{60};
+  // A burst of evictions at the cap, or of accept() failures, is logged when it starts and ends,
+  // at most once per this interval: under steady churn (clients reconnecting as fast as they are
+  // closed) bursts start and end many times a second. The quiet ones are counted into the next
+  // line logged.
+  static constexpr std::chrono::seconds kBurstLogInterval{60};
 
   struct Callbacks {
     // The connections open now, compared with max_connections before a new one is admitted.
@@ -67,6 +68,21 @@ class Listener {
   void Resume();
 
  private:
+  // Which bursts of one kind are logged: the first, then one per kBurstLogInterval.
+  class BurstLog {
+   public:
+    // A burst starts: whether to log it; `quiet` is then "" or the count of the bursts (and of
+    // their `what`) not logged since the last one, as " (since the last such line: ...)".
+    bool Start(std::string& quiet, const char* what);
+    // It ends after `count` events: whether to log the end (its start was).
+    bool End(std::size_t count);
+
+   private:
+    bool logged_ = false;
+    std::chrono::steady_clock::time_point last_{};
+    std::size_t quiet_bursts_ = 0, quiet_count_ = 0;
+  };
+
   void DoAccept();  // with mutex_ held
   void OnAccept(const boost::system::error_code& ec, boost::asio::ip::tcp::socket socket);
   void Admit(boost::asio::ip::tcp::socket socket, bool after_failure);
@@ -85,10 +101,7 @@ class Listener {
   std::size_t refused_in_burst_ = 0;
   std::size_t failures_in_burst_ = 0;
   std::size_t evicted_in_burst_ = 0;  // idle connections closed to make room
-  bool eviction_burst_logged_ = false;
-  std::chrono::steady_clock::time_point eviction_logged_at_{};  // the last burst logged
-  std::size_t quiet_bursts_ = 0;     // eviction bursts not logged since then
-  std::size_t quiet_evictions_ = 0;  // and their evictions
+  BurstLog eviction_log_, failure_log_;
   bool last_accept_failed_ = false;   // out of descriptors or memory
   bool waiting_for_room_ = false;     // under mutex_: the pause Resume() ends
   bool resume_ = false;               // under mutex_: Resume() came
