@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -55,51 +56,29 @@ struct Options {
   int phase_seconds = 60;
 };
 
-[[noreturn]] void Usage(const std::string& why) {
-  std::fprintf(stderr,
-               "idle_latency: %s\nusage: idle_latency --port P --project NAME [--token T] "
-               "[--idle N] [--requests R] [--idle-kind silent|keepalive] [--timeout-seconds S] "
-               "[--phase-seconds P]\n",
-               why.c_str());
-  std::exit(2);
-}
-
+// Exits 0 after --help, 2 on bad usage.
 Options ParseArgs(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (i + 1 >= argc) Usage("missing value for " + flag);
-    const std::string value = argv[++i];
-    const auto number = [&](int min) {
-      const int n = std::atoi(value.c_str());
-      if (n < min) Usage(flag + " must be an integer >= " + std::to_string(min));
-      return n;
-    };
-    if (flag == "--port")
-      o.port = static_cast<uint16_t>(number(1));
-    else if (flag == "--project")
-      o.project = value;
-    else if (flag == "--token")
-      o.token = value;
-    else if (flag == "--idle")
-      o.idle = number(0);
-    else if (flag == "--requests")
-      o.requests = number(1);
-    else if (flag == "--timeout-seconds")
-      o.timeout_seconds = number(1);
-    else if (flag == "--phase-seconds")
-      o.phase_seconds = number(1);
-    else if (flag == "--idle-kind" && (value == "silent" || value == "keepalive"))
-      o.keepalive_idle = value == "keepalive";
-    else
-      Usage("unknown flag or value: " + flag + " " + value);
+  std::string idle_kind = "silent";
+  CLI::App app{"idle_latency: a normal request's latency with idle connections held open"};
+  app.add_option("--port", o.port, "The server's port on 127.0.0.1")
+      ->required()
+      ->check(CLI::Range(1, 65535));
+  app.add_option("--project", o.project, "A project with runs")->required();
+  app.add_option("--token", o.token, "A read token")->envname("PERFGATE_TOKEN")->required();
+  app.add_option("--idle", o.idle, "Idle connections to hold")->check(CLI::NonNegativeNumber);
+  app.add_option("--requests", o.requests, "Requests per line")->check(CLI::PositiveNumber);
+  app.add_option("--idle-kind", idle_kind, "silent or keepalive")
+      ->check(CLI::IsMember({"silent", "keepalive"}));
+  app.add_option("--timeout-seconds", o.timeout_seconds, "Per request")->check(CLI::PositiveNumber);
+  app.add_option("--phase-seconds", o.phase_seconds, "At most per line")
+      ->check(CLI::PositiveNumber);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e) == 0 ? 0 : 2);
   }
-  if (o.token.empty() && std::getenv("PERFGATE_TOKEN") != nullptr) {
-    o.token = std::getenv("PERFGATE_TOKEN");
-  }
-  if (o.port == 0 || o.project.empty() || o.token.empty()) {
-    Usage("--port and --project are required, and a token (--token or PERFGATE_TOKEN)");
-  }
+  o.keepalive_idle = idle_kind == "keepalive";
   return o;
 }
 

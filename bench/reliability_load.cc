@@ -17,6 +17,7 @@
 // --post-twice-every K checks the counting itself: every K-th run is also posted under a second
 // id, as a client without the spool's stable run id would after a lost answer; the run must then
 // be counted as duplicated and the program exit 1.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -60,62 +61,32 @@ struct Options {
   int post_twice_every = 0;  // 0: never (see --post-twice-every)
 };
 
-[[noreturn]] void Usage(const std::string& why) {
-  std::fprintf(stderr,
-               "reliability_load: %s\nusage: reliability_load --url URL --project P [--token T] "
-               "[--database-url DSN] [--clients N] [--seconds S] [--drain-seconds D] "
-               "[--server-pid-file F] [--benchmarks B] [--repetitions R] "
-               "[--post-twice-every K]\n",
-               why.c_str());
-  std::exit(2);
-}
-
+// Exits 0 after --help, 2 on bad usage.
 Options ParseArgs(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (i + 1 >= argc) Usage("missing value for " + flag);
-    const std::string value = argv[++i];
-    const auto number = [&] {
-      const int n = std::atoi(value.c_str());
-      if (n < 1) Usage(flag + " must be a positive integer");
-      return n;
-    };
-    if (flag == "--url")
-      o.url = value;
-    else if (flag == "--project")
-      o.project = value;
-    else if (flag == "--token")
-      o.token = value;
-    else if (flag == "--database-url")
-      o.database_url = value;
-    else if (flag == "--server-pid-file")
-      o.server_pid_file = value;
-    else if (flag == "--clients")
-      o.clients = number();
-    else if (flag == "--seconds")
-      o.seconds = number();
-    else if (flag == "--drain-seconds")
-      o.drain_seconds = number();
-    else if (flag == "--benchmarks")
-      o.benchmarks = number();
-    else if (flag == "--repetitions")
-      o.repetitions = number();
-    else if (flag == "--post-twice-every")
-      o.post_twice_every = number();
-    else
-      Usage("unknown flag " + flag);
-  }
-  const auto env = [](const char* name) {
-    const char* value = std::getenv(name);
-    return value == nullptr ? std::string() : std::string(value);
-  };
-  if (o.token.empty()) o.token = env("PERFGATE_TOKEN");
-  if (o.database_url.empty()) o.database_url = env("PERFGATE_DATABASE_URL");
-  if (o.url.empty() || o.project.empty() || o.token.empty() || o.database_url.empty()) {
-    Usage(
-        "--url and --project are required, and a token (--token or PERFGATE_TOKEN) and a DSN "
-        "(--database-url or PERFGATE_DATABASE_URL)");
+  CLI::App app{"reliability_load: clients posting and gating through faults, then counted"};
+  app.add_option("--url", o.url, "The server, http://127.0.0.1:PORT")->required();
+  app.add_option("--project", o.project, "The project to post to")->required();
+  app.add_option("--token", o.token, "An ingest and read token")
+      ->envname("PERFGATE_TOKEN")
+      ->required();
+  app.add_option("--database-url", o.database_url, "The server's database, to count what it stored")
+      ->envname("PERFGATE_DATABASE_URL")
+      ->required();
+  app.add_option("--server-pid-file", o.server_pid_file, "For the server's peak RSS");
+  app.add_option("--clients", o.clients, "Concurrent clients")->check(CLI::PositiveNumber);
+  app.add_option("--seconds", o.seconds, "Posting time")->check(CLI::PositiveNumber);
+  app.add_option("--drain-seconds", o.drain_seconds, "At most, to get runs in flight acknowledged")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--benchmarks", o.benchmarks, "Per run")->check(CLI::PositiveNumber);
+  app.add_option("--repetitions", o.repetitions, "Per benchmark")->check(CLI::PositiveNumber);
+  app.add_option("--post-twice-every", o.post_twice_every,
+                 "Every K-th run also under a second id (checks the counting)")
+      ->check(CLI::PositiveNumber);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e) == 0 ? 0 : 2);
   }
   return o;
 }

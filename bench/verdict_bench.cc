@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -52,29 +53,22 @@ struct Options {
   std::exit(2);
 }
 
+// Exits 0 after --help, 2 on bad usage.
 Options ParseArgs(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (i + 1 >= argc) Usage("missing value for " + flag);
-    if (flag == "--baseline-cache-bytes") {
-      o.baseline_cache_bytes = std::atoll(argv[++i]);
-      if (o.baseline_cache_bytes < 0) Usage(flag + " wants a byte count (0: keep none)");
-      continue;
-    }
-    const int value = std::atoi(argv[++i]);
-    if (value < 1) Usage(flag + " wants a positive integer");
-    if (flag == "--clients") {
-      o.clients = value;
-    } else if (flag == "--rounds") {
-      o.rounds = value;
-    } else if (flag == "--benchmarks") {
-      o.benchmarks = value;
-    } else if (flag == "--threads") {
-      o.threads = value;
-    } else {
-      Usage("unknown flag " + flag);
-    }
+  CLI::App app{"verdict_bench: verdict latency under concurrent gate requests"};
+  app.add_option("--clients", o.clients, "Concurrent gate requests")->check(CLI::PositiveNumber);
+  app.add_option("--rounds", o.rounds, "Verdict requests per client")->check(CLI::PositiveNumber);
+  app.add_option("--benchmarks", o.benchmarks, "Benchmark metrics per run")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--threads", o.threads, "The server's I/O threads")->check(CLI::PositiveNumber);
+  app.add_option("--baseline-cache-bytes", o.baseline_cache_bytes,
+                 "limits.baseline_cache_bytes (0: keep none; default: the server's)")
+      ->check(CLI::NonNegativeNumber);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e) == 0 ? 0 : 2);
   }
   return o;
 }

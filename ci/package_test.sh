@@ -103,11 +103,11 @@ done
 # Lintian-clean but for one explained warning: postinst's `chown -R` of /var/lib/perfgate,
 # run only when a purge and reinstall left the data to a deleted user's uid (docs/operations.md).
 if command -v lintian >/dev/null; then
-  lintian --fail-on error,warning --suppress-tags recursive-privilege-change \
-    "$new_runner" "$new_server" 2>&1 | grep -v 'running with root privileges' ||
-    true
-  lintian --fail-on error,warning --suppress-tags recursive-privilege-change \
-    "$new_runner" "$new_server" >/dev/null 2>&1 || fail "lintian"
+  lintian_status=0
+  lintian_out=$(lintian --fail-on error,warning --suppress-tags recursive-privilege-change \
+    "$new_runner" "$new_server" 2>&1) || lintian_status=$?
+  grep -v 'running with root privileges' <<<"$lintian_out" || true
+  [ "$lintian_status" -eq 0 ] || fail "lintian"
   say "lintian: clean (one explained warning suppressed)"
 else
   fail "lintian is not installed (ci/setup.sh installs it)"

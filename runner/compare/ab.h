@@ -40,7 +40,7 @@ struct AbRow {
 
 struct AbReport {
   std::string name_a = "A", name_b = "B";
-  std::string primary;  // the metric the speedup is of
+  std::string primary;   // the metric the speedup is of
   double threshold = 0;  // the change that matters (a fraction), as judged
   // How many times faster B is than A on the primary metric (A's median over B's for
   // lower-is-better metrics, B's over A's for higher-is-better ones), with its 95% CI.

@@ -152,9 +152,10 @@ void Listener::Admit(tcp::socket socket, bool after_failure) {
     // evictions still closing).
     std::string quiet;
     if (evicted_in_burst_++ == 0 && eviction_log_.Start(quiet, "connections closed")) {
-      spdlog::warn("{} connections open (max_connections): closing the ones that wait longest "
-                   "for a request to admit new ones{}",
-                   max_connections_, quiet);
+      spdlog::warn(
+          "{} connections open (max_connections): closing the ones that wait longest "
+          "for a request to admit new ones{}",
+          max_connections_, quiet);
     }
   } else if (callbacks_.open_connections() >= max_connections_) {
     if (refused_in_burst_++ == 0) {
@@ -169,9 +170,10 @@ void Listener::Admit(tcp::socket socket, bool after_failure) {
   // failure got the descriptor an idle connection gave up).
   if (failures_in_burst_ > 0 && !after_failure) {
     if (failure_log_.End(failures_in_burst_)) {
-      spdlog::info("accepting connections again after {} failed accepts ({} idle connection(s) "
-                   "closed to make room)",
-                   failures_in_burst_, evicted_in_burst_);
+      spdlog::info(
+          "accepting connections again after {} failed accepts ({} idle connection(s) "
+          "closed to make room)",
+          failures_in_burst_, evicted_in_burst_);
     }
     failures_in_burst_ = 0;
     evicted_in_burst_ = 0;

@@ -102,9 +102,9 @@ class Listener {
   std::size_t failures_in_burst_ = 0;
   std::size_t evicted_in_burst_ = 0;  // idle connections closed to make room
   BurstLog eviction_log_, failure_log_;
-  bool last_accept_failed_ = false;   // out of descriptors or memory
-  bool waiting_for_room_ = false;     // under mutex_: the pause Resume() ends
-  bool resume_ = false;               // under mutex_: Resume() came
+  bool last_accept_failed_ = false;  // out of descriptors or memory
+  bool waiting_for_room_ = false;    // under mutex_: the pause Resume() ends
+  bool resume_ = false;              // under mutex_: Resume() came
 };
 
 }  // namespace perfgate::http

@@ -138,7 +138,7 @@ class Session : public std::enable_shared_from_this<Session> {
     evicted_ = true;
     ++server_->closing_for_room;
     net::post(stream_.get_executor(), [self = shared_from_this()] {
-      if (self->state_ == State::kIdle) return self->stream_.cancel();  // closes; then gone
+      if (self->state_ == State::kIdle) return self->stream_.cancel();        // closes; then gone
       if (self->evicted_.exchange(false)) --self->server_->closing_for_room;  // a request began
     });
   }
@@ -440,11 +440,10 @@ Result<void> Server::Start() {
     }
     impl.listener.emplace(
         *impl.ioc, endpoints.begin()->endpoint(), impl.options.max_connections,
-        Listener::Callbacks{[&impl] { return impl.SessionCount(); },
-                            [&impl](tcp::socket socket) { impl.Admit(std::move(socket)); },
-                            [&impl](bool unless_closing) {
-                              return impl.EvictLongestIdle(unless_closing);
-                            }});
+        Listener::Callbacks{
+            [&impl] { return impl.SessionCount(); },
+            [&impl](tcp::socket socket) { impl.Admit(std::move(socket)); },
+            [&impl](bool unless_closing) { return impl.EvictLongestIdle(unless_closing); }});
     impl.port = impl.listener->port();
   } catch (const boost::system::system_error& e) {
     impl.listener.reset();

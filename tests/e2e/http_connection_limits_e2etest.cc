@@ -170,7 +170,8 @@ TEST_F(HttpConnectionLimitsTest, AtTheCapANewConnectionTakesTheSlotOfAnIdleOne) 
   ASSERT_TRUE(second.Send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n"));
   const std::string a = first.Receive(12);
   const std::string b = second.Receive(12);
-  EXPECT_EQ((a == "HTTP/1.1 200") + (b == "HTTP/1.1 200"), 1) << "first: " << a << ", second: " << b;
+  EXPECT_EQ((a == "HTTP/1.1 200") + (b == "HTTP/1.1 200"), 1)
+      << "first: " << a << ", second: " << b;
   EXPECT_EQ(log.Count("closing the ones that wait longest"), 1);  // once per burst
 }
 

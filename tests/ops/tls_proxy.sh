@@ -24,6 +24,8 @@ bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 example=$root/packaging/examples/nginx-perfgate.conf
 # shellcheck source=bench/lib/local_server.sh
 . "$root/bench/lib/local_server.sh"
+# shellcheck source=bench/lib/free_port.sh
+. "$root/bench/lib/free_port.sh"
 
 say() { echo "tls_proxy: $*"; }
 fail() {
@@ -57,25 +59,10 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-# A port no TCP socket on this machine uses (listening or not), drawn at random from 20000-60000;
-# $1: a port it must not be (the other one just drawn).
-free_port() {
-  local candidate
-  for _ in $(seq 1 100); do
-    candidate=$(shuf -i 20000-60000 -n 1)
-    [ "$candidate" != "${1:-}" ] || continue
-    if [ -z "$(ss -Htan "( sport = :$candidate )")" ]; then
-      echo "$candidate"
-      return
-    fi
-  done
-  fail "no free port in 100 tries"
-}
-
 start_local_server "$bin" "$work"  # sets server, port, api, admin
 host=perfgate.example.com
-http_port=$(free_port)
-https_port=$(free_port "$http_port")
+http_port=$(free_port) || fail "no free port"
+https_port=$(free_port "$http_port") || fail "no free port"
 
 # A self-signed certificate for the example's server_name.
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \

@@ -46,8 +46,9 @@ class CiRunnerDownloadTest : public CiShellTest {
   // The directory of the extracted perfgate: <temp>/perfgate-runner.XXXXXX/perfgate-runner-v9.9.9/
   // bin, under RUNNER_TEMP / TMPDIR (dir_), never the directory the tarball was made in.
   ::testing::AssertionResult RanExtracted(const std::string& log) {
-    const std::regex ran("ran " + dir_.string() +
-                         "/perfgate-runner\\.[A-Za-z0-9]{6}/perfgate-runner-v9\\.9\\.9/bin/perfgate\n");
+    const std::regex ran(
+        "ran " + dir_.string() +
+        "/perfgate-runner\\.[A-Za-z0-9]{6}/perfgate-runner-v9\\.9\\.9/bin/perfgate\n");
     if (std::regex_search(log, ran)) return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure() << "no run of the extracted perfgate in:\n" << log;
   }
@@ -96,8 +97,9 @@ TEST_F(CiRunnerDownloadTest, TheActionBuildsTheReleaseUrlAndInstallOnlyStopsTher
   std::ofstream(dir_ / "log", std::ios::trunc);
   o = RunAction({{"token", "pgt_secret"}, {"version", "v0.0.1"}}, {{"GITHUB_EVENT_NAME", "push"}});
   EXPECT_EQ(o.exit_code, 2) << o.output;
-  EXPECT_TRUE(Contains(o.output, "no runner at https://github.com/perfgate/perfgate/releases/"
-                                 "download/v0.0.1/perfgate-runner-v0.0.1-linux-x86_64.tar.gz"));
+  EXPECT_TRUE(Contains(o.output,
+                       "no runner at https://github.com/perfgate/perfgate/releases/"
+                       "download/v0.0.1/perfgate-runner-v0.0.1-linux-x86_64.tar.gz"));
   EXPECT_EQ(outputs_["steps.install.outputs.outcome"], "error");
   EXPECT_FALSE(Contains(Log(), "perfgate "));
   // An unreachable URL: an outage (3), the job to repeat.
@@ -174,8 +176,9 @@ TEST_F(CiRunnerDownloadTest, TheGitlabPreludeInstallsTheTarballAndTheJobUsesIt) 
   env["PERFGATE_VERSION"] = "v9.9.9";
   o = RunGitlab(env);
   EXPECT_EQ(o.exit_code, 0) << o.output;
-  EXPECT_TRUE(Contains(Log(), "curl GET https://github.com/perfgate/perfgate/releases/download/"
-                              "v9.9.9/perfgate-runner-v9.9.9-linux-x86_64.tar.gz\n"));
+  EXPECT_TRUE(Contains(Log(),
+                       "curl GET https://github.com/perfgate/perfgate/releases/download/"
+                       "v9.9.9/perfgate-runner-v9.9.9-linux-x86_64.tar.gz\n"));
   EXPECT_TRUE(RanExtracted(Log()));
 
   // A wrong PERFGATE_SHA256: exit 2 with the reason, and perfgate never runs.

@@ -145,7 +145,6 @@ TEST(CiTemplatesTest, EveryPerfgateFlagIsOneTheCliAccepts) {
   }
 }
 
-
 TEST_F(CiShellTest, TheActionFailsOnARegressionAndUpdatesTheMarkedComment) {
   if (!HaveJq()) GTEST_SKIP() << "the gh stand-in needs jq";
   Write("comments.json",
