@@ -30,6 +30,11 @@ Result<stats::PairedPolicy> PairedPolicyOf(const wire::PairedMeasurement& measur
   const std::optional<stats::PairedTest> test = stats::ParsePairedTest(d.test);
   if (!test) return InvalidArgument("must be \"t\" or \"wilcoxon\"", "design.test");
   policy.test = *test;
+  const std::optional<stats::Spending> spending = stats::ParseSpending(d.spending);
+  if (!spending) {
+    return InvalidArgument("must be \"pocock\", \"obf\" or \"bonferroni\"", "design.spending");
+  }
+  policy.spending = *spending;
   policy.min_blocks = static_cast<int>(d.min_blocks);
   policy.max_blocks = static_cast<int>(d.max_blocks);
   policy.growth = d.growth;
@@ -50,7 +55,7 @@ Result<PairedJudgement> JudgePaired(const wire::PairedMeasurement& measurement,
                                     const stats::PairedPolicy& policy, bool budget_exhausted) {
   PairedJudgement out;
   const std::span<const ThresholdRule> rules = measurement.parameters.rules;
-  int fewest = INT_MAX;
+  bool any_judged = false;
   for (const wire::PairedSeries& series : measurement.series) {
     PairedRow row;
     row.series = &series;
@@ -70,16 +75,15 @@ Result<PairedJudgement> JudgePaired(const wire::PairedMeasurement& measurement,
       ++out.added;
     } else {
       row.kind = RowKind::kJudged;
-      fewest = std::min(fewest, row.complete_blocks);
+      any_judged = true;
     }
     out.rows.push_back(std::move(row));
   }
-  if (fewest == INT_MAX) {
+  if (!any_judged) {
     return InvalidArgument("no series was measured on both sides in the " +
                                std::to_string(policy.min_blocks) + " blocks of the first look",
                            "series");
   }
-  const int look = LookReached(policy, fewest);
 
   // The complete blocks of each judged series, in measuring order, as the statistics take them
   // (reserved up front: each input views its series' blocks).
@@ -101,7 +105,7 @@ Result<PairedJudgement> JudgePaired(const wire::PairedMeasurement& measurement,
     input.alpha = row.alpha;
     inputs.push_back(std::move(input));
   }
-  auto judged = stats::JudgePairedLook(inputs, policy, look, budget_exhausted);
+  auto judged = stats::JudgePairedLook(inputs, policy, stats::kLookReached, budget_exhausted);
   if (!judged) return tl::unexpected(judged.error());
   out.verdicts = std::move(*judged);
   return out;

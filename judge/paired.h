@@ -48,9 +48,10 @@ Result<stats::PairedPolicy> PairedPolicyOf(const wire::PairedMeasurement& measur
 // The last look of the policy's schedule that `blocks` blocks reach; -1 when they reach none.
 int LookReached(const stats::PairedPolicy& policy, int blocks);
 
-// Judges the measurement at the look its complete blocks reach (the fewest any judged series
-// has), as the last look when `budget_exhausted` (or when it is the schedule's last).
-// kInvalidArgument when no series reaches the first look.
+// Judges the measurement at the last look its complete blocks reach (stats::kLookReached: a
+// series decided at a look needs no blocks after it, as the runner stops measuring it), as the
+// last look when `budget_exhausted` (or when it is the schedule's last). kInvalidArgument when no
+// series reaches the first look.
 Result<PairedJudgement> JudgePaired(const wire::PairedMeasurement& measurement,
                                     const stats::PairedPolicy& policy, bool budget_exhausted);
 

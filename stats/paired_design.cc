@@ -77,12 +77,6 @@ std::vector<int> PairedLookSchedule(int min_blocks, int max_blocks, double growt
   return schedule;
 }
 
-double LookAlpha(double alpha, int looks) { return alpha / std::max(looks, 1); }
-
-double LookConfidence(double confidence, int looks) {
-  return 1 - (1 - confidence) / std::max(looks, 1);
-}
-
 int BlocksNeeded(double threshold, double sd, double alpha, double power, PairedTest test) {
   if (!(threshold > 0) || !std::isfinite(threshold) || !(sd >= 0) || !std::isfinite(sd) ||
       !(alpha > 0 && alpha < 1) || !(power > 0 && power < 1)) {

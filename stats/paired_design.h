@@ -1,7 +1,7 @@
 // The sequential design of the paired gate: the policy (threshold, alpha, the deciding test,
-// the look schedule), the looks at block counts growing geometrically from min_blocks to
-// max_blocks, the level and confidence each look spends (alpha / K, Bonferroni over the K looks),
-// and the blocks a metric would need at its observed noise. docs/statistics.md explains why.
+// the look schedule and how alpha is spent over it: stats/group_sequential.h), the looks at
+// block counts growing geometrically from min_blocks to max_blocks, and the blocks a metric
+// would need at its observed noise. docs/statistics.md explains why.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "stats/group_sequential.h"
 
 namespace perfgate::stats {
 
@@ -22,11 +23,14 @@ std::string_view PairedTestName(PairedTest test);
 std::optional<PairedTest> ParsePairedTest(std::string_view name);
 
 struct PairedPolicy {
-  double threshold = 0.05;   // relative change that matters (0.05 = 5%)
-  double alpha = 0.05;       // family-wise error rate over all metrics and all looks
+  double threshold = 0.05;  // relative change that matters (0.05 = 5%)
+  // One-sided, over all looks: the family-wise rate of false REGRESSIONs over every gated metric
+  // (Holm), and per metric the rate at which a slowdown of exactly the threshold is PASSed.
+  double alpha = 0.05;
   double power = 0.8;        // for the blocks-needed advice
-  double confidence = 0.95;  // of the intervals, over all looks (each look: 1 - (1 - c) / K)
+  double confidence = 0.95;  // of the suite summary's interval
   PairedTest test = PairedTest::kT;
+  Spending spending = Spending::kPocock;  // how alpha is spent over the looks
   int bootstrap_resamples = 2000;
   uint64_t seed = 0x5eed;
   int min_blocks = 6;   // blocks at the first look
@@ -42,10 +46,6 @@ Result<PairedPolicy> ValidatePairedPolicy(const PairedPolicy& policy);
 // geometrically from min_blocks to max_blocks and rounded (6, 9, 13, 20, 30 for the defaults),
 // duplicates from rounding dropped. One look when min == max. Empty for invalid arguments.
 std::vector<int> PairedLookSchedule(int min_blocks, int max_blocks, double growth);
-
-// What one of K looks spends: alpha / K, and intervals at confidence 1 - (1 - c) / K.
-double LookAlpha(double alpha, int looks);
-double LookConfidence(double confidence, int looks);
 
 // Blocks at which the deciding test detects a change of `threshold` with probability `power`
 // at two-sided level `alpha`, when the block log ratios have standard deviation `sd`: the

@@ -7,6 +7,7 @@
 
 #include "core/text.h"
 #include "stats/bootstrap.h"
+#include "stats/group_sequential.h"
 #include "stats/multiple_testing.h"
 #include "stats/paired_effect.h"
 #include "stats/paired_ttest.h"
@@ -38,7 +39,7 @@ bool PositiveFinite(std::span<const double> values) {
                      [](double v) { return v > 0 && std::isfinite(v); });
 }
 
-// The block log ratios d_b and the log base levels of the first `blocks` blocks.
+// The block log ratios d_b and the log base levels of a metric's blocks (at most `blocks`).
 struct BlockSeries {
   std::vector<double> d;
   std::vector<double> base_log;
@@ -51,15 +52,11 @@ Result<BlockSeries> ReadBlocks(const PairedMetricInput& in, int blocks) {
   if (!(in.alpha >= 0 && in.alpha < 1)) {
     return InvalidArgument("alpha must be in (0, 1)", in.name);
   }
-  if (static_cast<int>(in.blocks.size()) < blocks) {
-    return InvalidArgument("has " + std::to_string(in.blocks.size()) + " blocks; this look needs " +
-                               std::to_string(blocks),
-                           in.name);
-  }
+  const int count = std::min(blocks, static_cast<int>(in.blocks.size()));
   BlockSeries series;
-  series.d.reserve(static_cast<size_t>(blocks));
-  series.base_log.reserve(static_cast<size_t>(blocks));
-  for (int b = 0; b < blocks; ++b) {
+  series.d.reserve(static_cast<size_t>(count));
+  series.base_log.reserve(static_cast<size_t>(count));
+  for (int b = 0; b < count; ++b) {
     const PairedBlock& block = in.blocks[static_cast<size_t>(b)];
     if (block.base.empty() || block.head.empty()) {
       return InvalidArgument("block " + std::to_string(b) + ": a side has no repetition", in.name);
@@ -75,8 +72,20 @@ Result<BlockSeries> ReadBlocks(const PairedMetricInput& in, int blocks) {
   return series;
 }
 
-double DecidingP(std::span<const double> d, PairedTest test) {
-  return test == PairedTest::kT ? OneSampleTTest(d).p_two_sided : WilcoxonSignedRank(d).p_two_sided;
+// One-sided p of policy.test that the log ratios are above 0 (`worse_is_up`) or below it.
+double OneSidedP(std::span<const double> d, PairedTest test, bool worse_is_up) {
+  if (test == PairedTest::kT) {
+    const OneSampleTTestResult t = OneSampleTTest(d);
+    return worse_is_up ? t.p_greater : t.p_less;
+  }
+  // The signed-rank test's distribution is symmetric: the one-sided p is half the two-sided one
+  // on the side the ranks lean to, one minus that half on the other.
+  const WilcoxonResult w = WilcoxonSignedRank(d);
+  if (std::isnan(w.p_two_sided)) return w.p_two_sided;
+  const bool up = w.r_plus > w.r_minus;
+  const double half = std::min(1.0, w.p_two_sided / 2);
+  if (w.r_plus == w.r_minus) return std::min(1.0, 0.5 + half);
+  return up == worse_is_up ? half : 1 - half;
 }
 
 Interval ExpM1(double lower, double upper) { return {std::expm1(lower), std::expm1(upper)}; }
@@ -85,16 +94,19 @@ std::span<const double> Prefix(const std::vector<double>& values, int blocks) {
   return {values.data(), static_cast<size_t>(blocks)};
 }
 
-// Every number of a verdict but the verdict and the bootstrap interval (the decision interval is
-// the t interval until AddBootstrap widens it), from the first `blocks` blocks.
-void Estimate(const BlockSeries& series, int blocks, const PairedPolicy& policy, double confidence,
+bool WorseIsUp(Direction direction) { return direction == Direction::kLowerIsBetter; }
+
+// Every number of a verdict but the verdict, the levels and the bootstrap interval (the decision
+// interval is the t interval until AddBootstrap widens it), from the first `blocks` blocks.
+void Estimate(const BlockSeries& series, int blocks, const PairedPolicy& policy, double tail,
               PairedMetricVerdict& v) {
   const std::span<const double> d = Prefix(series.d, blocks);
   v.blocks = blocks;
+  v.bound_level = tail;
   const OneSampleTTestResult t = OneSampleTTest(d);
   v.ratio = std::exp(t.mean);
   v.change = std::expm1(t.mean);
-  const TInterval mean_ci = MeanConfidenceInterval(d, confidence);
+  const TInterval mean_ci = MeanConfidenceInterval(d, 1 - 2 * tail);
   v.t_ci = ExpM1(mean_ci.lower, mean_ci.upper);
   v.bootstrap_ci = {kNaN, kNaN};
   v.decision_ci = v.t_ci;
@@ -105,69 +117,97 @@ void Estimate(const BlockSeries& series, int blocks, const PairedPolicy& policy,
   v.p_t = t.p_two_sided;
   v.p_wilcoxon = WilcoxonSignedRank(d).p_two_sided;
   v.p_sign = SignTest(d).p_two_sided;
-  v.p_test = policy.test == PairedTest::kT ? v.p_t : v.p_wilcoxon;
+  v.p_test = OneSidedP(d, policy.test, WorseIsUp(v.direction));
 }
 
-// The percentile bootstrap over blocks of exp(mean d) - 1, and the decision interval as the
-// union of it and the t interval.
+// The percentile bootstrap over blocks of exp(mean d) - 1 at the same tails, and the decision
+// interval as the union of it and the t interval.
 void AddBootstrap(const BlockSeries& series, int blocks, const PairedPolicy& policy,
-                  double confidence, PairedMetricVerdict& v) {
+                  PairedMetricVerdict& v) {
   std::vector<double> replicates = BootstrapMeans(
       Prefix(series.d, blocks), policy.bootstrap_resamples, DeriveSeed(policy.seed, v.name));
   for (double& r : replicates) r = std::expm1(r);
-  v.bootstrap_ci = PercentileInterval(replicates, confidence);
+  v.bootstrap_ci = PercentileInterval(replicates, 1 - 2 * v.bound_level);
   v.decision_ci = {std::min(v.t_ci.lower, v.bootstrap_ci.lower),
                    std::max(v.t_ci.upper, v.bootstrap_ci.upper)};
 }
 
+// The worse end of an interval, signed so that above the threshold is a slowdown beyond it.
+double WorseEnd(const Interval& ci, Direction direction) {
+  return WorseIsUp(direction) ? ci.upper : -ci.lower;
+}
+
 struct LookContext {
   const PairedPolicy& policy;
+  int look;
   int blocks;
-  double confidence;
-  int looks;
-  std::string ci_name;
   std::string at;  // " at look 2 of 5 (9 blocks)"
   bool reported;   // the requested look: every record keeps its bootstrap interval
+  int family;      // the gated metrics (Holm's m, before rejections)
 };
 
-// REGRESSION / IMPROVEMENT / EQUIVALENT, or false when the look leaves the metric INCONCLUSIVE.
-// The bootstrap (the costly part) runs only where the record keeps it or it can decide: a union
-// can only be inside +/- threshold when the t interval already is.
-bool Judge(const BlockSeries& series, const LookContext& look, PairedMetricVerdict& v) {
-  Estimate(series, look.blocks, look.policy, look.confidence, v);
+// "98.5%" for a one-sided level of 0.015.
+std::string ConfidenceText(double level) {
+  char buffer[32];
+  const double percent = std::round((1 - level) * 1000) / 10;
+  std::snprintf(buffer, sizeof buffer, percent == std::round(percent) ? "%.0f%%" : "%.1f%%",
+                percent);
+  return buffer;
+}
+
+// REGRESSION, IMPROVEMENT, EQUIVALENT or PASS, or false when the look leaves the metric open.
+// `rejected`: Holm's step-down rejected "no slowdown" for it at this look. The bootstrap (the
+// costly part) runs only where it is kept: a decision, or the reported look (a union can only
+// rule a slowdown out where the t interval already does).
+bool Judge(const BlockSeries& series, const LookContext& look, bool rejected,
+           NominalLevelTable& levels, PairedMetricVerdict& v) {
   const double tau = v.threshold;
-  const double alpha = LookAlpha(v.alpha, look.looks);
   const std::string tau_text = SignedPercent(tau).substr(1);
-  const bool inside_t = v.t_ci.lower > -tau && v.t_ci.upper < tau;
-  const bool alarm = v.p_adjusted < alpha && std::fabs(v.change) > tau;
-  if (alarm || inside_t || look.reported) {
-    AddBootstrap(series, look.blocks, look.policy, look.confidence, v);
-  }
-  if (alarm) {
-    const bool worse = IsWorse(v.change, v.direction);
-    v.verdict = worse ? Verdict::kRegression : Verdict::kImprovement;
-    v.reason = SignedPercent(v.change) + (worse ? " is worse" : " is better") + " than the " +
-               tau_text + " threshold and significant (adjusted p " + PValueText(v.p_adjusted) +
-               " < " + PValueText(alpha) + ")" + look.at;
+  const bool worse = IsWorse(v.change, v.direction);
+  if (rejected && worse && std::fabs(v.change) > tau) {
+    AddBootstrap(series, look.blocks, look.policy, v);
+    v.verdict = Verdict::kRegression;
+    v.reason = SignedPercent(v.change) + " is worse than the " + tau_text +
+               " threshold and established (one-sided p " + PValueText(v.p_test) +
+               " <= " + PValueText(v.level) + ")" + look.at;
     return true;
   }
-  if (v.decision_ci.lower > -tau && v.decision_ci.upper < tau) {
+  const bool rules_out_t = WorseEnd(v.t_ci, v.direction) < tau;
+  if (rules_out_t || look.reported) AddBootstrap(series, look.blocks, look.policy, v);
+  if (!(rules_out_t && WorseEnd(v.decision_ci, v.direction) < tau)) {
+    if (!look.reported) v.bootstrap_ci = {kNaN, kNaN};
+    return false;
+  }
+  const std::string bound = ConfidenceText(v.bound_level) + " one-sided bound ";
+  // PASS; labelled IMPROVEMENT or EQUIVALENT where the same blocks show more. An improvement
+  // must be established at the strictest level of the family (alpha / m, no Holm).
+  const double p_better = 1 - v.p_test;
+  const double better_level = levels.Level(v.alpha / std::max(look.family, 1), look.look);
+  if (!worse && std::fabs(v.change) > tau && p_better <= better_level) {
+    v.verdict = Verdict::kImprovement;
+    v.reason = SignedPercent(v.change) + " is better than the " + tau_text +
+               " threshold and established (one-sided p " + PValueText(p_better) +
+               " <= " + PValueText(better_level) + ")" + look.at;
+  } else if (v.decision_ci.lower > -tau && v.decision_ci.upper < tau) {
     v.verdict = Verdict::kEquivalent;
-    v.reason = look.ci_name + " [" + SignedPercent(v.decision_ci.lower) + ", " +
+    v.reason = CiName(1 - 2 * v.bound_level) + " [" + SignedPercent(v.decision_ci.lower) + ", " +
                SignedPercent(v.decision_ci.upper) + "] lies within +/-" + tau_text + look.at;
-    return true;
+  } else {
+    v.verdict = Verdict::kPass;
+    v.reason = "a slowdown beyond " + tau_text + " is ruled out (the " + bound + "is " +
+               SignedPercent(WorseIsUp(v.direction) ? v.decision_ci.upper : v.decision_ci.lower) +
+               ")" + look.at;
   }
-  if (!look.reported) v.bootstrap_ci = {kNaN, kNaN};
-  v.verdict = Verdict::kInconclusive;
-  return false;
+  return true;
 }
 
 PairedSuiteSummary Suite(const std::vector<BlockSeries>& series, int blocks,
                          const PairedPolicy& policy) {
   PairedSuiteSummary suite;
   suite.count = series.size();
+  for (const BlockSeries& s : series) blocks = std::min(blocks, static_cast<int>(s.d.size()));
   suite.blocks = blocks;
-  if (series.empty()) {
+  if (series.empty() || blocks < 1) {
     suite.geomean_ratio = kNaN;
     suite.ci = {kNaN, kNaN};
     return suite;
@@ -187,6 +227,37 @@ PairedSuiteSummary Suite(const std::vector<BlockSeries>& series, int blocks,
   return suite;
 }
 
+// Holm's step-down at one look, with each step's level from the spending function: the open
+// metrics in order of p, step s (0-based) compared with the level of alpha / (m - s), where m
+// counts the gated metrics not rejected at an earlier look (a metric that passed keeps its share
+// of alpha: it stands in the family as never rejected). Sets level and p_adjusted of each open
+// metric; returns which were rejected.
+std::vector<bool> HolmStepDown(std::vector<PairedMetricVerdict>& verdicts,
+                               const std::vector<size_t>& open, int family, int look,
+                               NominalLevelTable& levels) {
+  std::vector<size_t> order = open;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const double pa = verdicts[a].p_test, pb = verdicts[b].p_test;
+    return pa < pb || (!std::isnan(pa) && std::isnan(pb));
+  });
+  std::vector<bool> rejected(verdicts.size(), false);
+  bool stepping = true;
+  double running = 0;  // Holm's adjusted p is monotone along the order
+  for (size_t s = 0; s < order.size(); ++s) {
+    PairedMetricVerdict& v = verdicts[order[s]];
+    const int remaining = std::max(1, family - static_cast<int>(s));
+    v.level = levels.Level(v.alpha / remaining, look);
+    running = std::max(running, std::min(1.0, v.p_test * remaining));
+    v.p_adjusted = std::isnan(v.p_test) ? kNaN : running;
+    if (stepping && v.p_test <= v.level) {
+      rejected[order[s]] = true;
+    } else {
+      stepping = false;
+    }
+  }
+  return rejected;
+}
+
 }  // namespace
 
 Result<PairedLookVerdicts> JudgePairedLook(std::span<const PairedMetricInput> metrics,
@@ -197,28 +268,22 @@ Result<PairedLookVerdicts> JudgePairedLook(std::span<const PairedMetricInput> me
   const std::vector<int> schedule =
       PairedLookSchedule(policy.min_blocks, policy.max_blocks, policy.growth);
   const int looks = static_cast<int>(schedule.size());
-  if (look < 0 || look >= looks) {
+  const bool reached = look == kLookReached;
+  if (!reached && (look < 0 || look >= looks)) {
     return InvalidArgument("must be between 0 and " + std::to_string(looks - 1) + " (" +
                                std::to_string(looks) + " looks)",
                            "look");
   }
-  PairedLookVerdicts out;
-  out.look = look;
-  out.looks = looks;
-  out.blocks = schedule[static_cast<size_t>(look)];
-  out.look_alpha = LookAlpha(policy.alpha, looks);
-  out.look_confidence = LookConfidence(policy.confidence, looks);
-  out.final = budget_exhausted || look == looks - 1;
-
+  const size_t m = metrics.size();
   std::vector<BlockSeries> series;
-  series.reserve(metrics.size());
+  series.reserve(m);
   for (const PairedMetricInput& in : metrics) {
-    auto s = ReadBlocks(in, out.blocks);
+    auto s = ReadBlocks(in, schedule[static_cast<size_t>(reached ? looks - 1 : look)]);
     if (!s) return tl::unexpected(s.error());
     series.push_back(std::move(*s));
   }
-
-  const size_t m = metrics.size();
+  PairedLookVerdicts out;
+  out.looks = looks;
   out.metrics.resize(m);
   for (size_t i = 0; i < m; ++i) {
     PairedMetricVerdict& v = out.metrics[i];
@@ -230,7 +295,7 @@ Result<PairedLookVerdicts> JudgePairedLook(std::span<const PairedMetricInput> me
   std::vector<bool> decided(m, false);
   int first_look = 0;
   if (previous != nullptr) {
-    if (previous->look != look - 1 || previous->looks != looks || previous->final ||
+    if (reached || previous->look != look - 1 || previous->looks != looks || previous->final ||
         previous->metrics.size() != m) {
       return InvalidArgument("must be the answer for look " + std::to_string(look - 1) +
                                  " of the same run, not its last",
@@ -248,38 +313,58 @@ Result<PairedLookVerdicts> JudgePairedLook(std::span<const PairedMetricInput> me
     }
     first_look = look;
   }
-  size_t tested = 0;
-  const std::string ci_name = CiName(out.look_confidence);
-  for (int j = first_look; j <= look; ++j) {
+  NominalLevelTable levels(policy.spending, schedule);
+  const int family = static_cast<int>(m);
+  int last = reached ? looks - 1 : look;
+  for (int j = first_look; j <= last; ++j) {
     const int blocks = schedule[static_cast<size_t>(j)];
-    // The family is every metric at every look, decided or not, so that Holm's m never shrinks.
-    std::vector<double> raw(m);
-    for (size_t i = 0; i < m; ++i) raw[i] = DecidingP(Prefix(series[i].d, blocks), policy.test);
-    const std::vector<double> adjusted = AdjustPValues(raw, Correction::kHolm);
-    tested = static_cast<size_t>(
-        std::count_if(raw.begin(), raw.end(), [](double p) { return !std::isnan(p); }));
-    const LookContext context{policy,
-                              blocks,
-                              out.look_confidence,
-                              looks,
-                              ci_name,
-                              " at look " + std::to_string(j + 1) + " of " + std::to_string(looks) +
-                                  " (" + std::to_string(blocks) + " blocks)",
-                              j == look};
-    bool open = false;
+    std::vector<size_t> open;
     for (size_t i = 0; i < m; ++i) {
-      if (decided[i]) continue;
-      PairedMetricVerdict& v = out.metrics[i];
-      v.p_adjusted = adjusted[i];
-      if (Judge(series[i], context, v)) {
+      if (!decided[i]) open.push_back(i);
+    }
+    const auto short_of = std::find_if(open.begin(), open.end(), [&](size_t i) {
+      return static_cast<int>(series[i].d.size()) < blocks;
+    });
+    if (short_of != open.end()) {
+      if (!reached || j == 0) {
+        return InvalidArgument("has " + std::to_string(series[*short_of].d.size()) +
+                                   " blocks; look " + std::to_string(j + 1) + " needs " +
+                                   std::to_string(blocks),
+                               metrics[*short_of].name);
+      }
+      last = j - 1;
+      break;
+    }
+    const std::string at = " at look " + std::to_string(j + 1) + " of " + std::to_string(looks) +
+                           " (" + std::to_string(blocks) + " blocks)";
+    for (size_t i : open) {
+      Estimate(series[i], blocks, policy, levels.Level(out.metrics[i].alpha, j), out.metrics[i]);
+    }
+    int rejected_before = 0;
+    for (size_t i = 0; i < m; ++i) {
+      rejected_before += decided[i] && out.metrics[i].verdict == Verdict::kRegression;
+    }
+    const std::vector<bool> rejected =
+        HolmStepDown(out.metrics, open, family - rejected_before, j, levels);
+    // The requested look keeps every record's bootstrap interval; in kLookReached the last look
+    // is known only once the blocks run short, so every look keeps them there.
+    const LookContext context{policy, j, blocks, at, reached || j == look, family};
+    for (size_t i : open) {
+      if (Judge(series[i], context, rejected[i], levels, out.metrics[i])) {
         decided[i] = true;
-        v.decided_at_look = j;
-      } else {
-        open = true;
+        out.metrics[i].decided_at_look = j;
       }
     }
-    if (!open) break;
+    if (std::all_of(decided.begin(), decided.end(), [](bool d) { return d; })) {
+      last = j;
+      break;
+    }
   }
+  look = last;
+  out.look = look;
+  out.blocks = schedule[static_cast<size_t>(look)];
+  out.look_alpha = levels.Level(policy.alpha, look);
+  out.final = budget_exhausted || look == looks - 1;
 
   for (size_t i = 0; i < m; ++i) {
     PairedMetricVerdict& v = out.metrics[i];
@@ -293,15 +378,19 @@ Result<PairedLookVerdicts> JudgePairedLook(std::span<const PairedMetricInput> me
       case Verdict::kEquivalent:
         ++out.equivalent;
         continue;
+      case Verdict::kPass:
+        ++out.passed;
+        continue;
       case Verdict::kInconclusive:
         break;
     }
     const std::string tau_text = SignedPercent(v.threshold).substr(1);
-    v.reason = ci_name + " [" + SignedPercent(v.decision_ci.lower) + ", " +
-               SignedPercent(v.decision_ci.upper) + "] crosses +/-" + tau_text;
-    if (std::fabs(v.change) > v.threshold) {
-      v.reason +=
-          " and the change is not significant (adjusted p " + PValueText(v.p_adjusted) + ")";
+    v.reason = "the " + ConfidenceText(v.bound_level) + " one-sided bound " +
+               SignedPercent(WorseIsUp(v.direction) ? v.decision_ci.upper : v.decision_ci.lower) +
+               " does not rule out a " + tau_text + " slowdown";
+    if (IsWorse(v.change, v.direction) && std::fabs(v.change) > v.threshold) {
+      v.reason += " and " + SignedPercent(v.change) + " is not established (one-sided p " +
+                  PValueText(v.p_test) + " > " + PValueText(v.level) + ")";
     }
     v.reason += " after " + std::to_string(v.blocks) + " blocks";
     if (!out.final) {
@@ -311,11 +400,12 @@ Result<PairedLookVerdicts> JudgePairedLook(std::span<const PairedMetricInput> me
     }
     v.unstable = true;
     ++out.unstable;
-    // The advice for a run of its own: the look's strictest Holm level (the metric first in
-    // Holm's order among all tested) at this noise.
+    // The advice for a run of its own: the strictest level of the family at the last look (the
+    // two-sided power formula at twice the one-sided level).
     const double strictest =
-        LookAlpha(v.alpha, looks) / static_cast<double>(std::max<size_t>(tested, 1));
-    v.blocks_needed = BlocksNeeded(v.threshold, v.noise, strictest, policy.power, policy.test);
+        NominalLevels(policy.spending, v.alpha / std::max(family, 1), schedule).back();
+    v.blocks_needed =
+        BlocksNeeded(v.threshold, v.noise, std::min(0.5, 2 * strictest), policy.power, policy.test);
     const std::string needed_text = v.blocks_needed > 0
                                         ? "about " + std::to_string(v.blocks_needed) + " blocks"
                                         : "an unknown number of blocks";

@@ -87,6 +87,8 @@ std::string_view VerdictName(Verdict verdict) {
       return "EQUIVALENT";
     case Verdict::kInconclusive:
       return "INCONCLUSIVE";
+    case Verdict::kPass:
+      return "PASS";
   }
   return "INCONCLUSIVE";
 }

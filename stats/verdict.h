@@ -20,9 +20,12 @@
 
 namespace perfgate::stats {
 
-enum class Verdict { kRegression, kImprovement, kEquivalent, kInconclusive };
+// kPass is the paired gate's only (stats/paired_verdict.h): a slowdown beyond the threshold is
+// ruled out, and neither an improvement nor equivalence is shown. The unpaired verdict never
+// answers it.
+enum class Verdict { kRegression, kImprovement, kEquivalent, kInconclusive, kPass };
 
-// "REGRESSION", "IMPROVEMENT", "EQUIVALENT", "INCONCLUSIVE".
+// "REGRESSION", "IMPROVEMENT", "EQUIVALENT", "INCONCLUSIVE", "PASS".
 std::string_view VerdictName(Verdict verdict);
 
 // The two-sample test whose p-value decides significance.

@@ -66,9 +66,9 @@ PairedSeries ReadSeries(Reader& reader, const json& object, const std::string& p
 PairedDesign ReadDesign(Reader& reader, const json& object, const std::string& path) {
   namespace k = keys::design;
   PairedDesign d;
-  reader.OnlyKeys(
-      object, path,
-      {k::kRepetitions, k::kMinBlocks, k::kMaxBlocks, k::kGrowth, k::kTest, k::kSeed, k::kStopped});
+  reader.OnlyKeys(object, path,
+                  {k::kRepetitions, k::kMinBlocks, k::kMaxBlocks, k::kGrowth, k::kTest, k::kSeed,
+                   k::kStopped, k::kSpending});
   d.repetitions = reader.Integer(object, k::kRepetitions, path, 1, true).value_or(0);
   d.min_blocks = reader.Integer(object, k::kMinBlocks, path, 3, true).value_or(0);
   d.max_blocks = reader.Integer(object, k::kMaxBlocks, path, d.min_blocks, true).value_or(0);
@@ -84,6 +84,11 @@ PairedDesign ReadDesign(Reader& reader, const json& object, const std::string& p
   d.test = reader.String(object, k::kTest, path, true);
   if (!reader.failed() && d.test != "t" && d.test != "wilcoxon") {
     reader.Fail(FieldPath(path, k::kTest), "must be \"t\" or \"wilcoxon\"");
+  }
+  d.spending = reader.OptString(object, k::kSpending, path).value_or("pocock");
+  if (!reader.failed() && d.spending != "pocock" && d.spending != "obf" &&
+      d.spending != "bonferroni") {
+    reader.Fail(FieldPath(path, k::kSpending), "must be \"pocock\", \"obf\" or \"bonferroni\"");
   }
   d.seed = static_cast<uint64_t>(reader.Integer(object, k::kSeed, path, 0).value_or(0));
   d.stopped = reader.String(object, k::kStopped, path, true);
@@ -205,7 +210,8 @@ json EncodePairedDesign(const PairedDesign& d) {
           {k::kGrowth, d.growth},
           {k::kTest, d.test},
           {k::kSeed, d.seed},
-          {k::kStopped, d.stopped}};
+          {k::kStopped, d.stopped},
+          {k::kSpending, d.spending}};
 }
 
 }  // namespace perfgate::wire

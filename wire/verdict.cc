@@ -108,6 +108,8 @@ std::string_view ResultKindName(ResultKind kind) {
       return "NEW";
     case ResultKind::kEquivalent:
       return "EQUIVALENT";
+    case ResultKind::kPass:
+      return "PASS";
     case ResultKind::kIgnored:
       return "IGNORED";
   }
@@ -183,7 +185,8 @@ json EncodeVerdict(const Verdict& v) {
                 {keys::counts::kInconclusive, c.inconclusive},
                 {keys::counts::kIgnored, c.ignored},
                 {keys::counts::kNew, c.new_metrics},
-                {keys::counts::kUnstable, c.unstable}}},
+                {keys::counts::kUnstable, c.unstable},
+                {keys::counts::kPass, c.pass}}},
               {keys::verdict::kWarnings, v.warnings},
               {keys::verdict::kResults, std::move(results)}};
   if (!v.project.empty()) out[keys::verdict::kProject] = v.project;

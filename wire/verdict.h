@@ -25,6 +25,8 @@ enum class Outcome { kRegression, kPass, kNoBaseline, kNoisyEnvironment };
 // One benchmark metric. The enumerators are in the order reports list them (OrderedResults).
 // kUnstable (paired verdicts only): the blocks' noise could not decide the threshold by the last
 // look; not gating, reported with its noise and the blocks that would decide.
+// kPass (paired verdicts only): a slowdown beyond the threshold is ruled out (the one-sided bound
+// lies below it), and neither an improvement nor equivalence was shown.
 enum class ResultKind {
   kRegression,
   kInconclusive,
@@ -32,6 +34,7 @@ enum class ResultKind {
   kImprovement,
   kNew,
   kEquivalent,
+  kPass,
   kIgnored
 };
 
@@ -78,10 +81,11 @@ struct Counts {
   int64_t ignored = 0;
   int64_t new_metrics = 0;  // "new" on the wire
   int64_t unstable = 0;     // paired verdicts; absent (0) in unpaired ones
+  int64_t pass = 0;         // paired verdicts; absent (0) in unpaired ones and older servers'
 
   // The metrics that were compared with a baseline: all but ignored and new ones.
   int64_t Compared() const {
-    return regression + improvement + equivalent + inconclusive + unstable;
+    return regression + improvement + equivalent + inconclusive + unstable + pass;
   }
 
   bool operator==(const Counts&) const = default;

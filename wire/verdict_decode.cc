@@ -71,6 +71,7 @@ Counts ReadCounts(Reader& reader, const json& object, const std::string& path) {
   c.ignored = reader.Integer(object, keys::counts::kIgnored, path, 0).value_or(0);
   c.new_metrics = reader.Integer(object, keys::counts::kNew, path, 0).value_or(0);
   c.unstable = reader.Integer(object, keys::counts::kUnstable, path, 0).value_or(0);
+  c.pass = reader.Integer(object, keys::counts::kPass, path, 0).value_or(0);
   return c;
 }
 
@@ -89,7 +90,7 @@ std::optional<Summary> ReadSummary(Reader& reader, const json& object, std::stri
 std::optional<ResultKind> ParseResultKind(std::string_view text) {
   for (ResultKind kind : {ResultKind::kRegression, ResultKind::kInconclusive, ResultKind::kUnstable,
                           ResultKind::kImprovement, ResultKind::kNew, ResultKind::kEquivalent,
-                          ResultKind::kIgnored}) {
+                          ResultKind::kPass, ResultKind::kIgnored}) {
     if (text == ResultKindName(kind)) return kind;
   }
   return std::nullopt;
@@ -242,6 +243,9 @@ Counts CountResults(const std::vector<MetricResult>& results) {
         break;
       case ResultKind::kUnstable:
         ++c.unstable;
+        break;
+      case ResultKind::kPass:
+        ++c.pass;
         break;
       case ResultKind::kIgnored:
         ++c.ignored;

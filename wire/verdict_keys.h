@@ -54,6 +54,7 @@ inline constexpr std::string_view kGrowth = "growth";
 inline constexpr std::string_view kTest = "test";
 inline constexpr std::string_view kSeed = "seed";
 inline constexpr std::string_view kStopped = "stopped";
+inline constexpr std::string_view kSpending = "spending";
 }  // namespace design
 
 // A result's "paired" object (wire::PairedDetail), in sorted order.
@@ -118,6 +119,7 @@ inline constexpr std::string_view kInconclusive = "inconclusive";
 inline constexpr std::string_view kIgnored = "ignored";
 inline constexpr std::string_view kNew = "new";
 inline constexpr std::string_view kUnstable = "unstable";
+inline constexpr std::string_view kPass = "pass";
 }  // namespace counts
 
 namespace baseline {

@@ -77,6 +77,7 @@ std::vector<const stats::MetricVerdict*> Ordered(const CompareReport& report) {
         return 1;
       case stats::Verdict::kInconclusive:
         return 2;
+      case stats::Verdict::kPass:
       case stats::Verdict::kEquivalent:
         return 3;
     }

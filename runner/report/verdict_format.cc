@@ -151,6 +151,7 @@ std::string CountsSentence(const Counts& counts) {
   add(counts.improvement, "improvement", "improvements");
   add(counts.new_metrics, "new", "new");
   add(counts.equivalent, "equivalent", "equivalent");
+  add(counts.pass, "pass", "pass");
   add(counts.ignored, "ignored", "ignored");
   return out.empty() ? "no benchmark metrics" : out;
 }

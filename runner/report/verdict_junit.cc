@@ -157,6 +157,7 @@ std::string TestCase(const MetricResult& r, const Verdict& verdict) {
              XmlEscape(std::string(ResultKindName(r.kind)) + ": " + Body(r), false) +
              "</system-out>\n    </testcase>\n";
     case ResultKind::kEquivalent:
+    case ResultKind::kPass:
       break;
   }
   return out + "/>\n";

@@ -225,7 +225,8 @@ json CountResults(const json& results) {
           {keys::counts::kInconclusive, count(wire::ResultKind::kInconclusive)},
           {keys::counts::kIgnored, count(wire::ResultKind::kIgnored)},
           {keys::counts::kNew, count(wire::ResultKind::kNew)},
-          {keys::counts::kUnstable, count(wire::ResultKind::kUnstable)}};
+          {keys::counts::kUnstable, count(wire::ResultKind::kUnstable)},
+          {keys::counts::kPass, count(wire::ResultKind::kPass)}};
 }
 
 Result<AmendedParts> Amend(const store::NewVerdict& amended, const PairedParts& paired,

@@ -57,8 +57,10 @@ TEST(PairedJudge, APlantedTenPercentIsTheOnlyRegressionWhateverTheDrift) {
   ASSERT_TRUE(policy.has_value()) << policy.error().ToString();
   auto judged = JudgePaired(m, *policy, /*budget_exhausted=*/false);
   ASSERT_TRUE(judged.has_value()) << judged.error().ToString();
-  EXPECT_EQ(judged->verdicts.look, 1);  // 9 blocks reach the second look (6, 9, 13, 20, 30)
-  EXPECT_EQ(judged->verdicts.blocks, 9);
+  // Every series is decided at the first look (6 blocks of 6, 9, 13, 20, 30): the three blocks
+  // after it are not needed, and the look is the first.
+  EXPECT_EQ(judged->verdicts.look, 0);
+  EXPECT_EQ(judged->verdicts.blocks, 6);
   ASSERT_EQ(judged->rows.size(), 4u);
   const stats::PairedMetricVerdict* slow = judged->VerdictOf(judged->rows[0]);
   ASSERT_NE(slow, nullptr);
@@ -170,6 +172,14 @@ TEST(PairedJudge, ThePolicyComesFromTheParametersAndTheDesign) {
   EXPECT_EQ(policy->test, stats::PairedTest::kWilcoxon);
   EXPECT_EQ(policy->min_blocks, 8);
   EXPECT_EQ(policy->max_blocks, 40);
+  EXPECT_EQ(policy->spending, stats::Spending::kPocock);
+  m.design.spending = "obf";
+  EXPECT_EQ(PairedPolicyOf(m)->spending, stats::Spending::kOBrienFleming);
+  m.design.spending = "linear";
+  auto bad_spending = PairedPolicyOf(m);
+  ASSERT_FALSE(bad_spending.has_value());
+  EXPECT_EQ(bad_spending.error().field, "design.spending");
+  m.design.spending = "pocock";
   m.design.test = "welch";
   auto bad = PairedPolicyOf(m);
   ASSERT_FALSE(bad.has_value());

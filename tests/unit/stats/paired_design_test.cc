@@ -34,13 +34,6 @@ TEST(PairedLookScheduleTest, GeometricFromMinToMax) {
   EXPECT_TRUE(PairedLookSchedule(6, 30, 1.0).empty());
 }
 
-TEST(PairedLookScheduleTest, AlphaAndConfidenceSplitOverLooks) {
-  EXPECT_DOUBLE_EQ(LookAlpha(0.05, 5), 0.01);
-  EXPECT_DOUBLE_EQ(LookConfidence(0.95, 5), 0.99);
-  EXPECT_DOUBLE_EQ(LookAlpha(0.05, 1), 0.05);
-  EXPECT_DOUBLE_EQ(LookConfidence(0.9, 2), 0.95);
-}
-
 TEST(PairedPolicyTest, ValidationNamesTheField) {
   EXPECT_TRUE(ValidatePairedPolicy(PairedPolicy{}));
   auto field_of = [](PairedPolicy p) { return ValidatePairedPolicy(p).error().field; };

@@ -1,7 +1,9 @@
-// The paired verdict on constructed blocks: drift between blocks cancels, the three-way rules
-// with per-metric threshold and alpha, decisions that stick across looks, UNSTABLE at the last
-// look or when the budget ends, the signed-rank test's floor at few blocks, Holm across metrics,
-// the suite summary, and input validation.
+// The paired verdict on constructed blocks: drift between blocks cancels, the gate's one-sided
+// rules (REGRESSION established, PASS when the bound rules a slowdown out, IMPROVEMENT and
+// EQUIVALENT as labels of a PASS) with per-metric threshold and alpha, decisions that stick
+// across looks and need no further blocks, the look the blocks reach, UNSTABLE at the last look
+// or when the budget ends, the signed-rank test's floor at few blocks, Holm across metrics, the
+// suite summary, and input validation.
 #include "stats/paired_verdict.h"
 
 #include <gtest/gtest.h>
@@ -58,7 +60,7 @@ TEST(PairedVerdictRules, ClearRegressionAtTheFirstLook) {
   EXPECT_LE(v.decision_ci.lower, std::min(v.t_ci.lower, v.bootstrap_ci.lower));
   EXPECT_GE(v.decision_ci.upper, std::max(v.t_ci.upper, v.bootstrap_ci.upper));
   EXPECT_LT(v.p_t, 1e-5);
-  EXPECT_EQ(v.p_test, v.p_t);
+  EXPECT_DOUBLE_EQ(v.p_test, v.p_t / 2);     // one-sided: worse
   EXPECT_DOUBLE_EQ(v.p_wilcoxon, 2.0 / 64);  // every ratio above 1: the exact floor at n = 6
   EXPECT_DOUBLE_EQ(v.p_sign, 2.0 / 64);
   EXPECT_GT(v.drift, 0.1);   // the machine moved by ~20% between blocks ...
@@ -66,8 +68,10 @@ TEST(PairedVerdictRules, ClearRegressionAtTheFirstLook) {
   EXPECT_EQ(r->regressions, 1);
   EXPECT_FALSE(r->more_blocks_needed);
   EXPECT_EQ(r->looks, 5);
-  EXPECT_DOUBLE_EQ(r->look_alpha, 0.01);
-  EXPECT_NE(v.reason.find("+10.0% is worse than the 5.0% threshold"), std::string::npos)
+  EXPECT_DOUBLE_EQ(r->look_alpha, SpentAlpha(Spending::kPocock, 0.05, 6.0 / 30));
+  EXPECT_DOUBLE_EQ(v.level, r->look_alpha);  // Holm's first step of one metric
+  EXPECT_NE(v.reason.find("+10.0% is worse than the 5.0% threshold and established"),
+            std::string::npos)
       << v.reason;
 }
 
@@ -79,7 +83,7 @@ TEST(PairedVerdictRules, DriftCancelsWithinBlocks) {
   auto r = JudgePairedLook(inputs, PairedPolicy{}, 0);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->metrics[0].verdict, Verdict::kEquivalent) << r->metrics[0].reason;
-  EXPECT_NE(r->metrics[0].reason.find("99% CI"), std::string::npos);
+  EXPECT_NE(r->metrics[0].reason.find("97% CI"), std::string::npos) << r->metrics[0].reason;
   EXPECT_LT(r->metrics[0].decision_ci.upper - r->metrics[0].decision_ci.lower, 0.03);
 
   std::vector<double> base, head;
@@ -125,7 +129,91 @@ TEST(PairedVerdictRules, PerMetricThresholdAndAlpha) {
   EXPECT_EQ(r->metrics[1].threshold, 0.02);
   EXPECT_EQ(r->metrics[2].verdict, Verdict::kInconclusive) << r->metrics[2].reason;
   EXPECT_EQ(r->metrics[2].alpha, 1e-12);
-  EXPECT_NE(r->metrics[2].reason.find("not significant"), std::string::npos);
+  EXPECT_NE(r->metrics[2].reason.find("is not established"), std::string::npos);
+}
+
+// The gate's question: a change of -3% whose interval reaches below -5% is no slowdown beyond
+// 5% (PASS) though neither equivalence nor an improvement is shown; the same blocks mirrored
+// (+3%) cannot rule a slowdown out yet.
+TEST(PairedVerdictRules, PassRulesOutASlowdownOnly) {
+  const auto faster = Blocks(Ratios(6, 0.97, 0.02));
+  const auto slower = Blocks(Ratios(6, 1.03, 0.02));
+  const std::vector<PairedMetricInput> inputs = {Input("faster", faster), Input("slower", slower)};
+  auto r = JudgePairedLook(inputs, PairedPolicy{}, 0);
+  ASSERT_TRUE(r);
+  const PairedMetricVerdict& pass = r->metrics[0];
+  EXPECT_EQ(pass.verdict, Verdict::kPass) << pass.reason;
+  EXPECT_LT(pass.decision_ci.lower, -0.05);
+  EXPECT_LT(pass.decision_ci.upper, 0.05);
+  EXPECT_EQ(pass.decided_at_look, 0);
+  EXPECT_NE(pass.reason.find("a slowdown beyond 5.0% is ruled out"), std::string::npos)
+      << pass.reason;
+  EXPECT_EQ(r->passed, 1);
+  EXPECT_EQ(r->metrics[1].verdict, Verdict::kInconclusive) << r->metrics[1].reason;
+  EXPECT_GT(r->metrics[1].decision_ci.upper, 0.05);
+  EXPECT_TRUE(r->more_blocks_needed);
+  // Higher is better: the same ratios read the other way.
+  const std::vector<PairedMetricInput> higher = {Input("fewer", faster, Direction::kHigherIsBetter),
+                                                 Input("more", slower, Direction::kHigherIsBetter)};
+  auto h = JudgePairedLook(higher, PairedPolicy{}, 0);
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->metrics[0].verdict, Verdict::kInconclusive) << h->metrics[0].reason;
+  EXPECT_EQ(h->metrics[1].verdict, Verdict::kPass) << h->metrics[1].reason;
+}
+
+// A metric decided at a look needs no blocks after it (the runner stops measuring it): the look
+// the blocks reach is the last one every still-open metric has the blocks of.
+TEST(PairedVerdictRules, LookReachedByTheOpenMetrics) {
+  const auto settled = Blocks(Ratios(6, 1.0, 0.005));  // EQUIVALENT at 6 blocks, then frozen
+  const auto noisy = Blocks(Ratios(13, 1.0, 0.3));     // open to the end
+  const std::vector<PairedMetricInput> inputs = {Input("settled", settled), Input("noisy", noisy)};
+  auto reached = JudgePairedLook(inputs, PairedPolicy{}, kLookReached);
+  ASSERT_TRUE(reached) << reached.error().ToString();
+  EXPECT_EQ(reached->look, 2);  // 6, 9, 13: the noisy metric has 13 blocks
+  EXPECT_EQ(reached->blocks, 13);
+  EXPECT_EQ(reached->metrics[0].verdict, Verdict::kEquivalent);
+  EXPECT_EQ(reached->metrics[0].blocks, 6);
+  EXPECT_EQ(reached->metrics[1].blocks, 13);
+  EXPECT_TRUE(reached->more_blocks_needed);
+  auto explicit_look = JudgePairedLook(inputs, PairedPolicy{}, 2);
+  ASSERT_TRUE(explicit_look) << explicit_look.error().ToString();
+  EXPECT_EQ(explicit_look->metrics[1].reason, reached->metrics[1].reason);
+  EXPECT_EQ(explicit_look->metrics[0].reason, reached->metrics[0].reason);
+  // An open metric short of a look's blocks ends the reach there; the explicit look refuses.
+  const auto short_noisy = Blocks(Ratios(11, 1.0, 0.3));
+  const std::vector<PairedMetricInput> short_inputs = {Input("settled", settled),
+                                                       Input("noisy", short_noisy)};
+  auto shorter = JudgePairedLook(short_inputs, PairedPolicy{}, kLookReached);
+  ASSERT_TRUE(shorter);
+  EXPECT_EQ(shorter->look, 1);
+  EXPECT_EQ(shorter->metrics[1].blocks, 9);
+  auto refused = JudgePairedLook(short_inputs, PairedPolicy{}, 2);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().field, "noisy");
+  // Every metric needs the first look's blocks.
+  const auto five = Blocks(Ratios(5, 1.0, 0.005));
+  const std::vector<PairedMetricInput> too_few = {Input("five", five)};
+  EXPECT_FALSE(JudgePairedLook(too_few, PairedPolicy{}, kLookReached));
+}
+
+// Holm's step-down uses each step's level of the spending function: a metric decided as a
+// REGRESSION at an earlier look leaves the family (its share of alpha goes to the others), one
+// that passed stays in it as never rejected.
+TEST(PairedVerdictRules, HolmStepsUseTheSpendingLevels) {
+  const auto a = Blocks(Ratios(6, 1.20, 0.01));
+  const auto b = Blocks(Ratios(6, 1.08, 0.01));
+  const auto c = Blocks(Ratios(6, 1.0, 0.004));
+  const std::vector<PairedMetricInput> inputs = {Input("a", a), Input("b", b), Input("c", c)};
+  auto r = JudgePairedLook(inputs, PairedPolicy{}, 0);
+  ASSERT_TRUE(r);
+  const double first =
+      NominalLevels(Spending::kPocock, 0.05 / 3, std::vector<int>{6, 9, 13, 20, 30})[0];
+  const double second =
+      NominalLevels(Spending::kPocock, 0.05 / 2, std::vector<int>{6, 9, 13, 20, 30})[0];
+  EXPECT_DOUBLE_EQ(r->metrics[0].level, first);
+  EXPECT_DOUBLE_EQ(r->metrics[1].level, second);
+  EXPECT_EQ(r->metrics[0].verdict, Verdict::kRegression);
+  EXPECT_EQ(r->metrics[1].verdict, Verdict::kRegression);
 }
 
 // A metric EQUIVALENT at the first look stays so, with its first look's numbers, whatever later
@@ -189,8 +277,9 @@ TEST(PairedVerdictRules, InconclusiveThenUnstable) {
   EXPECT_NE(ended->metrics[0].reason.find("time budget"), std::string::npos);
 }
 
-// Six blocks all slower by 10%: the t-test decides; the signed-rank test cannot get below
-// 2 / 2^6 = 0.031 > alpha / K = 0.01 and waits for the 9-block look (2 / 2^9 = 0.0039).
+// Six blocks all slower by 10%: the t-test decides; the signed-rank test's one-sided p cannot
+// get below 1 / 2^6 = 0.0156 > 0.0148 (the first look's Pocock level) and waits for the 9-block
+// look (1 / 2^9 = 0.002).
 TEST(PairedVerdictRules, SignedRankFloorAtFewBlocks) {
   const auto blocks = Blocks(Ratios(9, 1.10, 0.01));
   const std::vector<PairedMetricInput> inputs = {Input("BM_A", blocks)};
@@ -199,13 +288,13 @@ TEST(PairedVerdictRules, SignedRankFloorAtFewBlocks) {
   auto first = JudgePairedLook(inputs, policy, 0);
   ASSERT_TRUE(first);
   EXPECT_EQ(first->metrics[0].verdict, Verdict::kInconclusive);
-  EXPECT_EQ(first->metrics[0].p_test, first->metrics[0].p_wilcoxon);
-  // Had the time budget ended there: its noise is tiny, what it needs is the floor,
-  // 2 / 2^8 = 0.0078 < 0.01.
+  EXPECT_DOUBLE_EQ(first->metrics[0].p_test, first->metrics[0].p_wilcoxon / 2);
+  // Had the time budget ended there: its noise is tiny, what it needs is the floor at twice
+  // the last look's one-sided level (0.045): 2 / 2^6 = 0.031.
   auto ended = JudgePairedLook(inputs, policy, 0, /*budget_exhausted=*/true);
   ASSERT_TRUE(ended);
   EXPECT_TRUE(ended->metrics[0].unstable);
-  EXPECT_EQ(ended->metrics[0].blocks_needed, 8);
+  EXPECT_EQ(ended->metrics[0].blocks_needed, 6);
   auto second = JudgePairedLook(inputs, policy, 1);
   ASSERT_TRUE(second);
   EXPECT_EQ(second->metrics[0].verdict, Verdict::kRegression);
@@ -232,11 +321,14 @@ TEST(PairedVerdictRules, HolmAcrossEveryMetric) {
   const std::vector<PairedMetricInput> inputs = {Input("a", a), Input("b", b), Input("c", c)};
   auto r = JudgePairedLook(inputs, PairedPolicy{}, 0);
   ASSERT_TRUE(r);
-  const std::vector<double> raw = {r->metrics[0].p_t, r->metrics[1].p_t, r->metrics[2].p_t};
+  const std::vector<double> raw = {r->metrics[0].p_test, r->metrics[1].p_test,
+                                   r->metrics[2].p_test};
   const auto holm = AdjustPValues(raw, Correction::kHolm);
   for (size_t i = 0; i < raw.size(); ++i) {
-    EXPECT_EQ(r->metrics[i].p_adjusted, holm[i]) << i;
-    EXPECT_EQ(r->metrics[i].p_test, raw[i]) << i;
+    EXPECT_DOUBLE_EQ(r->metrics[i].p_adjusted, holm[i]) << i;
+    EXPECT_NEAR(r->metrics[i].p_test,
+                r->metrics[i].change > 0 ? r->metrics[i].p_t / 2 : 1 - r->metrics[i].p_t / 2, 1e-12)
+        << i;
   }
 }
 
@@ -290,7 +382,7 @@ TEST(PairedVerdictRules, ReplayableFromTheBlocks) {
     EXPECT_EQ(one->metrics[i].bootstrap_ci.upper, two->metrics[i].bootstrap_ci.upper);
     EXPECT_EQ(one->metrics[i].reason, two->metrics[i].reason);
   }
-  EXPECT_EQ(kPairedAlgorithmVersion, "perfgate-paired/1");
+  EXPECT_EQ(kPairedAlgorithmVersion, "perfgate-paired/2");
 }
 
 // Handing over the previous look's answer spares the replay and changes nothing.
@@ -348,12 +440,14 @@ TEST(PairedVerdictRules, RejectsBadInput) {
     EXPECT_FALSE(r);
     return r ? Error{} : r.error();
   };
-  // Too few blocks for the look.
-  Error e = error_of(inputs, PairedPolicy{}, 1);
+  // Too few blocks for a look at which the metric is still open.
+  const auto noisy = Blocks(Ratios(6, 1.0, 0.3));
+  const std::vector<PairedMetricInput> noisy_inputs = {Input("BM_A", noisy)};
+  Error e = error_of(noisy_inputs, PairedPolicy{}, 1);
   EXPECT_EQ(e.field, "BM_A");
-  EXPECT_NE(e.message.find("has 6 blocks; this look needs 9"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("has 6 blocks; look 2 needs 9"), std::string::npos) << e.message;
   EXPECT_EQ(error_of(inputs, PairedPolicy{}, 5).field, "look");
-  EXPECT_EQ(error_of(inputs, PairedPolicy{}, -1).field, "look");
+  EXPECT_EQ(error_of(inputs, PairedPolicy{}, -2).field, "look");
   PairedPolicy bad;
   bad.alpha = 0;
   EXPECT_EQ(error_of(inputs, bad, 0).field, "alpha");
