@@ -1,5 +1,8 @@
 #include "runner/run/baseline_tree.h"
 
+#include <optional>
+#include <vector>
+
 #include "runner/git/git_repo.h"
 
 namespace perfgate::run {
@@ -9,7 +12,8 @@ namespace fs = std::filesystem;
 Result<BaselineTree> BaselineTree::Prepare(const config::RunnerConfig& head,
                                            const std::string& commit,
                                            const std::set<std::string>& suites,
-                                           const ProgressLine& progress) {
+                                           const ProgressLine& progress,
+                                           const BaselineCacheSettings& cache) {
   auto repo = git::Repository::Open(head.base_dir.string());
   if (!repo) return tl::unexpected(repo.error());
   const fs::path root = repo->WorkDir();
@@ -38,17 +42,53 @@ Result<BaselineTree> BaselineTree::Prepare(const config::RunnerConfig& head,
   }
   out.config_ = std::make_unique<config::RunnerConfig>(std::move(*config));
 
+  std::vector<const config::Suite*> selected;
   for (const std::string& name : suites) {
     const config::Suite* suite = out.config_->FindSuite(name);
     if (suite == nullptr) {
       return MakeError(ErrorCode::kNotFound, "suite " + name + " is not in the baseline " +
                                                  commit.substr(0, 12) + "'s perfgate.yaml");
     }
+    selected.push_back(suite);
+  }
+
+  // The export is the cheap part, and it is what the key is read from (the baseline's own
+  // build commands); the build is what a hit saves. A hit replaces the export whole, the files
+  // the build left included, at the same path, so out.config_'s paths hold.
+  const std::string sha12 = commit.substr(0, 12);
+  BaselineCache cached(cache);
+  std::optional<BaselineCacheKey> key;
+  bool restored = false;
+  if (cache.enabled()) {
+    key = MakeBaselineCacheKey(commit, relative / config_name, *out.config_, checkout, suites,
+                               ProbeToolchain(out.tree_->path()));
+    const fs::path staging = out.tree_->path() / "cached";
+    std::error_code ec;
+    if (cached.Restore(*key, staging, progress)) {
+      fs::remove_all(checkout, ec);
+      if (!ec) fs::rename(staging, checkout, ec);
+      restored = !ec;
+      if (ec) {  // the export is gone: nothing to build in
+        return MakeError(ErrorCode::kUnavailable, "the baseline " + sha12 + ": cannot move " +
+                                                      staging.string() +
+                                                      " into place: " + ec.message());
+      }
+      progress("baseline " + sha12 + ": build cache hit (" + key->hex.substr(0, 12) + ")");
+    } else {
+      progress("baseline " + sha12 + ": build cache miss (" + key->hex.substr(0, 12) +
+               "): building");
+    }
+  }
+  for (const config::Suite* suite : selected) {
+    if (restored) continue;
     auto built = BuildSuite(*out.config_, *suite, progress);
     if (!built) {
-      return MakeError(built.error().code,
-                       "the baseline " + commit.substr(0, 12) + ": " + built.error().message);
+      return MakeError(built.error().code, "the baseline " + sha12 + ": " + built.error().message);
     }
+  }
+
+  for (const config::Suite* suite : selected) {
+    const std::string& name = suite->name;
     // A command runs in the baseline tree, so its scripts are the baseline's. A Google Benchmark
     // binary inside the tree must have come out of the baseline's build; one outside it (a
     // binary both commits configure differently, through env or args) runs for both sides with
@@ -72,6 +112,15 @@ Result<BaselineTree> BaselineTree::Prepare(const config::RunnerConfig& head,
                  " is outside the repository: both sides run it, each with its commit's "
                  "perfgate.yaml settings");
       }
+    }
+  }
+  // Stored once it is known to be measurable, before anything has run in it.
+  if (key && !restored) {
+    if (auto stored = cached.Store(*key, checkout); stored) {
+      progress("baseline " + sha12 + ": build cached as " + key->hex.substr(0, 12) + " in " +
+               cache.dir.string());
+    } else {
+      progress("warning: the baseline build was not cached: " + stored.error().message);
     }
   }
   return out;

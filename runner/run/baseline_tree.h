@@ -11,6 +11,7 @@
 
 #include "config/runner_config.h"
 #include "core/result.h"
+#include "runner/run/baseline_cache.h"
 #include "runner/run/suites.h"
 #include "runner/run/temp_dir.h"
 
@@ -26,10 +27,13 @@ class BaselineTree {
   // with each commit's settings (env, args). Errors say which step failed: the export, the
   // baseline's perfgate.yaml, a suite missing from it (kNotFound), a build that fails
   // (kUnavailable, naming the suite and the command), a binary missing from the baseline tree
-  // (kInvalidArgument).
+  // (kInvalidArgument). With `cache` enabled (baseline_cache.h), a tree built before with the same
+  // key is restored instead of running the build commands, and a tree built here is stored; the
+  // cache failing to store is a warning line, never an error.
   static Result<BaselineTree> Prepare(const config::RunnerConfig& head, const std::string& commit,
                                       const std::set<std::string>& suites,
-                                      const ProgressLine& progress);
+                                      const ProgressLine& progress,
+                                      const BaselineCacheSettings& cache = {});
 
   const std::string& commit() const { return commit_; }
   const config::RunnerConfig& config() const { return *config_; }

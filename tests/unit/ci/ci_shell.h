@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "tests/testing/shell.h"
 
@@ -67,6 +68,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --comment-file) printf '%s\n### perfgate: **Regression**\n' "$MARKER" >"$2"; shift ;;
     --junit | --gitlab-metrics) echo report >"$2"; shift ;;
+    --baseline-cache) mkdir -p "$2" && echo entry >"$2/entry"; shift ;;
   esac
   shift
 done
@@ -156,7 +158,9 @@ class CiShellTest : public ::testing::Test {
   }
 
   // The composite action's steps in order, each with its env's ${{ }} expressions evaluated for
-  // this event, until one fails (no step has an `if:`); the last step's status is the action's.
+  // this event, until one fails; the last step's status is the action's. A step that uses another
+  // action (actions/cache) is not run: it is recorded in used_ (its id, then its `with:`
+  // evaluated), and its outputs are those the test put in uses_outputs_ ("steps.ID.outputs.K").
   Outcome RunAction(const Env& with, const Env& env) {
     const YAML::Node action = YAML::LoadFile(Src("ci/github/action.yml").string());
     std::map<std::string, std::string> values = {{"github.token", "ghs_job"}};
@@ -179,19 +183,39 @@ class CiShellTest : public ::testing::Test {
       values["inputs." + name] =
           with.count(name) ? with.at(name) : expand(input.second["default"].as<std::string>(""));
     }
+    for (const auto& [key, value] : uses_outputs_) values[key] = value;
+    used_.clear();
     Outcome last;
-    // The one `if:` the steps have: inputs.NAME != 'VALUE' (else the step runs; GitHub adds
-    // success(), which the loop's break on a failed step stands for).
-    const std::regex condition(R"(^inputs\.([a-z-]+) != '([a-z]*)'$)");
-    for (const YAML::Node& step : action["runs"]["steps"]) {
-      if (step["if"]) {
-        const std::string text = step["if"].as<std::string>();
+    // The `if:`s the steps have: terms NAME == 'VALUE' or NAME != 'VALUE' joined by &&, NAME an
+    // input or a step's output (GitHub adds success(), which the loop's break on a failed step
+    // stands for).
+    const std::regex term(
+        R"(^(inputs\.[a-z-]+|steps\.[a-z-]+\.outputs\.[a-z-]+) (==|!=) '([a-z]*)'$)");
+    const auto holds = [&](const std::string& text) {
+      bool all = true;
+      size_t at = 0;
+      for (;;) {
+        const size_t and_at = text.find(" && ", at);
+        const std::string part =
+            text.substr(at, and_at == std::string::npos ? and_at : and_at - at);
         std::smatch m;
-        if (!std::regex_match(text, m, condition)) {
+        if (!std::regex_match(part, m, term)) {
           ADD_FAILURE() << "an if: the test cannot evaluate: " << text;
-        } else if (values["inputs." + m[1].str()] == m[2].str()) {
-          continue;
+          return false;
         }
+        all = all && ((values[m[1].str()] == m[3].str()) == (m[2].str() == "=="));
+        if (and_at == std::string::npos) return all;
+        at = and_at + 4;
+      }
+    };
+    for (const YAML::Node& step : action["runs"]["steps"]) {
+      if (step["if"] && !holds(step["if"].as<std::string>())) continue;
+      if (step["uses"]) {
+        Env used = {{"id", step["id"].as<std::string>()}};
+        for (const auto& w : step["with"])
+          used[w.first.as<std::string>()] = expand(w.second.as<std::string>(""));
+        used_.push_back(used);
+        continue;
       }
       Env step_env = env;
       step_env["GITHUB_OUTPUT"] = (dir_ / "output").string();
@@ -237,6 +261,8 @@ class CiShellTest : public ::testing::Test {
   fs::path dir_;
   int scripts_ = 0;
   std::map<std::string, std::string> outputs_;
+  std::vector<Env> used_;  // RunAction: the steps that use other actions, as evaluated
+  Env uses_outputs_;       // RunAction: those steps' outputs
 };
 
 }  // namespace perfgate::ci_test

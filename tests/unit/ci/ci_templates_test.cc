@@ -44,10 +44,29 @@ TEST(CiTemplatesTest, TheYamlFilesHaveWhatCiNeeds) {
   EXPECT_EQ(action["runs"]["using"].as<std::string>(), "composite");
   EXPECT_TRUE(action["inputs"]["token"]["required"].as<bool>());
   std::map<std::string, std::string> scripts;  // step id -> run
+  std::map<std::string, YAML::Node> actions;   // step id -> the step, for those using an action
   for (const YAML::Node& step : action["runs"]["steps"]) {
+    if (step["uses"]) {
+      actions[step["id"].as<std::string>()] = step;
+      continue;
+    }
     EXPECT_EQ(step["shell"].as<std::string>(), "bash");
     scripts[step["id"].as<std::string>()] = step["run"].as<std::string>();
   }
+  // The baseline build cache: restored before the gate and saved after it, under the key and
+  // directory the `baseline` step writes (a composite action runs no post step, hence
+  // actions/cache's restore and save halves rather than actions/cache itself).
+  ASSERT_EQ(actions.size(), 2u);
+  EXPECT_EQ(actions["baseline-restore"]["uses"].as<std::string>(), "actions/cache/restore@v4");
+  EXPECT_EQ(actions["baseline-save"]["uses"].as<std::string>(), "actions/cache/save@v4");
+  for (const auto& [id, step] : actions) {
+    EXPECT_EQ(step["with"]["key"].as<std::string>(), "${{ steps.baseline.outputs.key }}") << id;
+    EXPECT_EQ(step["with"]["path"].as<std::string>(), "${{ steps.baseline.outputs.dir }}") << id;
+  }
+  for (const char* key : {"\"enabled=", "\"dir=", "\"key="}) {
+    EXPECT_NE(scripts["baseline"].find(key), std::string::npos) << key;
+  }
+  EXPECT_NE(scripts["gate"].find("\"baseline-cached="), std::string::npos);
   // Every output names a step that exists and writes that key.
   const std::regex ref(R"(steps\.([a-z]+)\.outputs\.([a-z-]+))");
   for (const auto& output : action["outputs"]) {
@@ -97,6 +116,18 @@ TEST(CiTemplatesTest, TheYamlFilesHaveWhatCiNeeds) {
   ASSERT_EQ(job["rules"].size(), 2u);
   EXPECT_NE(job["rules"][0]["if"].as<std::string>().find("merge_request_event"), std::string::npos);
   EXPECT_NE(job["rules"][1]["if"].as<std::string>().find("CI_DEFAULT_BRANCH"), std::string::npos);
+  // Two caches: the spool per branch, the baseline build per merge-base, in the directory that
+  // PERFGATE_BASELINE_CACHE gives perfgate; both saved when the job fails (a regression) too.
+  ASSERT_TRUE(job["cache"].IsSequence());
+  ASSERT_EQ(job["cache"].size(), 2u);
+  EXPECT_EQ(job["cache"][0]["paths"][0].as<std::string>(), ".perfgate/spool/");
+  const YAML::Node baseline = job["cache"][1];
+  EXPECT_EQ(baseline["key"].as<std::string>(), "perfgate-baseline-$CI_MERGE_REQUEST_DIFF_BASE_SHA");
+  EXPECT_EQ("$CI_PROJECT_DIR/" + baseline["paths"][0].as<std::string>(),
+            job["variables"]["PERFGATE_BASELINE_CACHE"].as<std::string>() + "/");
+  for (const YAML::Node& cache : job["cache"]) {
+    EXPECT_EQ(cache["when"].as<std::string>(), "always");
+  }
 }
 
 TEST(CiTemplatesTest, EveryPerfgateFlagIsOneTheCliAccepts) {
@@ -140,7 +171,8 @@ TEST(CiTemplatesTest, EveryPerfgateFlagIsOneTheCliAccepts) {
   // The scanner saw the flags the templates depend on (a scanner that finds nothing passes).
   for (const char* used :
        {"gate --junit", "gate --comment-file", "gate --gitlab-metrics", "gate --rerun-inconclusive",
-        "gate --require-baseline", "run --config", "run --skip-build"}) {
+        "gate --require-baseline", "gate --baseline-cache", "gate --no-baseline-cache",
+        "run --config", "run --skip-build"}) {
     EXPECT_TRUE(checked.count(used)) << used;
   }
 }
@@ -195,6 +227,69 @@ TEST_F(CiShellTest, TheActionReportsInfrastructureAndUsageErrors) {
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_EQ(outputs_["steps.run.outputs.outcome"], "error");
   EXPECT_FALSE(Contains(Log(), "perfgate gate"));
+}
+
+TEST_F(CiShellTest, TheActionKeepsTheBaselineBuildInTheActionsCache) {
+  // A checkout with two commits: on a push, the paired gate's baseline is HEAD's first parent.
+  fs::create_directories(dir_ / "work");
+  const std::string git =
+      "git -C " + Quote((dir_ / "work").string()) + " -c user.name=T -c user.email=t@example.com ";
+  ASSERT_EQ(Shell(git + "init -q -b main").exit_code, 0);
+  ASSERT_EQ(Shell(git + "commit -q --allow-empty -m one").exit_code, 0);
+  ASSERT_EQ(Shell(git + "commit -q --allow-empty -m two").exit_code, 0);
+  Outcome parent = Shell(git + "rev-parse HEAD^");
+  ASSERT_EQ(parent.exit_code, 0);
+  const std::string base = parent.output.substr(0, 40);
+  const Env push = {{"GITHUB_EVENT_NAME", "push"}, {"RUNNER_OS", "Linux"}, {"RUNNER_ARCH", "X64"}};
+  const std::string key = "perfgate-baseline-Linux-X64-" + base;
+  const std::string dir = (dir_ / "perfgate-baseline-cache").string();
+
+  // A miss: restored (nothing), the gate builds into the directory, saved under the key.
+  Outcome o = RunAction({{"token", "pgt_secret"}}, push);
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_TRUE(Contains(Log(), "--baseline-cache " + dir + "\n"));
+  ASSERT_EQ(used_.size(), 2u);
+  EXPECT_EQ(used_[0].at("id"), "baseline-restore");
+  EXPECT_EQ(used_[1].at("id"), "baseline-save");
+  for (const Env& step : used_) {
+    EXPECT_EQ(step.at("key"), key);
+    EXPECT_EQ(step.at("path"), dir);
+  }
+
+  // A hit on the exact key: nothing to save.
+  uses_outputs_["steps.baseline-restore.outputs.cache-hit"] = "true";
+  o = RunAction({{"token", "pgt_secret"}}, push);
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  ASSERT_EQ(used_.size(), 1u);
+  EXPECT_EQ(used_[0].at("id"), "baseline-restore");
+
+  // baseline-cache: "false": no Actions cache, and perfgate caches nothing either.
+  std::ofstream(dir_ / "log", std::ios::trunc);
+  o = RunAction({{"token", "pgt_secret"}, {"baseline-cache", "false"}}, push);
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_TRUE(used_.empty());
+  EXPECT_TRUE(Contains(Log(), " --no-baseline-cache\n"));
+  // mode unpaired without confirm measures nothing side by side: nothing to cache.
+  std::ofstream(dir_ / "log", std::ios::trunc);
+  o = RunAction({{"token", "pgt_secret"}, {"mode", "unpaired"}}, push);
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_TRUE(used_.empty());
+  EXPECT_FALSE(Contains(Log(), "baseline-cache"));
+  // An invalid value is a usage error.
+  o = RunAction({{"token", "pgt_secret"}, {"baseline-cache", "yes"}}, push);
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+}
+
+TEST_F(CiShellTest, TheActionCachesNothingWithoutAMergeBase) {
+  // Not a git checkout (or a shallow one): no key to name, so no Actions cache, and the gate
+  // keeps perfgate's own default.
+  Outcome o =
+      RunAction({{"token", "pgt_secret"}, {"comment", "false"}},
+                {{"GITHUB_EVENT_NAME", "pull_request"}, {"PR", "17"}, {"GITHUB_BASE_REF", "main"}});
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_TRUE(used_.empty());
+  EXPECT_EQ(outputs_["steps.baseline.outputs.enabled"], "false");
+  EXPECT_FALSE(Contains(Log(), "baseline-cache"));
 }
 
 constexpr char kNotes[] = "https://gitlab.example/api/v4/projects/42/merge_requests/9/notes";
