@@ -19,8 +19,9 @@ namespace fs = std::filesystem;
 constexpr std::array<std::string_view, 9> kTopKeys = {"version", "server",     "target_branch",
                                                       "testbed", "spool_dir",  "defaults",
                                                       "suites",  "thresholds", "gate"};
-constexpr std::array<std::string_view, 6> kGateKeys = {
-    "mode", "block_repetitions", "min_blocks", "max_blocks", "test", "time_budget"};
+constexpr std::array<std::string_view, 10> kGateKeys = {
+    "mode",           "block_repetitions",      "min_blocks", "max_blocks", "test", "time_budget",
+    "baseline_cache", "baseline_cache_entries", "spending",   "interleave"};
 constexpr std::array<std::string_view, 3> kServerKeys = {"url", "project", "token"};
 constexpr std::array<std::string_view, 2> kDefaultsKeys = {"repetitions", "min_time"};
 constexpr std::array<std::string_view, 6> kSuiteCommonKeys = {"name",        "type", "build",
@@ -98,7 +99,7 @@ void ReadServer(YamlReader& r, const Entry& e, RunnerConfig& config) {
   r.Text(server, "project", &config.server.project, Check::kName);
 }
 
-void ReadGate(YamlReader& r, const Entry& e, GateSettings& gate) {
+void ReadGate(YamlReader& r, const Entry& e, const fs::path& base_dir, GateSettings& gate) {
   const Map map = r.ReadMap(e.value, e.key.Mark(), "gate", kGateKeys);
   if (std::string mode; r.Text(map, "mode", &mode)) {
     if (auto parsed = ParseGateMode(mode)) {
@@ -119,7 +120,26 @@ void ReadGate(YamlReader& r, const Entry& e, GateSettings& gate) {
   if (r.Text(map, "test", &gate.test) && gate.test != "t" && gate.test != "wilcoxon") {
     r.Fail(*map.Find("test"), "gate.test", "must be t or wilcoxon, got \"" + gate.test + "\"");
   }
+  if (r.Text(map, "spending", &gate.spending) && gate.spending != "pocock" &&
+      gate.spending != "obf" && gate.spending != "bonferroni") {
+    r.Fail(*map.Find("spending"), "gate.spending",
+           "must be pocock, obf or bonferroni, got \"" + gate.spending + "\"");
+  }
+  if (r.Text(map, "interleave", &gate.interleave) && gate.interleave != "suite" &&
+      gate.interleave != "benchmark" && gate.interleave != "repetition") {
+    r.Fail(*map.Find("interleave"), "gate.interleave",
+           "must be suite, benchmark or repetition, got \"" + gate.interleave + "\"");
+  }
   r.Integer(map, "time_budget", 0, 7 * 24 * 3600, &gate.time_budget_s);
+  if (std::string dir; r.Text(map, "baseline_cache", &dir)) {
+    if (dir.empty()) {
+      r.Fail(*map.Find("baseline_cache"), "gate.baseline_cache",
+             "must be a directory; `baseline_cache_entries: 0` turns the cache off");
+    } else {
+      gate.baseline_cache = ResolvePath(base_dir, dir);
+    }
+  }
+  r.Integer(map, "baseline_cache_entries", 0, 1000, &gate.baseline_cache_entries);
 }
 
 void ReadSuite(YamlReader& r, const YAML::Node& node, std::string path, const RunnerConfig& config,
@@ -265,7 +285,9 @@ void ReadDocument(YamlReader& r, const YAML::Node& root, const EnvLookup& env,
     r.Integer(map, "repetitions", 2, 10000, &config.default_repetitions);
     r.Positive(map, "min_time", 0, 3600, &config.default_min_time);
   }
-  if (const Entry* gate = top.Find("gate"); gate != nullptr) ReadGate(r, *gate, config.gate);
+  if (const Entry* gate = top.Find("gate"); gate != nullptr) {
+    ReadGate(r, *gate, config.base_dir, config.gate);
+  }
   const Entry* suites = top.Find("suites");
   if (r.ok() && (suites == nullptr || !suites->value.IsSequence() || suites->value.size() == 0)) {
     return r.Fail(suites != nullptr ? suites->key.Mark() : top.mark, "suites",
@@ -303,6 +325,11 @@ void ReadDocument(YamlReader& r, const YAML::Node& root, const EnvLookup& env,
                                          *testbed + "\"");
       }
       config.testbed = *testbed;
+    }
+    // A directory named in the job's environment is the job's, so relative to where it runs.
+    if (auto cache = env("PERFGATE_BASELINE_CACHE"); cache && !cache->empty()) {
+      std::error_code ec;
+      config.gate.baseline_cache = fs::absolute(*cache, ec).lexically_normal();
     }
   }
   if (config.testbed.empty()) {

@@ -77,11 +77,20 @@ std::optional<GateMode> ParseGateMode(std::string_view text);
 
 struct GateSettings {
   GateMode mode = GateMode::kUnpaired;
-  int block_repetitions = 5;       // of each side per block, 2..1000
-  int min_blocks = 6;              // the first look, 3..1000
-  int max_blocks = 30;             // the last look, min_blocks..10000
-  std::string test = "t";          // "t" or "wilcoxon"
+  int block_repetitions = 5;        // of each side per block, 2..1000
+  int min_blocks = 6;               // the first look, 3..1000
+  int max_blocks = 30;              // the last look, min_blocks..10000
+  std::string test = "t";           // "t" or "wilcoxon"
+  std::string spending = "pocock";  // alpha over the looks: "pocock", "obf" or "bonferroni"
+  // A block of a Google Benchmark suite: one process per side for the whole "suite", or a pair
+  // of processes per "benchmark" (the sides closer in time; more process starts).
+  std::string interleave = "repetition";
   std::int64_t time_budget_s = 0;  // measuring stops at the first look after this; 0: none
+  // The paired gate's cache of built baselines (runner/run/baseline_cache.h): its directory,
+  // absolute once read (PERFGATE_BASELINE_CACHE, else gate.baseline_cache; "" : the default,
+  // <config dir>/.perfgate/baseline-cache), and how many it keeps, 0..1000 (0: no cache).
+  std::filesystem::path baseline_cache;
+  int baseline_cache_entries = 4;
 
   bool operator==(const GateSettings&) const = default;
 };

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -43,7 +44,9 @@ struct GateArgs {
   int64_t time_budget = -1;  // -1: perfgate.yaml's
   bool no_shift_remeasure = false;
   std::string save_measurement;  // paired: write the measurement here too
-  bool no_post = false;          // paired: measure and save only
+  std::string baseline_cache;    // paired: "" : PERFGATE_BASELINE_CACHE, else gate.baseline_cache
+  bool no_baseline_cache = false;
+  bool no_post = false;  // paired: measure and save only
   std::string comment_file;
   std::string junit_file;
   std::string gitlab_metrics_file;
@@ -98,6 +101,11 @@ Result<config::GateSettings> Settings(const GateArgs& args, const config::Runner
   if (args.min_blocks > 0) s.min_blocks = args.min_blocks;
   if (args.max_blocks > 0) s.max_blocks = args.max_blocks;
   if (args.time_budget >= 0) s.time_budget_s = args.time_budget;
+  if (!args.baseline_cache.empty()) {
+    std::error_code ec;
+    s.baseline_cache = std::filesystem::absolute(args.baseline_cache, ec).lexically_normal();
+  }
+  if (args.no_baseline_cache) s.baseline_cache_entries = 0;
   if (s.max_blocks < s.min_blocks) {
     return InvalidArgument("--max-blocks " + std::to_string(s.max_blocks) +
                                " is below --min-blocks " + std::to_string(s.min_blocks),
@@ -141,6 +149,9 @@ int Gate(const GateArgs& args) {
   if (!config) return ReportError(config.error());
   auto settings = Settings(args, *config);
   if (!settings) return ReportError(settings.error());
+  // --confirm builds the baseline from config->gate: the same cache.
+  config->gate.baseline_cache = settings->baseline_cache;
+  config->gate.baseline_cache_entries = settings->baseline_cache_entries;
   if (args.no_post &&
       (args.save_measurement.empty() || settings->mode != config::GateMode::kPaired)) {
     return ReportError(
@@ -373,6 +384,14 @@ void AddGateCommand(CLI::App& app, int* exit_code) {
   gate->add_flag("--no-post", args->no_post,
                  "Paired: measure and write --save-measurement only, without the server (a host "
                  "that cannot reach it; post the file to .../verdict/paired later)");
+  CLI::Option* cache =
+      gate->add_option("--baseline-cache", args->baseline_cache,
+                       "Paired: the directory of the baseline build cache (default: "
+                       "$PERFGATE_BASELINE_CACHE, else gate.baseline_cache, else "
+                       "<config dir>/.perfgate/baseline-cache)");
+  gate->add_flag("--no-baseline-cache", args->no_baseline_cache,
+                 "Paired: build the baseline without the build cache, and store nothing there")
+      ->excludes(cache);
   gate->add_flag("--no-shift-remeasure", args->no_shift_remeasure,
                  "When the run's metrics moved together (environment_shift), do not re-measure "
                  "them side by side; the gate then exits 3");

@@ -90,9 +90,14 @@ Result<wire::PairedMeasurement> MeasureForGate(const config::RunnerConfig& confi
   paired.design.min_blocks = s.min_blocks;
   paired.design.max_blocks = s.max_blocks;
   paired.design.test = s.test;
+  paired.design.spending = s.spending;
+  paired.interleave = s.interleave == "repetition"  ? run::PairedOptions::Interleave::kRepetition
+                      : s.interleave == "benchmark" ? run::PairedOptions::Interleave::kBenchmark
+                                                    : run::PairedOptions::Interleave::kSuite;
   // A new order per gate, written into the measurement so that the verdict can be replayed.
   paired.design.seed = std::random_device{}() & 0x7fffffffu;
   paired.budget = std::chrono::seconds(s.time_budget_s);
+  paired.baseline_cache = run::BaselineCacheOf(config, s);
 
   Progress("measuring side by side on this host: the baseline " + baseline.substr(0, 12) +
            " and this build, " + std::to_string(paired.gated.size()) + " suite(s), blocks of " +

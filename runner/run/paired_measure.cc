@@ -22,9 +22,35 @@ void PairedMeasurer::Record(const SuiteOutcome& outcome, bool base_side, bool ba
   }
 }
 
+Result<void> PairedMeasurer::MeasurePair(const std::string& suite_name,
+                                         const config::Suite& head_suite,
+                                         const config::Suite& base_suite,
+                                         const std::set<std::string>& benchmarks, int repetitions,
+                                         const ProgressLine& progress) {
+  const ProgressLine quiet = [](const std::string&) {};
+  const bool base_first = (order_() & 1u) == 0;
+  for (int turn = 0; turn < 2; ++turn) {
+    const bool base_side = (turn == 0) == base_first;
+    SuiteOptions options;
+    options.repetitions = repetitions;
+    options.benchmarks = benchmarks;
+    options.work_dir = base_.WorkDir(base_side ? "work-base" : "work-head");
+    options.skip_build = true;
+    options.quiet = true;
+    auto outcome = RunSuite(base_side ? base_.config() : head_, base_side ? base_suite : head_suite,
+                            options, blocks_ == 0 ? progress : quiet);
+    if (!outcome) {
+      return MakeError(outcome.error().code, std::string(base_side ? "baseline" : "this build") +
+                                                 " (suite " + suite_name +
+                                                 "): " + outcome.error().message);
+    }
+    Record(*outcome, base_side, base_first);
+  }
+  return {};
+}
+
 Result<void> PairedMeasurer::MeasureBlock(const BenchmarkSelection& only,
                                           const ProgressLine& progress) {
-  const ProgressLine quiet = [](const std::string&) {};
   for (const auto& [suite_name, benchmarks] : only) {
     const config::Suite* head_suite = head_.FindSuite(suite_name);
     const config::Suite* base_suite = base_.config().FindSuite(suite_name);
@@ -32,23 +58,31 @@ Result<void> PairedMeasurer::MeasureBlock(const BenchmarkSelection& only,
       return MakeError(ErrorCode::kNotFound,
                        "suite " + suite_name + " is not in both commits' perfgate.yaml");
     }
-    const bool base_first = (order_() & 1u) == 0;
-    for (int turn = 0; turn < 2; ++turn) {
-      const bool base_side = (turn == 0) == base_first;
-      SuiteOptions options;
-      options.repetitions = options_.repetitions;
-      options.benchmarks = benchmarks;
-      options.work_dir = base_.WorkDir(base_side ? "work-base" : "work-head");
-      options.skip_build = true;
-      options.quiet = true;
-      auto outcome =
-          RunSuite(base_side ? base_.config() : head_, base_side ? *base_suite : *head_suite,
-                   options, blocks_ == 0 ? progress : quiet);
-      if (!outcome) {
-        return MakeError(outcome.error().code, std::string(base_side ? "baseline" : "this build") +
-                                                   ": " + outcome.error().message);
+    std::set<std::string> names = benchmarks;
+    const bool split = options_.interleave != PairedOptions::Interleave::kSuite &&
+                       head_suite->type == config::SuiteType::kGbench;
+    if (split && names.empty()) {
+      for (const auto& [key, series] : series_) {
+        if (key.suite == suite_name) names.insert(key.benchmark);
       }
-      Record(*outcome, base_side, base_first);
+    }
+    if (!split || names.empty()) {
+      if (auto ok = MeasurePair(suite_name, *head_suite, *base_suite, benchmarks,
+                                options_.repetitions, progress);
+          !ok) {
+        return ok;
+      }
+      continue;
+    }
+    const bool rounds = options_.interleave == PairedOptions::Interleave::kRepetition;
+    for (const std::string& name : names) {
+      for (int round = 0; round < (rounds ? options_.repetitions : 1); ++round) {
+        if (auto ok = MeasurePair(suite_name, *head_suite, *base_suite, {name},
+                                  rounds ? 1 : options_.repetitions, progress);
+            !ok) {
+          return ok;
+        }
+      }
     }
   }
   ++blocks_;

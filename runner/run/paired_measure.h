@@ -31,6 +31,14 @@ using PairedSeries = wire::PairedSeries;
 struct PairedOptions {
   int repetitions = 5;     // of each side per block
   std::uint64_t seed = 0;  // of the order drawn per block
+  // Google Benchmark suites, once the suite's benchmarks are known (after the first block):
+  // kSuite runs one process per side for the whole suite; kBenchmark each benchmark's two sides
+  // back to back (its own pair of processes, its own order), so that the two sides of a block are
+  // seconds closer; kRepetition alternates the sides repetition by repetition (one process per
+  // repetition, the order drawn per round), so that a slow spell of the machine hits one
+  // repetition of one side, which the block's median drops.
+  enum class Interleave { kSuite, kBenchmark, kRepetition };
+  Interleave interleave = Interleave::kSuite;
 };
 
 // Suite name -> the benchmarks to run (an empty set: all of the suite's).
@@ -54,6 +62,10 @@ class PairedMeasurer {
 
  private:
   void Record(const SuiteOutcome& outcome, bool base_side, bool base_first);
+  // Both sides of `benchmarks` (all of the suite's when empty) in an order drawn now.
+  Result<void> MeasurePair(const std::string& suite_name, const config::Suite& head_suite,
+                           const config::Suite& base_suite, const std::set<std::string>& benchmarks,
+                           int repetitions, const ProgressLine& progress);
 
   const config::RunnerConfig& head_;
   const BaselineTree& base_;

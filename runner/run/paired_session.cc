@@ -10,12 +10,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+bool Open(const stats::PairedMetricVerdict& v) { return v.decided_at_look < 0 && !v.unstable; }
+
 // "3 metrics still undecided: core/BM_Sort/16384 real_time, ..." (the first few).
 std::string Undecided(const judge::PairedJudgement& judged) {
   std::string names;
   int count = 0;
   for (const stats::PairedMetricVerdict& v : judged.verdicts.metrics) {
-    if (v.verdict != stats::Verdict::kInconclusive || v.unstable) continue;
+    if (!Open(v)) continue;
     if (++count <= 3) names += (names.empty() ? "" : ", ") + v.name;
   }
   if (count > 3) names += ", ...";
@@ -23,6 +25,23 @@ std::string Undecided(const judge::PairedJudgement& judged) {
 }
 
 }  // namespace
+
+BenchmarkSelection StillUndecided(const config::RunnerConfig& head,
+                                  const judge::PairedJudgement& judged) {
+  BenchmarkSelection out;
+  for (const judge::PairedRow& row : judged.rows) {
+    const stats::PairedMetricVerdict* v = judged.VerdictOf(row);
+    if (v == nullptr || !Open(*v)) continue;
+    const SeriesKey& key = row.series->key;
+    const config::Suite* suite = head.FindSuite(key.suite);
+    if (suite != nullptr && suite->type == config::SuiteType::kGbench) {
+      out[key.suite].insert(key.benchmark);
+    } else {
+      out[key.suite];  // command and training suites run whole
+    }
+  }
+  return out;
+}
 
 Result<wire::PairedMeasurement> MeasurePaired(const config::RunnerConfig& head,
                                               const PairedRequest& request,
@@ -39,22 +58,28 @@ Result<wire::PairedMeasurement> MeasurePaired(const config::RunnerConfig& head,
 
   std::set<std::string> suites;
   for (const auto& [suite, benchmarks] : request.gated) suites.insert(suite);
-  auto tree = BaselineTree::Prepare(head, request.baseline_commit, suites, progress);
+  auto tree = BaselineTree::Prepare(head, request.baseline_commit, suites, progress,
+                                    request.baseline_cache);
   if (!tree) return tl::unexpected(tree.error());
 
   PairedOptions options;
   options.repetitions = static_cast<int>(request.design.repetitions);
   options.seed = request.design.seed;
+  options.interleave = request.interleave;
   PairedMeasurer measurer(head, *tree, options);
   const Clock::time_point start = Clock::now();
   out.design.stopped = "max_blocks";
+  // After the first look only the benchmarks with a metric still undecided run again; a decided
+  // one's blocks end where it was decided.
+  BenchmarkSelection measure = request.gated;
+  std::string which = "every gated benchmark";
   for (size_t look = 0; look < schedule.size(); ++look) {
     while (measurer.blocks() < schedule[look]) {
       progress("paired: block " + std::to_string(measurer.blocks() + 1) + " of " +
                std::to_string(schedule[look]) + " (look " + std::to_string(look + 1) + " of " +
                std::to_string(schedule.size()) + ", at most " + std::to_string(schedule.back()) +
-               " blocks)");
-      if (auto measured = measurer.MeasureBlock(request.gated, progress); !measured) {
+               " blocks) of " + which);
+      if (auto measured = measurer.MeasureBlock(measure, progress); !measured) {
         return tl::unexpected(measured.error());
       }
     }
@@ -72,6 +97,10 @@ Result<wire::PairedMeasurement> MeasurePaired(const config::RunnerConfig& head,
                                                           : "max_blocks";
       break;
     }
+    measure = StillUndecided(head, *judged);
+    size_t benchmarks = 0;
+    for (const auto& [suite, names] : measure) benchmarks += names.empty() ? 1 : names.size();
+    which = std::to_string(benchmarks) + " undecided benchmark(s) or suite(s)";
   }
   return out;
 }

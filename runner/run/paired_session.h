@@ -11,6 +11,8 @@
 
 #include "config/runner_config.h"
 #include "core/result.h"
+#include "judge/paired.h"
+#include "runner/run/baseline_cache.h"
 #include "runner/run/paired_measure.h"
 #include "wire/paired.h"
 
@@ -22,9 +24,17 @@ struct PairedRequest {
   wire::Testbed testbed;            // this host
   wire::VerdictRequest parameters;  // threshold, alpha, rules
   wire::PairedDesign design;        // repetitions, looks, test, seed ("stopped" is set here)
+  PairedOptions::Interleave interleave = PairedOptions::Interleave::kSuite;  // gate.interleave
   // Measuring stops at the first look reached after this much time; zero: no budget.
   std::chrono::seconds budget{0};
+  // Where the built baseline is cached (baseline_cache.h); the default: no cache.
+  BaselineCacheSettings baseline_cache;
 };
+
+// What the next look measures: the benchmarks with a gated metric still open after `judged`
+// (Google Benchmark suites by name; a command or training suite whole, as an empty set).
+BenchmarkSelection StillUndecided(const config::RunnerConfig& head,
+                                  const judge::PairedJudgement& judged);
 
 // Errors: the baseline's (its export, perfgate.yaml or build; the caller falls back to the
 // server's verdict), a run of either side that fails, or parameters out of range

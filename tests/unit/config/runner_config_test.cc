@@ -305,8 +305,12 @@ TEST(RunnerConfig, RejectsBadInputWithPositionAndKey) {
        "gate.mode"},
       {"unknown gate key", Suites(gb) + "gate: {blocks: 9}\n",
        "perfgate.yaml:4:8: gate.blocks: unknown key (allowed: mode, block_repetitions, min_blocks, "
-       "max_blocks, test, time_budget)",
+       "max_blocks, test, time_budget, baseline_cache, baseline_cache_entries, spending, "
+       "interleave)",
        "gate.blocks"},
+      {"bad spending", Suites(gb) + "gate: {spending: linear}\n",
+       "perfgate.yaml:4:18: gate.spending: must be pocock, obf or bonferroni, got \"linear\"",
+       "gate.spending"},
       {"max below min", Suites(gb) + "gate: {min_blocks: 9, max_blocks: 6}\n",
        "perfgate.yaml:4:35: gate.max_blocks: must be at least gate.min_blocks (9)",
        "gate.max_blocks"},

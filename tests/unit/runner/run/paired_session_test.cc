@@ -129,6 +129,91 @@ TEST(MeasurePaired, ATrainingSuiteIsMeasuredSideBySide) {
   }
 }
 
+// Interleaved by repetition, each block holds `repetitions` values of each side (one process
+// each), and the measurement decides as before.
+TEST(MeasurePaired, InterleavedByRepetitionEachBlockHoldsItsRepetitions) {
+  testing::SyntheticRepo repo("paired-rounds");
+  ASSERT_TRUE(repo.ok());
+  std::ofstream(repo.path() / "perfgate.yaml")
+      << "version: 1\nsuites:\n  - {name: micro, type: gbench, binary: ./bench, build: \""
+      << testing::kBuildBench << "\"}\n";
+  ASSERT_TRUE(repo.MakeHistory(1, [](int k) { return k == 0 ? 1000 : 1100; }));
+  ASSERT_EQ(
+      testing::RunShell("cd " + repo.path().string() + " && " + testing::kBuildBench).exit_code, 0);
+  auto head = config::LoadRunnerConfig((repo.path() / "perfgate.yaml").string());
+  ASSERT_TRUE(head.has_value()) << head.error().ToString();
+  PairedRequest request;
+  request.baseline_commit = repo.Sha(0, 1);
+  request.gated = {{"micro", {}}};
+  request.testbed.name = "test-host";
+  request.design.repetitions = 3;
+  request.design.min_blocks = 6;
+  request.design.max_blocks = 13;
+  request.design.seed = 5;
+  request.interleave = PairedOptions::Interleave::kRepetition;
+  auto measured = MeasurePaired(*head, request, [](const std::string&) {});
+  ASSERT_TRUE(measured.has_value()) << measured.error().ToString();
+  ASSERT_FALSE(measured->series.empty());
+  for (const wire::PairedSeries& s : measured->series) {
+    for (const wire::PairedBlock& b : s.blocks) {
+      if (b.base.empty() && b.head.empty()) continue;  // decided: not measured again
+      EXPECT_EQ(b.base.size(), 3u) << s.key.benchmark;
+      EXPECT_EQ(b.head.size(), 3u) << s.key.benchmark;
+    }
+  }
+  auto policy = judge::PairedPolicyOf(*measured);
+  ASSERT_TRUE(policy.has_value());
+  auto judged = judge::JudgePaired(*measured, *policy, false);
+  ASSERT_TRUE(judged.has_value()) << judged.error().ToString();
+  for (const judge::PairedRow& row : judged->rows) {
+    const stats::PairedMetricVerdict* v = judged->VerdictOf(row);
+    ASSERT_NE(v, nullptr);
+    if (row.series->key.benchmark == "BM_Work") {
+      EXPECT_EQ(v->verdict, stats::Verdict::kRegression) << v->name << ": " << v->reason;
+    } else {
+      EXPECT_NE(v->verdict, stats::Verdict::kRegression) << v->name << ": " << v->reason;
+    }
+  }
+}
+
+// After a look, only the benchmarks with a gated metric still open run again: a Google Benchmark
+// one by name, a command suite whole; decided, ignored and NEW series keep nothing open.
+TEST(StillUndecided, NamesTheBenchmarksWithAnOpenGatedMetric) {
+  auto head = config::ParseRunnerConfig(
+      "version: 1\nsuites:\n  - {name: micro, type: gbench, binary: ./bench}\n"
+      "  - {name: cmd, type: command, command: \"true\"}\n",
+      "perfgate.yaml");
+  ASSERT_TRUE(head.has_value()) << head.error().ToString();
+  auto series = [](std::string suite, std::string benchmark, std::string metric,
+                   const std::vector<double>& ratios) {
+    wire::PairedSeries s;
+    s.key = {std::move(suite), std::move(benchmark), std::move(metric)};
+    s.unit = "ns";
+    for (double r : ratios) s.blocks.push_back({true, {100, 101}, {100 * r, 101 * r}});
+    return s;
+  };
+  const std::vector<double> clear(6, 1.2);
+  const std::vector<double> noisy = {1.3, 0.7, 1.25, 0.8, 1.35, 0.75};
+  wire::PairedMeasurement m;
+  m.baseline_commit = std::string(40, 'a');
+  m.design.min_blocks = 6;
+  m.design.max_blocks = 13;
+  m.series = {series("micro", "BM_Clear", "real_time", clear),
+              series("micro", "BM_Noisy", "real_time", noisy),
+              series("micro", "BM_Skipped", "real_time", noisy),
+              series("cmd", "cmd", "wall_time", noisy)};
+  m.parameters.rules = {ThresholdRule{}};
+  m.parameters.rules[0].benchmark = "BM_Skipped";
+  m.parameters.rules[0].ignore = true;
+  auto policy = judge::PairedPolicyOf(m);
+  ASSERT_TRUE(policy.has_value());
+  auto judged = judge::JudgePaired(m, *policy, false);
+  ASSERT_TRUE(judged.has_value()) << judged.error().ToString();
+  EXPECT_EQ(judged->VerdictOf(judged->rows[0])->verdict, stats::Verdict::kRegression);
+  const BenchmarkSelection next = StillUndecided(*head, *judged);
+  EXPECT_EQ(next, (BenchmarkSelection{{"micro", {"BM_Noisy"}}, {"cmd", {}}}));
+}
+
 TEST(MeasurePaired, ABaselineThatDoesNotBuildIsAnErrorBeforeAnythingIsMeasured) {
   testing::SyntheticRepo repo("paired-broken");
   ASSERT_TRUE(repo.ok());
