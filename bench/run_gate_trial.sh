@@ -2,28 +2,38 @@
 # The gate's trial on this machine, as a user would run it (docs/performance.md, "The gate on a
 # noisy machine"): a throwaway git repository whose perfgate.yaml builds six small Google
 # Benchmark kernels from source (bench/workloads/gate_trial/trial_bench.cc), a run of main, then
-# N A/A pull requests (a docs change) and N slowed ones (a real code change: BM_Sum does 1/12
-# more additions, ~+9% side by side), each measured with `perfgate run` and gated twice on the
-# same run: unpaired (the server's verdict, without re-measuring shifts) and paired (--paired).
-# With --load, a background loop keeps one core busy for 3 s out of every 7 s (a noisy
-# neighbour), so the machine's speed moves between and within runs.
+# N A/A pull requests (a docs change) and N slowed ones (a real code change: BM_Sum does 1/E
+# more additions, E = --extra-work, 14 by default: about +7%), each measured with `perfgate run`
+# and gated twice on the same run: unpaired (the server's verdict, without re-measuring shifts)
+# and paired (--paired). With --load, a background loop keeps one core busy for 3 s out of every
+# 7 s (a noisy neighbour), so the machine's speed moves between and within runs.
 #
-#   bash bench/run_gate_trial.sh [--prs N] [--load] [--out FILE]
+#   bash bench/run_gate_trial.sh [--prs N] [--load] [--out FILE] [--keep DIR]
+#                                [--gate "{interleave: suite}"] [--extra-work E]
 #
-# Needs build/release (perfgate, perfgate-server) and Google Benchmark's development files.
-# Prints one line per gate and a summary; --out writes the lines as CSV.
+# --keep DIR keeps each gate's output and each paired measurement; --gate appends a `gate:` map
+# to the trial's perfgate.yaml. Needs build/release (perfgate, perfgate-server) and Google
+# Benchmark's development files. Prints one line per gate and a summary (the gate's time and the
+# PR job's: `perfgate run` + the gate, the baseline build included; the baseline build cache is
+# cold for the first pull request and warm after); --out writes the lines as CSV.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 prs=10
 load=false
 out=""
+keep=""
+gate_yaml=""
+extra=14  # BM_Sum adds 1/14 more elements: about +7%
 while [ $# -gt 0 ]; do
   case "$1" in
     --prs) prs=$2; shift ;;
     --load) load=true ;;
     --out) out=$2; shift ;;
-    -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
+    --keep) keep=$2; shift ;;
+    --gate) gate_yaml=$2; shift ;;
+    --extra-work) extra=$2; shift ;;
+    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "run_gate_trial: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -76,6 +86,7 @@ thresholds:
   - {benchmark: "*", metric: real_time, percent: 5}
   - {benchmark: "*", ignore: true}
 EOF
+[ -n "$gate_yaml" ] && echo "gate: $gate_yaml" >>"$repo/perfgate.yaml"
 printf '.perfgate/\nbin/\n' >"$repo/.gitignore"
 git_ add -A && git_ commit -q -m "baseline"
 pg() { (cd "$repo" && "$perfgate" "$@"); }
@@ -99,7 +110,7 @@ print(" ".join(names) if names else "none")
 PY
 }
 
-csv="kind,pr,mode,exit,failed,seconds"
+csv="kind,pr,mode,exit,failed,seconds,run_seconds"
 echo "$csv"
 for kind in aa slow; do
   for i in $(seq 1 "$prs"); do
@@ -108,24 +119,32 @@ for kind in aa slow; do
     if [ "$kind" = aa ]; then
       echo "change $i" >>"$repo/NOTES"
     else
-      sed -i 's/constexpr int kExtraWork = 0;/constexpr int kExtraWork = 12;/' "$repo/trial_bench.cc"
+      sed -i "s/constexpr int kExtraWork = 0;/constexpr int kExtraWork = $extra;/" "$repo/trial_bench.cc"
       echo "change $i" >>"$repo/NOTES"
     fi
     git_ add -A && git_ commit -q -m "$kind $i"
+    run_start=$(date +%s.%N)
     pg run --branch "$kind-$i" --target-branch main >/dev/null 2>"$data/run.err" ||
       { cat "$data/run.err"; exit 1; }
+    run_seconds=$(awk -v s="$run_start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e - s}')
     for mode in unpaired paired; do
       flags=(--mode "$mode")
       [ "$mode" = unpaired ] && flags+=(--no-shift-remeasure)
+      [ "$mode" = paired ] && [ -n "$keep" ] && mkdir -p "$keep" &&
+        flags+=(--save-measurement "$keep/$kind-$i-measurement.json")
       start=$(date +%s.%N)
       status=0
       pg gate "${flags[@]}" --color never --junit "$data/junit.xml" >"$data/gate.out" \
         2>"$data/gate.err" || status=$?
-      seconds=$(python3 -c "import time; print(f'{time.time() - $start:.0f}')")
-      line="$kind,$i,$mode,$status,$(failed "$data/junit.xml"),$seconds"
+      seconds=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e - s}')
+      line="$kind,$i,$mode,$status,$(failed "$data/junit.xml"),$seconds,$run_seconds"
       echo "$line"
       csv+=$'\n'"$line"
       rm -f "$data/junit.xml"
+      if [ -n "$keep" ]; then
+        mkdir -p "$keep" && cp "$data/gate.out" "$keep/$kind-$i-$mode.out" &&
+          cp "$data/gate.err" "$keep/$kind-$i-$mode.err"
+      fi
       if [ "$status" -eq 2 ]; then cat "$data/gate.err" >&2; exit 1; fi
     done
   done
@@ -143,7 +162,12 @@ for mode in ("unpaired", "paired"):
     exact = sum(r["exit"] == "1" and r["failed"] == "BM_Sum/16384" for r in slow)
     caught = sum(r["exit"] == "1" and "BM_Sum/16384" in r["failed"] for r in slow)
     secs = sorted(float(r["seconds"]) for r in aa + slow)
+    job = sorted(float(r["seconds"]) + float(r["run_seconds"]) for r in aa + slow)
+    runs = sorted(float(r["run_seconds"]) for r in aa + slow)
     print(f"{mode:9s} A/A failed {false_fail}/{len(aa)}; slowdown caught {caught}/{len(slow)} "
           f"(exactly BM_Sum: {exact}); exit 3 (shift held) {held}; "
-          f"gate seconds median {secs[len(secs)//2]:.0f}, max {secs[-1]:.0f}")
+          f"gate seconds median {secs[len(secs)//2]:.0f}, max {secs[-1]:.0f}; "
+          f"PR job (run + gate) median {job[len(job)//2]:.0f}, max {job[-1]:.0f}; "
+          f"run median {runs[len(runs)//2]:.1f} s: job / run median {job[len(job)//2] / runs[len(runs)//2]:.1f}x, "
+          f"max {job[-1] / runs[len(runs)//2]:.1f}x")
 PY
