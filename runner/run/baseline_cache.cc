@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "runner/run/process.h"
+#include "runner/run/upload.h"
 
 namespace perfgate::run {
 namespace {
@@ -245,15 +246,6 @@ fs::path MakeTemp(const fs::path& dir) {
   std::string pattern = (dir / (std::string(kTempPrefix) + "XXXXXX")).string();
   if (mkdtemp(pattern.data()) == nullptr) return {};
   return pattern;
-}
-
-std::string NowRfc3339() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
 }
 
 bool IsKeyName(const std::string& name) {

@@ -6,8 +6,12 @@ PairedMeasurer::PairedMeasurer(const config::RunnerConfig& head, const BaselineT
                                const PairedOptions& options)
     : head_(head), base_(base), options_(options), order_(options.seed) {}
 
-void PairedMeasurer::Record(const SuiteOutcome& outcome, bool base_side, bool base_first) {
+void PairedMeasurer::Record(const SuiteOutcome& outcome, bool base_side, bool base_first,
+                            const std::set<std::string>& only) {
   for (const wire::ResultSeries& s : outcome.series) {
+    // A binary that ignores the filter reports more than was asked: only what was asked for
+    // belongs to this pair of runs.
+    if (!only.empty() && only.count(s.key.benchmark) == 0) continue;
     PairedSeries& series = series_[s.key];
     if (series.key.suite.empty()) {
       series.key = s.key;
@@ -44,7 +48,8 @@ Result<void> PairedMeasurer::MeasurePair(const std::string& suite_name,
                                                  " (suite " + suite_name +
                                                  "): " + outcome.error().message);
     }
-    Record(*outcome, base_side, base_first);
+    Record(*outcome, base_side, base_first,
+           head_suite.type == config::SuiteType::kGbench ? benchmarks : std::set<std::string>{});
   }
   return {};
 }

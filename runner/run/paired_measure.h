@@ -61,7 +61,9 @@ class PairedMeasurer {
   std::vector<PairedSeries> Series() const;
 
  private:
-  void Record(const SuiteOutcome& outcome, bool base_side, bool base_first);
+  // Appends a side's values to the current block (of the benchmarks in `only` when not empty).
+  void Record(const SuiteOutcome& outcome, bool base_side, bool base_first,
+              const std::set<std::string>& only);
   // Both sides of `benchmarks` (all of the suite's when empty) in an order drawn now.
   Result<void> MeasurePair(const std::string& suite_name, const config::Suite& head_suite,
                            const config::Suite& base_suite, const std::set<std::string>& benchmarks,
