@@ -73,7 +73,7 @@ export async function renderRuns(ctx) {
 
 function verdictSummary(v, project, runId) {
   const c = v.counts || {};
-  const parts = ['regression', 'inconclusive', 'unstable', 'improvement', 'new', 'equivalent', 'ignored']
+  const parts = ['regression', 'inconclusive', 'unstable', 'improvement', 'new', 'equivalent', 'pass', 'ignored']
     .filter((k) => c[k]).map((k) => c[k] + ' ' + k);
   const regressions = (v.results || []).filter((r) => r.verdict === 'REGRESSION')
     .sort((a, b) => Math.abs(b.change) - Math.abs(a.change)).slice(0, 5);
