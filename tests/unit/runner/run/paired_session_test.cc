@@ -39,6 +39,27 @@ void MakeSlowerHead(testing::SyntheticRepo& repo, std::optional<config::RunnerCo
   request.design.max_blocks = 13;
 }
 
+// The measurement judged as the server would judge it: BM_Work (10% slower) a REGRESSION of about
+// +10%, and no other series a REGRESSION (each EQUIVALENT when `others_equivalent`).
+void ExpectBmWorkRegressed(const wire::PairedMeasurement& measured, bool others_equivalent) {
+  auto policy = judge::PairedPolicyOf(measured);
+  ASSERT_TRUE(policy.has_value());
+  auto judged = judge::JudgePaired(measured, *policy, false);
+  ASSERT_TRUE(judged.has_value()) << judged.error().ToString();
+  for (const judge::PairedRow& row : judged->rows) {
+    const stats::PairedMetricVerdict* v = judged->VerdictOf(row);
+    ASSERT_NE(v, nullptr);
+    if (row.series->key.benchmark == "BM_Work") {
+      EXPECT_EQ(v->verdict, stats::Verdict::kRegression) << v->name << ": " << v->reason;
+      EXPECT_NEAR(v->change, 0.10, 0.03) << v->name;
+    } else if (others_equivalent) {
+      EXPECT_EQ(v->verdict, stats::Verdict::kEquivalent) << v->name << ": " << v->reason;
+    } else {
+      EXPECT_NE(v->verdict, stats::Verdict::kRegression) << v->name << ": " << v->reason;
+    }
+  }
+}
+
 TEST(MeasurePaired, MeasuresUntilDecidedAndTheSlowerBenchmarkIsTheRegression) {
   testing::SyntheticRepo repo("paired-session");
   std::optional<config::RunnerConfig> head;
@@ -71,20 +92,7 @@ TEST(MeasurePaired, MeasuresUntilDecidedAndTheSlowerBenchmarkIsTheRegression) {
   EXPECT_TRUE(announced);
 
   // What the measurement says, judged as the server would judge it.
-  auto policy = judge::PairedPolicyOf(*measured);
-  ASSERT_TRUE(policy.has_value());
-  auto judged = judge::JudgePaired(*measured, *policy, false);
-  ASSERT_TRUE(judged.has_value()) << judged.error().ToString();
-  for (const judge::PairedRow& row : judged->rows) {
-    const stats::PairedMetricVerdict* v = judged->VerdictOf(row);
-    ASSERT_NE(v, nullptr);
-    if (row.series->key.benchmark == "BM_Work") {
-      EXPECT_EQ(v->verdict, stats::Verdict::kRegression) << v->name << ": " << v->reason;
-      EXPECT_NEAR(v->change, 0.10, 0.03) << v->name;
-    } else {
-      EXPECT_EQ(v->verdict, stats::Verdict::kEquivalent) << v->name << ": " << v->reason;
-    }
-  }
+  ExpectBmWorkRegressed(*measured, /*others_equivalent=*/true);
 }
 
 // A training suite runs in each side's tree with that commit's script: the baseline's steps take
@@ -161,19 +169,7 @@ TEST(MeasurePaired, InterleavedByRepetitionEachBlockHoldsItsRepetitions) {
       EXPECT_EQ(b.head.size(), 3u) << s.key.benchmark;
     }
   }
-  auto policy = judge::PairedPolicyOf(*measured);
-  ASSERT_TRUE(policy.has_value());
-  auto judged = judge::JudgePaired(*measured, *policy, false);
-  ASSERT_TRUE(judged.has_value()) << judged.error().ToString();
-  for (const judge::PairedRow& row : judged->rows) {
-    const stats::PairedMetricVerdict* v = judged->VerdictOf(row);
-    ASSERT_NE(v, nullptr);
-    if (row.series->key.benchmark == "BM_Work") {
-      EXPECT_EQ(v->verdict, stats::Verdict::kRegression) << v->name << ": " << v->reason;
-    } else {
-      EXPECT_NE(v->verdict, stats::Verdict::kRegression) << v->name << ": " << v->reason;
-    }
-  }
+  ExpectBmWorkRegressed(*measured, /*others_equivalent=*/false);
 }
 
 // After a look, only the benchmarks with a gated metric still open run again: a Google Benchmark
