@@ -1,7 +1,6 @@
 #include "judge/paired.h"
 
 #include <algorithm>
-#include <climits>
 #include <string>
 
 #include "stats/paired_design.h"

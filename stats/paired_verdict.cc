@@ -142,7 +142,6 @@ struct LookContext {
   int look;
   int blocks;
   std::string at;  // " at look 2 of 5 (9 blocks)"
-  bool reported;   // the requested look: every record keeps its bootstrap interval
   int family;      // the gated metrics (Holm's m, before rejections)
 };
 
@@ -157,8 +156,9 @@ std::string ConfidenceText(double level) {
 
 // REGRESSION, IMPROVEMENT, EQUIVALENT or PASS, or false when the look leaves the metric open.
 // `rejected`: Holm's step-down rejected "no slowdown" for it at this look. The bootstrap (the
-// costly part) runs only where it is kept: a decision, or the reported look (a union can only
-// rule a slowdown out where the t interval already does).
+// costly part) runs only where it can decide (a union can only rule a slowdown out where the t
+// interval already does) or is kept by a decision; a metric left open gets it once, after the
+// last look judged.
 bool Judge(const BlockSeries& series, const LookContext& look, bool rejected,
            NominalLevelTable& levels, PairedMetricVerdict& v) {
   const double tau = v.threshold;
@@ -173,11 +173,8 @@ bool Judge(const BlockSeries& series, const LookContext& look, bool rejected,
     return true;
   }
   const bool rules_out_t = WorseEnd(v.t_ci, v.direction) < tau;
-  if (rules_out_t || look.reported) AddBootstrap(series, look.blocks, look.policy, v);
-  if (!(rules_out_t && WorseEnd(v.decision_ci, v.direction) < tau)) {
-    if (!look.reported) v.bootstrap_ci = {kNaN, kNaN};
-    return false;
-  }
+  if (rules_out_t) AddBootstrap(series, look.blocks, look.policy, v);
+  if (!(rules_out_t && WorseEnd(v.decision_ci, v.direction) < tau)) return false;
   const std::string bound = ConfidenceText(v.bound_level) + " one-sided bound ";
   // PASS; labelled IMPROVEMENT or EQUIVALENT where the same blocks show more. An improvement
   // must be established at the strictest level of the family (alpha / m, no Holm).
@@ -346,9 +343,7 @@ Result<PairedLookVerdicts> JudgePairedLook(std::span<const PairedMetricInput> me
     }
     const std::vector<bool> rejected =
         HolmStepDown(out.metrics, open, family - rejected_before, j, levels);
-    // The requested look keeps every record's bootstrap interval; in kLookReached the last look
-    // is known only once the blocks run short, so every look keeps them there.
-    const LookContext context{policy, j, blocks, at, reached || j == look, family};
+    const LookContext context{policy, j, blocks, at, family};
     for (size_t i : open) {
       if (Judge(series[i], context, rejected[i], levels, out.metrics[i])) {
         decided[i] = true;
@@ -365,6 +360,10 @@ Result<PairedLookVerdicts> JudgePairedLook(std::span<const PairedMetricInput> me
   out.blocks = schedule[static_cast<size_t>(look)];
   out.look_alpha = levels.Level(policy.alpha, look);
   out.final = budget_exhausted || look == looks - 1;
+  // A metric still open reports the bootstrap interval of the look it was last judged at.
+  for (size_t i = 0; i < m; ++i) {
+    if (!decided[i]) AddBootstrap(series[i], out.metrics[i].blocks, policy, out.metrics[i]);
+  }
 
   for (size_t i = 0; i < m; ++i) {
     PairedMetricVerdict& v = out.metrics[i];

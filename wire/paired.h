@@ -50,7 +50,7 @@ struct PairedDesign {
   // How alpha is spent over the looks: "pocock", "obf" or "bonferroni" (stats/group_sequential.h;
   // absent on the wire: "pocock").
   std::string spending = "pocock";
-  uint64_t seed = 0;        // of the order drawn per block, 0..2^63-1
+  uint64_t seed = 0;  // of the order drawn per block, 0..2^63-1
   // Why the measurement ended: "decided" (no metric left undecided), "max_blocks" (the last
   // look), "time_budget" (the runner's budget ran out first).
   std::string stopped = "decided";

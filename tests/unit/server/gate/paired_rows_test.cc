@@ -92,7 +92,8 @@ TEST(PairedRowsTest, APlantedMeasurementBecomesOneRowPerSeries) {
                                  {"inconclusive", 0},
                                  {"ignored", 1},
                                  {"new", 1},
-                                 {"unstable", 1}, {"pass", 0}}));
+                                 {"unstable", 1},
+                                 {"pass", 0}}));
   EXPECT_EQ(parts->outcome, "regression");
   ASSERT_EQ(parts->warnings.size(), 1u);
   EXPECT_NE(parts->warnings[0].find("BM_Few"), std::string::npos) << parts->warnings[0];
@@ -212,7 +213,8 @@ TEST(PairedRowsTest, AnAmendmentReplacesTheReMeasuredRows) {
                                    {"inconclusive", 0},
                                    {"ignored", 0},
                                    {"new", 0},
-                                   {"unstable", 0}, {"pass", 0}}));
+                                   {"unstable", 0},
+                                   {"pass", 0}}));
   EXPECT_EQ(amended->outcome, "regression");
   ASSERT_GE(amended->warnings.size(), 2u);
   EXPECT_EQ(amended->warnings.front(), "an earlier warning");
