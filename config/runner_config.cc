@@ -109,7 +109,7 @@ void ReadGate(YamlReader& r, const Entry& e, const fs::path& base_dir, GateSetti
              "must be unpaired, paired or auto, got \"" + mode + "\"");
     }
   }
-  r.Integer(map, "block_repetitions", 2, 1000, &gate.block_repetitions);
+  r.Integer(map, "block_repetitions", 1, 1000, &gate.block_repetitions);
   r.Integer(map, "min_blocks", 3, 1000, &gate.min_blocks);
   r.Integer(map, "max_blocks", 3, 10000, &gate.max_blocks);
   if (r.ok() && gate.max_blocks < gate.min_blocks) {
@@ -117,8 +117,10 @@ void ReadGate(YamlReader& r, const Entry& e, const fs::path& base_dir, GateSetti
            "gate.max_blocks",
            "must be at least gate.min_blocks (" + std::to_string(gate.min_blocks) + ")");
   }
-  if (r.Text(map, "test", &gate.test) && gate.test != "t" && gate.test != "wilcoxon") {
-    r.Fail(*map.Find("test"), "gate.test", "must be t or wilcoxon, got \"" + gate.test + "\"");
+  if (r.Text(map, "test", &gate.test) && gate.test != "t" && gate.test != "wilcoxon" &&
+      gate.test != "trimmed") {
+    r.Fail(*map.Find("test"), "gate.test",
+           "must be trimmed, t or wilcoxon, got \"" + gate.test + "\"");
   }
   if (r.Text(map, "spending", &gate.spending) && gate.spending != "pocock" &&
       gate.spending != "obf" && gate.spending != "bonferroni") {

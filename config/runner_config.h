@@ -77,10 +77,10 @@ std::optional<GateMode> ParseGateMode(std::string_view text);
 
 struct GateSettings {
   GateMode mode = GateMode::kUnpaired;
-  int block_repetitions = 5;        // of each side per block, 2..1000
-  int min_blocks = 6;               // the first look, 3..1000
-  int max_blocks = 30;              // the last look, min_blocks..10000
-  std::string test = "t";           // "t" or "wilcoxon"
+  int block_repetitions = 1;        // of each side per block, 1..1000
+  int min_blocks = 10;              // the first look, 3..1000
+  int max_blocks = 50;              // the last look, min_blocks..10000
+  std::string test = "trimmed";     // "trimmed", "t" or "wilcoxon"
   std::string spending = "pocock";  // alpha over the looks: "pocock", "obf" or "bonferroni"
   // A block of a Google Benchmark suite: one process per side for the whole "suite", or a pair
   // of processes per "benchmark" (the sides closer in time; more process starts).

@@ -51,16 +51,21 @@ struct PairedMetricVerdict {
   // The look that decided it (REGRESSION, PASS, IMPROVEMENT or EQUIVALENT: the verdict and every
   // number here are frozen there; it needs no further blocks); -1 while open or UNSTABLE.
   int decided_at_look = -1;
-  double ratio = 0;   // exp(mean d): the typical head / base ratio
+  // exp(mean d): the typical head / base ratio (the trimmed test: exp(20%-trimmed mean of d)).
+  double ratio = 0;
   double change = 0;  // ratio - 1
   // Intervals whose each tail has the look's one-sided PASS level (bound_level): 1 - 2 level.
-  Interval t_ci;              // exp(t interval of mean d) - 1
-  Interval bootstrap_ci;      // percentile bootstrap over blocks of exp(mean d) - 1
-  Interval decision_ci;       // the union of the two: PASS needs its worse end inside the threshold
+  Interval t_ci;          // exp(t interval of mean d) - 1 (trimmed: of the trimmed mean)
+  Interval bootstrap_ci;  // percentile bootstrap over blocks of exp(mean d) - 1 (or trimmed)
+  // PASS needs its worse end inside the threshold: the union of the two (the trimmed test: its
+  // t interval alone).
+  Interval decision_ci;
   double bound_level = 0;     // one-sided level of each end of the intervals at this look
   double median_change = 0;   // exp(median d) - 1
   double hodges_lehmann = 0;  // exp(one-sample Hodges-Lehmann estimate of d) - 1
-  double noise = 0;  // sd of d (log scale, ~relative): the block-to-block noise left after pairing
+  // sd of d (log scale, ~relative): the block-to-block noise left after pairing; for the trimmed
+  // test sd(winsorized d) / (1 - 2 trim), the noise its standard error is of.
+  double noise = 0;
   double drift = 0;  // sd of log(median base_b): the machine's drift between blocks, cancelled
   double p_t = 0;    // two-sided one-sample t-test of d against 0
   double p_wilcoxon = 0;  // two-sided signed-rank test of d (SciPy's method auto)

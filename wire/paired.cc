@@ -82,8 +82,8 @@ PairedDesign ReadDesign(Reader& reader, const json& object, const std::string& p
     reader.Fail(FieldPath(path, k::kGrowth), "must be in (1, 10]");
   }
   d.test = reader.String(object, k::kTest, path, true);
-  if (!reader.failed() && d.test != "t" && d.test != "wilcoxon") {
-    reader.Fail(FieldPath(path, k::kTest), "must be \"t\" or \"wilcoxon\"");
+  if (!reader.failed() && d.test != "t" && d.test != "wilcoxon" && d.test != "trimmed") {
+    reader.Fail(FieldPath(path, k::kTest), "must be \"t\", \"wilcoxon\" or \"trimmed\"");
   }
   d.spending = reader.OptString(object, k::kSpending, path).value_or("pocock");
   if (!reader.failed() && d.spending != "pocock" && d.spending != "obf" &&

@@ -366,14 +366,14 @@ void AddGateCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"unpaired", "paired", "auto"}));
   gate->add_option(
           "--block-repetitions", args->block_repetitions,
-          "Paired: repetitions of each side per block (default: gate.block_repetitions, 5)")
-      ->check(CLI::Range(2, 1000));
+          "Paired: repetitions of each side per block (default: gate.block_repetitions, 1)")
+      ->check(CLI::Range(1, 1000));
   gate->add_option("--min-blocks", args->min_blocks,
-                   "Paired: blocks of the first look (default: gate.min_blocks, 6)")
+                   "Paired: blocks of the first look (default: gate.min_blocks, 10)")
       ->check(CLI::Range(3, 1000));
   gate->add_option("--max-blocks", args->max_blocks,
                    "Paired: blocks of the last look; a metric still undecided then is UNSTABLE "
-                   "(not gating) (default: gate.max_blocks, 30)")
+                   "(not gating) (default: gate.max_blocks, 50)")
       ->check(CLI::Range(3, 10000));
   gate->add_option("--time-budget", args->time_budget,
                    "Paired: seconds of measuring after which the next look is the last; 0: none "

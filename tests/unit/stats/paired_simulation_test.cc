@@ -3,10 +3,13 @@
 // runner does), on a noisy shared machine: a drift shared by both sides of a block (log-normal,
 // sd 10%) with a 40% step between two blocks of every run, a small drift between the two halves
 // of a block (sd 1%, sides in random order), repetition noise of CV 2-5% and 1 repetition in 20
-// hit 2-4x slower. The promises: on A/A data the family-wise false-alarm rate over all looks is
-// at most alpha, a 7% or 8% slowdown of one metric among 6 is a REGRESSION of exactly that metric
-// in at least 95% of runs with no other alarm, and the blocks it takes (pinned, to show a change
-// that makes the gate dearer).
+// hit 2-4x slower; and a machine that switches between two speeds 1.7x apart, so that the two
+// sides of 1 block in 10 run at different speeds. The promises: on A/A data the family-wise
+// false-alarm rate over all looks is at most alpha, a 7% or 8% slowdown of one metric among 6 is
+// a REGRESSION of exactly that metric in at least 95% of runs with no other alarm, and the blocks
+// it takes (pinned, to show a change that makes the gate dearer). The defaults (blocks of one
+// repetition per side, the trimmed test, looks at 10..50 blocks) against the design before them
+// (blocks of 5, the t-test, looks at 6..30) on the same noise.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,7 +23,16 @@ namespace perfgate::stats {
 namespace {
 
 // The runner's default repetitions per side per block (config::GateSettings).
-constexpr int PairedPolicyRepetitions() { return 5; }
+constexpr int PairedPolicyRepetitions() { return 1; }
+
+// The design before the trimmed test: blocks of 5 repetitions, the t-test, looks at 6..30.
+PairedPolicy BlocksOfFivePolicy() {
+  PairedPolicy policy;
+  policy.test = PairedTest::kT;
+  policy.min_blocks = 6;
+  policy.max_blocks = 30;
+  return policy;
+}
 
 double StandardNormal(Rng& rng) {
   for (;;) {
@@ -38,7 +50,22 @@ struct NoiseModel {
   double cv_high = 0.05;
   double outlier_rate = 0.05;                   // repetitions hit 2-4x slower
   int repetitions = PairedPolicyRepetitions();  // per side per block
+  // The machine's speed switches: the two sides of a block run at speeds this far apart (the
+  // slower side drawn at random) with this probability.
+  double straddle_rate = 0.0;
+  double straddle_factor = 1.7;
 };
+
+NoiseModel Switching() {
+  NoiseModel model;
+  model.straddle_rate = 0.10;
+  return model;
+}
+
+NoiseModel BlocksOfFive(NoiseModel model) {
+  model.repetitions = 5;
+  return model;
+}
 
 // One run of the paired runner: metrics with their own levels and noise, measured block after
 // block on one machine; `shifts[m]` is the head's true relative change of metric m.
@@ -82,7 +109,10 @@ class SimulatedRun {
     double machine = std::exp(model_.drift_sd * StandardNormal(rng_));
     if (index >= step_block_) machine *= 1 + model_.step;
     const bool head_first = rng_.Uniform() < 0.5;
-    const double second_half = std::exp(model_.within_sd * StandardNormal(rng_));
+    double second_half = std::exp(model_.within_sd * StandardNormal(rng_));
+    if (rng_.Uniform() < model_.straddle_rate) {
+      second_half *= rng_.Uniform() < 0.5 ? model_.straddle_factor : 1 / model_.straddle_factor;
+    }
     for (size_t m = 0; m < shifts_.size(); ++m) {
       if (!open[m]) continue;
       ++metric_blocks_;
@@ -144,6 +174,7 @@ struct Figures {
   int alarms = 0;        // trials with a REGRESSION where none is true (the gate fails wrongly)
   int improvements = 0;  // trials with an IMPROVEMENT where none is true (a label, not gating)
   int detected = 0;      // trials where the shifted metric is a REGRESSION and nothing else alarms
+  int passed = 0;        // trials where the shifted metric PASSed (EQUIVALENT, IMPROVEMENT too)
   int unstable = 0;      // metrics left UNSTABLE, over all trials
   long blocks = 0;       // blocks of the last look, over all trials
   long metric_blocks = 0;  // blocks measured per metric, summed over metrics and trials
@@ -175,6 +206,7 @@ Figures Simulate(const PairedPolicy& policy, const NoiseModel& model, int metric
       const Verdict v = result.metrics[m].verdict;
       if (shift != 0 && m == target) {
         hit = v == Verdict::kRegression;
+        f.passed += v == Verdict::kPass || v == Verdict::kEquivalent || v == Verdict::kImprovement;
       } else if (v == Verdict::kRegression) {
         ++false_alarms;
       } else if (v == Verdict::kImprovement) {
@@ -191,10 +223,10 @@ Figures Simulate(const PairedPolicy& policy, const NoiseModel& model, int metric
 void Print(const char* name, const Figures& f) {
   std::printf(
       "[ simulation ] %s: %d trials, family-wise false REGRESSION rate %.4f (IMPROVEMENT %.4f), "
-      "detected %.4f, "
+      "detected %.4f, shifted metric passed %.4f, "
       "mean blocks of the last look %.2f, blocks per metric %.2f, unstable metrics per trial "
       "%.3f\n",
-      name, f.trials, f.Rate(f.alarms), f.Rate(f.improvements), f.Rate(f.detected), f.MeanBlocks(),
+      name, f.trials, f.Rate(f.alarms), f.Rate(f.improvements), f.Rate(f.detected), f.Rate(f.passed), f.MeanBlocks(),
       f.MeanMetricBlocks(), static_cast<double>(f.unstable) / f.trials);
 }
 
@@ -207,7 +239,28 @@ TEST(PairedAaSimulation, FamilyWiseFalseAlarmsAtOrBelowAlpha) {
   const PairedPolicy policy;
   const int trials = 400;
   const Figures f = Simulate(policy, NoiseModel{}, 10, trials, 0.0, 20261125);
-  Print("A/A, 10 metrics, t", f);
+  Print("A/A, 10 metrics, trimmed, blocks of 1", f);
+  EXPECT_LE(f.Rate(f.alarms), AlarmBound(policy.alpha, trials));
+  // The measuring cost, pinned (17.5 blocks of one repetition per side when measured; the t-test
+  // on blocks of 5 below takes 7.4 blocks, 37 repetitions per side).
+  EXPECT_LE(f.MeanMetricBlocks(), 20);
+  EXPECT_LE(f.Rate(f.improvements), AlarmBound(policy.alpha, trials));
+}
+
+TEST(PairedAaSimulation, SwitchingMachineHoldsFamilyWiseRate) {
+  const PairedPolicy policy;
+  const int trials = 400;
+  const Figures f = Simulate(policy, Switching(), 10, trials, 0.0, 20261128);
+  Print("A/A, 10 metrics, trimmed, blocks of 1, switching machine", f);
+  EXPECT_LE(f.Rate(f.alarms), AlarmBound(policy.alpha, trials));
+  EXPECT_LE(f.Rate(f.improvements), AlarmBound(policy.alpha, trials));
+}
+
+TEST(PairedAaSimulation, BlocksOfFiveWithTheTTestHoldFamilyWiseRate) {
+  const PairedPolicy policy = BlocksOfFivePolicy();
+  const int trials = 400;
+  const Figures f = Simulate(policy, BlocksOfFive(NoiseModel{}), 10, trials, 0.0, 20261125);
+  Print("A/A, 10 metrics, t, blocks of 5", f);
   EXPECT_LE(f.Rate(f.alarms), AlarmBound(policy.alpha, trials));
   EXPECT_LE(f.Rate(f.improvements), AlarmBound(policy.alpha, trials));
 }
@@ -220,55 +273,87 @@ TEST(PairedAaSimulation, AlphaSpendingAloneHoldsFamilyWiseRate) {
   policy.bootstrap_resamples = 200;  // the interval cannot decide at this threshold
   const int trials = 400;
   const Figures f = Simulate(policy, NoiseModel{}, 10, trials, 0.0, 777);
-  Print("A/A, 10 metrics, t, threshold 0.1%", f);
+  Print("A/A, 10 metrics, trimmed, threshold 0.1%", f);
+  EXPECT_LE(f.Rate(f.alarms), AlarmBound(policy.alpha, trials));
+  EXPECT_LE(f.Rate(f.improvements), AlarmBound(policy.alpha, trials));
+}
+
+TEST(PairedAaSimulation, TTestAlphaSpendingHoldsFamilyWiseRate) {
+  PairedPolicy policy = BlocksOfFivePolicy();
+  policy.threshold = 0.001;
+  policy.bootstrap_resamples = 200;
+  const int trials = 400;
+  const Figures f = Simulate(policy, BlocksOfFive(NoiseModel{}), 10, trials, 0.0, 778);
+  Print("A/A, 10 metrics, t, blocks of 5, threshold 0.1%", f);
   EXPECT_LE(f.Rate(f.alarms), AlarmBound(policy.alpha, trials));
   EXPECT_LE(f.Rate(f.improvements), AlarmBound(policy.alpha, trials));
 }
 
 TEST(PairedAaSimulation, SignedRankTestHoldsFamilyWiseRate) {
-  PairedPolicy policy;
+  PairedPolicy policy = BlocksOfFivePolicy();
   policy.test = PairedTest::kWilcoxon;
   policy.threshold = 0.001;
   policy.bootstrap_resamples = 200;
   const int trials = 400;
-  const Figures f = Simulate(policy, NoiseModel{}, 10, trials, 0.0, 31337);
-  Print("A/A, 10 metrics, wilcoxon, threshold 0.1%", f);
+  const Figures f = Simulate(policy, BlocksOfFive(NoiseModel{}), 10, trials, 0.0, 31337);
+  Print("A/A, 10 metrics, wilcoxon, blocks of 5, threshold 0.1%", f);
   EXPECT_LE(f.Rate(f.alarms), AlarmBound(policy.alpha, trials));
   EXPECT_LE(f.Rate(f.improvements), AlarmBound(policy.alpha, trials));
 }
 
-class PairedPowerSimulation : public ::testing::TestWithParam<double> {};
+// PASS is the gate's other error: a slowdown of exactly the threshold must pass at most at the
+// rate alpha (each bound's one-sided levels spent over the looks like alpha).
+TEST(PairedPassSimulation, SlowdownOfExactlyTheThresholdPassesAtMostAlpha) {
+  const PairedPolicy policy;
+  const int trials = 400;
+  for (const bool switching : {false, true}) {
+    const Figures f = Simulate(policy, switching ? Switching() : NoiseModel{}, 6, trials, 0.05,
+                               switching ? 4242 : 4243);
+    Print(switching ? "5% slowdown (the threshold), 1 of 6, trimmed, switching machine"
+                    : "5% slowdown (the threshold), 1 of 6, trimmed",
+          f);
+    EXPECT_LE(f.Rate(f.passed), AlarmBound(policy.alpha, trials));
+  }
+}
+
+struct PowerCase {
+  const char* name;
+  double shift;
+  bool switching;
+  bool blocks_of_five;
+  double min_detected = 0.95;
+};
+
+class PairedPowerSimulation : public ::testing::TestWithParam<PowerCase> {};
 
 TEST_P(PairedPowerSimulation, OneSlowdownAmongSixIsFoundAlone) {
-  const PairedPolicy policy;
+  const PowerCase c = GetParam();
+  const PairedPolicy policy = c.blocks_of_five ? BlocksOfFivePolicy() : PairedPolicy{};
+  NoiseModel model = c.switching ? Switching() : NoiseModel{};
+  if (c.blocks_of_five) model = BlocksOfFive(model);
   const int trials = 300;
-  const double shift = GetParam();
-  const Figures f =
-      Simulate(policy, NoiseModel{}, 6, trials, shift, static_cast<uint64_t>(shift * 1000) + 5);
-  Print(shift < 0.075 ? "power, 7% slowdown, 1 of 6 metrics" : "power, 8% slowdown, 1 of 6 metrics",
-        f);
-  EXPECT_GE(f.Rate(f.detected), 0.95);
+  const Figures f = Simulate(policy, model, 6, trials, c.shift,
+                             static_cast<uint64_t>(c.shift * 1000) + 5 + (c.switching ? 1 : 0));
+  Print(c.name, f);
+  EXPECT_GE(f.Rate(f.detected), c.min_detected);
   EXPECT_LE(f.Rate(f.alarms), AlarmBound(policy.alpha, trials));
   EXPECT_LE(f.Rate(f.improvements), AlarmBound(policy.alpha, trials));
 }
 
-INSTANTIATE_TEST_SUITE_P(Slowdowns, PairedPowerSimulation, ::testing::Values(0.07, 0.08));
-
-// With 3 repetitions per side a block's median survives one slow repetition but not two, which
-// happens to 0.7% of block sides at this outlier rate: one such block (a log ratio near
-// +/-log 3) among 30 moves the mean by several percent and widens the interval, and the metric
-// ends UNSTABLE instead of REGRESSION in about 1 run in 10. Pinned so that a change that makes
-// it worse shows; docs/statistics.md gives the figures.
-TEST(PairedPowerSimulation, ThreeRepetitionsPerBlockLoseSomePower) {
-  NoiseModel model;
-  model.repetitions = 3;
-  const int trials = 300;
-  const Figures f = Simulate(PairedPolicy{}, model, 6, trials, 0.07, 75);
-  Print("power, 7% slowdown, 1 of 6 metrics, 3 repetitions per block", f);
-  EXPECT_GE(f.Rate(f.detected), 0.85);
-  EXPECT_LE(f.Rate(f.alarms), AlarmBound(0.05, trials));
-  EXPECT_LE(f.Rate(f.improvements), AlarmBound(0.05, trials));
-}
+// The t-test on blocks of 5 on the switching machine: a torn block's log ratio (+/-0.5) enters
+// its mean in full, and a third of the slowdowns end UNSTABLE (0.63 detected when measured);
+// pinned so that the comparison in docs/statistics.md stays true.
+INSTANTIATE_TEST_SUITE_P(
+    Slowdowns, PairedPowerSimulation,
+    ::testing::Values(PowerCase{"power, 7% slowdown, 1 of 6, trimmed, blocks of 1", 0.07, false,
+                                false},
+                      PowerCase{"power, 8% slowdown, 1 of 6, trimmed, blocks of 1", 0.08, false,
+                                false},
+                      PowerCase{"power, 7% slowdown, 1 of 6, trimmed, switching machine", 0.07,
+                                true, false},
+                      PowerCase{"power, 7% slowdown, 1 of 6, t, blocks of 5", 0.07, false, true},
+                      PowerCase{"power, 7% slowdown, 1 of 6, t, blocks of 5, switching machine",
+                                0.07, true, true, 0.5}));
 
 }  // namespace
 }  // namespace perfgate::stats

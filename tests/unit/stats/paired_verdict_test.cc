@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "stats/multiple_testing.h"
+#include "stats/trimmed.h"
 
 namespace perfgate::stats {
 namespace {
@@ -39,6 +40,16 @@ std::vector<double> Ratios(int n, double centre, double spread) {
   return r;
 }
 
+// The rules below are shown with the t-test on blocks of the looks at 6, 9, 13, 20, 30 (the
+// design before the trimmed test became the default); the trimmed test's own cases follow them.
+PairedPolicy TPolicy() {
+  PairedPolicy policy;
+  policy.test = PairedTest::kT;
+  policy.min_blocks = 6;
+  policy.max_blocks = 30;
+  return policy;
+}
+
 PairedMetricInput Input(std::string name, const std::vector<PairedBlock>& blocks,
                         Direction direction = Direction::kLowerIsBetter) {
   return {std::move(name), direction, blocks};
@@ -47,7 +58,7 @@ PairedMetricInput Input(std::string name, const std::vector<PairedBlock>& blocks
 TEST(PairedVerdictRules, ClearRegressionAtTheFirstLook) {
   const auto blocks = Blocks(Ratios(6, 1.10, 0.01));
   const std::vector<PairedMetricInput> inputs = {Input("BM_A", blocks)};
-  auto r = JudgePairedLook(inputs, PairedPolicy{}, 0);
+  auto r = JudgePairedLook(inputs, TPolicy(), 0);
   ASSERT_TRUE(r) << r.error().ToString();
   const PairedMetricVerdict& v = r->metrics[0];
   EXPECT_EQ(v.verdict, Verdict::kRegression) << v.reason;
@@ -80,7 +91,7 @@ TEST(PairedVerdictRules, ClearRegressionAtTheFirstLook) {
 TEST(PairedVerdictRules, DriftCancelsWithinBlocks) {
   const auto blocks = Blocks(Ratios(6, 1.0, 0.005));
   const std::vector<PairedMetricInput> inputs = {Input("BM_A", blocks)};
-  auto r = JudgePairedLook(inputs, PairedPolicy{}, 0);
+  auto r = JudgePairedLook(inputs, TPolicy(), 0);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->metrics[0].verdict, Verdict::kEquivalent) << r->metrics[0].reason;
   EXPECT_NE(r->metrics[0].reason.find("97% CI"), std::string::npos) << r->metrics[0].reason;
@@ -106,7 +117,7 @@ TEST(PairedVerdictRules, DirectionDecidesWorseOrBetter) {
   const std::vector<PairedMetricInput> inputs = {
       Input("time", faster), Input("throughput", more, Direction::kHigherIsBetter),
       Input("throughput_down", faster, Direction::kHigherIsBetter)};
-  auto r = JudgePairedLook(inputs, PairedPolicy{}, 0);
+  auto r = JudgePairedLook(inputs, TPolicy(), 0);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->metrics[0].verdict, Verdict::kImprovement);
   EXPECT_EQ(r->metrics[1].verdict, Verdict::kImprovement);
@@ -122,7 +133,7 @@ TEST(PairedVerdictRules, PerMetricThresholdAndAlpha) {
   inputs[1].threshold = 0.02;
   inputs[2].threshold = 0.02;
   inputs[2].alpha = 1e-12;
-  auto r = JudgePairedLook(inputs, PairedPolicy{}, 0);
+  auto r = JudgePairedLook(inputs, TPolicy(), 0);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->metrics[0].verdict, Verdict::kEquivalent) << r->metrics[0].reason;
   EXPECT_EQ(r->metrics[1].verdict, Verdict::kRegression) << r->metrics[1].reason;
@@ -139,7 +150,7 @@ TEST(PairedVerdictRules, PassRulesOutASlowdownOnly) {
   const auto faster = Blocks(Ratios(6, 0.97, 0.02));
   const auto slower = Blocks(Ratios(6, 1.03, 0.02));
   const std::vector<PairedMetricInput> inputs = {Input("faster", faster), Input("slower", slower)};
-  auto r = JudgePairedLook(inputs, PairedPolicy{}, 0);
+  auto r = JudgePairedLook(inputs, TPolicy(), 0);
   ASSERT_TRUE(r);
   const PairedMetricVerdict& pass = r->metrics[0];
   EXPECT_EQ(pass.verdict, Verdict::kPass) << pass.reason;
@@ -155,7 +166,7 @@ TEST(PairedVerdictRules, PassRulesOutASlowdownOnly) {
   // Higher is better: the same ratios read the other way.
   const std::vector<PairedMetricInput> higher = {Input("fewer", faster, Direction::kHigherIsBetter),
                                                  Input("more", slower, Direction::kHigherIsBetter)};
-  auto h = JudgePairedLook(higher, PairedPolicy{}, 0);
+  auto h = JudgePairedLook(higher, TPolicy(), 0);
   ASSERT_TRUE(h);
   EXPECT_EQ(h->metrics[0].verdict, Verdict::kInconclusive) << h->metrics[0].reason;
   EXPECT_EQ(h->metrics[1].verdict, Verdict::kPass) << h->metrics[1].reason;
@@ -167,7 +178,7 @@ TEST(PairedVerdictRules, LookReachedByTheOpenMetrics) {
   const auto settled = Blocks(Ratios(6, 1.0, 0.005));  // EQUIVALENT at 6 blocks, then frozen
   const auto noisy = Blocks(Ratios(13, 1.0, 0.3));     // open to the end
   const std::vector<PairedMetricInput> inputs = {Input("settled", settled), Input("noisy", noisy)};
-  auto reached = JudgePairedLook(inputs, PairedPolicy{}, kLookReached);
+  auto reached = JudgePairedLook(inputs, TPolicy(), kLookReached);
   ASSERT_TRUE(reached) << reached.error().ToString();
   EXPECT_EQ(reached->look, 2);  // 6, 9, 13: the noisy metric has 13 blocks
   EXPECT_EQ(reached->blocks, 13);
@@ -175,7 +186,7 @@ TEST(PairedVerdictRules, LookReachedByTheOpenMetrics) {
   EXPECT_EQ(reached->metrics[0].blocks, 6);
   EXPECT_EQ(reached->metrics[1].blocks, 13);
   EXPECT_TRUE(reached->more_blocks_needed);
-  auto explicit_look = JudgePairedLook(inputs, PairedPolicy{}, 2);
+  auto explicit_look = JudgePairedLook(inputs, TPolicy(), 2);
   ASSERT_TRUE(explicit_look) << explicit_look.error().ToString();
   EXPECT_EQ(explicit_look->metrics[1].reason, reached->metrics[1].reason);
   EXPECT_EQ(explicit_look->metrics[0].reason, reached->metrics[0].reason);
@@ -183,17 +194,17 @@ TEST(PairedVerdictRules, LookReachedByTheOpenMetrics) {
   const auto short_noisy = Blocks(Ratios(11, 1.0, 0.3));
   const std::vector<PairedMetricInput> short_inputs = {Input("settled", settled),
                                                        Input("noisy", short_noisy)};
-  auto shorter = JudgePairedLook(short_inputs, PairedPolicy{}, kLookReached);
+  auto shorter = JudgePairedLook(short_inputs, TPolicy(), kLookReached);
   ASSERT_TRUE(shorter);
   EXPECT_EQ(shorter->look, 1);
   EXPECT_EQ(shorter->metrics[1].blocks, 9);
-  auto refused = JudgePairedLook(short_inputs, PairedPolicy{}, 2);
+  auto refused = JudgePairedLook(short_inputs, TPolicy(), 2);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().field, "noisy");
   // Every metric needs the first look's blocks.
   const auto five = Blocks(Ratios(5, 1.0, 0.005));
   const std::vector<PairedMetricInput> too_few = {Input("five", five)};
-  EXPECT_FALSE(JudgePairedLook(too_few, PairedPolicy{}, kLookReached));
+  EXPECT_FALSE(JudgePairedLook(too_few, TPolicy(), kLookReached));
 }
 
 // Holm's step-down uses each step's level of the spending function: a metric decided as a
@@ -204,7 +215,7 @@ TEST(PairedVerdictRules, HolmStepsUseTheSpendingLevels) {
   const auto b = Blocks(Ratios(6, 1.08, 0.01));
   const auto c = Blocks(Ratios(6, 1.0, 0.004));
   const std::vector<PairedMetricInput> inputs = {Input("a", a), Input("b", b), Input("c", c)};
-  auto r = JudgePairedLook(inputs, PairedPolicy{}, 0);
+  auto r = JudgePairedLook(inputs, TPolicy(), 0);
   ASSERT_TRUE(r);
   const double first =
       NominalLevels(Spending::kPocock, 0.05 / 3, std::vector<int>{6, 9, 13, 20, 30})[0];
@@ -224,14 +235,14 @@ TEST(PairedVerdictRules, DecisionsStickAcrossLooks) {
   const auto settled = Blocks(ratios);
   const auto noisy = Blocks(Ratios(9, 1.0, 0.3));
   const std::vector<PairedMetricInput> inputs = {Input("settled", settled), Input("noisy", noisy)};
-  auto first = JudgePairedLook(inputs, PairedPolicy{}, 0);
+  auto first = JudgePairedLook(inputs, TPolicy(), 0);
   ASSERT_TRUE(first);
   EXPECT_EQ(first->metrics[0].verdict, Verdict::kEquivalent);
   EXPECT_EQ(first->metrics[1].verdict, Verdict::kInconclusive);
   EXPECT_TRUE(first->more_blocks_needed);
   EXPECT_EQ(first->next_blocks, 9);
   EXPECT_EQ(first->inconclusive, 1);
-  auto second = JudgePairedLook(inputs, PairedPolicy{}, 1);
+  auto second = JudgePairedLook(inputs, TPolicy(), 1);
   ASSERT_TRUE(second);
   const PairedMetricVerdict& v = second->metrics[0];
   EXPECT_EQ(v.verdict, Verdict::kEquivalent);
@@ -245,7 +256,7 @@ TEST(PairedVerdictRules, DecisionsStickAcrossLooks) {
 TEST(PairedVerdictRules, InconclusiveThenUnstable) {
   const auto blocks = Blocks(Ratios(30, 1.0, 0.3));
   const std::vector<PairedMetricInput> inputs = {Input("BM_noisy", blocks)};
-  auto early = JudgePairedLook(inputs, PairedPolicy{}, 0);
+  auto early = JudgePairedLook(inputs, TPolicy(), 0);
   ASSERT_TRUE(early);
   const PairedMetricVerdict& e = early->metrics[0];
   EXPECT_EQ(e.verdict, Verdict::kInconclusive);
@@ -253,7 +264,7 @@ TEST(PairedVerdictRules, InconclusiveThenUnstable) {
   EXPECT_EQ(e.blocks_needed, 0);
   EXPECT_NE(e.reason.find("the next look has 9"), std::string::npos) << e.reason;
 
-  auto last = JudgePairedLook(inputs, PairedPolicy{}, 4);
+  auto last = JudgePairedLook(inputs, TPolicy(), 4);
   ASSERT_TRUE(last);
   const PairedMetricVerdict& v = last->metrics[0];
   EXPECT_EQ(v.verdict, Verdict::kInconclusive);
@@ -269,7 +280,7 @@ TEST(PairedVerdictRules, InconclusiveThenUnstable) {
   EXPECT_NE(v.reason.find("UNSTABLE, not gating"), std::string::npos) << v.reason;
   EXPECT_NE(v.reason.find("the last look"), std::string::npos) << v.reason;
 
-  auto ended = JudgePairedLook(inputs, PairedPolicy{}, 1, /*budget_exhausted=*/true);
+  auto ended = JudgePairedLook(inputs, TPolicy(), 1, /*budget_exhausted=*/true);
   ASSERT_TRUE(ended);
   EXPECT_TRUE(ended->metrics[0].unstable);
   EXPECT_EQ(ended->metrics[0].blocks, 9);
@@ -283,7 +294,7 @@ TEST(PairedVerdictRules, InconclusiveThenUnstable) {
 TEST(PairedVerdictRules, SignedRankFloorAtFewBlocks) {
   const auto blocks = Blocks(Ratios(9, 1.10, 0.01));
   const std::vector<PairedMetricInput> inputs = {Input("BM_A", blocks)};
-  PairedPolicy policy;
+  PairedPolicy policy = TPolicy();
   policy.test = PairedTest::kWilcoxon;
   auto first = JudgePairedLook(inputs, policy, 0);
   ASSERT_TRUE(first);
@@ -308,7 +319,7 @@ TEST(PairedVerdictRules, BlockMedianIgnoresAnOutlierRepetition) {
     b.head = {b.head[0] * 3.0, b.head[0], b.head[0] * 1.0005};  // one preempted repetition
   }
   const std::vector<PairedMetricInput> inputs = {Input("BM_A", blocks)};
-  auto r = JudgePairedLook(inputs, PairedPolicy{}, 0);
+  auto r = JudgePairedLook(inputs, TPolicy(), 0);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->metrics[0].verdict, Verdict::kEquivalent) << r->metrics[0].reason;
   EXPECT_LT(std::fabs(r->metrics[0].change), 0.002);
@@ -319,7 +330,7 @@ TEST(PairedVerdictRules, HolmAcrossEveryMetric) {
   const auto b = Blocks(Ratios(6, 1.06, 0.03));
   const auto c = Blocks(Ratios(6, 1.0, 0.2));
   const std::vector<PairedMetricInput> inputs = {Input("a", a), Input("b", b), Input("c", c)};
-  auto r = JudgePairedLook(inputs, PairedPolicy{}, 0);
+  auto r = JudgePairedLook(inputs, TPolicy(), 0);
   ASSERT_TRUE(r);
   const std::vector<double> raw = {r->metrics[0].p_test, r->metrics[1].p_test,
                                    r->metrics[2].p_test};
@@ -336,7 +347,7 @@ TEST(PairedVerdictRules, ConstantRatiosDecideWithoutNoise) {
   const auto slower = Blocks(std::vector<double>(6, 1.2));
   const auto same = Blocks(std::vector<double>(6, 1.0));
   const std::vector<PairedMetricInput> inputs = {Input("slower", slower), Input("same", same)};
-  auto r = JudgePairedLook(inputs, PairedPolicy{}, 0);
+  auto r = JudgePairedLook(inputs, TPolicy(), 0);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->metrics[0].verdict, Verdict::kRegression) << r->metrics[0].reason;
   EXPECT_EQ(r->metrics[0].p_t, 0);
@@ -350,7 +361,7 @@ TEST(PairedVerdictRules, SuiteGeometricMeanOverBlocks) {
   const auto slower = Blocks(std::vector<double>(6, 1.21));
   const auto same = Blocks(std::vector<double>(6, 1.0));
   const std::vector<PairedMetricInput> inputs = {Input("slower", slower), Input("same", same)};
-  auto r = JudgePairedLook(inputs, PairedPolicy{}, 0);
+  auto r = JudgePairedLook(inputs, TPolicy(), 0);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->suite.count, 2u);
   EXPECT_EQ(r->suite.blocks, 6);
@@ -359,11 +370,11 @@ TEST(PairedVerdictRules, SuiteGeometricMeanOverBlocks) {
   EXPECT_NEAR(r->suite.ci.upper, 1.1, 1e-12);
   const auto noisy = Blocks(Ratios(6, 1.0, 0.1));
   const std::vector<PairedMetricInput> wide = {Input("noisy", noisy)};
-  auto w = JudgePairedLook(wide, PairedPolicy{}, 0);
+  auto w = JudgePairedLook(wide, TPolicy(), 0);
   ASSERT_TRUE(w);
   EXPECT_LT(w->suite.ci.lower, w->suite.geomean_ratio);
   EXPECT_GT(w->suite.ci.upper, w->suite.geomean_ratio);
-  auto none = JudgePairedLook({}, PairedPolicy{}, 0);
+  auto none = JudgePairedLook({}, TPolicy(), 0);
   ASSERT_TRUE(none);
   EXPECT_TRUE(std::isnan(none->suite.geomean_ratio));
   EXPECT_FALSE(none->more_blocks_needed);
@@ -373,8 +384,8 @@ TEST(PairedVerdictRules, ReplayableFromTheBlocks) {
   const auto a = Blocks(Ratios(9, 1.04, 0.05));
   const auto b = Blocks(Ratios(9, 0.97, 0.08));
   const std::vector<PairedMetricInput> inputs = {Input("a", a), Input("b", b)};
-  auto one = JudgePairedLook(inputs, PairedPolicy{}, 1);
-  auto two = JudgePairedLook(inputs, PairedPolicy{}, 1);
+  auto one = JudgePairedLook(inputs, TPolicy(), 1);
+  auto two = JudgePairedLook(inputs, TPolicy(), 1);
   ASSERT_TRUE(one && two);
   for (size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(one->metrics[i].verdict, two->metrics[i].verdict);
@@ -394,7 +405,7 @@ TEST(PairedVerdictRules, PreviousLookGivesTheReplaysAnswer) {
   const auto slow = Blocks(Ratios(20, 1.09, 0.06));
   const std::vector<PairedMetricInput> inputs = {Input("settled", settled), Input("noisy", noisy),
                                                  Input("slow", slow)};
-  const PairedPolicy policy;
+  const PairedPolicy policy = TPolicy();
   auto chained = JudgePairedLook(inputs, policy, 0);
   ASSERT_TRUE(chained);
   for (int look = 1; look <= 3; ++look) {
@@ -443,37 +454,97 @@ TEST(PairedVerdictRules, RejectsBadInput) {
   // Too few blocks for a look at which the metric is still open.
   const auto noisy = Blocks(Ratios(6, 1.0, 0.3));
   const std::vector<PairedMetricInput> noisy_inputs = {Input("BM_A", noisy)};
-  Error e = error_of(noisy_inputs, PairedPolicy{}, 1);
+  Error e = error_of(noisy_inputs, TPolicy(), 1);
   EXPECT_EQ(e.field, "BM_A");
   EXPECT_NE(e.message.find("has 6 blocks; look 2 needs 9"), std::string::npos) << e.message;
-  EXPECT_EQ(error_of(inputs, PairedPolicy{}, 5).field, "look");
-  EXPECT_EQ(error_of(inputs, PairedPolicy{}, -2).field, "look");
-  PairedPolicy bad;
+  EXPECT_EQ(error_of(inputs, TPolicy(), 5).field, "look");
+  EXPECT_EQ(error_of(inputs, TPolicy(), -2).field, "look");
+  PairedPolicy bad = TPolicy();
   bad.alpha = 0;
   EXPECT_EQ(error_of(inputs, bad, 0).field, "alpha");
 
   auto empty_side = six;
   empty_side[2].head.clear();
   const std::vector<PairedMetricInput> empty_inputs = {Input("BM_A", empty_side)};
-  e = error_of(empty_inputs, PairedPolicy{}, 0);
+  e = error_of(empty_inputs, TPolicy(), 0);
   EXPECT_NE(e.message.find("block 2: a side has no repetition"), std::string::npos);
   auto negative = six;
   negative[4].base[0] = -1;
   const std::vector<PairedMetricInput> negative_inputs = {Input("BM_A", negative)};
-  e = error_of(negative_inputs, PairedPolicy{}, 0);
+  e = error_of(negative_inputs, TPolicy(), 0);
   EXPECT_NE(e.message.find("block 4: a repetition is not a positive finite number"),
             std::string::npos);
   auto infinite = six;
   infinite[0].head[0] = INFINITY;
   const std::vector<PairedMetricInput> infinite_inputs = {Input("BM_A", infinite)};
-  error_of(infinite_inputs, PairedPolicy{}, 0);
+  error_of(infinite_inputs, TPolicy(), 0);
 
   std::vector<PairedMetricInput> overrides = {Input("BM_A", six)};
   overrides[0].threshold = -0.1;
-  EXPECT_EQ(error_of(overrides, PairedPolicy{}, 0).field, "BM_A");
+  EXPECT_EQ(error_of(overrides, TPolicy(), 0).field, "BM_A");
   overrides[0].threshold = 0;
   overrides[0].alpha = 1.5;
-  EXPECT_EQ(error_of(overrides, PairedPolicy{}, 0).field, "BM_A");
+  EXPECT_EQ(error_of(overrides, TPolicy(), 0).field, "BM_A");
+}
+
+// The default test: the 20%-trimmed mean of the block log ratios. Ten blocks of a 1% slowdown
+// with two blocks torn apart by a switch of the machine's speed (x1.7 and /1.7): the t-test's
+// interval takes them in full and cannot rule a 5% slowdown out; the trimmed test cuts them and
+// PASSes at the first look, its estimate and interval those of stats/trimmed.h.
+TEST(PairedTrimmedTest, TornBlocksAreCutNotAveraged) {
+  std::vector<double> ratios = Ratios(10, 1.01, 0.01);
+  ratios[3] = 1.7;
+  ratios[7] = 1 / 1.7;
+  const auto blocks = Blocks(ratios);
+  const std::vector<PairedMetricInput> inputs = {Input("BM_A", blocks)};
+  const PairedPolicy trimmed;  // the defaults: trimmed, looks at 10, 15, 22, 33, 50
+  ASSERT_EQ(trimmed.test, PairedTest::kTrimmed);
+  auto r = JudgePairedLook(inputs, trimmed, 0);
+  ASSERT_TRUE(r) << r.error().ToString();
+  const PairedMetricVerdict& v = r->metrics[0];
+  EXPECT_EQ(v.verdict, Verdict::kEquivalent) << v.reason;
+  EXPECT_EQ(v.decided_at_look, 0);
+  std::vector<double> d;
+  for (double x : ratios) d.push_back(std::log(x));
+  EXPECT_NEAR(v.change, std::expm1(TrimmedMean(d, kPairedTrim)), 1e-12);
+  const TInterval ci = TrimmedMeanInterval(d, kPairedTrim, 1 - 2 * v.bound_level);
+  EXPECT_NEAR(v.t_ci.lower, std::expm1(ci.lower), 1e-12);
+  EXPECT_NEAR(v.t_ci.upper, std::expm1(ci.upper), 1e-12);
+  EXPECT_NEAR(v.noise, ci.std_error * std::sqrt(10.0), 1e-12);
+  const TrimmedTTestResult t = TrimmedTTest(d, kPairedTrim);
+  EXPECT_NEAR(v.p_test, t.p_greater, 1e-12);
+  // The decision is the trimmed interval's; the bootstrap (of the trimmed mean) is reported.
+  EXPECT_EQ(v.decision_ci.lower, v.t_ci.lower);
+  EXPECT_EQ(v.decision_ci.upper, v.t_ci.upper);
+  EXPECT_LT(v.bootstrap_ci.lower, v.change);
+  EXPECT_GT(v.bootstrap_ci.upper, v.change);
+
+  PairedPolicy t_test = trimmed;
+  t_test.test = PairedTest::kT;
+  auto plain = JudgePairedLook(inputs, t_test, 0);
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->metrics[0].verdict, Verdict::kInconclusive) << plain->metrics[0].reason;
+}
+
+TEST(PairedTrimmedTest, SlowdownBeyondTheThresholdIsARegression) {
+  std::vector<double> ratios = Ratios(10, 1.09, 0.01);
+  ratios[5] = 0.6;  // one torn block the other way does not hide it
+  const auto blocks = Blocks(ratios);
+  const std::vector<PairedMetricInput> inputs = {Input("BM_A", blocks)};
+  auto r = JudgePairedLook(inputs, PairedPolicy{}, 0);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->metrics[0].verdict, Verdict::kRegression) << r->metrics[0].reason;
+  EXPECT_NEAR(r->metrics[0].change, 0.09, 0.01);
+}
+
+TEST(PairedTrimmedTest, NameAndAdvice) {
+  EXPECT_EQ(PairedTestName(PairedTest::kTrimmed), "trimmed");
+  EXPECT_EQ(ParsePairedTest("trimmed"), PairedTest::kTrimmed);
+  // Charged for its efficiency at the normal: more blocks than the t-test, and at least 5.
+  const int t = BlocksNeeded(0.05, 0.03, 0.01, 0.8, PairedTest::kT);
+  const int trimmed = BlocksNeeded(0.05, 0.03, 0.01, 0.8, PairedTest::kTrimmed);
+  EXPECT_EQ(trimmed, static_cast<int>(std::ceil(t / 0.94)));
+  EXPECT_EQ(BlocksNeeded(0.05, 0.0, 0.01, 0.8, PairedTest::kTrimmed), 5);
 }
 
 }  // namespace
