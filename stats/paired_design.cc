@@ -128,7 +128,8 @@ int BlocksNeeded(double threshold, double sd, double alpha, double power, Paired
     n = static_cast<int>(std::ceil(n / kMinSignedRankEfficiency));
     while (WilcoxonMinTwoSidedP(n) >= alpha) ++n;
   }
-  if (test == PairedTest::kTrimmed) n = std::max(5, static_cast<int>(std::ceil(n / kTrimmedEfficiency)));
+  if (test == PairedTest::kTrimmed)
+    n = std::max(5, static_cast<int>(std::ceil(n / kTrimmedEfficiency)));
   return n;
 }
 

@@ -66,8 +66,8 @@ struct PairedMetricVerdict {
   // sd of d (log scale, ~relative): the block-to-block noise left after pairing; for the trimmed
   // test sd(winsorized d) / (1 - 2 trim), the noise its standard error is of.
   double noise = 0;
-  double drift = 0;  // sd of log(median base_b): the machine's drift between blocks, cancelled
-  double p_t = 0;    // two-sided one-sample t-test of d against 0
+  double drift = 0;       // sd of log(median base_b): the machine's drift between blocks, cancelled
+  double p_t = 0;         // two-sided one-sample t-test of d against 0
   double p_wilcoxon = 0;  // two-sided signed-rank test of d (SciPy's method auto)
   double p_sign = 0;      // two-sided sign test of d
   double p_test = 0;      // one-sided p of policy.test that the metric got worse (not better)

@@ -42,10 +42,10 @@ struct PairedSeries {
 
 // How the blocks were measured and looked at (stats/paired_design.h's policy and the runner's).
 struct PairedDesign {
-  int64_t repetitions = 1;   // of each side per block, 1..10000
-  int64_t min_blocks = 10;   // the first look
-  int64_t max_blocks = 50;   // the last look, at most kMaxPairedBlocks
-  double growth = 1.5;      // between looks, (1, 10]
+  int64_t repetitions = 1;       // of each side per block, 1..10000
+  int64_t min_blocks = 10;       // the first look
+  int64_t max_blocks = 50;       // the last look, at most kMaxPairedBlocks
+  double growth = 1.5;           // between looks, (1, 10]
   std::string test = "trimmed";  // "trimmed", "t" or "wilcoxon"
   // How alpha is spent over the looks: "pocock", "obf" or "bonferroni" (stats/group_sequential.h;
   // absent on the wire: "pocock").

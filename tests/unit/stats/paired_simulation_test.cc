@@ -226,8 +226,9 @@ void Print(const char* name, const Figures& f) {
       "detected %.4f, shifted metric passed %.4f, "
       "mean blocks of the last look %.2f, blocks per metric %.2f, unstable metrics per trial "
       "%.3f\n",
-      name, f.trials, f.Rate(f.alarms), f.Rate(f.improvements), f.Rate(f.detected), f.Rate(f.passed), f.MeanBlocks(),
-      f.MeanMetricBlocks(), static_cast<double>(f.unstable) / f.trials);
+      name, f.trials, f.Rate(f.alarms), f.Rate(f.improvements), f.Rate(f.detected),
+      f.Rate(f.passed), f.MeanBlocks(), f.MeanMetricBlocks(),
+      static_cast<double>(f.unstable) / f.trials);
 }
 
 // 3 binomial standard errors over alpha, as tests/unit/stats/verdict_test.cc allows.
@@ -345,15 +346,13 @@ TEST_P(PairedPowerSimulation, OneSlowdownAmongSixIsFoundAlone) {
 // pinned so that the comparison in docs/statistics.md stays true.
 INSTANTIATE_TEST_SUITE_P(
     Slowdowns, PairedPowerSimulation,
-    ::testing::Values(PowerCase{"power, 7% slowdown, 1 of 6, trimmed, blocks of 1", 0.07, false,
-                                false},
-                      PowerCase{"power, 8% slowdown, 1 of 6, trimmed, blocks of 1", 0.08, false,
-                                false},
-                      PowerCase{"power, 7% slowdown, 1 of 6, trimmed, switching machine", 0.07,
-                                true, false},
-                      PowerCase{"power, 7% slowdown, 1 of 6, t, blocks of 5", 0.07, false, true},
-                      PowerCase{"power, 7% slowdown, 1 of 6, t, blocks of 5, switching machine",
-                                0.07, true, true, 0.5}));
+    ::testing::Values(
+        PowerCase{"power, 7% slowdown, 1 of 6, trimmed, blocks of 1", 0.07, false, false},
+        PowerCase{"power, 8% slowdown, 1 of 6, trimmed, blocks of 1", 0.08, false, false},
+        PowerCase{"power, 7% slowdown, 1 of 6, trimmed, switching machine", 0.07, true, false},
+        PowerCase{"power, 7% slowdown, 1 of 6, t, blocks of 5", 0.07, false, true},
+        PowerCase{"power, 7% slowdown, 1 of 6, t, blocks of 5, switching machine", 0.07, true, true,
+                  0.5}));
 
 }  // namespace
 }  // namespace perfgate::stats

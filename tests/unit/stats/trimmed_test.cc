@@ -41,23 +41,52 @@ TEST(TrimmedTTestOracle, MatchesTrimciComputedWithMpmath) {
   const std::vector<TrimciCase> cases = {
       {"ten, two wild values",
        {0.012, -0.004, 0.031, 0.002, -0.011, 0.45, 0.007, -0.38, 0.015, 0.001},
-       0, 0.95, 2, 0.0055, 0.0043691539424515025, 0.0082898867436305919, 1.2588249515680804, 5,
-       0.26366781664839691, 0.86816609167580154, 0.13183390832419846, -0.0057312677615646249,
+       0,
+       0.95,
+       2,
+       0.0055,
+       0.0043691539424515025,
+       0.0082898867436305919,
+       1.2588249515680804,
+       5,
+       0.26366781664839691,
+       0.86816609167580154,
+       0.13183390832419846,
+       -0.0057312677615646249,
        0.016731267761564625},
       {"fifteen, one wild on each side",
        {1.2, 0.8, 1.1, 0.95, 1.05, 3.9, 1.0, 0.99, 1.02, -2.5, 1.01, 0.97, 1.03, 1.08, 0.92},
-       0, 0.95, 3, 1.0111111111111111, 0.022447273120509274, 0.052162748978101085,
-       45.043828071361368, 8, 6.5160286711293863e-11, 0.99999999996741986,
-       3.2580143355646932e-11, 0.95934760647115941, 1.0628746157510628},
+       0,
+       0.95,
+       3,
+       1.0111111111111111,
+       0.022447273120509274,
+       0.052162748978101085,
+       45.043828071361368,
+       8,
+       6.5160286711293863e-11,
+       0.99999999996741986,
+       3.2580143355646932e-11,
+       0.95934760647115941,
+       1.0628746157510628},
       {"seven against mu 0.05 at 90%",
        {0.05, 0.06, 0.049, 0.051, 0.2, 0.048, 0.052},
-       0.05, 0.90, 1, 0.0524, 0.0030860669992418373, 0.0048989794855663546,
-       0.77768888380894234, 4, 0.48018428590960928, 0.75990785704519536, 0.24009214295480464,
-       0.045820977985277562, 0.058979022014722437},
+       0.05,
+       0.90,
+       1,
+       0.0524,
+       0.0030860669992418373,
+       0.0048989794855663546,
+       0.77768888380894234,
+       4,
+       0.48018428590960928,
+       0.75990785704519536,
+       0.24009214295480464,
+       0.045820977985277562,
+       0.058979022014722437},
       {"twenty-two, trim 0.2 cuts 4", TwentyTwo(), 0, 0.95, 4, 0.00028571428571428572,
-       0.0040076231526642582, 0.011278451276813817, 0.071292702639554208, 13,
-       0.94424991944554869, 0.52787504027722565, 0.47212495972277435, -0.0083722291602161766,
-       0.0089436577316447481},
+       0.0040076231526642582, 0.011278451276813817, 0.071292702639554208, 13, 0.94424991944554869,
+       0.52787504027722565, 0.47212495972277435, -0.0083722291602161766, 0.0089436577316447481},
   };
   for (const TrimciCase& c : cases) {
     SCOPED_TRACE(c.name);
@@ -99,8 +128,7 @@ TEST(TrimmedTTestOracle, TrimZeroIsScipysTTestOnEveryGoldenRow) {
 TEST(TrimmedTTest, WildValuesDoNotMoveIt) {
   // Ten calm values: the trimmed test of them and of them with two replaced by wild ones agree
   // on the estimate's side and stay significant; the plain t-test loses it.
-  std::vector<double> calm = {0.021, 0.019, 0.020, 0.022, 0.018, 0.020, 0.021, 0.019, 0.020,
-                              0.020};
+  std::vector<double> calm = {0.021, 0.019, 0.020, 0.022, 0.018, 0.020, 0.021, 0.019, 0.020, 0.020};
   std::vector<double> wild = calm;
   wild[3] = 0.9;
   wild[7] = -0.9;
@@ -133,8 +161,8 @@ TEST(TrimmedTTest, EdgeCases) {
 }
 
 TEST(BootstrapTrimmedMeans, SeededAndCentredOnTheTrimmedMean) {
-  const std::vector<double> x = {0.012, -0.004, 0.031, 0.002, -0.011, 0.45, 0.007, -0.38, 0.015,
-                                 0.001};
+  const std::vector<double> x = {0.012, -0.004, 0.031, 0.002, -0.011,
+                                 0.45,  0.007,  -0.38, 0.015, 0.001};
   const std::vector<double> a = BootstrapTrimmedMeans(x, kPairedTrim, 2000, 7);
   const std::vector<double> b = BootstrapTrimmedMeans(x, kPairedTrim, 2000, 7);
   ASSERT_EQ(a.size(), 2000u);
@@ -150,8 +178,8 @@ TEST(BootstrapTrimmedMeans, SeededAndCentredOnTheTrimmedMean) {
 
 TEST(BootstrapTrimmedMeans, EachReplicateIsTheTrimmedMeanOfItsResample) {
   // Drawn as indices into the sorted values: the same draws, resampled and trimmed by hand.
-  std::vector<double> x = {0.3, -0.2, 0.05, 0.9, 0.01, -0.7, 0.02, 0.0, 0.04, 0.1, -0.05, 0.2,
-                           0.15};
+  std::vector<double> x = {0.3, -0.2, 0.05, 0.9,   0.01, -0.7, 0.02,
+                           0.0, 0.04, 0.1,  -0.05, 0.2,  0.15};
   std::sort(x.begin(), x.end());
   const std::vector<double> replicates = BootstrapTrimmedMeans(x, kPairedTrim, 300, 11);
   Rng rng(11);
