@@ -10,9 +10,10 @@
 #  4. the gate end to end, as a CI job runs it: a throwaway git repository whose perfgate.yaml
 #     runs the sample workload; a baseline commit on main (`perfgate run`), then a pull-request
 #     commit that plants a 10% slowdown in BM_Sort/16384 (the rest only has the machine's
-#     noise); `perfgate run` + `perfgate gate --paired` (the merge-base built in a temporary tree
-#     and measured interleaved with the pull request on this host, the verdict stored by the
-#     server) must fail (exit 1) on exactly that benchmark;
+#     noise); `perfgate run --paired` (the merge-base built in a temporary tree and measured
+#     interleaved with the pull request on this host; the pull request's side posted as the run)
+#     + `perfgate gate --paired` (which judges that measurement; the server stores the verdict)
+#     must fail (exit 1) on exactly that benchmark;
 #  5. history: 30 nightly runs of main posted to the server (a synthetic series with 1% noise and
 #     a planted 8% step at the 15th commit); the server's history analysis must raise exactly one
 #     regression alert on that benchmark with the right commit range, which `perfgate alerts
@@ -69,7 +70,7 @@ echo "POST run:"; curl -sf -X POST "$api/projects/demo/runs" -H "Authorization: 
   "${json[@]}" --data @"$data/run.json"; echo
 echo "GET runs:"; curl -sf "$api/projects/demo/runs?limit=1" -H "Authorization: Bearer $token"; echo
 
-echo "== the gate: perfgate run + perfgate gate on a pull request with a planted 10% slowdown"
+echo "== the gate: perfgate run --paired + perfgate gate on a pull request with a planted 10% slowdown"
 perfgate="$PWD/build/release/bin/perfgate"
 sample="$PWD/build/release/bin/gbench_sample"
 repo="$data/repo"
@@ -104,7 +105,7 @@ git_ add -A && git_ commit -q -m "baseline"
 git_ checkout -q -b slow-sort
 write_config "BM_Sort/16384=10"
 git_ add -A && git_ commit -q -m "make BM_Sort/16384 10% slower"
-( cd "$repo" && PERFGATE_TOKEN="$token" "$perfgate" run --branch slow-sort --target-branch main )
+( cd "$repo" && PERFGATE_TOKEN="$token" "$perfgate" run --paired --branch slow-sort --target-branch main )
 status=0
 ( cd "$repo" && PERFGATE_TOKEN="$token" "$perfgate" gate --paired --color never \
     --junit "$data/junit.xml" --comment-file "$data/comment.md" ) || status=$?

@@ -57,12 +57,38 @@ struct GateArgs {
 
 wire::VerdictRequest RequestBody(const config::RunnerConfig& config,
                                  const std::vector<std::string>& extra_runs) {
-  wire::VerdictRequest body;
-  body.threshold = config::kDefaultThresholdPercent / 100;
-  body.alpha = config::kDefaultAlpha;
-  body.rules = config.thresholds;
+  wire::VerdictRequest body = GateParameters(config);
   body.contender_runs = extra_runs;
   return body;
+}
+
+// The measurement `perfgate run --paired` kept for this run, posted for the server's verdict;
+// nullopt when there is none to use (and why, when one was kept but does not fit).
+Result<std::optional<wire::Verdict>> JudgeKept(const config::RunnerConfig& config,
+                                               client::ProjectClient& server,
+                                               const PairedGateRequest& request,
+                                               const std::string& save) {
+  std::string why;
+  auto kept = KeptPairedRun(config, request.run_id, request.settings, request.parameters, &why);
+  if (!kept) {
+    if (!why.empty()) {
+      std::cerr << "perfgate: not judging the measurement `perfgate run --paired` kept: " << why
+                << "; measuring side by side again\n";
+    }
+    return std::optional<wire::Verdict>();
+  }
+  size_t blocks = 0;
+  for (const wire::PairedSeries& s : kept->series) blocks = std::max(blocks, s.blocks.size());
+  std::cerr << "perfgate: judging the side-by-side measurement `perfgate run --paired` made of "
+            << "this run (" << kept->series.size() << " series, up to " << blocks
+            << " blocks, against " << kept->baseline_commit.substr(0, 12)
+            << "): nothing is measured again\n";
+  if (!save.empty()) {
+    if (auto saved = SaveMeasurement(*kept, save); !saved) return tl::unexpected(saved.error());
+  }
+  auto verdict = server.PostPairedVerdict(request.run_id, *kept);
+  if (!verdict) return tl::unexpected(verdict.error());
+  return std::optional<wire::Verdict>(std::move(*verdict));
 }
 
 // Inconclusive benchmarks per suite, and the repetitions that the largest ask needs.
@@ -197,10 +223,16 @@ int Gate(const GateArgs& args) {
   bool paired_failed = false;  // measuring side by side failed once: not tried again
   if (settings->mode != config::GateMode::kUnpaired) {
     if (why_not_paired.empty()) {
-      auto measured = MeasureSideBySide(*config, *server, paired, args.save_measurement);
-      if (!measured) return ReportError(measured.error());
-      verdict = std::move(*measured);
-      paired_failed = !verdict;
+      // What `perfgate run --paired` measured, else measured now.
+      auto kept = JudgeKept(*config, *server, paired, args.save_measurement);
+      if (!kept) return ReportError(kept.error());
+      verdict = std::move(*kept);
+      if (!verdict) {
+        auto measured = MeasureSideBySide(*config, *server, paired, args.save_measurement);
+        if (!measured) return ReportError(measured.error());
+        verdict = std::move(*measured);
+        paired_failed = !verdict;
+      }
     } else {
       std::cerr << "perfgate: " << (settings->mode == config::GateMode::kPaired ? "warning: " : "")
                 << "cannot measure side by side (" << why_not_paired

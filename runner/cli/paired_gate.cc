@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "runner/git/git_repo.h"
@@ -131,6 +132,81 @@ tl::expected<wire::Verdict, PairedGateError> GatePaired(const config::RunnerConf
   auto verdict = server.PostPairedVerdict(request.run_id, *measured);
   if (!verdict) return tl::unexpected(PairedGateError{false, verdict.error()});
   return std::move(*verdict);
+}
+
+wire::VerdictRequest GateParameters(const config::RunnerConfig& config) {
+  wire::VerdictRequest body;
+  body.threshold = config::kDefaultThresholdPercent / 100;
+  body.alpha = config::kDefaultAlpha;
+  body.rules = config.thresholds;
+  return body;
+}
+
+std::vector<wire::ResultSeries> HeadSeries(const wire::PairedMeasurement& measurement) {
+  std::vector<wire::ResultSeries> out;
+  out.reserve(measurement.series.size());
+  for (const wire::PairedSeries& s : measurement.series) {
+    wire::ResultSeries series{s.key, s.unit, s.direction, {}};
+    for (const wire::PairedBlock& block : s.blocks) {
+      series.values.insert(series.values.end(), block.head.begin(), block.head.end());
+    }
+    if (!series.values.empty()) out.push_back(std::move(series));
+  }
+  return out;
+}
+
+namespace {
+
+fs::path KeptPath(const config::RunnerConfig& config) {
+  return config.spool_dir.parent_path() / "paired-run.json";
+}
+
+// What `perfgate gate` would measure with, as the measurement records it.
+bool SameDesign(const wire::PairedDesign& d, const config::GateSettings& s) {
+  return d.repetitions == s.block_repetitions && d.min_blocks == s.min_blocks &&
+         d.max_blocks == s.max_blocks && d.test == s.test && d.spending == s.spending;
+}
+
+}  // namespace
+
+Result<void> KeepPairedRun(const config::RunnerConfig& config, const std::string& run_id,
+                           const wire::PairedMeasurement& measurement) {
+  const fs::path path = KeptPath(config);
+  const std::string text = "{\"run_id\":" + nlohmann::json(run_id).dump() +
+                           ",\"measurement\":" + wire::EncodePairedMeasurement(measurement) + "}\n";
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return MakeError(ErrorCode::kUnavailable, "cannot write " + path.string());
+  return {};
+}
+
+std::optional<wire::PairedMeasurement> KeptPairedRun(const config::RunnerConfig& config,
+                                                     const std::string& run_id,
+                                                     const config::GateSettings& settings,
+                                                     const wire::VerdictRequest& parameters,
+                                                     std::string* why) {
+  why->clear();
+  std::ifstream in(KeptPath(config));
+  if (!in) return std::nullopt;
+  const nlohmann::json kept = nlohmann::json::parse(in, nullptr, false);
+  if (!kept.is_object() || kept.value("run_id", "") != run_id || !kept.contains("measurement")) {
+    return std::nullopt;  // another run's, or unreadable: measure
+  }
+  auto measurement = wire::DecodePairedMeasurement(kept["measurement"].dump());
+  if (!measurement) {
+    *why = "the kept measurement is unreadable (" + measurement.error().ToString() + ")";
+    return std::nullopt;
+  }
+  if (!SameDesign(measurement->design, settings)) {
+    *why = "it was measured with other gate settings (blocks, looks or test)";
+    return std::nullopt;
+  }
+  if (!(measurement->parameters == parameters)) {
+    *why = "it was measured with other thresholds";
+    return std::nullopt;
+  }
+  return std::move(*measurement);
 }
 
 }  // namespace perfgate::cli

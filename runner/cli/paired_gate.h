@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/runner_config.h"
 #include "core/result.h"
@@ -64,5 +65,30 @@ tl::expected<wire::Verdict, PairedGateError> GatePaired(const config::RunnerConf
 
 // Writes the measurement (as posted) to `path`; kUnavailable naming the path when it cannot.
 Result<void> SaveMeasurement(const wire::PairedMeasurement& measurement, const std::string& path);
+
+// The thresholds and alpha of perfgate.yaml as the verdict request both gates send.
+wire::VerdictRequest GateParameters(const config::RunnerConfig& config);
+
+// --- The head measured once (`perfgate run --paired`) ------------------------------------------
+// A pull-request job that measures its build side by side with the merge-base need not measure
+// it again for the run: the run's series are this build's side of the paired measurement (every
+// repetition of every block, in measuring order), and the measurement is kept for the run, so
+// that `perfgate gate` posts it instead of measuring both sides again.
+
+// This build's side of the measurement as a run's series.
+std::vector<wire::ResultSeries> HeadSeries(const wire::PairedMeasurement& measurement);
+
+// Keeps the measurement for run `run_id` (.perfgate/paired-run.json next to the spool).
+Result<void> KeepPairedRun(const config::RunnerConfig& config, const std::string& run_id,
+                           const wire::PairedMeasurement& measurement);
+
+// The measurement kept for run `run_id`, when one is and it was measured with these settings
+// and parameters (what `perfgate gate` would measure with); else nullopt, with why in *why
+// ("" when none was kept for the run).
+std::optional<wire::PairedMeasurement> KeptPairedRun(const config::RunnerConfig& config,
+                                                     const std::string& run_id,
+                                                     const config::GateSettings& settings,
+                                                     const wire::VerdictRequest& parameters,
+                                                     std::string* why);
 
 }  // namespace perfgate::cli

@@ -1,11 +1,14 @@
 // `perfgate run`: measure the suites of perfgate.yaml, spool the run, post it (with everything
 // an earlier run left in the spool). `perfgate push`: post what is spooled.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "runner/cli/commands.h"
+#include "runner/cli/paired_gate.h"
 #include "runner/run/session.h"
+#include "runner/telemetry/ci_env.h"
 
 namespace perfgate::cli {
 namespace {
@@ -18,8 +21,54 @@ struct RunArgs {
   std::string target_branch;
   bool no_push = false;
   bool skip_build = false;
+  bool paired = false;
+  std::string baseline_cache;  // --paired: "" : PERFGATE_BASELINE_CACHE, else gate.baseline_cache
+  bool no_baseline_cache = false;
   std::string format = "text";
 };
+
+// `--paired`: this build (built here unless --skip-build) measured side by side with its
+// merge-base (the paired gate's measurement, with perfgate.yaml's gate settings). nullopt, after
+// a warning, when it cannot be: the run then measures this build alone, and `perfgate gate`
+// decides as it would have. Errors: this build's build failed.
+Result<std::optional<wire::PairedMeasurement>> MeasurePairedRun(const config::RunnerConfig& config,
+                                                                const RunArgs& args) {
+  run::BenchmarkSelection gated;
+  for (const std::string& suite : args.suites) gated[suite];
+  if (const std::string why = WhyNotPaired(config, gated); !why.empty()) {
+    std::cerr << "perfgate: warning: cannot measure side by side (" << why
+              << "); measuring this build alone\n";
+    return std::optional<wire::PairedMeasurement>();
+  }
+  // This build first: the paired measurement runs both sides' binaries as they are. A failed
+  // build fails the run, as it would measuring alone.
+  if (!args.skip_build) {
+    for (const config::Suite& suite : config.suites) {
+      if (!gated.empty() && gated.count(suite.name) == 0) continue;
+      if (auto built = run::BuildSuite(
+              config, suite,
+              [](const std::string& line) { std::cerr << "perfgate: " << line << "\n"; });
+          !built) {
+        return tl::unexpected(built.error());
+      }
+    }
+  }
+  PairedGateRequest request;
+  request.gated = gated;
+  request.last.target_branch = !args.target_branch.empty() ? args.target_branch
+                               : !telemetry::DetectCi().target_branch.empty()
+                                   ? telemetry::DetectCi().target_branch
+                                   : config.target_branch;
+  request.settings = config.gate;
+  request.parameters = GateParameters(config);
+  auto measured = MeasureForGate(config, request);
+  if (!measured) {
+    std::cerr << "perfgate: warning: could not measure side by side ("
+              << measured.error().ToString() << "); measuring this build alone\n";
+    return std::optional<wire::PairedMeasurement>();
+  }
+  return std::optional<wire::PairedMeasurement>(std::move(*measured));
+}
 
 int PushOutcome(const Result<client::PushReport>& pushed, nlohmann::json* out) {
   if (!pushed) {
@@ -51,8 +100,38 @@ int Run(const RunArgs& args) {
   request.branch = args.branch;
   request.target_branch = args.target_branch;
   request.skip_build = args.skip_build;
+  std::optional<wire::PairedMeasurement> paired;
+  std::vector<wire::ResultSeries> head;
+  if (args.paired) {
+    if (args.repetitions > 0) {
+      return ReportError(InvalidArgument("--repetitions does not apply to --paired (the paired "
+                                         "gate's looks decide how many)",
+                                         "repetitions")
+                             .value());
+    }
+    if (!args.baseline_cache.empty()) {
+      std::error_code ec;
+      config->gate.baseline_cache =
+          std::filesystem::absolute(args.baseline_cache, ec).lexically_normal();
+    }
+    if (args.no_baseline_cache) config->gate.baseline_cache_entries = 0;
+    auto side_by_side = MeasurePairedRun(*config, args);
+    if (!side_by_side) return ReportError(side_by_side.error());
+    paired = std::move(*side_by_side);
+    if (paired) {
+      request.skip_build = true;  // built above
+      head = HeadSeries(*paired);
+      request.measured = &head;
+    }
+  }
   auto measured = run::MeasureAndSpool(*config, request);
   if (!measured) return ReportError(measured.error());
+  if (paired) {
+    if (auto kept = KeepPairedRun(*config, measured->upload.id, *paired); !kept) {
+      std::cerr << "perfgate: warning: " << kept.error().ToString()
+                << ": `perfgate gate` will measure side by side again\n";
+    }
+  }
   for (const std::string& w : measured->warnings) std::cerr << "perfgate: warning: " << w << "\n";
 
   nlohmann::json out = {{"run_id", measured->upload.id},
@@ -96,6 +175,15 @@ void AddRunCommands(CLI::App& app, int* exit_code) {
                   "Branch a pull request merges into (default: from CI, else perfgate.yaml)");
   run->add_flag("--no-push", args->no_push, "Only spool the results");
   run->add_flag("--skip-build", args->skip_build, "Do not run the suites' build commands");
+  run->add_flag("--paired", args->paired,
+                "Measure this build side by side with its merge-base (the paired gate's "
+                "measurement, gate: settings) and post this build's side as the run; `perfgate "
+                "gate` then judges that measurement instead of measuring again (docs/ci.md)");
+  run->add_option("--baseline-cache", args->baseline_cache,
+                  "--paired: the directory of built baselines (default: $PERFGATE_BASELINE_CACHE, "
+                  "else gate.baseline_cache)");
+  run->add_flag("--no-baseline-cache", args->no_baseline_cache,
+                "--paired: build the baseline without the cache");
   run->add_option("--format", args->format, "Output format on stdout")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

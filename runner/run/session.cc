@@ -131,6 +131,10 @@ Result<Measured> MeasureAndSpool(const config::RunnerConfig& config,
              })) {
     Progress("no GPU telemetry: " + loaded.error().message);  // said once, then carry on
   }
+  if (request.measured != nullptr) {
+    inputs.results = *request.measured;
+    suites.clear();
+  }
   for (size_t i = 0; i < suites.size(); ++i) {
     const config::Suite& suite = *suites[i];
     Progress("[" + std::to_string(i + 1) + "/" + std::to_string(suites.size()) + "] suite " +

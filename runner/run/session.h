@@ -31,6 +31,9 @@ struct MeasureRequest {
   // Record the upload as the last run (`perfgate gate` judges it); a rerun of some benchmarks
   // is pooled with the run it completes instead, so it does not replace it.
   bool record_last_run = true;
+  // Non-null: the suites were measured already and these are the run's series (`perfgate run
+  // --paired`: this build's side of the paired measurement); no suite runs again.
+  const std::vector<wire::ResultSeries>* measured = nullptr;
 };
 
 struct Measured {

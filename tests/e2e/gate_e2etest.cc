@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -99,6 +100,7 @@ class GateE2eTest : public testing::PgTest {
           << "\"], repetitions: 10, warmup: 1}\n";
     }
     out << "thresholds:\n  - {benchmark: \"*\", percent: 5}\n";
+    if (!gate_yaml_.empty()) out << "gate: " << gate_yaml_ << "\n";
   }
   void Commit(const std::string& message) {
     std::ofstream(repo_ / ".gitignore") << ".perfgate/\n";
@@ -137,6 +139,7 @@ class GateE2eTest : public testing::PgTest {
   static constexpr const char* kSmallDesign = "--block-repetitions 2 --min-blocks 3 --max-blocks 6";
 
   std::string admin_, token_;
+  std::string gate_yaml_;  // perfgate.yaml's `gate:` map, when not empty
   int port_ = 0;
   std::unique_ptr<server::App> app_;
   fs::path repo_;
@@ -382,4 +385,62 @@ TEST_F(GateE2eTest, UsageErrorsExitTwo) {
 }
 
 }  // namespace
+TEST_F(GateE2eTest, APairedRunMeasuresThisBuildOnceAndTheGateJudgesIt) {
+  gate_yaml_ = "{block_repetitions: 2, min_blocks: 3, max_blocks: 6}";
+  Suites(1, 1, 1);
+  Commit("base");
+  ASSERT_EQ(Git("checkout -q -b slow").exit_code, 0);
+  Suites(1.10, 1, 1);
+  Commit("slower alpha");
+  Outcome run = Perfgate("run --paired");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("paired: block 1 of 3"), std::string::npos) << run.output;
+  // The run posted is this build's side: every repetition of every block it was measured in.
+  std::ifstream in(repo_ / ".perfgate" / "last-run.json");
+  const std::string run_id = json::parse(in, nullptr, false).value("run_id", "");
+  ASSERT_FALSE(run_id.empty());
+  testing::HttpClient http(static_cast<std::uint16_t>(port_));
+  auto posted = http.Get("/api/v1/projects/demo/runs/" + run_id, admin_);
+  ASSERT_EQ(posted.status, 200) << posted.body;
+  std::ifstream kept_file(repo_ / ".perfgate" / "paired-run.json");
+  const json kept = json::parse(kept_file, nullptr, false);
+  ASSERT_TRUE(kept.is_object());
+  EXPECT_EQ(kept["run_id"], run_id);
+  std::map<std::string, size_t> head_values;
+  for (const json& series : kept["measurement"]["series"]) {
+    size_t n = 0;
+    for (const json& block : series["blocks"]) n += block["head"].size();
+    head_values[series["suite"].get<std::string>()] += n;
+  }
+  std::map<std::string, size_t> run_values;
+  const json upload = posted.Json()["upload"];
+  for (const json& result : upload["results"]) {
+    run_values[result["suite"].get<std::string>()] += result["values"].size();
+  }
+  EXPECT_EQ(run_values, head_values) << posted.body;
+
+  // The gate judges that measurement: nothing is measured again.
+  Outcome gate = Perfgate("gate --paired --color never");
+  EXPECT_EQ(gate.exit_code, 1) << gate.output;
+  EXPECT_NE(gate.output.find("nothing is measured again"), std::string::npos) << gate.output;
+  EXPECT_EQ(gate.output.find("paired: block"), std::string::npos) << gate.output;
+  const json stored = StoredVerdict();
+  ASSERT_TRUE(stored.contains("paired")) << stored.dump();
+  EXPECT_EQ(stored["run_id"], run_id);
+  EXPECT_EQ(stored["outcome"], "regression");
+  for (const json& row : stored["results"]) {
+    EXPECT_EQ(row["verdict"] == "REGRESSION", row["suite"] == "alpha") << row.dump();
+  }
+
+  // Other settings on the command line than the measurement's: measured again, and said why.
+  Outcome again = Perfgate("gate --paired --min-blocks 4 --max-blocks 6 --color never");
+  EXPECT_NE(again.output.find("other gate settings"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("paired: block 1 of 4"), std::string::npos) << again.output;
+
+  // --repetitions has no meaning for a paired run.
+  Outcome refused = Perfgate("run --paired --repetitions 5");
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("--repetitions does not apply to --paired"), std::string::npos);
+}
+
 }  // namespace perfgate

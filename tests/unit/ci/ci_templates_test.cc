@@ -172,7 +172,7 @@ TEST(CiTemplatesTest, EveryPerfgateFlagIsOneTheCliAccepts) {
   for (const char* used :
        {"gate --junit", "gate --comment-file", "gate --gitlab-metrics", "gate --rerun-inconclusive",
         "gate --require-baseline", "gate --baseline-cache", "gate --no-baseline-cache",
-        "run --config", "run --skip-build"}) {
+        "run --config", "run --skip-build", "run --paired"}) {
     EXPECT_TRUE(checked.count(used)) << used;
   }
 }
@@ -215,7 +215,8 @@ TEST_F(CiShellTest, TheActionReportsInfrastructureAndUsageErrors) {
                            {{"GITHUB_EVENT_NAME", "push"}, {"RUN_EXIT", "3"}, {"GATE_EXIT", "3"}});
   EXPECT_EQ(down.exit_code, 3) << down.output;
   EXPECT_EQ(outputs_["steps.gate.outputs.outcome"], "infrastructure");
-  EXPECT_TRUE(Contains(Log(), "perfgate run --config perfgate.yaml\n"));
+  // The paired gate (mode auto) measures this build once: the run measures it side by side.
+  EXPECT_TRUE(Contains(Log(), "perfgate run --config perfgate.yaml --paired\n"));
   EXPECT_TRUE(std::regex_search(
       Log(), std::regex("perfgate gate --config perfgate.yaml --junit \\S+ "
                         "--comment-file \\S+ --color always --mode auto --rerun-inconclusive\n")))
