@@ -9,8 +9,15 @@
 # 7 s (a noisy neighbour), so the machine's speed moves between and within runs.
 #
 #   bash bench/run_gate_trial.sh [--prs N] [--load] [--out FILE] [--keep DIR]
-#                                [--gate "{interleave: suite}"] [--extra-work E]
+#                                [--gate "{interleave: suite}"] [--extra-work E] [--measure-twice]
+#                                [--ground-truth BLOCKS] [--wide]
 #
+# The paired PR job is `perfgate run --paired` (this build measured once, side by side with the
+# merge-base, its side posted as the run) + `perfgate gate` (which judges that measurement);
+# --measure-twice makes it a plain `perfgate run` + a gate that measures both sides again.
+# --ground-truth BLOCKS first measures the slowed build against main in BLOCKS interleaved blocks
+# (one look) and prints each benchmark's change with its interval, on stderr. --wide builds the
+# 45-benchmark suite (the six kernels at seven sizes each, three noisy ones with a CV of 5-10%).
 # --keep DIR keeps each gate's output and each paired measurement; --gate appends a `gate:` map
 # to the trial's perfgate.yaml. Needs build/release (perfgate, perfgate-server) and Google
 # Benchmark's development files. Prints one line per gate and a summary (the gate's time and the
@@ -25,6 +32,9 @@ out=""
 keep=""
 gate_yaml=""
 extra=14  # BM_Sum adds 1/14 more elements: about +7%
+head_once=true
+truth_blocks=0
+wide_flag=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --prs) prs=$2; shift ;;
@@ -33,7 +43,10 @@ while [ $# -gt 0 ]; do
     --keep) keep=$2; shift ;;
     --gate) gate_yaml=$2; shift ;;
     --extra-work) extra=$2; shift ;;
-    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+    --measure-twice) head_once=false ;;
+    --ground-truth) truth_blocks=$2; shift ;;
+    --wide) wide_flag="-DTRIAL_WIDE" ;;
+    -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "run_gate_trial: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -78,7 +91,7 @@ testbed: trial
 suites:
   - name: kernels
     type: gbench
-    build: mkdir -p bin && g++ -O2 -std=c++17 trial_bench.cc -o bin/trial_bench -lbenchmark -lpthread
+    build: mkdir -p bin && g++ -O2 -std=c++17 $wide_flag trial_bench.cc -o bin/trial_bench -lbenchmark -lpthread
     binary: bin/trial_bench
     repetitions: 10
     min_time: 0.02
@@ -91,6 +104,33 @@ printf '.perfgate/\nbin/\n' >"$repo/.gitignore"
 git_ add -A && git_ commit -q -m "baseline"
 pg() { (cd "$repo" && "$perfgate" "$@"); }
 pg run --branch main >/dev/null 2>"$data/run.err" || { cat "$data/run.err"; exit 1; }
+
+# The ground truth of the slowed build (--ground-truth N): N blocks of both builds interleaved,
+# judged at one look, before any load starts; each benchmark's change with its 90% interval. A
+# code change can move unrelated benchmarks (code layout): a gate that fails one of those whose
+# true change is beyond the threshold is right.
+if [ "$truth_blocks" -gt 0 ]; then
+  git_ checkout -q -b truth
+  sed -i "s/constexpr int kExtraWork = 0;/constexpr int kExtraWork = $extra;/" "$repo/trial_bench.cc"
+  git_ commit -q -am "truth"
+  pg run --branch truth --target-branch main >/dev/null 2>"$data/run.err" ||
+    { cat "$data/run.err"; exit 1; }
+  pg gate --mode paired --min-blocks "$truth_blocks" --max-blocks "$truth_blocks" \
+    --no-baseline-cache --format json >/dev/null 2>"$data/truth.err" || true
+  run_id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' \
+    "$repo/.perfgate/last-run.json")
+  curl -sf "$api/projects/trial/runs/$run_id/verdict" -H "Authorization: Bearer $admin" |
+    python3 -c '
+import json, sys
+v = json.load(sys.stdin)["verdict"]
+print("ground truth (%d blocks of each build, interleaved, 90%% intervals):" % v["paired"]["blocks"])
+for r in v["results"]:
+    if r["metric"] != "real_time" or r.get("change") is None: continue
+    lo, hi = r["change_ci"]
+    print("  %-14s %+6.2f%%  [%+.2f, %+.2f]" % (r["benchmark"], 100 * r["change"], 100 * lo, 100 * hi))
+' >&2
+  git_ checkout -q main
+fi
 
 if $load; then
   ( while :; do timeout 3 sh -c 'while :; do :; done' || true; sleep 4; done ) &
@@ -110,7 +150,7 @@ print(" ".join(names) if names else "none")
 PY
 }
 
-csv="kind,pr,mode,exit,failed,seconds,run_seconds"
+csv="kind,pr,mode,exit,failed,seconds,run_seconds,job_run_seconds"
 echo "$csv"
 for kind in aa slow; do
   for i in $(seq 1 "$prs"); do
@@ -128,6 +168,16 @@ for kind in aa slow; do
       { cat "$data/run.err"; exit 1; }
     run_seconds=$(awk -v s="$run_start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e - s}')
     for mode in unpaired paired; do
+      # The paired job measures this build once: `perfgate run --paired` measures it side by
+      # side with the merge-base and the gate judges that measurement (--measure-twice: a plain
+      # run, then the gate measures both sides).
+      job_run=$run_seconds
+      if [ "$mode" = paired ] && $head_once; then
+        run_start=$(date +%s.%N)
+        pg run --paired --branch "$kind-$i" --target-branch main >/dev/null 2>"$data/run.err" ||
+          { cat "$data/run.err"; exit 1; }
+        job_run=$(awk -v s="$run_start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e - s}')
+      fi
       flags=(--mode "$mode")
       [ "$mode" = unpaired ] && flags+=(--no-shift-remeasure)
       [ "$mode" = paired ] && [ -n "$keep" ] && mkdir -p "$keep" &&
@@ -137,7 +187,7 @@ for kind in aa slow; do
       pg gate "${flags[@]}" --color never --junit "$data/junit.xml" >"$data/gate.out" \
         2>"$data/gate.err" || status=$?
       seconds=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e - s}')
-      line="$kind,$i,$mode,$status,$(failed "$data/junit.xml"),$seconds,$run_seconds"
+      line="$kind,$i,$mode,$status,$(failed "$data/junit.xml"),$seconds,$run_seconds,$job_run"
       echo "$line"
       csv+=$'\n'"$line"
       rm -f "$data/junit.xml"
@@ -162,7 +212,7 @@ for mode in ("unpaired", "paired"):
     exact = sum(r["exit"] == "1" and r["failed"] == "BM_Sum/16384" for r in slow)
     caught = sum(r["exit"] == "1" and "BM_Sum/16384" in r["failed"] for r in slow)
     secs = sorted(float(r["seconds"]) for r in aa + slow)
-    job = sorted(float(r["seconds"]) + float(r["run_seconds"]) for r in aa + slow)
+    job = sorted(float(r["seconds"]) + float(r["job_run_seconds"]) for r in aa + slow)
     runs = sorted(float(r["run_seconds"]) for r in aa + slow)
     print(f"{mode:9s} A/A failed {false_fail}/{len(aa)}; slowdown caught {caught}/{len(slow)} "
           f"(exactly BM_Sum: {exact}); exit 3 (shift held) {held}; "

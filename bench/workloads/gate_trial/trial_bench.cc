@@ -1,7 +1,9 @@
 // The pull requests of bench/run_gate_trial.sh: six small Google Benchmark kernels that a
 // throwaway repository builds from source, where a pull request's real code change (kExtraWork
-// set from 0 to 12) makes BM_Sum do 1/12 more additions (~8% slower) and leaves the others as
-// they were. Kept tiny so that a block of both sides takes about a second.
+// set from 0 to E) makes BM_Sum/16384 do 1/E more additions (E = 14: ~7% slower) and leaves the
+// others as they were. Kept tiny so that a block of both sides takes about a second. Built with
+// -DTRIAL_WIDE (run_gate_trial.sh --wide): 45 benchmarks, the six kernels at seven sizes each and
+// three noisy ones whose work varies at random by 5-10% per repetition.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -13,7 +15,7 @@
 
 namespace {
 
-// 0 in the baseline; a slowed pull request sets 12: BM_Sum then adds n/12 more elements.
+// 0 in the baseline; a slowed pull request sets E: BM_Sum/16384 then adds n/E more elements.
 constexpr int kExtraWork = 0;
 
 std::vector<uint32_t> Input(size_t n) {
@@ -25,7 +27,7 @@ std::vector<uint32_t> Input(size_t n) {
 
 void BM_Sum(benchmark::State& state) {
   const std::vector<uint32_t> v = Input(static_cast<size_t>(state.range(0)));
-  const size_t extra = kExtraWork > 0 ? v.size() / kExtraWork : 0;
+  const size_t extra = kExtraWork > 0 && v.size() == (1u << 14) ? v.size() / kExtraWork : 0;
   for (auto _ : state) {
     uint64_t sum = 0;
     for (uint32_t x : v) {
@@ -38,7 +40,21 @@ void BM_Sum(benchmark::State& state) {
     }
   }
 }
-BENCHMARK(BM_Sum)->Arg(1 << 14);
+#ifdef TRIAL_WIDE
+// Seven sizes of each kernel (the six of the small suite among them).
+#define TRIAL_ARGS(base)  \
+  ->Arg((base) / 4)       \
+      ->Arg((base) / 2)   \
+      ->Arg(base)         \
+      ->Arg((base)*3 / 2) \
+      ->Arg((base)*2)     \
+      ->Arg((base)*3)     \
+      ->Arg((base)*4)
+#else
+#define TRIAL_ARGS(base) ->Arg(base)
+#endif
+
+BENCHMARK(BM_Sum) TRIAL_ARGS(1 << 14);
 
 void BM_Sort(benchmark::State& state) {
   const std::vector<uint32_t> input = Input(static_cast<size_t>(state.range(0)));
@@ -49,7 +65,7 @@ void BM_Sort(benchmark::State& state) {
     benchmark::DoNotOptimize(work.data());
   }
 }
-BENCHMARK(BM_Sort)->Arg(1 << 11);
+BENCHMARK(BM_Sort) TRIAL_ARGS(1 << 11);
 
 void BM_Hash(benchmark::State& state) {
   const std::vector<uint32_t> v = Input(static_cast<size_t>(state.range(0)));
@@ -59,7 +75,7 @@ void BM_Hash(benchmark::State& state) {
     benchmark::DoNotOptimize(h);
   }
 }
-BENCHMARK(BM_Hash)->Arg(1 << 14);
+BENCHMARK(BM_Hash) TRIAL_ARGS(1 << 14);
 
 void BM_MatMul(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
@@ -71,7 +87,7 @@ void BM_MatMul(benchmark::State& state) {
     benchmark::DoNotOptimize(c.data());
   }
 }
-BENCHMARK(BM_MatMul)->Arg(48);
+BENCHMARK(BM_MatMul) TRIAL_ARGS(48);
 
 void BM_Parse(benchmark::State& state) {
   std::string text;
@@ -89,7 +105,7 @@ void BM_Parse(benchmark::State& state) {
     benchmark::DoNotOptimize(total);
   }
 }
-BENCHMARK(BM_Parse)->Arg(1 << 11);
+BENCHMARK(BM_Parse) TRIAL_ARGS(1 << 11);
 
 void BM_Map(benchmark::State& state) {
   const std::vector<uint32_t> keys = Input(static_cast<size_t>(state.range(0)));
@@ -99,7 +115,28 @@ void BM_Map(benchmark::State& state) {
     benchmark::DoNotOptimize(m.size());
   }
 }
-BENCHMARK(BM_Map)->Arg(1 << 9);
+BENCHMARK(BM_Map) TRIAL_ARGS(1 << 9);
+
+#ifdef TRIAL_WIDE
+// Work that varies at random by +/-spread% per repetition (uniform: a CV of spread / sqrt(3)),
+// as a benchmark whose input or environment varies from run to run: noise pairing cannot cancel.
+void BM_Noisy(benchmark::State& state) {
+  const std::vector<uint32_t> v = Input(1 << 13);
+  std::mt19937 rng(std::random_device{}());
+  const double spread = static_cast<double>(state.range(0)) / 100;
+  const auto n =
+      static_cast<size_t>(static_cast<double>(v.size()) *
+                          std::uniform_real_distribution<double>(1 - spread, 1 + spread)(rng));
+  for (auto _ : state) {
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; ++i) {
+      sum += v[i % v.size()];
+      benchmark::DoNotOptimize(sum);
+    }
+  }
+}
+BENCHMARK(BM_Noisy)->Arg(9)->Arg(13)->Arg(17);  // CV about 5%, 7.5% and 10%
+#endif
 
 }  // namespace
 
