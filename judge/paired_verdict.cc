@@ -83,7 +83,7 @@ wire::MetricResult ResultOf(const PairedRow& row, const stats::PairedMetricVerdi
   r.paired = DetailOf(*v);
   r.reason = v->reason;
   // Blocks needed, in repetitions of each side (-1: the noise could not be estimated).
-  r.repetitions_needed = !v->unstable              ? 0
+  r.repetitions_needed = !v->unstable           ? 0
                          : v->blocks_needed < 0 ? -1
                                                 : int64_t{v->blocks_needed} * design.repetitions;
   return r;

@@ -33,8 +33,8 @@ std::string UnmatchedWarning(std::vector<const Series*> unmatched) {
   });
   std::string names;
   for (size_t i = 0; i < unmatched.size() && i < 5; ++i) {
-    names += (names.empty() ? "" : ", ") + unmatched[i]->key.benchmark + " " +
-             unmatched[i]->key.metric;
+    names +=
+        (names.empty() ? "" : ", ") + unmatched[i]->key.benchmark + " " + unmatched[i]->key.metric;
   }
   return std::to_string(unmatched.size()) +
          " benchmark metric(s) of the baseline are not in this run: " + names +

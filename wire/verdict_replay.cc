@@ -45,9 +45,9 @@ std::vector<ReplayDifference> CompareVerdicts(const Verdict& stored, const Verdi
         {keys::result::kPAdjusted, {NumberJson(a.p_adjusted), NumberJson(b.p_adjusted)}}};
     for (const auto& [key, values] : fields) {
       if (values.first == values.second) continue;
-      out.push_back({std::string(keys::verdict::kResults) + "[" + std::to_string(i) + "]." +
-                         std::string(key),
-                     a.key.benchmark, values.first, values.second});
+      out.push_back(
+          {std::string(keys::verdict::kResults) + "[" + std::to_string(i) + "]." + std::string(key),
+           a.key.benchmark, values.first, values.second});
     }
   }
   return out;

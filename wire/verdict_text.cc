@@ -15,13 +15,15 @@ namespace {
 using nlohmann::json;
 
 // nlohmann's dump sorts keys, and these objects are written in its order.
-constexpr std::array kResultOrder = {
-    keys::result::kAttribution, keys::result::kBase,       keys::result::kBenchmark,
-    keys::result::kChange,      keys::result::kChangeCi,   keys::result::kCurrent,
-    keys::result::kDirection,   keys::result::kEnvironment, keys::result::kMetric,
-    keys::result::kPAdjusted,   keys::result::kPValue,     keys::result::kPaired,
-    keys::result::kReason,      keys::result::kRepetitionsNeeded, keys::result::kSuite,
-    keys::result::kThreshold,   keys::result::kUnit,       keys::result::kVerdict};
+constexpr std::array kResultOrder = {keys::result::kAttribution, keys::result::kBase,
+                                     keys::result::kBenchmark,   keys::result::kChange,
+                                     keys::result::kChangeCi,    keys::result::kCurrent,
+                                     keys::result::kDirection,   keys::result::kEnvironment,
+                                     keys::result::kMetric,      keys::result::kPAdjusted,
+                                     keys::result::kPValue,      keys::result::kPaired,
+                                     keys::result::kReason,      keys::result::kRepetitionsNeeded,
+                                     keys::result::kSuite,       keys::result::kThreshold,
+                                     keys::result::kUnit,        keys::result::kVerdict};
 static_assert(std::ranges::is_sorted(kResultOrder));
 constexpr std::array kSideOrder = {keys::side::kCv, keys::side::kMedian, keys::side::kN};
 static_assert(std::ranges::is_sorted(kSideOrder));
@@ -143,12 +145,10 @@ void AppendResult(std::string& out, const MetricResult& r) {
 }
 
 json CountsJson(const Counts& c, bool paired) {
-  json out = {{keys::counts::kRegression, c.regression},
-              {keys::counts::kImprovement, c.improvement},
-              {keys::counts::kEquivalent, c.equivalent},
-              {keys::counts::kInconclusive, c.inconclusive},
-              {keys::counts::kIgnored, c.ignored},
-              {keys::counts::kNew, c.new_metrics}};
+  json out = {
+      {keys::counts::kRegression, c.regression}, {keys::counts::kImprovement, c.improvement},
+      {keys::counts::kEquivalent, c.equivalent}, {keys::counts::kInconclusive, c.inconclusive},
+      {keys::counts::kIgnored, c.ignored},       {keys::counts::kNew, c.new_metrics}};
   if (paired) {
     out[keys::counts::kUnstable] = c.unstable;
     out[keys::counts::kPass] = c.pass;
@@ -215,8 +215,8 @@ std::string EncodeVerdictSummary(const Verdict& v) {
 }
 
 json EncodeBaseline(const Baseline& b) {
-  return {{keys::baseline::kCommit, b.commit},   {keys::baseline::kBranch, b.branch},
-          {keys::baseline::kTestbed, b.testbed}, {keys::baseline::kRunIds, b.run_ids},
+  return {{keys::baseline::kCommit, b.commit},       {keys::baseline::kBranch, b.branch},
+          {keys::baseline::kTestbed, b.testbed},     {keys::baseline::kRunIds, b.run_ids},
           {keys::baseline::kSelection, b.selection}, {keys::baseline::kDistance, b.distance}};
 }
 

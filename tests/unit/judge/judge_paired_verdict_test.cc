@@ -3,13 +3,12 @@
 // ignored by a rule) judged into REGRESSION / EQUIVALENT / UNSTABLE / NEW / IGNORED rows with
 // the paired detail, counts, outcome, warnings and the "paired" summary; the time budget's end;
 // and an unpaired verdict amended by a re-measurement (confirmed, withdrawn, kept, the outcome).
-#include "judge/paired_verdict.h"
-
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
 
+#include "judge/paired_verdict.h"
 #include "tests/testing/planted_paired.h"
 #include "wire/verdict.h"
 
@@ -233,9 +232,9 @@ TEST(PairedVerdictTest, AnAmendmentReplacesTheReMeasuredRows) {
 
 TEST(PairedVerdictTest, TheAmendedOutcomeFollowsTheRegressionsLeft) {
   // Every regression withdrawn: pass.
-  const wire::Verdict all = Judged(PlantedMeasurement(
-      kBase,
-      {{"BM_Slow", 1000, 1.0, 0, -1}, {"BM_Same", 2000, 1.0, 0, -1}, {"BM_Few", 4000, 1.0, 0, -1}}));
+  const wire::Verdict all = Judged(PlantedMeasurement(kBase, {{"BM_Slow", 1000, 1.0, 0, -1},
+                                                              {"BM_Same", 2000, 1.0, 0, -1},
+                                                              {"BM_Few", 4000, 1.0, 0, -1}}));
   const wire::Verdict passed = Amend(Unpaired(Outcome::kRegression), all);
   EXPECT_EQ(passed.outcome, Outcome::kPass);
   EXPECT_EQ(passed.counts.regression, 0);
@@ -245,12 +244,14 @@ TEST(PairedVerdictTest, TheAmendedOutcomeFollowsTheRegressionsLeft) {
 
   // A throttled host's verdict whose regressions left are all unpaired stays noisy; a paired
   // regression among them makes it a regression.
-  const wire::Verdict same_only = Judged(PlantedMeasurement(kBase, {{"BM_Same", 2000, 1.0, 0, -1}}));
+  const wire::Verdict same_only =
+      Judged(PlantedMeasurement(kBase, {{"BM_Same", 2000, 1.0, 0, -1}}));
   const wire::Verdict noisy = Amend(Unpaired(Outcome::kNoisyEnvironment), same_only);
   EXPECT_EQ(noisy.outcome, Outcome::kNoisyEnvironment);
   EXPECT_EQ(noisy.counts.regression, 2);
 
-  const wire::Verdict slow_only = Judged(PlantedMeasurement(kBase, {{"BM_Slow", 1000, 1.1, 0, -1}}));
+  const wire::Verdict slow_only =
+      Judged(PlantedMeasurement(kBase, {{"BM_Slow", 1000, 1.1, 0, -1}}));
   EXPECT_EQ(Amend(Unpaired(Outcome::kNoisyEnvironment), slow_only).outcome, Outcome::kRegression);
 }
 

@@ -111,8 +111,8 @@ Verdict Sample(bool paired) {
   v.environment_shift = EnvironmentShift{3, 0.1, 0.11, 1.0, "moved together"};
   if (paired) {
     v.results[1].kind = ResultKind::kUnstable;
-    v.results[1].paired = PairedDetail{6, 0.01, 0.02, Interval{-0.1, 0.2}, std::nullopt, 0.01,
-                                       0.02, 0.5, 0.4, 0.3, 12, -1};
+    v.results[1].paired = PairedDetail{
+        6, 0.01, 0.02, Interval{-0.1, 0.2}, std::nullopt, 0.01, 0.02, 0.5, 0.4, 0.3, 12, -1};
     v.counts = {1, 0, 0, 0, 0, 1, 1, 0};
     PairedSummary s;
     s.baseline_commit = std::string(40, 'b');
@@ -181,11 +181,11 @@ TEST(VerdictText, TheBodyIsSplicedInTheAPIsOrder) {
   const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(body)["verdict"];
   std::vector<std::string> keys;
   for (const auto& [key, value] : ordered.items()) keys.push_back(key);
-  EXPECT_EQ(keys, (std::vector<std::string>{
-                      "id", "run_id", "created_at", "outcome", "algorithm_version", "parameters",
-                      "baseline", "contender_run_ids", "branch", "commit", "counts",
-                      "environment_shift", "pr", "runner_version", "testbed", "warnings",
-                      "results"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"id", "run_id", "created_at", "outcome", "algorithm_version",
+                                      "parameters", "baseline", "contender_run_ids", "branch",
+                                      "commit", "counts", "environment_shift", "pr",
+                                      "runner_version", "testbed", "warnings", "results"}));
   stored.text.baseline_json = "";
   EXPECT_TRUE(json::parse(EncodeVerdictBody(stored.text))["verdict"]["baseline"].is_null());
 }
@@ -228,7 +228,8 @@ TEST(VerdictReplay, TypedValuesAreComparedAsTheJsonWritesThem) {
   replayed = stored;
   replayed.results.pop_back();
   ASSERT_EQ(CompareVerdicts(stored, replayed).size(), 1u);
-  EXPECT_EQ(CompareVerdicts(stored, replayed)[0], (ReplayDifference{"results", std::nullopt, 3, 2}));
+  EXPECT_EQ(CompareVerdicts(stored, replayed)[0],
+            (ReplayDifference{"results", std::nullopt, 3, 2}));
 }
 
 TEST(VerdictReplay, TheAnswerHasTheReplayAndTheStoredVerdict) {
