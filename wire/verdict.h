@@ -246,7 +246,7 @@ Result<Verdict> DecodeVerdict(std::string_view json);
 
 // The verdict object with the keys the server writes (absent optionals as null, the counts
 // always; project and report_url only when set): DecodeVerdict(EncodeVerdict(v).dump()) == v.
-// The server itself writes its results as text (server/gate/results_writer.h), which is faster.
+// The server writes and stores a verdict in parts, as text (wire/verdict_text.h), which is faster.
 nlohmann::json EncodeVerdict(const Verdict& verdict);
 // The "environment_shift" object, as EncodeVerdict and the server's verdict write it.
 nlohmann::json EncodeEnvironmentShift(const EnvironmentShift& shift);

@@ -1,5 +1,5 @@
 // The key names of the verdict object and the objects inside it (docs/api.md, "Verdicts"), kept
-// in one place: the server writes them as text (server/gate), EncodeVerdict as a JSON tree and
+// in one place: the server's text writer (verdict_text.cc), EncodeVerdict as a JSON tree and
 // DecodeVerdict reads them, so a renamed key must change all three at once.
 #pragma once
 

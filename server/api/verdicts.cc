@@ -63,7 +63,7 @@ void RegisterVerdictRoutes(http::Router& router, const ApiDeps& deps) {
                              if (replay == "1") {
                                auto replayed = deps.verdicts->Replay(project, params.at("id"));
                                if (!replayed) return tl::unexpected(replayed.error());
-                               return JsonResponse(200, *replayed);
+                               return http::Response::Json(200, std::move(*replayed));
                              }
                              auto verdict = deps.verdicts->Latest(project, params.at("id"));
                              if (!verdict) return tl::unexpected(verdict.error());

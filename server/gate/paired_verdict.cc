@@ -1,22 +1,20 @@
 // The paired verdict's life cycle (VerdictService::ComputePaired and its replay): a measurement
-// of the baseline commit and the pull request interleaved on one host, judged (paired_rows.h)
-// and stored as the run's newest verdict with the measurement itself, which is all a replay
-// needs. The baseline side's values live only in that measurement, never as runs or samples.
-// docs/api.md, "Paired verdicts".
+// of the baseline commit and the pull request interleaved on one host, judged (and an amendment
+// merged) by judge/paired_verdict.h, written by wire/verdict_text.h and stored as the run's
+// newest verdict with the measurement itself, which is all a replay needs. The baseline side's
+// values live only in that measurement, never as runs or samples. docs/api.md, "Paired verdicts".
 #include "stats/paired_verdict.h"
 
 #include <nlohmann/json.hpp>
 
 #include "judge/paired.h"
-#include "server/gate/paired_rows.h"
+#include "judge/paired_verdict.h"
 #include "server/gate/verdict.h"
-#include "wire/verdict_keys.h"
 
 namespace perfgate::server::gate {
 namespace {
 
 using nlohmann::json;
-namespace keys = wire::keys;
 
 bool IsPaired(const store::NewVerdict& verdict) { return !verdict.measurement_json.empty(); }
 
@@ -37,10 +35,10 @@ Result<json> PairedParameters(const wire::PairedMeasurement& m) {
   p.power = policy->power;
   p.bootstrap_resamples = policy->bootstrap_resamples;
   p.seed = policy->seed;
-  json out = EncodeParameters(*request);
+  wire::VerdictRequest out = WireParameters(*request);
   // The deciding test is the paired one (the design's), not the unpaired request's default.
-  out[keys::parameters::kTest] = "paired-" + m.design.test;
-  return out;
+  out.test = "paired-" + m.design.test;
+  return wire::EncodeVerdictRequest(out);
 }
 
 // kConflict unless `latest` is the verdict the measurement amends: the run's newest, unpaired.
@@ -64,6 +62,16 @@ Result<void> CheckAmends(int64_t amends, const std::string& run_id,
   return {};
 }
 
+// The unpaired verdict a measurement amends, as typed values.
+Result<wire::Verdict> ReadAmended(const store::StoredVerdict& amended) {
+  auto typed = wire::DecodeStoredVerdict(StoredText(amended));
+  if (!typed) {
+    return MakeError(ErrorCode::kInternal, "the amended verdict " + std::to_string(amended.id) +
+                                               " is not readable: " + typed.error().ToString());
+  }
+  return typed;
+}
+
 }  // namespace
 
 Result<std::string> VerdictService::ComputePaired(const store::Project& project,
@@ -80,68 +88,53 @@ Result<std::string> VerdictService::ComputePaired(const store::Project& project,
   if (*latest && (*latest)->verdict.algorithm_version == stats::kPairedAlgorithmVersion &&
       (*latest)->verdict.measurement_json == measurement_json) {
     if (reused != nullptr) *reused = true;
-    return VerdictBody(**latest);
+    return VerdictResponse(**latest);
   }
   if (m.amends) {
     if (auto checked = CheckAmends(*m.amends, run_id, *latest); !checked) {
       return tl::unexpected(checked.error());
     }
   }
-  auto parts = JudgeMeasurement(m);
+  auto parts = judge::JudgeMeasurement(m);
   if (!parts) return tl::unexpected(parts.error());
 
   store::NewVerdict verdict;
   verdict.run_id = run_id;
   verdict.algorithm_version = std::string(stats::kPairedAlgorithmVersion);
   verdict.measurement_json = measurement_json;
-  json summary;
   if (m.amends) {
     const store::NewVerdict& amended = (*latest)->verdict;
-    auto merged = Amend(amended, *parts, m);
-    if (!merged) return tl::unexpected(merged.error());
+    auto typed = ReadAmended(**latest);
+    if (!typed) return tl::unexpected(typed.error());
     verdict.contender_run_ids = amended.contender_run_ids;
     verdict.baseline_run_ids = amended.baseline_run_ids;
     verdict.parameters_json = amended.parameters_json;
     verdict.baseline_json = amended.baseline_json;
-    verdict.outcome = merged->outcome;
-    verdict.results_json = std::move(merged->results_json);
-    summary = json::parse(amended.summary_json, nullptr, false);
-    if (!summary.is_object()) summary = json::object();
-    summary[keys::verdict::kCounts] = merged->counts;
-    summary[keys::verdict::kWarnings] = merged->warnings;
+    SetDecided(judge::Amend(*typed, *parts), verdict);
   } else {
     auto parameters = PairedParameters(m);
     if (!parameters) return tl::unexpected(parameters.error());
     verdict.contender_run_ids = {run_id};
     verdict.parameters_json = parameters->dump();
-    verdict.baseline_json = json{{keys::baseline::kCommit, m.baseline_commit},
-                                 {keys::baseline::kBranch, run->target_branch},
-                                 {keys::baseline::kTestbed, m.testbed.name},
-                                 {keys::baseline::kRunIds, json::array()},
-                                 {keys::baseline::kSelection, "paired"},
-                                 {keys::baseline::kDistance, 0}}
-                                .dump();
-    verdict.outcome = parts->outcome;
-    verdict.results_json = std::move(parts->results_json);
-    summary = {{keys::verdict::kCommit, run->summary.commit_sha},
-               {keys::verdict::kBranch, run->summary.branch},
-               {keys::verdict::kTestbed, m.testbed.name},
-               {keys::verdict::kPr, run->summary.pr ? json(*run->summary.pr) : json(nullptr)},
-               {keys::verdict::kCounts, parts->counts},
-               {keys::verdict::kWarnings, parts->warnings}};
-    if (!run->summary.runner_version.empty()) {
-      summary[keys::verdict::kRunnerVersion] = run->summary.runner_version;
-    }
+    verdict.baseline_json =
+        wire::EncodeBaseline(
+            {m.baseline_commit, run->target_branch, m.testbed.name, {}, "paired", 0})
+            .dump();
+    wire::Verdict& decided = *parts;
+    decided.commit = run->summary.commit_sha;
+    decided.branch = run->summary.branch;
+    decided.testbed = m.testbed.name;
+    decided.pr = run->summary.pr;
+    if (!run->summary.runner_version.empty()) decided.runner_version = run->summary.runner_version;
+    SetDecided(decided, verdict);
   }
-  summary[keys::verdict::kPaired] = wire::EncodePairedSummary(parts->summary);
-  verdict.summary_json = summary.dump(-1, ' ', false, json::error_handler_t::replace);
   auto stored = store_.SaveVerdict(project, verdict);
   if (!stored) return tl::unexpected(stored.error());
-  return VerdictBody(*stored);
+  return VerdictResponse(*stored);
 }
 
-Result<json> VerdictService::ReplayPaired(const store::Project& project,
-                                          const store::StoredVerdict& stored) {
+Result<std::string> VerdictService::ReplayPaired(const store::Project& project,
+                                                 const store::StoredVerdict& stored) {
   wire::DecodeLimits limits;
   limits.max_depth = 64;  // the stored measurement's own depth is 5; accepted when it was posted
   auto m = wire::DecodePairedMeasurement(stored.verdict.measurement_json, limits);
@@ -150,12 +143,9 @@ Result<json> VerdictService::ReplayPaired(const store::Project& project,
                                                std::to_string(stored.id) +
                                                " is not readable: " + m.error().ToString());
   }
-  auto parts = JudgeMeasurement(*m);
+  auto parts = judge::JudgeMeasurement(*m);
   if (!parts) return tl::unexpected(parts.error());
-  if (!m->amends) {
-    return ReplayAnswer(stored, stats::kPairedAlgorithmVersion, parts->outcome,
-                        parts->results_json);
-  }
+  if (!m->amends) return ReplayResponse(stored, stats::kPairedAlgorithmVersion, *parts);
   auto amended = store_.GetVerdict(project, stored.verdict.run_id, *m->amends);
   if (!amended) return tl::unexpected(amended.error());
   if (!*amended) {
@@ -163,10 +153,9 @@ Result<json> VerdictService::ReplayPaired(const store::Project& project,
                                                " amends verdict " + std::to_string(*m->amends) +
                                                ", which is not stored");
   }
-  auto merged = Amend((*amended)->verdict, *parts, *m);
-  if (!merged) return tl::unexpected(merged.error());
-  return ReplayAnswer(stored, stats::kPairedAlgorithmVersion, merged->outcome,
-                      merged->results_json);
+  auto typed = ReadAmended(**amended);
+  if (!typed) return tl::unexpected(typed.error());
+  return ReplayResponse(stored, stats::kPairedAlgorithmVersion, judge::Amend(*typed, *parts));
 }
 
 }  // namespace perfgate::server::gate

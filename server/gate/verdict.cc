@@ -1,45 +1,16 @@
-// Judging a run against its baseline, and the verdict's life cycle (compute, store, read,
-// replay). docs/api.md ("Verdicts") documents the object built here.
+// The verdict's life cycle (compute, store, read, replay): the baseline chosen here, the verdict
+// decided by judge/ and written by wire/. docs/api.md ("Verdicts") documents the object.
 #include "server/gate/verdict.h"
 
-#include <algorithm>
-#include <array>
-#include <cmath>
 #include <span>
-#include <tuple>
 
-#include "judge/attribution.h"
-#include "judge/judge.h"
-#include "server/gate/results_writer.h"
-#include "stats/descriptive.h"
-#include "stats/environment_shift.h"
-#include "wire/verdict_keys.h"
+#include "judge/run_verdict.h"
+#include "wire/verdict_replay.h"
 
 namespace perfgate::server::gate {
 namespace {
 
 using nlohmann::json;
-namespace keys = wire::keys;
-
-// The order Judge writes a result's keys in: nlohmann's (sorted), as the stored verdicts have it.
-constexpr std::array kResultOrder = {keys::result::kAttribution,
-                                     keys::result::kBase,
-                                     keys::result::kBenchmark,
-                                     keys::result::kChange,
-                                     keys::result::kChangeCi,
-                                     keys::result::kCurrent,
-                                     keys::result::kDirection,
-                                     keys::result::kEnvironment,
-                                     keys::result::kMetric,
-                                     keys::result::kPAdjusted,
-                                     keys::result::kPValue,
-                                     keys::result::kReason,
-                                     keys::result::kRepetitionsNeeded,
-                                     keys::result::kSuite,
-                                     keys::result::kThreshold,
-                                     keys::result::kUnit,
-                                     keys::result::kVerdict};
-static_assert(std::ranges::is_sorted(kResultOrder));
 
 // Whether a stored verdict answers this request: same algorithm, parameters, contender and
 // baseline runs.
@@ -51,198 +22,62 @@ bool SameQuestion(const store::NewVerdict& stored, const VerdictRequest& request
          json::parse(stored.parameters_json, nullptr, false) == EncodeParameters(request);
 }
 
-json BaselineJson(const store::BaselineChoice& b) {
-  return {{keys::baseline::kCommit, b.commit_sha},   {keys::baseline::kBranch, b.branch},
-          {keys::baseline::kTestbed, b.testbed},     {keys::baseline::kRunIds, b.run_ids},
-          {keys::baseline::kSelection, b.selection}, {keys::baseline::kDistance, b.distance}};
+wire::Baseline BaselineOf(const store::BaselineChoice& b) {
+  return {b.commit_sha, b.branch, b.testbed, b.run_ids, b.selection, b.distance};
 }
 
 }  // namespace
 
-Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
-                        const PreparedBaseline* baseline, const VerdictRequest& request) {
-  Judgement out;
+Result<wire::Verdict> Judge(const std::vector<store::SampleSet>& contender,
+                            const PreparedBaseline* baseline, const VerdictRequest& request) {
   std::vector<judge::Series> current;
   current.reserve(contender.size());
   for (const store::SampleSet& set : contender) current.push_back(AsSeries(set));
-  judge::JudgeOptions options;
-  options.policy = request.policy;
-  options.rules = request.rules;
-  // Only what the verdict object reports (no Hodges-Lehmann, Cohen's d, other tests).
-  options.outputs = stats::JudgeOutputs::kVerdictOnly;
-  options.pair_by = judge::PairBy::kKeyAndUnit;
-  options.order = judge::RowOrder::kContender;
-  options.name = judge::StatsName::kSeries;
   std::optional<std::span<const judge::Series>> base;
   if (baseline != nullptr) base = baseline->series;
-  auto judged = judge::JudgeSeries(base, current, options);
-  if (!judged) return tl::unexpected(judged.error());
+  return judge::JudgeRun(base, current, request.policy, request.rules);
+}
 
-  // The baseline's series that this run did not measure: worth a line, not a verdict.
-  if (baseline != nullptr && !judged->only_in_base.empty()) {
-    std::vector<const judge::Series*> unmatched = judged->only_in_base;
-    std::sort(unmatched.begin(), unmatched.end(),
-              [](const judge::Series* a, const judge::Series* b) {
-                return std::tie(a->key, a->unit) < std::tie(b->key, b->unit);
-              });
-    std::string names;
-    for (size_t i = 0; i < unmatched.size() && i < 5; ++i) {
-      names += (names.empty() ? "" : ", ") + unmatched[i]->key.benchmark + " " +
-               unmatched[i]->key.metric;
-    }
-    out.warnings.push_back(std::to_string(unmatched.size()) +
-                           " benchmark metric(s) of the baseline are not in this run: " + names +
-                           (unmatched.size() > 5 ? ", ..." : ""));
-  }
-
-  // A drift of the machine between the sides moves the run's metrics together.
-  if (baseline != nullptr) {
-    std::vector<double> worse;
-    for (const stats::MetricVerdict& v : judged->verdicts.metrics) {
-      const double log_ratio = std::log1p(v.change);
-      worse.push_back(v.direction == Direction::kHigherIsBetter ? -log_ratio : log_ratio);
-    }
-    stats::ShiftPolicy shift_policy;
-    shift_policy.threshold = request.policy.threshold;
-    const stats::ShiftEvidence shift = stats::DetectEnvironmentShift(worse, shift_policy);
-    if (shift.shifted) {
-      out.environment_shift =
-          wire::EnvironmentShift{static_cast<int64_t>(shift.metrics), shift.median_change,
-                                 shift.geomean_change, shift.same_sign_share, shift.reason};
-      out.warnings.push_back("environment shift: " + shift.reason);
-    }
-  }
-
-  const judge::Attributions notes = judge::Attribute(judge::AttributionInputs(*judged));
-  ResultsWriter writer;
-  for (size_t i = 0; i < judged->rows.size(); ++i) {
-    const judge::Row& row = judged->rows[i];
-    const judge::Series& set = *row.contender;
-    const stats::MetricVerdict* v = judged->VerdictOf(row);
-    writer.Open();
-    // Keys in sorted order: "attribution" before "base", "environment" after "direction".
-    if (notes.rows[i].attribution) {
-      writer.Raw(keys::result::kAttribution, AttributionJson(*notes.rows[i].attribution));
-    }
-    if (v != nullptr) {
-      writer.Side(keys::result::kBase, v->base);
-    } else {
-      writer.Null(keys::result::kBase);
-    }
-    writer.String(keys::result::kBenchmark, set.key.benchmark);
-    if (v != nullptr) {
-      writer.Number(keys::result::kChange, v->change);
-      writer.Interval(keys::result::kChangeCi, v->change_ci);
-      writer.Side(keys::result::kCurrent, v->contender);
-    } else {
-      writer.Null(keys::result::kChange);
-      writer.Null(keys::result::kChangeCi);
-      // The current side of NEW and IGNORED series, for the report.
-      writer.Side(keys::result::kCurrent, {set.values.size(), stats::Median(set.values),
-                                           set.values.size() >= 2 ? stats::Cv(set.values) : NAN});
-    }
-    writer.String(keys::result::kDirection, DirectionName(set.direction));
-    if (!notes.rows[i].environment.empty()) {
-      writer.String(keys::result::kEnvironment, notes.rows[i].environment);
-    }
-    writer.String(keys::result::kMetric, set.key.metric);
-    if (v != nullptr) {
-      writer.Number(keys::result::kPAdjusted, v->p_adjusted);
-      writer.Number(keys::result::kPValue, v->p_test);
-      writer.String(keys::result::kReason, v->reason);
-      writer.Integer(keys::result::kRepetitionsNeeded, v->repetitions_needed);
-    } else {
-      writer.Null(keys::result::kPAdjusted);
-      writer.Null(keys::result::kPValue);
-      writer.String(keys::result::kReason, row.reason);
-      writer.Integer(keys::result::kRepetitionsNeeded, 0);
-    }
-    writer.String(keys::result::kSuite, set.key.suite);
-    writer.Number(keys::result::kThreshold, row.threshold);
-    writer.String(keys::result::kUnit, set.unit);
-    writer.String(keys::result::kVerdict, judged->VerdictName(row));
-    writer.Close();
-  }
-  out.results_json = writer.Finish();
-  const stats::ComparisonVerdicts& counts = judged->verdicts;
-  out.counts = {{keys::counts::kRegression, counts.regressions},
-                {keys::counts::kImprovement, counts.improvements},
-                {keys::counts::kEquivalent, counts.equivalent},
-                {keys::counts::kInconclusive, counts.inconclusive},
-                {keys::counts::kIgnored, judged->ignored},
-                {keys::counts::kNew, judged->added}};
-  if (baseline == nullptr) {
-    out.outcome = "no_baseline";
-  } else {
-    // Regressions that a throttled host explains, all of them: the run must be repeated, not
-    // fixed. One regression on a healthy suite still makes it a regression.
-    out.outcome = counts.regressions == 0   ? "pass"
-                  : notes.noisy_environment ? "noisy_environment"
-                                            : "regression";
-  }
+wire::StoredVerdictText StoredText(const store::StoredVerdict& stored) {
+  const store::NewVerdict& v = stored.verdict;
+  wire::StoredVerdictText out;
+  out.id = stored.id;
+  out.run_id = v.run_id;
+  out.created_at = stored.created_at;
+  out.outcome = v.outcome;
+  out.algorithm_version = v.algorithm_version;
+  out.parameters_json = v.parameters_json;
+  out.baseline_json = v.baseline_json;
+  out.contender_run_ids = v.contender_run_ids;
+  out.summary_json = v.summary_json;
+  out.results_json = v.results_json;
   return out;
 }
 
-json VerdictJson(const store::StoredVerdict& stored) {
-  const store::NewVerdict& v = stored.verdict;
-  json summary = json::parse(v.summary_json, nullptr, false);
-  if (!summary.is_object()) summary = json::object();
-  json out = {
-      {keys::verdict::kId, stored.id},
-      {keys::verdict::kRunId, v.run_id},
-      {keys::verdict::kCreatedAt, stored.created_at},
-      {keys::verdict::kOutcome, v.outcome},
-      {keys::verdict::kAlgorithmVersion, v.algorithm_version},
-      {keys::verdict::kParameters, json::parse(v.parameters_json, nullptr, false)},
-      {keys::verdict::kBaseline,
-       v.baseline_json.empty() ? json(nullptr) : json::parse(v.baseline_json, nullptr, false)},
-      {keys::verdict::kContenderRunIds, v.contender_run_ids}};
-  for (std::string_view key :
-       {keys::verdict::kCommit, keys::verdict::kBranch, keys::verdict::kTestbed, keys::verdict::kPr,
-        keys::verdict::kCounts, keys::verdict::kWarnings}) {
-    out[key] = summary.contains(key) ? summary[key] : json(nullptr);
-  }
-  for (std::string_view key :
-       {keys::verdict::kEnvironmentShift, keys::verdict::kPaired, keys::verdict::kRunnerVersion}) {
-    if (summary.contains(key)) out[key] = summary[key];
-  }
-  out[keys::verdict::kResults] = json::parse(v.results_json, nullptr, false);
-  return out;
+std::string VerdictResponse(const store::StoredVerdict& stored) {
+  return wire::EncodeVerdictBody(StoredText(stored));
 }
 
-std::string VerdictBody(const store::StoredVerdict& stored) {
-  const store::NewVerdict& v = stored.verdict;
-  std::string out;
-  out.reserve(v.results_json.size() + v.parameters_json.size() + v.summary_json.size() + 1024);
-  AppendJsonKey(out, "{", keys::verdict::kEnvelope);
-  AppendJsonKey(out, "{", keys::verdict::kId);
-  out += std::to_string(stored.id);
-  AppendJsonKey(out, ",", keys::verdict::kRunId);
-  out += json(v.run_id).dump();
-  AppendJsonKey(out, ",", keys::verdict::kCreatedAt);
-  out += json(stored.created_at).dump();
-  AppendJsonKey(out, ",", keys::verdict::kOutcome);
-  out += json(v.outcome).dump();
-  AppendJsonKey(out, ",", keys::verdict::kAlgorithmVersion);
-  out += json(v.algorithm_version).dump();
-  AppendJsonKey(out, ",", keys::verdict::kParameters);
-  out += v.parameters_json;
-  AppendJsonKey(out, ",", keys::verdict::kBaseline);
-  out += v.baseline_json.empty() ? std::string_view("null") : std::string_view(v.baseline_json);
-  AppendJsonKey(out, ",", keys::verdict::kContenderRunIds);
-  out += json(v.contender_run_ids).dump();
-  // The summary object's members (commit, branch, testbed, pr, counts, warnings and, when the
-  // metrics moved together, environment_shift; a paired verdict's "paired"), spliced in.
-  const size_t open = v.summary_json.find('{');
-  const size_t close = v.summary_json.rfind('}');
-  if (open != std::string::npos && close != std::string::npos && close > open + 1) {
-    const std::string members = v.summary_json.substr(open + 1, close - open - 1);
-    if (members.find_first_not_of(" \t\n") != std::string::npos) out += "," + members;
+void SetDecided(const wire::Verdict& verdict, store::NewVerdict& record) {
+  record.outcome = std::string(wire::OutcomeName(verdict.outcome));
+  record.summary_json = wire::EncodeVerdictSummary(verdict);
+  record.results_json = wire::EncodeResultsText(verdict.results);
+}
+
+Result<std::string> ReplayResponse(const store::StoredVerdict& stored,
+                                   std::string_view algorithm_version,
+                                   const wire::Verdict& replayed) {
+  const wire::StoredVerdictText text = StoredText(stored);
+  auto original = wire::DecodeStoredVerdict(text);
+  if (!original) {
+    return MakeError(ErrorCode::kInternal, "the stored verdict " + std::to_string(stored.id) +
+                                               " is not readable: " + original.error().ToString());
   }
-  AppendJsonKey(out, ",", keys::verdict::kResults);
-  out += v.results_json;
-  out += "}}";
-  return out;
+  wire::VerdictReplay replay;
+  replay.algorithm_version = std::string(algorithm_version);
+  replay.stored_algorithm_version = stored.verdict.algorithm_version;
+  replay.differences = wire::CompareVerdicts(*original, replayed);
+  return wire::EncodeReplayBody(text, replay);
 }
 
 Result<std::string> VerdictService::Compute(const store::Project& project,
@@ -277,7 +112,7 @@ Result<std::string> VerdictService::Compute(const store::Project& project,
   if (*latest && *baseline &&
       SameQuestion((*latest)->verdict, request, contender_ids, (*baseline)->run_ids)) {
     if (reused != nullptr) *reused = true;
-    return VerdictBody(**latest);
+    return VerdictResponse(**latest);
   }
   auto contender = store_.GetSampleSets(project, contender_ids);
   if (!contender) return tl::unexpected(contender.error());
@@ -300,35 +135,27 @@ Result<std::string> VerdictService::Compute(const store::Project& project,
         (*baseline)->commit_sha.substr(0, 12) + ", " + std::to_string((*baseline)->distance) +
         " commit(s) older");
   }
-  warnings.insert(warnings.end(), judged->warnings.begin(), judged->warnings.end());
+  wire::Verdict& decided = *judged;
+  decided.commit = run->summary.commit_sha;
+  decided.branch = run->summary.branch;
+  decided.testbed = run->summary.testbed;
+  decided.pr = run->summary.pr;
+  if (!run->summary.runner_version.empty()) decided.runner_version = run->summary.runner_version;
+  warnings.insert(warnings.end(), decided.warnings.begin(), decided.warnings.end());
+  decided.warnings = std::move(warnings);
 
   store::NewVerdict verdict;
   verdict.run_id = run_id;
   verdict.contender_run_ids = contender_ids;
   if (*baseline) verdict.baseline_run_ids = (*baseline)->run_ids;
-  verdict.outcome = judged->outcome;
   verdict.algorithm_version = std::string(stats::kVerdictAlgorithmVersion);
   verdict.parameters_json = EncodeParameters(request).dump();
-  if (*baseline) verdict.baseline_json = BaselineJson(**baseline).dump();
-  json summary = {{keys::verdict::kCommit, run->summary.commit_sha},
-                  {keys::verdict::kBranch, run->summary.branch},
-                  {keys::verdict::kTestbed, run->summary.testbed},
-                  {keys::verdict::kPr, run->summary.pr ? json(*run->summary.pr) : json(nullptr)},
-                  {keys::verdict::kCounts, judged->counts},
-                  {keys::verdict::kWarnings, warnings}};
-  if (!run->summary.runner_version.empty()) {
-    summary[keys::verdict::kRunnerVersion] = run->summary.runner_version;
-  }
-  if (judged->environment_shift) {
-    summary[keys::verdict::kEnvironmentShift] =
-        wire::EncodeEnvironmentShift(*judged->environment_shift);
-  }
-  verdict.summary_json = summary.dump();
-  verdict.results_json = std::move(judged->results_json);
+  if (*baseline) verdict.baseline_json = wire::EncodeBaseline(BaselineOf(**baseline)).dump();
+  SetDecided(decided, verdict);
   auto stored = store_.SaveVerdict(project, verdict);
   if (!stored) return tl::unexpected(stored.error());
   if (stored->reused && reused != nullptr) *reused = true;
-  return VerdictBody(*stored);
+  return VerdictResponse(*stored);
 }
 
 Result<std::shared_ptr<const PreparedBaseline>> VerdictService::LoadBaseline(
@@ -396,7 +223,7 @@ Result<std::string> VerdictService::Latest(const store::Project& project,
                                            const std::string& run_id) {
   auto latest = store_.LatestVerdict(project, run_id);
   if (!latest) return tl::unexpected(latest.error());
-  if (*latest) return VerdictBody(**latest);
+  if (*latest) return VerdictResponse(**latest);
   if (auto run = store_.GetRunContext(project, run_id); !run) return tl::unexpected(run.error());
   return MakeError(ErrorCode::kNotFound,
                    "run " + run_id +
@@ -405,7 +232,8 @@ Result<std::string> VerdictService::Latest(const store::Project& project,
                    "id");
 }
 
-Result<json> VerdictService::Replay(const store::Project& project, const std::string& run_id) {
+Result<std::string> VerdictService::Replay(const store::Project& project,
+                                           const std::string& run_id) {
   auto latest = store_.LatestVerdict(project, run_id);
   if (!latest) return tl::unexpected(latest.error());
   if (!*latest) {
@@ -428,47 +256,7 @@ Result<json> VerdictService::Replay(const store::Project& project, const std::st
   auto judged = Judge(*contender, base_sets.get(), *request);
   if (!judged) return tl::unexpected(judged.error());
 
-  return ReplayAnswer(**latest, stats::kVerdictAlgorithmVersion, judged->outcome,
-                      judged->results_json);
-}
-
-json ReplayAnswer(const store::StoredVerdict& verdict, std::string_view algorithm_version,
-                  const std::string& outcome, const std::string& results_json) {
-  const store::NewVerdict& stored = verdict.verdict;
-  const json original = json::parse(stored.results_json, nullptr, false);
-  const json replayed = json::parse(results_json, nullptr, false);
-  json differences = json::array();
-  if (outcome != stored.outcome) {
-    differences.push_back(
-        {{"field", keys::verdict::kOutcome}, {"stored", stored.outcome}, {"replayed", outcome}});
-  }
-  if (!original.is_array() || original.size() != replayed.size()) {
-    differences.push_back({{"field", keys::verdict::kResults},
-                           {"stored", original.is_array() ? original.size() : 0},
-                           {"replayed", replayed.size()}});
-  } else {
-    for (size_t i = 0; i < original.size(); ++i) {
-      for (std::string_view key :
-           {keys::result::kVerdict, keys::result::kChange, keys::result::kChangeCi,
-            keys::result::kPValue, keys::result::kPAdjusted}) {
-        const json a = original[i].value(key, json(nullptr));
-        const json b = replayed[i].value(key, json(nullptr));
-        if (a != b) {
-          differences.push_back({{"field", std::string(keys::verdict::kResults) + "[" +
-                                               std::to_string(i) + "]." + std::string(key)},
-                                 {"benchmark", original[i].value(keys::result::kBenchmark, "")},
-                                 {"stored", a},
-                                 {"replayed", b}});
-        }
-      }
-    }
-  }
-  return json{{"verdict", VerdictJson(verdict)},
-              {"replay",
-               {{"matches", differences.empty()},
-                {"algorithm_version", std::string(algorithm_version)},
-                {"stored_algorithm_version", stored.algorithm_version},
-                {"differences", std::move(differences)}}}};
+  return ReplayResponse(**latest, stats::kVerdictAlgorithmVersion, *judged);
 }
 
 }  // namespace perfgate::server::gate

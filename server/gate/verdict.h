@@ -1,6 +1,6 @@
 // The pull-request verdict use case: choose a run's baseline, judge every benchmark metric of
-// the run against it with the stats engine's three-way verdict (Holm across the run), store
-// the verdict with everything needed to replay it, and replay it. The JSON it produces is the
+// the run against it (judge/run_verdict.h decides the typed verdict), store the verdict, written
+// by wire/verdict_text.h, with everything needed to replay it, and replay it. The JSON is the
 // API's verdict object (docs/api.md, "Verdicts"); the gate prints it.
 #pragma once
 
@@ -23,6 +23,7 @@
 #include "wire/paired.h"
 #include "wire/verdict.h"
 #include "wire/verdict_request.h"
+#include "wire/verdict_text.h"
 
 namespace perfgate::server::gate {
 
@@ -39,20 +40,14 @@ struct VerdictRequest {
 // verdict's "parameters", read back by replay.
 Result<VerdictRequest> DecodeParameters(const nlohmann::json& parameters);
 // The request as stored in a verdict's "parameters": the whole policy, written out.
+wire::VerdictRequest WireParameters(const VerdictRequest& request);
 nlohmann::json EncodeParameters(const VerdictRequest& request);
 
-// The judgement of a contender against a baseline (nullptr: none), without I/O.
-struct Judgement {
-  std::string outcome;              // "regression", "noisy_environment", "pass", "no_baseline"
-  std::string results_json = "[]";  // the API's "results" array, as text
-  nlohmann::json counts = nlohmann::json::object();
-  std::vector<std::string> warnings;
-  // The run's metrics moved together beyond the threshold (stats/environment_shift.h): the
-  // evidence, and a warning; the outcome is decided as without it.
-  std::optional<wire::EnvironmentShift> environment_shift;
-};
-Result<Judgement> Judge(const std::vector<store::SampleSet>& contender,
-                        const PreparedBaseline* baseline, const VerdictRequest& request);
+// The verdict of a contender against a baseline (nullptr: none), without I/O: judge::JudgeRun
+// on the sample sets (outcome, results, counts, warnings, environment_shift set; the rest is
+// Compute's).
+Result<wire::Verdict> Judge(const std::vector<store::SampleSet>& contender,
+                            const PreparedBaseline* baseline, const VerdictRequest& request);
 
 class VerdictService {
  public:
@@ -61,7 +56,7 @@ class VerdictService {
       : store_(store), baselines_(baseline_cache_bytes) {}
 
   // The run's verdict for this request (baseline chosen now) as the response body
-  // {"verdict": {...}} (VerdictBody): computed and stored, or, when the newest stored verdict
+  // {"verdict": {...}} (VerdictResponse): computed and stored, or, when the newest stored verdict
   // was computed with the same algorithm version, parameters, contender and baseline runs, that
   // one (*reused = true).
   Result<std::string> Compute(const store::Project& project, const std::string& run_id,
@@ -69,11 +64,11 @@ class VerdictService {
   // The newest stored verdict as a response body; kNotFound when the run has none yet (reading
   // never computes: a verdict costs ~100 ms of CPU and a read token must not write).
   Result<std::string> Latest(const store::Project& project, const std::string& run_id);
-  // The newest stored verdict, recomputed from its parameters and sample sets:
-  // {"verdict": stored, "replay": {"matches", "algorithm_version", "differences": [...]}}.
-  // A paired verdict of the newest stored one: its measurement judged again (and, for an
-  // amendment, merged into the amended verdict again) and compared the same way.
-  Result<nlohmann::json> Replay(const store::Project& project, const std::string& run_id);
+  // The newest stored verdict, recomputed from its parameters and sample sets, as the response
+  // body {"replay": {"matches", "algorithm_version", "differences": [...]}, "verdict": stored}
+  // (wire/verdict_replay.h). A paired verdict of the newest stored one: its measurement judged
+  // again (and, for an amendment, merged into the amended verdict again) and compared the same way.
+  Result<std::string> Replay(const store::Project& project, const std::string& run_id);
 
   // The run's paired verdict (paired_verdict.cc; docs/api.md, "Paired verdicts"): the
   // measurement judged by judge::JudgePaired and stored with it as the run's newest verdict, as
@@ -101,8 +96,8 @@ class VerdictService {
   void WarmLoop();
   void Warm(const store::Project& project, const std::string& run_id);
 
-  Result<nlohmann::json> ReplayPaired(const store::Project& project,
-                                      const store::StoredVerdict& stored);
+  Result<std::string> ReplayPaired(const store::Project& project,
+                                   const store::StoredVerdict& stored);
 
   Result<std::shared_ptr<const PreparedBaseline>> LoadBaseline(
       const store::Project& project, const std::vector<std::string>& run_ids);
@@ -117,16 +112,19 @@ class VerdictService {
   std::thread warm_thread_;  // started by the first request
 };
 
-// The stored verdict as the API's verdict object.
-nlohmann::json VerdictJson(const store::StoredVerdict& stored);
-// {"verdict": VerdictJson(stored)} as text, spliced from the stored JSON texts without parsing
-// them (a verdict of 500 metrics is ~200 KB; reading one back must stay cheap).
-std::string VerdictBody(const store::StoredVerdict& stored);
-
-// The answer of GET ...?replay=1: {"verdict": VerdictJson(stored), "replay": {...}} with the
-// differences between the stored outcome and results (per row: verdict, change, change_ci,
-// p_value, p_adjusted) and the recomputed ones.
-nlohmann::json ReplayAnswer(const store::StoredVerdict& stored, std::string_view algorithm_version,
-                            const std::string& outcome, const std::string& results_json);
+// The stored verdict's parts as wire/verdict_text.h reads them (views into `stored`).
+wire::StoredVerdictText StoredText(const store::StoredVerdict& stored);
+// The stored verdict as the response body {"verdict": {...}} (wire::EncodeVerdictBody: spliced
+// from the stored texts without parsing them).
+std::string VerdictResponse(const store::StoredVerdict& stored);
+// The verdict's decided parts written into the record to store: outcome, summary and results,
+// encoded by wire/verdict_text.h.
+void SetDecided(const wire::Verdict& verdict, store::NewVerdict& record);
+// The answer of GET ...?replay=1: the stored verdict compared with `replayed` (judged again by
+// `algorithm_version`) on typed values (wire::CompareVerdicts). kInternal when the stored verdict
+// is not readable.
+Result<std::string> ReplayResponse(const store::StoredVerdict& stored,
+                                   std::string_view algorithm_version,
+                                   const wire::Verdict& replayed);
 
 }  // namespace perfgate::server::gate

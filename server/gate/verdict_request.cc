@@ -21,7 +21,7 @@ Result<VerdictRequest> DecodeParameters(const nlohmann::json& parameters) {
   return request;
 }
 
-nlohmann::json EncodeParameters(const VerdictRequest& request) {
+wire::VerdictRequest WireParameters(const VerdictRequest& request) {
   const stats::VerdictPolicy& p = request.policy;
   wire::VerdictRequest parameters;
   parameters.threshold = p.threshold;
@@ -33,7 +33,11 @@ nlohmann::json EncodeParameters(const VerdictRequest& request) {
   parameters.bootstrap_resamples = p.bootstrap_resamples;
   parameters.seed = p.seed;
   parameters.power = p.power;
-  return wire::EncodeVerdictRequest(parameters);
+  return parameters;
+}
+
+nlohmann::json EncodeParameters(const VerdictRequest& request) {
+  return wire::EncodeVerdictRequest(WireParameters(request));
 }
 
 }  // namespace perfgate::server::gate

@@ -13,12 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "server/gate/results_writer.h"
-
 namespace perfgate::judge {
 namespace {
-
-using server::gate::AttributionJson;
 
 // A row as the verdict would have written it. Five values a side by default, enough for a test
 // to decide, so that an INCONCLUSIVE row counts only with fewer (telemetry: one per run).
@@ -415,20 +411,6 @@ TEST(Attribute, ThrottlingCountsAboveOnePercentAndAnyPooledRunCounts) {
   EXPECT_TRUE(run({0.011}).noisy_environment);
   EXPECT_TRUE(run({0.0, 0.3}).noisy_environment);  // a throttled rerun spoils the pool
   EXPECT_NE(run({0.0, 0.3}).rows[0].environment.find("in 30% of the samples"), std::string::npos);
-}
-
-TEST(AttributionJson, SortedKeysAndShortestNumbers) {
-  Attribution a;
-  a.hint = std::string(kHintStarved);
-  a.moved = {{"gpu_utilization", "INCONCLUSIVE", -0.2}, {"tflops", "REGRESSION", -0.095}};
-  a.roofline = Roofline{kMemoryBound, 100, 295.25};
-  EXPECT_EQ(AttributionJson(a),
-            R"x({"hint":"utilisation fell while step time rose: look at the input pipeline or )x"
-            R"x(synchronisation (the GPU waited)","moved":[{"change":-0.2,"metric":)x"
-            R"x("gpu_utilization","verdict":"INCONCLUSIVE"},{"change":-0.095,"metric":"tflops",)x"
-            R"x("verdict":"REGRESSION"}],"roofline":{"class":"memory-bound","intensity":100,)x"
-            R"x("ridge":295.25}})x");
-  EXPECT_EQ(AttributionJson(Attribution{}), R"({"moved":[]})");
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "server/gate/verdict.h"
 #include "server/store/pg_util.h"
+#include "wire/verdict_text.h"
 
 namespace perfgate::server::gate {
 namespace {
@@ -123,11 +124,13 @@ TEST(BaselineCacheTest, ABaselineBeyondTheBudgetIsNotPreparedAndJudgesAlike) {
   const auto with_tables = Judge(contender, full.get(), {});
   const auto without = Judge(contender, bounded.get(), {});
   ASSERT_TRUE(with_tables && without);
-  EXPECT_EQ(with_tables->results_json, without->results_json);
-  EXPECT_EQ(with_tables->outcome, "regression");
+  EXPECT_EQ(wire::EncodeResultsText(with_tables->results),
+            wire::EncodeResultsText(without->results));
+  EXPECT_EQ(with_tables->outcome, wire::Outcome::kRegression);
 
   BaselineCache cache(tables / 2);
-  ASSERT_TRUE(cache.Get(1, {"a"}, [] { return Result<std::vector<store::SampleSet>>(Sets(40, 100)); }));
+  ASSERT_TRUE(
+      cache.Get(1, {"a"}, [] { return Result<std::vector<store::SampleSet>>(Sets(40, 100)); }));
   EXPECT_EQ(cache.GetStats().bytes, full->bytes - tables);  // kept, unprepared
 }
 

@@ -87,7 +87,7 @@ json ComputeVerdict(TrainRuns& runs, std::string* results_text = nullptr,
   auto replay = service.Replay(kProject, "pr");
   EXPECT_TRUE(replay.has_value());
   if (replay) {
-    EXPECT_TRUE((*replay)["replay"]["matches"].get<bool>()) << replay->dump();
+    EXPECT_TRUE(json::parse(*replay)["replay"]["matches"].get<bool>()) << *replay;
   }
   return json::parse(*body)["verdict"];
 }

@@ -51,7 +51,7 @@ wire::Verdict Compute(SixBenchmarks& runs) {
   auto decoded = wire::DecodeVerdict(body ? *body : "{}");
   EXPECT_TRUE(decoded.has_value()) << (decoded ? "" : decoded.error().ToString());
   auto replay = service.Replay(kProject, "pr");
-  EXPECT_TRUE(replay.has_value() && (*replay)["replay"]["matches"].get<bool>());
+  EXPECT_TRUE(replay.has_value() && json::parse(*replay)["replay"]["matches"].get<bool>());
   // The stored verdict, read back, says the same.
   auto latest = service.Latest(kProject, "pr");
   EXPECT_TRUE(latest.has_value());
