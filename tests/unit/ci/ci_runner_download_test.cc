@@ -70,7 +70,7 @@ TEST_F(CiRunnerDownloadTest, TheActionInstallsTheTarballAndTheJobUsesIt) {
   const std::string log = Log();
   EXPECT_TRUE(Contains(log, "curl GET " + url_ + "\n"));
   EXPECT_TRUE(RanExtracted(log));
-  EXPECT_TRUE(Contains(log, "perfgate run --config perfgate.yaml\n"));
+  EXPECT_TRUE(Contains(log, "perfgate run --config perfgate.yaml --paired\n"));
   EXPECT_TRUE(Contains(log, "perfgate gate --config perfgate.yaml --junit "));
   EXPECT_EQ(outputs_["steps.gate.outputs.outcome"], "pass");
 }
@@ -142,7 +142,7 @@ TEST_F(CiRunnerDownloadTest, PerfgatePathWinsOverTheDownload) {
   EXPECT_EQ(o.exit_code, 0) << o.output;
   EXPECT_TRUE(Contains(o.output, "perfgate-path is set: version and download-url are not used"));
   EXPECT_FALSE(Contains(Log(), "curl "));
-  EXPECT_TRUE(Contains(Log(), "perfgate run --config perfgate.yaml\n"));
+  EXPECT_TRUE(Contains(Log(), "perfgate run --config perfgate.yaml --paired\n"));
   // Neither set: perfgate on PATH.
   std::ofstream(dir_ / "log", std::ios::trunc);
   o = RunAction({{"token", "t"}}, {{"GITHUB_EVENT_NAME", "push"}});
@@ -163,7 +163,7 @@ TEST_F(CiRunnerDownloadTest, TheGitlabPreludeInstallsTheTarballAndTheJobUsesIt) 
   EXPECT_TRUE(Contains(o.output, "sha256 " + sha256_ + " verified"));
   const std::string log = Log();
   EXPECT_TRUE(RanExtracted(log));
-  EXPECT_TRUE(Contains(log, "perfgate run\n"));
+  EXPECT_TRUE(Contains(log, "perfgate run --paired\n"));
   EXPECT_TRUE(Contains(log, "perfgate gate --junit perfgate-junit.xml "));
 
   // PERFGATE_VERSION: the release asset of PERFGATE_RELEASE_REPOSITORY.

@@ -138,7 +138,9 @@ TEST(PairedJudge, RulesIgnoreOrLoosenASeriesAndOneSidedSeriesAreLeftOut) {
 }
 
 TEST(PairedJudge, TheLookFollowsTheBlocksAndTheBudget) {
-  stats::PairedPolicy policy;
+  stats::PairedPolicy policy;  // looks at 6, 9, 13, 20, 30
+  policy.min_blocks = 6;
+  policy.max_blocks = 30;
   EXPECT_EQ(LookReached(policy, 5), -1);
   EXPECT_EQ(LookReached(policy, 6), 0);
   EXPECT_EQ(LookReached(policy, 12), 1);

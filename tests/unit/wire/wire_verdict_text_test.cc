@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/testing/json_keys.h"
 #include "tests/testing/oracle_csv.h"
 #include "wire/verdict.h"
 #include "wire/verdict_replay.h"
@@ -20,21 +21,7 @@ using nlohmann::json;
 using perfgate::testing::FixturePath;
 using perfgate::testing::ReadFile;
 
-// Whether every object's keys are in the order nlohmann's dump writes them (sorted).
-bool KeysSorted(const nlohmann::ordered_json& value) {
-  if (value.is_array()) {
-    for (const auto& item : value) {
-      if (!KeysSorted(item)) return false;
-    }
-  }
-  if (!value.is_object()) return true;
-  std::string previous;
-  for (const auto& [key, item] : value.items()) {
-    if (key < previous || !KeysSorted(item)) return false;
-    previous = key;
-  }
-  return true;
-}
+using perfgate::testing::KeysSorted;
 
 // The verdict's stored parts, kept alive with their view.
 struct Stored {

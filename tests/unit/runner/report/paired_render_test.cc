@@ -105,6 +105,11 @@ Verdict PairedSample() {
 
   PairedSummary p;
   p.baseline_commit = "0123456789abcdef0123456789abcdef01234567";
+  // The design of the fixture (written before the trimmed test and blocks of one).
+  p.design.repetitions = 5;
+  p.design.min_blocks = 6;
+  p.design.max_blocks = 30;
+  p.design.test = "t";
   p.design.seed = 42;
   p.design.stopped = "time_budget";
   p.measured = 4;

@@ -10,6 +10,7 @@
 
 #include "judge/attribution.h"
 #include "server/gate/verdict.h"
+#include "tests/testing/json_keys.h"
 #include "tests/testing/merge_base_verdicts.h"
 
 namespace perfgate::server::gate {
@@ -19,22 +20,7 @@ using judge::kHintClock;
 using judge::kHintStarved;
 using nlohmann::json;
 
-// Whether every object's keys are in the order nlohmann's dump writes them (sorted), as the
-// results writer promises.
-bool KeysSorted(const nlohmann::ordered_json& value) {
-  if (value.is_array()) {
-    for (const auto& item : value) {
-      if (!KeysSorted(item)) return false;
-    }
-  }
-  if (!value.is_object()) return true;
-  std::string previous;
-  for (const auto& [key, item] : value.items()) {
-    if (key < previous || !KeysSorted(item)) return false;
-    previous = key;
-  }
-  return true;
-}
+using perfgate::testing::KeysSorted;
 
 std::vector<double> Around(double center, int n, int salt) {
   std::vector<double> out;
