@@ -105,10 +105,12 @@ git_ add -A && git_ commit -q -m "baseline"
 git_ checkout -q -b slow-sort
 write_config "BM_Sort/16384=10"
 git_ add -A && git_ commit -q -m "make BM_Sort/16384 10% slower"
+pr_start=$SECONDS
 ( cd "$repo" && PERFGATE_TOKEN="$token" "$perfgate" run --paired --branch slow-sort --target-branch main )
 status=0
 ( cd "$repo" && PERFGATE_TOKEN="$token" "$perfgate" gate --paired --color never \
     --junit "$data/junit.xml" --comment-file "$data/comment.md" ) || status=$?
+pr_seconds=$((SECONDS - pr_start))
 if [ "$status" -ne 1 ]; then
   echo "main-job: perfgate gate exited $status; expected 1 (the planted regression)" >&2
   exit 1
@@ -128,7 +130,7 @@ if [ "$failed" != "BM_Sort/16384" ]; then
 fi
 run_id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' \
   "$repo/.perfgate/last-run.json")
-echo "main-job: perfgate gate exited 1, failing on exactly BM_Sort/16384, as expected"
+echo "main-job: perfgate gate exited 1, failing on exactly BM_Sort/16384, as expected (the pull request's paired run and gate: ${pr_seconds} s)"
 echo "  the verdict as JSON:  curl -H \"Authorization: Bearer \$TOKEN\" $api/projects/demo/runs/$run_id/verdict"
 echo "  the PR comment body:  (first lines)"; head -5 "$data/comment.md" | sed 's/^/    /'
 
