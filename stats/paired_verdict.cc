@@ -113,7 +113,7 @@ void Estimate(const BlockSeries& series, int blocks, const PairedPolicy& policy,
   const bool trimmed = policy.test == PairedTest::kTrimmed;
   const TInterval ci = trimmed ? TrimmedMeanInterval(d, kPairedTrim, 1 - 2 * tail)
                                : MeanConfidenceInterval(d, 1 - 2 * tail);
-  const double location = trimmed ? TrimmedMean(d, kPairedTrim) : t.mean;
+  const double location = trimmed ? ci.estimate : t.mean;
   v.ratio = std::exp(location);
   v.change = std::expm1(location);
   v.t_ci = ExpM1(ci.lower, ci.upper);
