@@ -32,8 +32,8 @@ constexpr std::array<std::string_view, 1> kTrainKeys = {"command"};
 constexpr std::array<std::string_view, 12> kSuiteKeys = {
     "name",   "type",   "build",    "repetitions", "env",     "timeout",
     "binary", "filter", "min_time", "args",        "command", "warmup"};
-constexpr std::array<std::string_view, 7> kThresholdKeys = {
-    "suite", "benchmark", "metric", "percent", "alpha", "direction", "ignore"};
+constexpr std::array<std::string_view, 8> kThresholdKeys = {
+    "suite", "benchmark", "metric", "percent", "alpha", "direction", "ignore", "gate"};
 
 // Branch names as the wire format accepts them (git's "feature/x" included).
 bool IsBranchName(std::string_view text) {
@@ -237,6 +237,15 @@ int ReadThreshold(YamlReader& r, const YAML::Node& node, std::string path,
   if (rule.ignore && (percent || alpha || rule.direction)) {
     r.Fail(*map.Find("ignore"), map.Path("ignore"),
            "an ignored benchmark takes no percent, alpha or direction");
+  }
+  if (map.Find("gate") != nullptr) {
+    bool gate = false;
+    r.Bool(map, "gate", &gate);
+    rule.gate = gate;
+    if (rule.ignore && r.ok()) {
+      r.Fail(*map.Find("gate"), map.Path("gate"),
+             "an ignored benchmark is neither gated nor reported: drop gate or ignore");
+    }
   }
   return map.mark.line + 1;
 }

@@ -32,6 +32,9 @@ struct ThresholdRule {
   // verdict reads the direction stored with the series, so the judge does not apply it).
   std::optional<Direction> direction = std::nullopt;
   bool ignore = false;
+  // Whether the series it matches gate (absent: a benchmark gates its primary metric alone,
+  // judge/judge.h IsGatedByDefault); false: judged and reported (REPORTED), never failing.
+  std::optional<bool> gate = std::nullopt;
 
   bool Matches(std::string_view suite_name, std::string_view benchmark_name,
                std::string_view metric_name) const;

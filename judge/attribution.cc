@@ -129,6 +129,8 @@ class Neighbourhood {
   std::vector<size_t> others_;
 };
 
+bool GatedRegression(const AttributionInput& r) { return r.gated && r.verdict == "REGRESSION"; }
+
 std::string_view Hint(const Neighbourhood& n, bool throttled) {
   if (n.Moved("gpu_sm_clock") < 0 || n.Moved("gpu_throttled_fraction") > 0 || throttled) {
     return kHintClock;
@@ -172,7 +174,7 @@ Attributions Attribute(const std::vector<AttributionInput>& input) {
   out.rows.resize(input.size());
   // Most verdicts have no regression: they pay for nothing more.
   if (std::none_of(input.begin(), input.end(),
-                   [](const AttributionInput& r) { return r.verdict == "REGRESSION"; })) {
+                   [](const AttributionInput& r) { return GatedRegression(r); })) {
     return out;
   }
   // An IGNORED series was not judged, so it has no change; telemetry that a rule keeps from
@@ -199,7 +201,7 @@ Attributions Attribute(const std::vector<AttributionInput>& input) {
   }
   size_t regressions = 0, explained_by_host = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i].verdict != "REGRESSION") continue;
+    if (!GatedRegression(rows[i])) continue;
     ++regressions;
     const auto fraction = throttled.find(rows[i].suite);
     const bool host = fraction != throttled.end() && fraction->second > kThrottledFraction;

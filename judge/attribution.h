@@ -32,6 +32,7 @@ struct AttributionInput {
   double threshold = 0;
   std::span<const double> current;              // the contender's pooled values
   std::optional<std::span<const double>> base;  // the baseline's; nullopt when none
+  bool gated = true;  // false: REPORTED (judge::Gating); its verdict explains, never gets notes
 };
 
 struct MovedMetric {

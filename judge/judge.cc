@@ -45,7 +45,7 @@ std::string NameOf(const SeriesKey& key, StatsName style) {
 std::string_view Judgement::VerdictName(const Row& row) const {
   switch (row.kind) {
     case RowKind::kJudged:
-      return stats::VerdictName(verdicts.metrics[row.verdict].verdict);
+      return stats::VerdictName(VerdictOf(row)->verdict);
     case RowKind::kIgnored:
       return "IGNORED";
     case RowKind::kNew:
@@ -67,6 +67,24 @@ AppliedRule ApplyRules(std::span<const ThresholdRule> rules, const SeriesKey& ke
   return out;
 }
 
+bool IsPrimaryMetric(std::string_view metric) {
+  return metric == "real_time" || metric == "step_time" || metric == "wall_time";
+}
+
+std::string ReportedReason(std::string_view shows, std::string_view reason) {
+  return "not gated; shows " + std::string(shows) + ": " + std::string(reason);
+}
+
+void Gating::Add(const SeriesKey& key) {
+  if (IsPrimaryMetric(key.metric)) with_primary_.emplace(key.suite, key.benchmark);
+}
+
+bool Gating::Gates(const SeriesKey& key, const ThresholdRule* rule) const {
+  if (rule != nullptr && rule->gate) return *rule->gate;
+  return IsPrimaryMetric(key.metric) ||
+         with_primary_.count(std::pair(key.suite, key.benchmark)) == 0;
+}
+
 Result<Judgement> JudgeSeries(std::optional<std::span<const Series>> base,
                               std::span<const Series> contender, const JudgeOptions& options) {
   Judgement out;
@@ -78,6 +96,8 @@ Result<Judgement> JudgeSeries(std::optional<std::span<const Series>> base,
   }
   std::vector<bool> taken(base_series.size(), false);
   std::vector<size_t> base_of(contender.size(), base_series.size());  // size(): none
+  Gating gating;
+  for (const Series& series : contender) gating.Add(series.key);
 
   out.rows.reserve(contender.size());
   for (size_t c = 0; c < contender.size(); ++c) {
@@ -89,6 +109,7 @@ Result<Judgement> JudgeSeries(std::optional<std::span<const Series>> base,
     row.rule = applied.rule;
     row.threshold = applied.threshold;
     row.alpha = applied.alpha;
+    row.gated = gating.Gates(series.key, applied.rule);
     if (auto it = base_index.find(PairKeyOf(series, options.pair_by)); it != base_index.end()) {
       if (!taken[it->second]) {  // a series twice in the contender: the first takes the base
         taken[it->second] = true;
@@ -125,9 +146,10 @@ Result<Judgement> JudgeSeries(std::optional<std::span<const Series>> base,
     if (it->second == i) out.only_in_base.push_back(&base_series[i]);
   }
 
-  std::vector<stats::MetricInput> inputs;
+  std::vector<stats::MetricInput> inputs, reported;
   for (Row& row : out.rows) {
     if (row.kind != RowKind::kJudged) continue;
+    std::vector<stats::MetricInput>& family = row.gated ? inputs : reported;
     stats::MetricInput input;
     input.name = NameOf(row.contender->key, options.name);
     input.direction = row.contender->direction;
@@ -136,12 +158,17 @@ Result<Judgement> JudgeSeries(std::optional<std::span<const Series>> base,
     input.contender = row.contender->values;
     input.threshold = row.threshold;
     input.alpha = row.alpha;
-    row.verdict = inputs.size();
-    inputs.push_back(std::move(input));
+    row.verdict = family.size();
+    family.push_back(std::move(input));
   }
   auto judged = stats::JudgeMetrics(inputs, options.policy, options.outputs);
   if (!judged) return tl::unexpected(judged.error());
   out.verdicts = std::move(*judged);
+  if (!reported.empty()) {
+    auto also = stats::JudgeMetrics(reported, options.policy, options.outputs);
+    if (!also) return tl::unexpected(also.error());
+    out.reported = std::move(*also);
+  }
   return out;
 }
 
@@ -161,7 +188,8 @@ std::vector<AttributionInput> AttributionInputs(const Judgement& judgement) {
                            v != nullptr ? v->p_adjusted : NAN,
                            row.threshold,
                            s.values,
-                           std::nullopt};
+                           std::nullopt,
+                           row.gated};
     if (row.base != nullptr) input.base = row.base->values;
     out.push_back(input);
   }

@@ -1,13 +1,15 @@
 // Two sides' series paired by their SeriesKey and judged together: the threshold rules (first
 // match wins: a threshold and alpha, or IGNORED), NEW for a contender series the base lacks,
-// one call of the statistics (stats::JudgeMetrics, the correction across every judged pair),
-// and the base's series left unpaired. Every caller that compares two sides goes through here:
+// which series gate (Gating: the others are REPORTED), the statistics (stats::JudgeMetrics, the
+// correction across the gated pairs; the reported ones a family of their own), and the base's
+// series left unpaired. Every caller that compares two sides goes through here:
 // `perfgate compare`, the gate's A/B confirmation, the server's verdict and its compare route.
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -84,6 +86,27 @@ struct AppliedRule {
 AppliedRule ApplyRules(std::span<const ThresholdRule> rules, const SeriesKey& key,
                        double own_threshold, double own_alpha, double policy_threshold);
 
+// The metric a benchmark gates on by default: Google Benchmark's real_time, a training
+// benchmark's step_time, a command's wall_time.
+bool IsPrimaryMetric(std::string_view metric);
+
+// Which series gate: the matching rule's `gate` where it says; else a benchmark's primary metric
+// alone, or every metric of a benchmark that has none of them (a run posted with metrics of its
+// own). The others are judged and REPORTED: shown with their change, never failing, outside the
+// gated metrics' multiple-testing family. Built from every series of the run, then asked per
+// series.
+// A REPORTED row's reason: "not gated; shows REGRESSION: " + the statistics' reason.
+std::string ReportedReason(std::string_view shows, std::string_view reason);
+
+class Gating {
+ public:
+  void Add(const SeriesKey& key);  // before any Gates()
+  bool Gates(const SeriesKey& key, const ThresholdRule* rule) const;
+
+ private:
+  std::set<std::pair<std::string, std::string>> with_primary_;  // suite, benchmark
+};
+
 // One contender series. A contender series whose key (and unit) the base lacks, or whose base
 // series an earlier contender series of the same key already took, is NEW; a series a rule
 // ignores is IGNORED whether or not the base has it (it still takes its base series).
@@ -94,13 +117,17 @@ struct Row {
   const ThresholdRule* rule = nullptr;  // the first rule that matched; null when none
   double threshold = 0;                 // the one applied: the series', the rule's, or the policy's
   double alpha = 0;                     // the series' or the rule's; 0: the policy's
-  size_t verdict = 0;                   // kJudged: index into Judgement::verdicts.metrics
-  std::string_view reason;              // kIgnored and kNew: why (a judged row's is its verdict's)
+  bool gated = true;                    // false: judged, REPORTED (Gating)
+  // kJudged: index into Judgement::verdicts.metrics (gated) or Judgement::reported.metrics.
+  size_t verdict = 0;
+  std::string_view reason;  // kIgnored and kNew: why (a judged row's is its verdict's)
 };
 
 struct Judgement {
   std::vector<Row> rows;
-  stats::ComparisonVerdicts verdicts;  // the judged rows', in row order
+  stats::ComparisonVerdicts verdicts;  // the gated judged rows', in row order
+  // The reported rows', in row order: a family of their own (Holm among them), never gating.
+  stats::ComparisonVerdicts reported;
   // Base series no contender series took, in base order. Of base series sharing a key (and
   // unit) only the first can pair; the others are in neither list.
   std::vector<const Series*> only_in_base;
@@ -109,7 +136,8 @@ struct Judgement {
 
   // The verdict of a judged row; nullptr for IGNORED and NEW.
   const stats::MetricVerdict* VerdictOf(const Row& row) const {
-    return row.kind == RowKind::kJudged ? &verdicts.metrics[row.verdict] : nullptr;
+    if (row.kind != RowKind::kJudged) return nullptr;
+    return &(row.gated ? verdicts : reported).metrics[row.verdict];
   }
   // "REGRESSION", ..., "IGNORED" or "NEW".
   std::string_view VerdictName(const Row& row) const;

@@ -54,7 +54,9 @@ Result<PairedJudgement> JudgePaired(const wire::PairedMeasurement& measurement,
                                     const stats::PairedPolicy& policy, bool budget_exhausted) {
   PairedJudgement out;
   const std::span<const ThresholdRule> rules = measurement.parameters.rules;
-  bool any_judged = false;
+  bool any_judged = false, any_gated = false;
+  Gating gating;
+  for (const wire::PairedSeries& series : measurement.series) gating.Add(series.key);
   for (const wire::PairedSeries& series : measurement.series) {
     PairedRow row;
     row.series = &series;
@@ -62,6 +64,7 @@ Result<PairedJudgement> JudgePaired(const wire::PairedMeasurement& measurement,
     row.rule = applied.rule;
     row.threshold = applied.threshold;
     row.alpha = applied.alpha;
+    row.gated = gating.Gates(series.key, applied.rule);
     row.complete_blocks = CompleteBlocks(series);
     if (applied.ignored) {
       row.kind = RowKind::kIgnored;
@@ -75,6 +78,7 @@ Result<PairedJudgement> JudgePaired(const wire::PairedMeasurement& measurement,
     } else {
       row.kind = RowKind::kJudged;
       any_judged = true;
+      any_gated = any_gated || row.gated;
     }
     out.rows.push_back(std::move(row));
   }
@@ -83,30 +87,44 @@ Result<PairedJudgement> JudgePaired(const wire::PairedMeasurement& measurement,
                                std::to_string(policy.min_blocks) + " blocks of the first look",
                            "series");
   }
+  if (!any_gated) {
+    return InvalidArgument(
+        "no measured series gates: every one is reported (a threshold rule's gate: false)",
+        "series");
+  }
 
   // The complete blocks of each judged series, in measuring order, as the statistics take them
   // (reserved up front: each input views its series' blocks).
   std::vector<std::vector<stats::PairedBlock>> blocks;
-  std::vector<stats::PairedMetricInput> inputs;
+  std::vector<stats::PairedMetricInput> inputs, reported;
   blocks.reserve(out.rows.size());
   for (PairedRow& row : out.rows) {
     if (row.kind != RowKind::kJudged) continue;
+    std::vector<stats::PairedMetricInput>& family = row.gated ? inputs : reported;
     std::vector<stats::PairedBlock>& mine = blocks.emplace_back();
     for (const wire::PairedBlock& b : row.series->blocks) {
       if (!b.base.empty() && !b.head.empty()) mine.push_back({b.base, b.head});
     }
-    row.verdict = inputs.size();
+    row.verdict = family.size();
     stats::PairedMetricInput input;
     input.name = SeriesName(row.series->key);
     input.direction = row.series->direction;
     input.blocks = mine;
     input.threshold = row.threshold;
     input.alpha = row.alpha;
-    inputs.push_back(std::move(input));
+    family.push_back(std::move(input));
   }
   auto judged = stats::JudgePairedLook(inputs, policy, stats::kLookReached, budget_exhausted);
   if (!judged) return tl::unexpected(judged.error());
   out.verdicts = std::move(*judged);
+  // A reported series stops where its benchmark stopped: judged alone (a family of one), at the
+  // last look its blocks reach, final when the gated series' look is.
+  for (const stats::PairedMetricInput& input : reported) {
+    auto alone = stats::JudgePairedLook(std::span(&input, 1), policy, stats::kLookReached,
+                                        out.verdicts.final);
+    if (!alone) return tl::unexpected(alone.error());
+    out.reported.push_back(std::move(alone->metrics.front()));
+  }
   return out;
 }
 

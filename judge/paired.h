@@ -1,7 +1,8 @@
 // The paired measurement judged (wire/paired.h): each series under its threshold rule (first
 // match: a threshold and alpha, or IGNORED), a series with too few blocks measured on both sides
 // left out as NEW with the reason, and one call of the paired statistics (stats/paired_verdict.h:
-// the look's three-way verdict, Holm across every judged series, UNSTABLE at the last look).
+// the look's three-way verdict, Holm across the gated series, UNSTABLE at the last look; the
+// series that do not gate, judge::Gating, REPORTED).
 // The one home of paired judging: the runner calls it between looks to know whether to measure
 // more blocks, and a stored paired verdict is this function of its measurement.
 #pragma once
@@ -24,19 +25,24 @@ struct PairedRow {
   const ThresholdRule* rule = nullptr;         // the first rule that matched; null when none
   double threshold = 0;                        // the rule's or the policy's
   double alpha = 0;                            // the rule's; 0: the policy's
+  bool gated = true;                           // false: judged, REPORTED (judge::Gating)
   int complete_blocks = 0;                     // blocks with values on both sides
-  size_t verdict = 0;                          // kJudged: index into verdicts.metrics
+  size_t verdict = 0;                          // kJudged: index into verdicts.metrics or reported
   std::string reason;                          // kIgnored and kNew: why
 };
 
 struct PairedJudgement {
-  std::vector<PairedRow> rows;  // in the measurement's series order
-  stats::PairedLookVerdicts verdicts;
+  std::vector<PairedRow> rows;         // in the measurement's series order
+  stats::PairedLookVerdicts verdicts;  // the gated series': they decide the looks and the gate
+  // The reported series', each judged alone at the last look its own blocks reach (its benchmark
+  // is measured while a gated metric of it is open): shown, never gating or holding a look open.
+  std::vector<stats::PairedMetricVerdict> reported;
   int ignored = 0;
   int added = 0;
 
   const stats::PairedMetricVerdict* VerdictOf(const PairedRow& row) const {
-    return row.kind == RowKind::kJudged ? &verdicts.metrics[row.verdict] : nullptr;
+    if (row.kind != RowKind::kJudged) return nullptr;
+    return row.gated ? &verdicts.metrics[row.verdict] : &reported[row.verdict];
   }
 };
 

@@ -72,7 +72,8 @@ wire::MetricResult ResultOf(const PairedRow& row, const stats::PairedMetricVerdi
     r.reason = row.reason;
     return r;
   }
-  r.kind = v->unstable ? wire::ResultKind::kUnstable : KindOf(v->verdict);
+  const wire::ResultKind shows = v->unstable ? wire::ResultKind::kUnstable : KindOf(v->verdict);
+  r.kind = row.gated ? shows : wire::ResultKind::kReported;
   r.base = Summarize(Pooled(s, /*base=*/true, /*complete=*/true));
   r.current = Summarize(Pooled(s, /*base=*/false, /*complete=*/true));
   r.change = Finite(v->change);
@@ -81,7 +82,7 @@ wire::MetricResult ResultOf(const PairedRow& row, const stats::PairedMetricVerdi
   r.p_value = Finite(v->p_test);
   r.p_adjusted = Finite(v->p_adjusted);
   r.paired = DetailOf(*v);
-  r.reason = v->reason;
+  r.reason = row.gated ? v->reason : ReportedReason(wire::ResultKindName(shows), v->reason);
   // Blocks needed, in repetitions of each side (-1: the noise could not be estimated).
   r.repetitions_needed = !v->unstable           ? 0
                          : v->blocks_needed < 0 ? -1
@@ -150,7 +151,7 @@ Result<wire::Verdict> JudgeMeasurement(const wire::PairedMeasurement& m) {
     out.results.push_back(ResultOf(row, judged->VerdictOf(row), m.design));
     if (row.kind == RowKind::kNew) too_few.push_back(SeriesName(row.series->key));
   }
-  out.counts = CountResults(out.results);
+  out.counts = wire::CountResults(out.results);
   out.outcome = look.regressions > 0 ? wire::Outcome::kRegression : wire::Outcome::kPass;
 
   if (budget_exhausted) {
@@ -216,7 +217,7 @@ wire::Verdict Amend(const wire::Verdict& amended, const wire::Verdict& paired) {
                 : amended.outcome == wire::Outcome::kNoisyEnvironment && all_unpaired
                     ? wire::Outcome::kNoisyEnvironment
                     : wire::Outcome::kRegression;
-  out.counts = CountResults(out.results);
+  out.counts = wire::CountResults(out.results);
   out.paired = paired.paired;
   return out;
 }

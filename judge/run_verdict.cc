@@ -66,7 +66,7 @@ wire::MetricResult ResultOf(const Judgement& judged, const Row& row, const RowNo
   r.direction = set.direction;
   r.threshold = row.threshold;
   if (v != nullptr) {
-    r.kind = KindOf(v->verdict);
+    r.kind = row.gated ? KindOf(v->verdict) : wire::ResultKind::kReported;
     r.base = SummaryOf(v->base);
     r.current = SummaryOf(v->contender);
     r.change = Finite(v->change);
@@ -75,7 +75,7 @@ wire::MetricResult ResultOf(const Judgement& judged, const Row& row, const RowNo
     r.p_value = Finite(v->p_test);
     r.p_adjusted = Finite(v->p_adjusted);
     r.repetitions_needed = v->repetitions_needed;
-    r.reason = v->reason;
+    r.reason = row.gated ? v->reason : ReportedReason(judged.VerdictName(row), v->reason);
   } else {
     r.kind = row.kind == RowKind::kIgnored ? wire::ResultKind::kIgnored : wire::ResultKind::kNew;
     // The current side of NEW and IGNORED series, for the report.
@@ -108,39 +108,6 @@ wire::ResultKind KindOf(stats::Verdict verdict) {
 
 wire::Summary SummaryOf(const stats::SampleSummary& side) {
   return {static_cast<int64_t>(side.n), Finite(side.median), Finite(side.cv)};
-}
-
-wire::Counts CountResults(std::span<const wire::MetricResult> results) {
-  wire::Counts c;
-  for (const wire::MetricResult& r : results) {
-    switch (r.kind) {
-      case wire::ResultKind::kRegression:
-        ++c.regression;
-        break;
-      case wire::ResultKind::kImprovement:
-        ++c.improvement;
-        break;
-      case wire::ResultKind::kEquivalent:
-        ++c.equivalent;
-        break;
-      case wire::ResultKind::kInconclusive:
-        ++c.inconclusive;
-        break;
-      case wire::ResultKind::kUnstable:
-        ++c.unstable;
-        break;
-      case wire::ResultKind::kPass:
-        ++c.pass;
-        break;
-      case wire::ResultKind::kIgnored:
-        ++c.ignored;
-        break;
-      case wire::ResultKind::kNew:
-        ++c.new_metrics;
-        break;
-    }
-  }
-  return c;
 }
 
 std::string FirstNames(const std::vector<std::string>& names) {
@@ -180,7 +147,7 @@ Result<wire::Verdict> JudgeRun(std::optional<std::span<const Series>> base,
   for (size_t i = 0; i < judged->rows.size(); ++i) {
     out.results.push_back(ResultOf(*judged, judged->rows[i], notes.rows[i]));
   }
-  out.counts = CountResults(out.results);
+  out.counts = wire::CountResults(out.results);
   if (!base) {
     out.outcome = wire::Outcome::kNoBaseline;
   } else {

@@ -28,9 +28,6 @@ Result<wire::Verdict> JudgeRun(std::optional<std::span<const Series>> base,
                                const stats::VerdictPolicy& policy,
                                std::span<const ThresholdRule> rules);
 
-// The counts of the rows by kind.
-wire::Counts CountResults(std::span<const wire::MetricResult> results);
-
 // A row's kind as the statistics decided it.
 wire::ResultKind KindOf(stats::Verdict verdict);
 

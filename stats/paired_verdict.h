@@ -21,7 +21,7 @@
 namespace perfgate::stats {
 
 // Version of the rules below; stored with every paired verdict so that it can be replayed.
-inline constexpr std::string_view kPairedAlgorithmVersion = "perfgate-paired/2";
+inline constexpr std::string_view kPairedAlgorithmVersion = "perfgate-paired/3";
 
 // One block of one metric: the repetitions of each side measured in it.
 struct PairedBlock {

@@ -38,7 +38,7 @@ std::string_view VerdictTestName(VerdictTest test);
 std::optional<VerdictTest> ParseVerdictTest(std::string_view name);
 
 // Version of the rules below; stored with every verdict so that it can be replayed.
-inline constexpr std::string_view kVerdictAlgorithmVersion = "perfgate-verdict/1";
+inline constexpr std::string_view kVerdictAlgorithmVersion = "perfgate-verdict/2";
 
 struct VerdictPolicy {
   double threshold = 0.05;  // relative change that matters (0.05 = 5%)

@@ -110,10 +110,48 @@ std::string_view ResultKindName(ResultKind kind) {
       return "EQUIVALENT";
     case ResultKind::kPass:
       return "PASS";
+    case ResultKind::kReported:
+      return "REPORTED";
     case ResultKind::kIgnored:
       return "IGNORED";
   }
   return "EQUIVALENT";
+}
+
+Counts CountResults(std::span<const MetricResult> results) {
+  Counts c;
+  for (const MetricResult& r : results) {
+    switch (r.kind) {
+      case ResultKind::kRegression:
+        ++c.regression;
+        break;
+      case ResultKind::kImprovement:
+        ++c.improvement;
+        break;
+      case ResultKind::kEquivalent:
+        ++c.equivalent;
+        break;
+      case ResultKind::kInconclusive:
+        ++c.inconclusive;
+        break;
+      case ResultKind::kUnstable:
+        ++c.unstable;
+        break;
+      case ResultKind::kPass:
+        ++c.pass;
+        break;
+      case ResultKind::kReported:
+        ++c.reported;
+        break;
+      case ResultKind::kIgnored:
+        ++c.ignored;
+        break;
+      case ResultKind::kNew:
+        ++c.new_metrics;
+        break;
+    }
+  }
+  return c;
 }
 
 json EncodeEnvironmentShift(const EnvironmentShift& shift) {
@@ -186,7 +224,8 @@ json EncodeVerdict(const Verdict& v) {
                 {keys::counts::kIgnored, c.ignored},
                 {keys::counts::kNew, c.new_metrics},
                 {keys::counts::kUnstable, c.unstable},
-                {keys::counts::kPass, c.pass}}},
+                {keys::counts::kPass, c.pass},
+                {keys::counts::kReported, c.reported}}},
               {keys::verdict::kWarnings, v.warnings},
               {keys::verdict::kResults, std::move(results)}};
   if (!v.project.empty()) out[keys::verdict::kProject] = v.project;

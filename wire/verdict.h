@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,8 @@ enum class Outcome { kRegression, kPass, kNoBaseline, kNoisyEnvironment };
 // look; not gating, reported with its noise and the blocks that would decide.
 // kPass (paired verdicts only): a slowdown beyond the threshold is ruled out (the one-sided bound
 // lies below it), and neither an improvement nor equivalence was shown.
+// kReported: judged and shown with its change, never gating: a metric the benchmark does not gate
+// on (not its primary metric, or a rule's `gate: false`); its reason says what the data showed.
 enum class ResultKind {
   kRegression,
   kInconclusive,
@@ -35,6 +38,7 @@ enum class ResultKind {
   kNew,
   kEquivalent,
   kPass,
+  kReported,
   kIgnored
 };
 
@@ -82,8 +86,9 @@ struct Counts {
   int64_t new_metrics = 0;  // "new" on the wire
   int64_t unstable = 0;     // paired verdicts; absent (0) in unpaired ones
   int64_t pass = 0;         // paired verdicts; absent (0) in unpaired ones and older servers'
+  int64_t reported = 0;     // judged, not gating; absent (0) in older servers'
 
-  // The metrics that were compared with a baseline: all but ignored and new ones.
+  // The gated metrics that were compared with a baseline: all but reported, ignored and new.
   int64_t Compared() const {
     return regression + improvement + equivalent + inconclusive + unstable + pass;
   }
@@ -236,6 +241,9 @@ struct Verdict {
 
   bool operator==(const Verdict&) const = default;
 };
+
+// The counts of the rows by kind.
+Counts CountResults(std::span<const MetricResult> results);
 
 // Decodes the server's answer, `{"verdict": {...}}` (a bare verdict object is accepted too, for
 // files saved by hand). Unknown keys are ignored so that a newer server does not break an older

@@ -46,6 +46,7 @@ VerdictParameters ReadParameters(Reader& reader, const json& object, const std::
         rule.percent = reader.Number(item, keys::rule::kPercent, at);
         rule.alpha = reader.Number(item, keys::rule::kAlpha, at);
         rule.ignore = reader.Bool(item, keys::rule::kIgnore, at).value_or(false);
+        rule.gate = reader.Bool(item, keys::rule::kGate, at);
         p.rules.push_back(std::move(rule));
       });
   return p;
@@ -72,6 +73,7 @@ Counts ReadCounts(Reader& reader, const json& object, const std::string& path) {
   c.new_metrics = reader.Integer(object, keys::counts::kNew, path, 0).value_or(0);
   c.unstable = reader.Integer(object, keys::counts::kUnstable, path, 0).value_or(0);
   c.pass = reader.Integer(object, keys::counts::kPass, path, 0).value_or(0);
+  c.reported = reader.Integer(object, keys::counts::kReported, path, 0).value_or(0);
   return c;
 }
 
@@ -90,7 +92,7 @@ std::optional<Summary> ReadSummary(Reader& reader, const json& object, std::stri
 std::optional<ResultKind> ParseResultKind(std::string_view text) {
   for (ResultKind kind : {ResultKind::kRegression, ResultKind::kInconclusive, ResultKind::kUnstable,
                           ResultKind::kImprovement, ResultKind::kNew, ResultKind::kEquivalent,
-                          ResultKind::kPass, ResultKind::kIgnored}) {
+                          ResultKind::kPass, ResultKind::kReported, ResultKind::kIgnored}) {
     if (text == ResultKindName(kind)) return kind;
   }
   return std::nullopt;
@@ -198,7 +200,8 @@ MetricResult ReadResult(Reader& reader, const json& object, const std::string& p
       r.kind = *parsed;
     } else {
       constexpr std::string_view kKinds =
-          "REGRESSION, IMPROVEMENT, EQUIVALENT, INCONCLUSIVE, UNSTABLE, IGNORED or NEW";
+          "REGRESSION, IMPROVEMENT, EQUIVALENT, INCONCLUSIVE, UNSTABLE, PASS, REPORTED, IGNORED or "
+          "NEW";
       reader.Fail(FieldPath(path, keys::result::kVerdict),
                   "expected " + std::string(kKinds) + ", got \"" + *kind + "\"");
     }
@@ -223,39 +226,6 @@ MetricResult ReadResult(Reader& reader, const json& object, const std::string& p
     r.paired = ReadPairedDetail(reader, *paired, FieldPath(path, keys::result::kPaired));
   }
   return r;
-}
-
-Counts CountResults(const std::vector<MetricResult>& results) {
-  Counts c;
-  for (const auto& r : results) {
-    switch (r.kind) {
-      case ResultKind::kRegression:
-        ++c.regression;
-        break;
-      case ResultKind::kImprovement:
-        ++c.improvement;
-        break;
-      case ResultKind::kEquivalent:
-        ++c.equivalent;
-        break;
-      case ResultKind::kInconclusive:
-        ++c.inconclusive;
-        break;
-      case ResultKind::kUnstable:
-        ++c.unstable;
-        break;
-      case ResultKind::kPass:
-        ++c.pass;
-        break;
-      case ResultKind::kIgnored:
-        ++c.ignored;
-        break;
-      case ResultKind::kNew:
-        ++c.new_metrics;
-        break;
-    }
-  }
-  return c;
 }
 
 Verdict ReadVerdict(Reader& reader, const json& object, const std::string& path) {

@@ -120,6 +120,7 @@ inline constexpr std::string_view kIgnored = "ignored";
 inline constexpr std::string_view kNew = "new";
 inline constexpr std::string_view kUnstable = "unstable";
 inline constexpr std::string_view kPass = "pass";
+inline constexpr std::string_view kReported = "reported";
 }  // namespace counts
 
 namespace baseline {
@@ -154,6 +155,7 @@ inline constexpr std::string_view kMetric = "metric";
 inline constexpr std::string_view kPercent = "percent";
 inline constexpr std::string_view kAlpha = "alpha";
 inline constexpr std::string_view kIgnore = "ignore";
+inline constexpr std::string_view kGate = "gate";
 }  // namespace rule
 
 // A result's "attribution", its "moved" elements and its "roofline".

@@ -67,9 +67,12 @@ Result<ThresholdRule> DecodeRule(const json& item, const std::string& field) {
     } else if (key == keys::rule::kIgnore) {
       if (!value.is_boolean()) return InvalidArgument("expected true or false", f);
       rule.ignore = value.get<bool>();
+    } else if (key == keys::rule::kGate) {
+      if (!value.is_boolean()) return InvalidArgument("expected true or false", f);
+      rule.gate = value.get<bool>();
     } else {
       return InvalidArgument(
-          "unknown key (known: suite, benchmark, metric, percent, alpha, ignore)", f);
+          "unknown key (known: suite, benchmark, metric, percent, alpha, ignore, gate)", f);
     }
   }
   return rule;
@@ -160,6 +163,7 @@ json EncodeVerdictRequest(const VerdictRequest& request) {
     if (r.percent) rule[keys::rule::kPercent] = *r.percent;
     if (r.alpha) rule[keys::rule::kAlpha] = *r.alpha;
     if (r.ignore) rule[keys::rule::kIgnore] = true;
+    if (r.gate) rule[keys::rule::kGate] = *r.gate;
     rules.push_back(std::move(rule));
   }
   json body = {{keys::parameters::kRules, std::move(rules)}};

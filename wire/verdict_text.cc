@@ -148,7 +148,8 @@ json CountsJson(const Counts& c, bool paired) {
   json out = {
       {keys::counts::kRegression, c.regression}, {keys::counts::kImprovement, c.improvement},
       {keys::counts::kEquivalent, c.equivalent}, {keys::counts::kInconclusive, c.inconclusive},
-      {keys::counts::kIgnored, c.ignored},       {keys::counts::kNew, c.new_metrics}};
+      {keys::counts::kIgnored, c.ignored},       {keys::counts::kNew, c.new_metrics},
+      {keys::counts::kReported, c.reported}};
   if (paired) {
     out[keys::counts::kUnstable] = c.unstable;
     out[keys::counts::kPass] = c.pass;

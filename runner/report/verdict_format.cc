@@ -152,6 +152,7 @@ std::string CountsSentence(const Counts& counts) {
   add(counts.new_metrics, "new", "new");
   add(counts.equivalent, "equivalent", "equivalent");
   add(counts.pass, "pass", "pass");
+  add(counts.reported, "reported", "reported");
   add(counts.ignored, "ignored", "ignored");
   return out.empty() ? "no benchmark metrics" : out;
 }

@@ -47,7 +47,7 @@ std::string HeadlineSentence(const wire::Verdict& verdict);
 // left out).
 std::string CountsSentence(const wire::Counts& counts);
 
-// "threshold 5%, alpha 0.05, test utest, correction holm, 95% confidence, perfgate-verdict/1".
+// "threshold 5%, alpha 0.05, test utest, correction holm, 95% confidence, perfgate-verdict/2".
 std::string CriteriaSentence(const wire::Verdict& verdict);
 
 // How the baseline was chosen: "the merge-base", "an ancestor of the merge-base", "the previous

@@ -153,6 +153,7 @@ std::string TestCase(const MetricResult& r, const Verdict& verdict) {
     }
     case ResultKind::kInconclusive:
     case ResultKind::kImprovement:
+    case ResultKind::kReported:  // not gating: passes, with what the data showed
       return out + ">\n      <system-out>" +
              XmlEscape(std::string(ResultKindName(r.kind)) + ": " + Body(r), false) +
              "</system-out>\n    </testcase>\n";

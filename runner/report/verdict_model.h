@@ -20,8 +20,8 @@ bool HasRegression(const wire::Verdict& verdict);
 bool IsNoisyEnvironment(const wire::Verdict& verdict);
 
 // The order every report lists results in: REGRESSION by how much worse (largest first), then
-// INCONCLUSIVE, UNSTABLE, IMPROVEMENT, NEW, EQUIVALENT, IGNORED, each by benchmark name (digit runs
-// compared as numbers, so BM_Sort/8 precedes BM_Sort/1024), then metric and suite.
+// INCONCLUSIVE, UNSTABLE, IMPROVEMENT, NEW, EQUIVALENT, PASS, REPORTED, IGNORED, each by benchmark
+// name (digit runs compared as numbers, so BM_Sort/8 precedes BM_Sort/1024), then metric and suite.
 std::vector<const wire::MetricResult*> OrderedResults(const wire::Verdict& verdict);
 // The pointers point into the verdict: a temporary one would leave them dangling.
 std::vector<const wire::MetricResult*> OrderedResults(const wire::Verdict&& verdict) = delete;

@@ -31,7 +31,7 @@ BenchmarkSelection StillUndecided(const config::RunnerConfig& head,
   BenchmarkSelection out;
   for (const judge::PairedRow& row : judged.rows) {
     const stats::PairedMetricVerdict* v = judged.VerdictOf(row);
-    if (v == nullptr || !Open(*v)) continue;
+    if (v == nullptr || !row.gated || !Open(*v)) continue;
     const SeriesKey& key = row.series->key;
     const config::Suite* suite = head.FindSuite(key.suite);
     if (suite != nullptr && suite->type == config::SuiteType::kGbench) {

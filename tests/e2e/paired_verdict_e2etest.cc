@@ -113,7 +113,7 @@ class PairedVerdictE2eTest : public testing::ServerTest {
     HttpResponse replay = http_->Get(VerdictUrl(kPullRequest) + "?replay=1", reader_);
     ASSERT_EQ(replay.status, 200) << replay.body;
     EXPECT_TRUE(replay.Json()["replay"]["matches"].get<bool>()) << replay.body;
-    EXPECT_EQ(replay.Json()["replay"]["algorithm_version"], "perfgate-paired/2");
+    EXPECT_EQ(replay.Json()["replay"]["algorithm_version"], "perfgate-paired/3");
   }
   static json Row(const json& verdict, const std::string& benchmark) {
     for (const json& r : verdict["results"]) {
@@ -144,7 +144,7 @@ TEST_F(PairedVerdictE2eTest, APlantedMeasurementIsStoredAsTheRunsVerdict) {
   ASSERT_EQ(posted.status, 201) << posted.body;
   const json v = posted.Json()["verdict"];
   EXPECT_EQ(v["outcome"], "regression");
-  EXPECT_EQ(v["algorithm_version"], "perfgate-paired/2");
+  EXPECT_EQ(v["algorithm_version"], "perfgate-paired/3");
   EXPECT_EQ(v["baseline"], (json{{"commit", Sha(1)},
                                  {"branch", "main"},
                                  {"testbed", "paired-bed"},
@@ -165,7 +165,8 @@ TEST_F(PairedVerdictE2eTest, APlantedMeasurementIsStoredAsTheRunsVerdict) {
                                {"ignored", 1},
                                {"new", 1},
                                {"unstable", 1},
-                               {"pass", 0}}));
+                               {"pass", 0},
+                               {"reported", 0}}));
   EXPECT_EQ(Row(v, "BM_Slow")["verdict"], "REGRESSION");
   EXPECT_NEAR(Row(v, "BM_Slow")["change"].get<double>(), 0.10, 0.01);
   EXPECT_EQ(Row(v, "BM_Noisy")["verdict"], "UNSTABLE");
@@ -311,7 +312,7 @@ TEST_F(PairedVerdictE2eTest, AnAmendmentReplacesTheReMeasuredRowsOfTheNewestVerd
   ASSERT_EQ(amended.status, 201) << amended.body;
   const json v = amended.Json()["verdict"];
   EXPECT_EQ(v["outcome"], "regression");
-  EXPECT_EQ(v["algorithm_version"], "perfgate-paired/2");
+  EXPECT_EQ(v["algorithm_version"], "perfgate-paired/3");
   EXPECT_EQ(Row(v, "BM_Slow")["verdict"], "REGRESSION");
   EXPECT_TRUE(Row(v, "BM_Slow").contains("paired"));
   EXPECT_EQ(Row(v, "BM_Same")["verdict"], "EQUIVALENT");

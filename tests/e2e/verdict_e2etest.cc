@@ -189,7 +189,7 @@ TEST_F(VerdictE2eTest, APlantedRegressionFailsOnlyThatBenchmark) {
   EXPECT_NE(Result(v, "BM_C")["verdict"], "REGRESSION");
   EXPECT_EQ(v["counts"]["regression"], 1);
   EXPECT_EQ(v["parameters"]["test"], "utest");
-  EXPECT_EQ(v["algorithm_version"], "perfgate-verdict/1");
+  EXPECT_EQ(v["algorithm_version"], "perfgate-verdict/2");
 
   // GET returns the stored verdict; replay recomputes it to the same numbers.
   HttpResponse got = http_->Get("/api/v1/projects/proj/runs/" + RunId(10) + "/verdict", reader_);

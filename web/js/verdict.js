@@ -6,8 +6,10 @@ import {h, svg, clear, route, message, select} from './dom.js';
 import {api, errorBlock, errorText, mapLimit} from './api.js';
 import {withUnit, pct, pctRange, pValue, shortSha, dateTime, summary} from './format.js';
 
-const ORDER = ['REGRESSION', 'INCONCLUSIVE', 'UNSTABLE', 'IMPROVEMENT', 'NEW', 'EQUIVALENT', 'PASS', 'IGNORED'];
-const COUNTS = ['regression', 'inconclusive', 'unstable', 'improvement', 'new', 'equivalent', 'pass', 'ignored'];
+const ORDER = [
+  'REGRESSION', 'INCONCLUSIVE', 'UNSTABLE', 'IMPROVEMENT', 'NEW', 'EQUIVALENT', 'PASS', 'REPORTED', 'IGNORED'];
+const COUNTS = [
+  'regression', 'inconclusive', 'unstable', 'improvement', 'new', 'equivalent', 'pass', 'reported', 'ignored'];
 const rank = (v) => {
   const i = ORDER.indexOf(v);
   return i < 0 ? ORDER.length : i;
@@ -26,8 +28,8 @@ const COLUMNS = [
   {key: 'reason', label: 'Reason', value: (r) => r.reason || ''},
 ];
 
-// Regressions first, then INCONCLUSIVE, UNSTABLE, IMPROVEMENT, NEW, EQUIVALENT, IGNORED; the
-// largest change first within a class.
+// Regressions first, then INCONCLUSIVE, UNSTABLE, IMPROVEMENT, NEW, EQUIVALENT, PASS, REPORTED,
+// IGNORED; the largest change first within a class.
 export function defaultOrder(a, b) {
   return rank(a.verdict) - rank(b.verdict) || absChange(b) - absChange(a) ||
     (a.benchmark || '').localeCompare(b.benchmark || '') || (a.metric || '').localeCompare(b.metric || '');
@@ -213,7 +215,7 @@ function banner(v, project) {
   const b = v.baseline;
   return h('div', {class: 'banner o-' + v.outcome, testid: 'verdict-banner', dataset: {outcome: v.outcome}},
     h('span', {class: 'outcome'}, v.outcome.replace('_', ' ').toUpperCase()),
-    h('span', {class: 'counts'}, COUNTS.filter((k) => (k !== 'unstable' && k !== 'pass') || v.paired || c[k])
+    h('span', {class: 'counts'}, COUNTS.filter((k) => c[k] || (k === 'unstable' || k === 'pass' ? v.paired : k !== 'reported'))
       .map((k) => h('span', {dataset: {count: k}}, h('b', null, String(c[k] ?? 0)), ' ' + k))),
     b ? h('span', null, 'baseline ', h('span', {class: 'mono'}, shortSha(b.commit)), ' on ', b.branch, ' (', b.selection,
       b.distance ? ', ' + b.distance + ' commits back' : '', '; ', b.run_ids.length, ' run', b.run_ids.length === 1 ? '' : 's', ')',

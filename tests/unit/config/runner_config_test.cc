@@ -91,13 +91,14 @@ TEST(RunnerConfig, LoadsTheExampleFile) {
   EXPECT_EQ(startup.warmup, 1);
   EXPECT_EQ(startup.timeout_s, 300);
 
-  ASSERT_EQ(config->thresholds.size(), 5u);
+  ASSERT_EQ(config->thresholds.size(), 6u);
   EXPECT_EQ(config->thresholds[0].benchmark, "BM_Sort/*");
   EXPECT_EQ(config->thresholds[0].metric, "real_time");
   EXPECT_EQ(config->thresholds[0].percent, 3.0);
   EXPECT_TRUE(config->thresholds[1].ignore);
   EXPECT_EQ(config->thresholds[2].direction, Direction::kHigherIsBetter);
   EXPECT_EQ(config->thresholds[3].suite, "startup");
+  EXPECT_EQ(config->thresholds[4].gate, true);
   EXPECT_EQ(config->Resolve("core", "BM_Sort/1024", "real_time").percent, 3.0);
   // docs/config.md: rule 2 matches first and sets only the direction; rule 3's 10% does not apply.
   EXPECT_EQ(config->Resolve("startup", "wall_time", "items_per_second"),
@@ -275,6 +276,20 @@ thresholds:
   EXPECT_TRUE(ThresholdRule{}.Matches("any", "BM_x/1", "real_time"));  // "*" and any suite
 }
 
+TEST(RunnerConfig, ARulesGateIsReadWhenGiven) {
+  auto config = Parse(std::string(kMinimal) + R"(thresholds:
+  - {metric: cpu_time, gate: true, percent: 8}
+  - {metric: real_time, gate: false}
+  - {benchmark: "BM_*"}
+)");
+  ASSERT_TRUE(config) << config.error().ToString();
+  ASSERT_EQ(config->thresholds.size(), 3u);
+  EXPECT_EQ(config->thresholds[0].gate, true);
+  EXPECT_EQ(config->thresholds[0].percent, 8.0);
+  EXPECT_EQ(config->thresholds[1].gate, false);
+  EXPECT_EQ(config->thresholds[2].gate, std::nullopt);  // the default: judge::Gating
+}
+
 struct BadCase {
   const char* name;
   std::string yaml;
@@ -423,9 +438,16 @@ TEST(RunnerConfig, RejectsBadInputWithPositionAndKey) {
        "perfgate.yaml:5:14: thresholds[0].ignore: an ignored benchmark takes no percent, alpha or "
        "direction",
        "thresholds[0].ignore"},
+      {"bad gate", Suites(gb) + "thresholds:\n  - {gate: maybe}\n",
+       "perfgate.yaml:5:12: thresholds[0].gate: expected true or false, got \"maybe\"",
+       "thresholds[0].gate"},
+      {"gate with ignore", Suites(gb) + "thresholds:\n  - {ignore: true, gate: true}\n",
+       "perfgate.yaml:5:26: thresholds[0].gate: an ignored benchmark is neither gated nor "
+       "reported: drop gate or ignore",
+       "thresholds[0].gate"},
       {"unknown threshold key", Suites(gb) + "thresholds:\n  - {benchmark: x, pct: 3}\n",
        "perfgate.yaml:5:20: thresholds[0].pct: unknown key (allowed: suite, benchmark, metric, "
-       "percent, alpha, direction, ignore)",
+       "percent, alpha, direction, ignore, gate)",
        "thresholds[0].pct"},
       {"threshold for an unknown suite", Suites(gb) + "thresholds:\n  - {suite: b, percent: 3}\n",
        "perfgate.yaml:5:13: thresholds[0].suite: no suite named \"b\" (suites: a)",

@@ -368,6 +368,7 @@ TEST_F(OpenApiDocTest, TheWireVerdictTypesNameExactlyTheDocumentedKeys) {
   rule.percent = 3;
   rule.alpha = 0.01;
   rule.ignore = true;
+  rule.gate = false;  // every key of a rule (perfgate.yaml would not pair it with ignore)
   verdict.parameters.rules = {rule};
   wire::MetricResult result;
   result.threshold = 0.05;

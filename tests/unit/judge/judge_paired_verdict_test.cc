@@ -119,6 +119,35 @@ TEST(PairedVerdictTest, WithoutARegressionRowTheOutcomeIsPass) {
   EXPECT_TRUE(verdict->warnings.empty());
 }
 
+// A benchmark gates its real_time alone: its cpu_time, 10% slower, is REPORTED with its paired
+// numbers and what it shows, counted apart, and the measurement passes.
+TEST(PairedVerdictTest, ANonPrimaryMetricIsReportedNotGated) {
+  wire::PairedMeasurement m =
+      PlantedMeasurement(kBase, {{"BM_Same", 2000, 1.0, 0, -1}, {"BM_Cpu", 1000, 1.10, 0, -1}});
+  m.series[1].key = {"planted", "BM_Same", "cpu_time"};
+  auto verdict = JudgeMeasurement(m);
+  ASSERT_TRUE(verdict.has_value()) << verdict.error().ToString();
+  EXPECT_EQ(verdict->outcome, Outcome::kPass);
+  ASSERT_EQ(verdict->results.size(), 2u);
+  const wire::MetricResult& cpu = verdict->results[1];
+  EXPECT_EQ(cpu.kind, ResultKind::kReported);
+  ASSERT_TRUE(cpu.change.has_value() && cpu.paired.has_value());
+  EXPECT_NEAR(*cpu.change, 0.10, 0.01);
+  EXPECT_EQ(cpu.reason.rfind("not gated; shows REGRESSION: ", 0), 0u) << cpu.reason;
+  EXPECT_EQ(verdict->counts.reported, 1);
+  EXPECT_EQ(verdict->counts.regression, 0);
+  EXPECT_EQ(verdict->counts.equivalent, 1);
+  ASSERT_TRUE(verdict->paired.has_value());
+  EXPECT_EQ(verdict->paired->measured, 1);  // the gated series
+
+  // Every series reported: nothing can gate, which is said rather than passed.
+  m.parameters.rules.push_back({.metric = "real_time", .gate = false});
+  auto none = JudgeMeasurement(m);
+  ASSERT_FALSE(none.has_value());
+  EXPECT_EQ(none.error().field, "series");
+  EXPECT_NE(none.error().message.find("gate: false"), std::string::npos) << none.error().message;
+}
+
 TEST(PairedVerdictTest, TheTimeBudgetMakesTheLookReachedTheLast) {
   const std::vector<PlantedSeries> series = {{"BM_Slow", 1000, 1.10, 0, -1},
                                              {"BM_Noisy", 3000, 1.0, 0.20, -1}};

@@ -183,6 +183,70 @@ TEST_F(JudgeSeriesTest, PairsByKeyWithNewIgnoredAndOnlyInBase) {
   EXPECT_EQ(attribution[3].current.size(), 10u);
 }
 
+// Lever 3 of the paired gate's cost: a benchmark gates its primary metric (real_time here)
+// alone; its other metrics are judged in a family of their own and REPORTED. A benchmark with no
+// primary metric gates every metric; a rule's `gate` decides for what it matches.
+TEST_F(JudgeSeriesTest, GatesEachBenchmarksPrimaryMetricAndReportsTheRest) {
+  const std::vector<Series> base = {
+      Make("core", "BM_A", "real_time", Around(100)), Make("core", "BM_A", "cpu_time", Around(100)),
+      Make("core", "BM_A", "items_per_second", Around(100)), Make("core", "BM_C", "m", Around(100)),
+      Make("core", "BM_C", "n", Around(100))};
+  const std::vector<Series> contender = {
+      Make("core", "BM_A", "real_time", Around(100)), Make("core", "BM_A", "cpu_time", Around(120)),
+      Make("core", "BM_A", "items_per_second", Around(100)), Make("core", "BM_C", "m", Around(120)),
+      Make("core", "BM_C", "n", Around(100))};
+  auto judged = JudgeSeries(base, contender, {});
+  ASSERT_TRUE(judged) << judged.error().ToString();
+  const bool gated[] = {true, false, false, true, true};
+  ASSERT_EQ(judged->rows.size(), std::size(gated));
+  for (size_t i = 0; i < std::size(gated); ++i) {
+    EXPECT_EQ(judged->rows[i].gated, gated[i]) << i;
+    EXPECT_EQ(judged->rows[i].kind, RowKind::kJudged) << i;
+  }
+  // Two families: Holm counts only the gated metrics; the reported ones are judged among
+  // themselves, and still say what the data show (the attribution reads it).
+  ASSERT_EQ(judged->verdicts.metrics.size(), 3u);
+  ASSERT_EQ(judged->reported.metrics.size(), 2u);
+  EXPECT_EQ(judged->reported.metrics[0].name, "core/BM_A cpu_time");
+  EXPECT_EQ(judged->VerdictName(judged->rows[1]), "REGRESSION");
+  EXPECT_EQ(judged->VerdictOf(judged->rows[1]), &judged->reported.metrics[0]);
+  EXPECT_EQ(judged->VerdictName(judged->rows[3]), "REGRESSION");
+  const std::vector<AttributionInput> attribution = AttributionInputs(*judged);
+  EXPECT_FALSE(attribution[1].gated);
+  EXPECT_TRUE(attribution[3].gated);
+
+  // A rule's gate decides for the series it matches, either way.
+  const std::vector<ThresholdRule> rules = {{.metric = "cpu_time", .gate = true},
+                                            {.benchmark = "BM_C", .metric = "n", .gate = false}};
+  JudgeOptions options;
+  options.rules = rules;
+  judged = JudgeSeries(base, contender, options);
+  ASSERT_TRUE(judged);
+  EXPECT_TRUE(judged->rows[1].gated);
+  EXPECT_FALSE(judged->rows[2].gated);
+  EXPECT_FALSE(judged->rows[4].gated);
+  EXPECT_EQ(judged->verdicts.metrics.size(), 3u);
+}
+
+TEST(Gating, PrimaryMetricsAndBenchmarksWithout) {
+  EXPECT_TRUE(IsPrimaryMetric("real_time"));
+  EXPECT_TRUE(IsPrimaryMetric("step_time"));
+  EXPECT_TRUE(IsPrimaryMetric("wall_time"));
+  EXPECT_FALSE(IsPrimaryMetric("cpu_time"));
+  EXPECT_FALSE(IsPrimaryMetric("step_tokens_per_second"));
+  Gating gating;
+  gating.Add({"train", "gpt", "step_time"});
+  gating.Add({"train", "gpt", "tokens_per_second"});
+  gating.Add({"posted", "own", "latency"});
+  EXPECT_TRUE(gating.Gates({"train", "gpt", "step_time"}, nullptr));
+  EXPECT_FALSE(gating.Gates({"train", "gpt", "tokens_per_second"}, nullptr));
+  EXPECT_TRUE(gating.Gates({"posted", "own", "latency"}, nullptr));  // no primary metric
+  const ThresholdRule on{.gate = true}, off{.gate = false}, silent{.percent = 3};
+  EXPECT_TRUE(gating.Gates({"train", "gpt", "tokens_per_second"}, &on));
+  EXPECT_FALSE(gating.Gates({"train", "gpt", "step_time"}, &off));
+  EXPECT_FALSE(gating.Gates({"train", "gpt", "tokens_per_second"}, &silent));
+}
+
 TEST_F(JudgeSeriesTest, NoBaseAtAll) {
   const std::vector<Series> contender = {Make("core", "BM_A", "real_time", Around(100)),
                                          Make("core", "BM_B", "real_time", Around(100))};

@@ -156,14 +156,43 @@ TEST(JudgeRun, MetricsMovingTogetherAreAnEnvironmentShiftWithItsWarning) {
   EXPECT_EQ(verdict->warnings.back(), "environment shift: " + verdict->environment_shift->reason);
 }
 
+// A slower cpu_time of a benchmark whose real_time held: REPORTED (with its change and what it
+// shows), counted apart, and the run passes; a rule's gate: true makes the same data fail.
+TEST(JudgeRun, ANonPrimaryMetricIsReportedAndDoesNotFailTheRun) {
+  Sides sides;
+  sides.Add(true, "BM_A", Around(100, 10, 1)).Add(false, "BM_A", Around(100, 10, 2));
+  sides.Add(true, "BM_A", Around(100, 10, 3), "cpu_time");
+  sides.Add(false, "BM_A", Around(130, 10, 4), "cpu_time");
+  auto verdict = sides.Judge();
+  ASSERT_TRUE(verdict.has_value()) << verdict.error().ToString();
+  EXPECT_EQ(verdict->outcome, Outcome::kPass);
+  ASSERT_EQ(verdict->results.size(), 2u);
+  const wire::MetricResult& cpu = verdict->results[1];
+  EXPECT_EQ(cpu.kind, ResultKind::kReported);
+  ASSERT_TRUE(cpu.change.has_value());
+  EXPECT_NEAR(*cpu.change, 0.30, 0.01);
+  EXPECT_EQ(cpu.reason.rfind("not gated; shows REGRESSION: ", 0), 0u) << cpu.reason;
+  EXPECT_FALSE(cpu.attribution.has_value());
+  EXPECT_EQ(verdict->counts.reported, 1);
+  EXPECT_EQ(verdict->counts.regression, 0);
+  EXPECT_EQ(verdict->counts.Compared(), 1);
+
+  const std::vector<ThresholdRule> rules = {{.metric = "cpu_time", .gate = true}};
+  verdict = sides.Judge(true, rules);
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_EQ(verdict->outcome, Outcome::kRegression);
+  EXPECT_EQ(verdict->results[1].kind, ResultKind::kRegression);
+  EXPECT_EQ(verdict->counts.reported, 0);
+}
+
 TEST(CountResults, CountsEveryKind) {
-  std::vector<wire::MetricResult> rows(8);
-  const ResultKind kinds[] = {ResultKind::kRegression, ResultKind::kInconclusive,
-                              ResultKind::kUnstable,   ResultKind::kImprovement,
-                              ResultKind::kNew,        ResultKind::kEquivalent,
-                              ResultKind::kPass,       ResultKind::kRegression};
+  std::vector<wire::MetricResult> rows(9);
+  const ResultKind kinds[] = {
+      ResultKind::kRegression,  ResultKind::kInconclusive, ResultKind::kUnstable,
+      ResultKind::kImprovement, ResultKind::kNew,          ResultKind::kEquivalent,
+      ResultKind::kPass,        ResultKind::kReported,     ResultKind::kRegression};
   for (size_t i = 0; i < rows.size(); ++i) rows[i].kind = kinds[i];
-  const wire::Counts c = CountResults(rows);
+  const wire::Counts c = wire::CountResults(rows);
   EXPECT_EQ(c.regression, 2);
   EXPECT_EQ(c.inconclusive, 1);
   EXPECT_EQ(c.unstable, 1);
@@ -171,6 +200,7 @@ TEST(CountResults, CountsEveryKind) {
   EXPECT_EQ(c.new_metrics, 1);
   EXPECT_EQ(c.equivalent, 1);
   EXPECT_EQ(c.pass, 1);
+  EXPECT_EQ(c.reported, 1);
   EXPECT_EQ(c.ignored, 0);
 }
 

@@ -393,7 +393,7 @@ TEST(PairedVerdictRules, ReplayableFromTheBlocks) {
     EXPECT_EQ(one->metrics[i].bootstrap_ci.upper, two->metrics[i].bootstrap_ci.upper);
     EXPECT_EQ(one->metrics[i].reason, two->metrics[i].reason);
   }
-  EXPECT_EQ(kPairedAlgorithmVersion, "perfgate-paired/2");
+  EXPECT_EQ(kPairedAlgorithmVersion, "perfgate-paired/3");
 }
 
 // Handing over the previous look's answer spares the replay and changes nothing.

@@ -20,7 +20,8 @@ VerdictRequest GateRequest() {
   request.alpha = 0.05;
   request.rules = {{.benchmark = "BM_Copy/*", .percent = 3},
                    {.suite = "startup", .benchmark = "wall_time", .alpha = 0.01},
-                   {.metric = "cpu_time", .ignore = true}};
+                   {.metric = "cpu_time", .ignore = true},
+                   {.metric = "items_per_second", .gate = true}};
   request.contender_runs = {"run-2", "run-3"};
   return request;
 }
@@ -57,7 +58,8 @@ TEST(WireVerdictRequest, TheTextsBothSidesWrite) {
       R"({"alpha":0.05,"contender_runs":["run-2","run-3"],"rules":[)"
       R"({"benchmark":"BM_Copy/*","metric":"*","percent":3.0,"suite":"*"},)"
       R"({"alpha":0.01,"benchmark":"wall_time","metric":"*","suite":"startup"},)"
-      R"({"benchmark":"*","ignore":true,"metric":"cpu_time","suite":"*"}],"threshold":0.05})");
+      R"({"benchmark":"*","ignore":true,"metric":"cpu_time","suite":"*"},)"
+      R"({"benchmark":"*","gate":true,"metric":"items_per_second","suite":"*"}],"threshold":0.05})");
   EXPECT_EQ(EncodeVerdictRequest(StoredParameters()).dump(),
             R"({"alpha":0.01,"bootstrap_resamples":2000,"confidence":0.95,"correction":"holm",)"
             R"("power":0.8,"rules":[{"benchmark":"BM_Sort/*","metric":"real_time","percent":7.5,)"
@@ -94,6 +96,7 @@ TEST(WireVerdictRequest, RefusalsNameTheField) {
       {R"({"rules": [{"percent": 0}]})", "rules[0].percent"},
       {R"({"rules": [{}, {"suite": ""}]})", "rules[1].suite"},
       {R"({"rules": [{"ignore": 1}]})", "rules[0].ignore"},
+      {R"({"rules": [{"gate": "yes"}]})", "rules[0].gate"},
       {R"({"rules": [{"direction": "lower"}]})", "rules[0].direction"},
       {R"({"rules": [{"benchmark": "BM_\u0000*"}]})", "rules[0].benchmark"},
       {R"({"rules": [{}, {"suite": "s", "metric": "\u0000"}]})", "rules[1].metric"},

@@ -173,7 +173,8 @@ TEST(MeasurePaired, InterleavedByRepetitionEachBlockHoldsItsRepetitions) {
 }
 
 // After a look, only the benchmarks with a gated metric still open run again: a Google Benchmark
-// one by name, a command suite whole; decided, ignored and NEW series keep nothing open.
+// one by name, a command suite whole; decided, ignored, NEW and reported series (BM_Clear's
+// noisy cpu_time) keep nothing open.
 TEST(StillUndecided, NamesTheBenchmarksWithAnOpenGatedMetric) {
   auto head = config::ParseRunnerConfig(
       "version: 1\nsuites:\n  - {name: micro, type: gbench, binary: ./bench}\n"
@@ -195,6 +196,7 @@ TEST(StillUndecided, NamesTheBenchmarksWithAnOpenGatedMetric) {
   m.design.min_blocks = 6;
   m.design.max_blocks = 13;
   m.series = {series("micro", "BM_Clear", "real_time", clear),
+              series("micro", "BM_Clear", "cpu_time", noisy),
               series("micro", "BM_Noisy", "real_time", noisy),
               series("micro", "BM_Skipped", "real_time", noisy),
               series("cmd", "cmd", "wall_time", noisy)};
@@ -206,6 +208,8 @@ TEST(StillUndecided, NamesTheBenchmarksWithAnOpenGatedMetric) {
   auto judged = judge::JudgePaired(m, *policy, false);
   ASSERT_TRUE(judged.has_value()) << judged.error().ToString();
   EXPECT_EQ(judged->VerdictOf(judged->rows[0])->verdict, stats::Verdict::kRegression);
+  EXPECT_FALSE(judged->rows[1].gated);
+  EXPECT_EQ(judged->VerdictOf(judged->rows[1])->decided_at_look, -1);  // open, but reported
   const BenchmarkSelection next = StillUndecided(*head, *judged);
   EXPECT_EQ(next, (BenchmarkSelection{{"micro", {"BM_Noisy"}}, {"cmd", {}}}));
 }
