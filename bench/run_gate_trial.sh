@@ -95,9 +95,6 @@ suites:
     binary: bin/trial_bench
     repetitions: 10
     min_time: 0.02
-thresholds:
-  - {benchmark: "*", metric: real_time, percent: 5}
-  - {benchmark: "*", ignore: true}
 EOF
 [ -n "$gate_yaml" ] && echo "gate: $gate_yaml" >>"$repo/perfgate.yaml"
 printf '.perfgate/\nbin/\n' >"$repo/.gitignore"
