@@ -7,6 +7,7 @@
 #include <set>
 
 #include "runner/adapters/gbench_reader.h"
+#include "runner/run/binary_compiler.h"
 #include "runner/run/process.h"
 #include "runner/run/train_suite.h"
 
@@ -194,33 +195,6 @@ std::optional<Error> SuiteRunError(const config::Suite& suite, const Result<Proc
                                       : "exited with status " + std::to_string(result->exit_code)) +
                    " in " + which + "; its output ends:\n" + FileTail(log),
                ""};
-}
-
-std::string BinaryCompiler(const std::filesystem::path& binary) {
-  std::ifstream in(binary, std::ios::binary);
-  if (!in) return "";
-  // Read in blocks with an overlap, so that a marker across a block boundary is still found.
-  constexpr size_t kBlock = 1 << 20;
-  constexpr size_t kOverlap = 256;
-  std::string window;
-  std::vector<char> block(kBlock);
-  for (;;) {
-    in.read(block.data(), static_cast<std::streamsize>(block.size()));
-    const auto got = static_cast<size_t>(in.gcount());
-    if (got == 0) break;
-    window.append(block.data(), got);
-    for (const char* marker : {"clang version ", "GCC: ("}) {
-      const size_t at = window.find(marker);
-      if (at == std::string::npos) continue;
-      size_t end = window.find('\0', at);
-      if (end == std::string::npos) end = std::min(window.size(), at + 200);
-      std::string found = window.substr(at, std::min<size_t>(end - at, 200));
-      if (found.rfind("GCC: ", 0) == 0) found = "gcc " + found.substr(5);
-      return found;
-    }
-    if (window.size() > kOverlap) window.erase(0, window.size() - kOverlap);
-  }
-  return "";
 }
 
 std::string ExactNameFilter(const std::set<std::string>& names) {

@@ -31,7 +31,7 @@ struct SuiteOptions {
 struct SuiteOutcome {
   std::vector<wire::ResultSeries> series;
   std::string library_build_type;  // from Google Benchmark's context, "" for commands
-  std::string compiler;            // what built the benchmark binary (BinaryCompiler), or ""
+  std::string compiler;            // what built the benchmark binary (run/binary_compiler.h), or ""
   std::vector<std::string> warnings;
 };
 
@@ -57,10 +57,6 @@ ProcessOptions SuiteCommandProcess(const config::RunnerConfig& config, const con
 // the tail of its output in `log`); nullopt when it succeeded.
 std::optional<Error> SuiteRunError(const config::Suite& suite, const Result<ProcessResult>& result,
                                    const std::filesystem::path& log, const std::string& which);
-
-// The compiler that built an ELF binary, from the identification strings compilers leave in its
-// .comment section ("GCC: (Debian 12.2.0-14) 12.2.0", "clang version 15.0.6"); "" when none.
-std::string BinaryCompiler(const std::filesystem::path& binary);
 
 // --benchmark_filter that selects exactly these benchmark names (regex-escaped).
 std::string ExactNameFilter(const std::set<std::string>& names);

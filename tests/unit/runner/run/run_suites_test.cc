@@ -1,14 +1,17 @@
 // runner/run: the compiler found in a binary, exact-name filters, and RunSuite on a timed
 // command suite (a real child process; the values are its wall times).
+#include <elf.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
 
+#include "runner/run/binary_compiler.h"
 #include "runner/run/process.h"
 #include "runner/run/suites.h"
 
@@ -17,20 +20,79 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A minimal 64-bit ELF file: sections .rodata (holding `rodata`) and .comment (holding
+// `comment`, of type `comment_type`) beside the section names; `cut` bytes cut off its end.
+std::string MinimalElf(const std::string& rodata, const std::string& comment,
+                       uint32_t comment_type = SHT_PROGBITS, size_t cut = 0) {
+  const std::string names = std::string("\0.shstrtab\0.rodata\0.comment\0", 28);
+  std::string body = names + rodata + comment;
+  Elf64_Ehdr header{};
+  std::memcpy(header.e_ident, ELFMAG, SELFMAG);
+  header.e_ident[EI_CLASS] = ELFCLASS64;
+  header.e_ident[EI_DATA] = ELFDATA2LSB;
+  header.e_ident[EI_VERSION] = EV_CURRENT;
+  header.e_type = ET_EXEC;
+  header.e_shoff = sizeof header + body.size();
+  header.e_ehsize = sizeof header;
+  header.e_shentsize = sizeof(Elf64_Shdr);
+  header.e_shnum = 4;
+  header.e_shstrndx = 1;
+  Elf64_Shdr sections[4] = {};
+  const auto at = [&](size_t offset) { return sizeof header + offset; };
+  sections[1] = {1, SHT_STRTAB, 0, 0, at(0), names.size(), 0, 0, 1, 0};
+  sections[2] = {11, SHT_PROGBITS, 0, 0, at(names.size()), rodata.size(), 0, 0, 1, 0};
+  sections[3] = {19, comment_type, 0, 0, at(names.size() + rodata.size()), comment.size(), 0, 0, 1,
+                 0};
+  std::string file(reinterpret_cast<const char*>(&header), sizeof header);
+  file += body;
+  file.append(reinterpret_cast<const char*>(sections), sizeof sections);
+  file.resize(file.size() - cut);
+  return file;
+}
+
+std::string CompilerOf(const std::string& bytes) {
+  char pattern[] = "/tmp/perfgate-binary-XXXXXX";
+  const int fd = mkstemp(pattern);
+  if (fd < 0) return "(mkstemp failed)";
+  close(fd);
+  std::ofstream(pattern, std::ios::binary) << bytes;
+  const std::string out = BinaryCompiler(pattern);
+  fs::remove(pattern);
+  return out;
+}
+
 TEST(BinaryCompiler, NamesTheCompilerOfAnElfBinaryAndNothingElse) {
-  // This test binary was built by the project's compiler (g++ here, clang elsewhere).
+  // This test binary was built by the project's compiler (g++ here, clang elsewhere); under
+  // AddressSanitizer its .rodata also holds "clang version " (the runtime's strings), which a scan
+  // of the whole file took for the answer.
   const std::string self = fs::read_symlink("/proc/self/exe").string();
   const std::string compiler = BinaryCompiler(self);
   EXPECT_TRUE(compiler.rfind("gcc (", 0) == 0 || compiler.rfind("clang version", 0) == 0)
       << compiler;
-  char pattern[] = "/tmp/perfgate-binary-XXXXXX";
-  const int fd = mkstemp(pattern);
-  ASSERT_GE(fd, 0);
-  close(fd);
-  std::ofstream(pattern) << "no compiler marker in here";
-  EXPECT_EQ(BinaryCompiler(pattern), "");
+  EXPECT_NE(compiler.find_first_of("0123456789"), std::string::npos) << compiler;
+
+  EXPECT_EQ(CompilerOf("no compiler marker in here"), "");
+  EXPECT_EQ(CompilerOf("GCC: (not an ELF file) 1.0"), "");  // ELF files only
   EXPECT_EQ(BinaryCompiler("/nonexistent/binary"), "");
-  fs::remove(pattern);
+}
+
+TEST(BinaryCompiler, ReadsTheCommentSectionThroughTheSectionHeaders) {
+  const std::string gcc = std::string("GCC: (Debian 12.2.0-14) 12.2.0\0", 31);
+  EXPECT_EQ(CompilerOf(MinimalElf("clang version 99 (a string)", gcc)),
+            "gcc (Debian 12.2.0-14) 12.2.0");
+  // The first string that names a compiler; a vendor's prefix before "clang version" dropped.
+  EXPECT_EQ(
+      CompilerOf(MinimalElf("", std::string("Linker: LLD 15\0Debian clang version 14.0.6\0", 43))),
+      "clang version 14.0.6");
+  EXPECT_EQ(CompilerOf(MinimalElf(
+                "", std::string(300, 'x') + std::string("\0GCC: (", 7) + std::string(300, 'y'))),
+            ("gcc (" + std::string(300, 'y')).substr(0, 200));
+  EXPECT_EQ(CompilerOf(MinimalElf("GCC: (in .rodata) 1", "")), "");
+  EXPECT_EQ(CompilerOf(MinimalElf("", gcc, SHT_NOBITS)), "");
+  // Damaged files: section headers cut off, or the header alone.
+  EXPECT_EQ(CompilerOf(MinimalElf("", gcc, SHT_PROGBITS, 10)), "");
+  EXPECT_EQ(CompilerOf(MinimalElf("", gcc).substr(0, sizeof(Elf64_Ehdr))), "");
+  EXPECT_EQ(CompilerOf(MinimalElf("", gcc).substr(0, 10)), "");
 }
 
 TEST(ExactNameFilter, MatchesOnlyTheNamedBenchmarks) {
