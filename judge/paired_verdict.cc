@@ -36,10 +36,6 @@ std::optional<wire::Interval> FiniteInterval(const stats::Interval& i) {
   return wire::Interval{i.lower, i.upper};
 }
 
-std::optional<double> Finite(double value) {
-  return std::isfinite(value) ? std::optional<double>(value) : std::nullopt;
-}
-
 wire::PairedDetail DetailOf(const stats::PairedMetricVerdict& v) {
   wire::PairedDetail d;
   d.blocks = v.blocks;

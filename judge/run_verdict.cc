@@ -11,10 +11,6 @@
 namespace perfgate::judge {
 namespace {
 
-std::optional<double> Finite(double value) {
-  return std::isfinite(value) ? std::optional<double>(value) : std::nullopt;
-}
-
 wire::Attribution WireAttribution(const Attribution& a) {
   wire::Attribution out;
   for (const MovedMetric& m : a.moved) out.moved.push_back({m.metric, m.verdict, Finite(m.change)});
@@ -89,6 +85,10 @@ wire::MetricResult ResultOf(const Judgement& judged, const Row& row, const RowNo
 }
 
 }  // namespace
+
+std::optional<double> Finite(double value) {
+  return std::isfinite(value) ? std::optional<double>(value) : std::nullopt;
+}
 
 wire::ResultKind KindOf(stats::Verdict verdict) {
   switch (verdict) {

@@ -28,6 +28,9 @@ Result<wire::Verdict> JudgeRun(std::optional<std::span<const Series>> base,
                                const stats::VerdictPolicy& policy,
                                std::span<const ThresholdRule> rules);
 
+// The value, or absent when it is not finite (the wire writes no NaN).
+std::optional<double> Finite(double value);
+
 // A row's kind as the statistics decided it.
 wire::ResultKind KindOf(stats::Verdict verdict);
 

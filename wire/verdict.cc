@@ -4,6 +4,7 @@
 
 #include "wire/verdict_keys.h"
 #include "wire/verdict_request.h"
+#include "wire/verdict_text.h"
 
 namespace perfgate::wire {
 namespace {
@@ -194,16 +195,7 @@ json EncodePairedSummary(const PairedSummary& p) {
 json EncodeVerdict(const Verdict& v) {
   json results = json::array();
   for (const MetricResult& r : v.results) results.push_back(ResultJson(r));
-  json baseline = nullptr;
-  if (v.baseline) {
-    baseline = {{keys::baseline::kCommit, v.baseline->commit},
-                {keys::baseline::kBranch, v.baseline->branch},
-                {keys::baseline::kTestbed, v.baseline->testbed},
-                {keys::baseline::kRunIds, v.baseline->run_ids},
-                {keys::baseline::kSelection, v.baseline->selection},
-                {keys::baseline::kDistance, v.baseline->distance}};
-  }
-  const Counts& c = v.counts;
+  json baseline = v.baseline ? EncodeBaseline(*v.baseline) : json(nullptr);
   json out = {{keys::verdict::kId, v.id},
               {keys::verdict::kRunId, v.run_id},
               {keys::verdict::kCreatedAt, v.created_at},
@@ -216,16 +208,7 @@ json EncodeVerdict(const Verdict& v) {
               {keys::verdict::kBranch, v.branch},
               {keys::verdict::kTestbed, v.testbed},
               {keys::verdict::kPr, v.pr ? json(*v.pr) : json(nullptr)},
-              {keys::verdict::kCounts,
-               {{keys::counts::kRegression, c.regression},
-                {keys::counts::kImprovement, c.improvement},
-                {keys::counts::kEquivalent, c.equivalent},
-                {keys::counts::kInconclusive, c.inconclusive},
-                {keys::counts::kIgnored, c.ignored},
-                {keys::counts::kNew, c.new_metrics},
-                {keys::counts::kUnstable, c.unstable},
-                {keys::counts::kPass, c.pass},
-                {keys::counts::kReported, c.reported}}},
+              {keys::verdict::kCounts, EncodeCounts(v.counts, /*paired=*/true)},
               {keys::verdict::kWarnings, v.warnings},
               {keys::verdict::kResults, std::move(results)}};
   if (!v.project.empty()) out[keys::verdict::kProject] = v.project;

@@ -144,7 +144,9 @@ void AppendResult(std::string& out, const MetricResult& r) {
   out += '}';
 }
 
-json CountsJson(const Counts& c, bool paired) {
+}  // namespace
+
+json EncodeCounts(const Counts& c, bool paired) {
   json out = {
       {keys::counts::kRegression, c.regression}, {keys::counts::kImprovement, c.improvement},
       {keys::counts::kEquivalent, c.equivalent}, {keys::counts::kInconclusive, c.inconclusive},
@@ -156,8 +158,6 @@ json CountsJson(const Counts& c, bool paired) {
   }
   return out;
 }
-
-}  // namespace
 
 std::string EncodeAttributionText(const Attribution& a) {
   std::string out = "{";
@@ -205,7 +205,7 @@ std::string EncodeVerdictSummary(const Verdict& v) {
               {keys::verdict::kBranch, v.branch},
               {keys::verdict::kTestbed, v.testbed},
               {keys::verdict::kPr, v.pr ? json(*v.pr) : json(nullptr)},
-              {keys::verdict::kCounts, CountsJson(v.counts, v.paired.has_value())},
+              {keys::verdict::kCounts, EncodeCounts(v.counts, v.paired.has_value())},
               {keys::verdict::kWarnings, v.warnings}};
   if (v.runner_version) out[keys::verdict::kRunnerVersion] = *v.runner_version;
   if (v.environment_shift) {

@@ -32,6 +32,8 @@ std::string EncodeAttributionText(const Attribution& attribution);
 std::string EncodeVerdictSummary(const Verdict& verdict);
 // The verdict's "baseline" object.
 nlohmann::json EncodeBaseline(const Baseline& baseline);
+// The "counts" object: every count, but unstable and pass only when `paired`.
+nlohmann::json EncodeCounts(const Counts& counts, bool paired);
 
 // A verdict as stored: its values and its wire-encoded parts (parameters: EncodeVerdictRequest;
 // baseline: EncodeBaseline, "" for none; summary: EncodeVerdictSummary; results:
