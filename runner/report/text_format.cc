@@ -91,22 +91,62 @@ std::string Md(std::string_view text) {
       out += c;
     }
   }
-  return out;
+  return DefuseMd(out);
 }
 
-// Code spans hold anything but backticks and newlines; '|' is escaped even there, since GFM
-// splits table cells before it parses code spans.
-std::string MdCode(std::string_view text) {
-  std::string out;
+namespace {
+
+// One code span holding `text` (no '|' in it): see MdCode.
+std::string CodeSpan(std::string_view text) {
+  if (text.empty()) return "";
+  std::string body;
+  size_t run = 0, longest = 0;
   for (char c : text) {
     const auto u = static_cast<unsigned char>(c);
-    if (c == '|') {
-      out += "\\|";
-    } else {
-      out += (c == '`' || u < 0x20 || u == 0x7f) ? '?' : c;
+    body += u < 0x20 || u == 0x7f ? '?' : c;
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  const std::string fence(longest + 1, '`');
+  const auto edge = [](char c) { return c == '`' || c == ' '; };
+  const std::string pad = edge(body.front()) || edge(body.back()) ? " " : "";
+  return fence + pad + body + pad + fence;
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+}  // namespace
+
+// A pipe is never inside a span, so none needs the backslash that GFM allows there: a name
+// ending in '\' would otherwise make it "\\|", which some parsers read as an escaped backslash
+// and a cell boundary, letting the rest of the name out of its span.
+std::string MdCode(std::string_view text) {
+  std::string out;
+  for (size_t start = 0;;) {
+    const size_t pipe = text.find('|', start);
+    out += CodeSpan(text.substr(start, pipe == std::string_view::npos ? pipe : pipe - start));
+    if (pipe == std::string_view::npos) return out;
+    out += "\\|";
+    start = pipe + 1;
+  }
+}
+
+std::string DefuseMd(std::string_view markdown) {
+  static constexpr std::string_view kJoiner = "\u2060";
+  std::string out;
+  out.reserve(markdown.size());
+  for (size_t i = 0; i < markdown.size(); ++i) {
+    const char c = markdown[i];
+    out += c;
+    const std::string_view rest = markdown.substr(i + 1);
+    const bool www = (c == 'w' || c == 'W') && i >= 2 && rest.starts_with('.') &&
+                     (markdown[i - 1] | 0x20) == 'w' && (markdown[i - 2] | 0x20) == 'w';
+    if (c == '@' || ((c == '#' || c == '!') && !rest.empty() && IsDigit(rest[0])) ||
+        (c == ':' && rest.starts_with("//")) || www) {
+      out += kJoiner;
     }
   }
-  return "`" + out + "`";
+  return out;
 }
 
 size_t DisplayWidth(std::string_view text) {

@@ -30,10 +30,21 @@ std::string OrDash(std::string text);
 
 // One terminal line: control characters become '?'.
 std::string Clean(std::string_view text);
-// Markdown inline text: markup punctuation backslash-escaped, newlines as spaces.
+// Markdown inline text: markup punctuation backslash-escaped, newlines as spaces, and then
+// DefuseMd's word joiners, so that server text can be neither markup nor a mention or a link.
 std::string Md(std::string_view text);
-// A Markdown code span that is safe inside a table cell.
+// `text` shown as it is in Markdown code spans, where neither GitHub nor GitLab find mentions,
+// references, links or HTML: the fence is a backtick run longer than any in the text, with a
+// space inside it where the text starts or ends with a backtick or a space (CommonMark strips
+// one from each side). Each '|' is written `\|` between two spans, since GFM splits table cells
+// before it parses code spans: safe in a table cell and out of one. Control characters become
+// '?'; "" stays "".
 std::string MdCode(std::string_view text);
+// Markdown text (already escaped, outside code spans) with an invisible U+2060 WORD JOINER where
+// GitHub or GitLab would make a mention or an e-mail link (after every '@'), an issue or merge
+// request reference (after '#' or '!' before a digit) or a bare link (between ':' and "//",
+// between "www" and '.', any case). The text reads the same.
+std::string DefuseMd(std::string_view markdown);
 // Code points, for aligning UTF-8 text.
 std::size_t DisplayWidth(std::string_view text);
 // Left-aligned columns two spaces apart after `indent`, without trailing blanks.

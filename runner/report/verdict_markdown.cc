@@ -1,12 +1,14 @@
 // The reviewer's rendering of a verdict (GitHub-flavoured Markdown) for a step summary or a PR/MR
 // comment. Every piece of server text is truncated and escaped before it is measured, so the size
 // limit is kept by construction: the fixed parts are bounded, and rows, then warnings, then the
-// folded rows are added only while they fit.
+// folded rows are added only while they fit. Names come from the suite and the pull request, so
+// none may mention, link or mark up: names are code spans, sentences escaped and defused.
 #include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "runner/report/text_format.h"
 #include "runner/report/verdict_format.h"
 #include "runner/report/verdict_render.h"
 
@@ -21,6 +23,8 @@ using wire::ResultKindName;
 using wire::Verdict;
 
 using internal::Truncate;
+using text::DefuseMd;
+using text::MdCode;
 
 // Room kept for what is added after the budget is spent: table headers, the <details> wrapper,
 // the left-out line, the "more warnings" line and the UNSTABLE advice (well under this together).
@@ -30,8 +34,8 @@ constexpr size_t kMaxSentence = 600;  // bytes of a reason, warning or other ser
 constexpr size_t kMaxUrl = 2000;
 
 // Text for a table cell or a list item: it renders as itself. Markdown punctuation is
-// backslash-escaped, HTML's specials become entities, and line breaks (which would end a table
-// row) become spaces.
+// backslash-escaped, HTML's specials become entities, line breaks (which would end a table
+// row) become spaces, and mentions, references and bare links are defused.
 std::string Escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -52,8 +56,11 @@ std::string Escape(std::string_view text) {
       out += c;
     }
   }
-  return out;
+  return DefuseMd(out);
 }
+
+// A name (branch, testbed, suite, benchmark, metric): a code span, cut to kMaxName bytes first.
+std::string Name(std::string_view name) { return MdCode(Truncate(name, kMaxName)); }
 
 // Bytes outside a small safe set become %XX: used for the marker (which must not end the HTML
 // comment early) and for URLs inside <...> link destinations.
@@ -105,13 +112,13 @@ std::string Head(const Verdict& verdict, const MarkdownOptions& options) {
   std::string sentence = Truncate(internal::HeadlineSentence(verdict), kMaxSentence);
   if (!sentence.empty() && sentence[0] >= 'a' && sentence[0] <= 'z') sentence[0] -= 'a' - 'A';
   out += Escape(sentence);
-  std::string run = Truncate(verdict.branch, kMaxName);
+  std::string run = Name(verdict.branch);
   if (!verdict.commit.empty()) {
-    run += (run.empty() ? "" : " at ") + internal::ShortSha(verdict.commit);
+    run += (run.empty() ? "" : " at ") + Escape(internal::ShortSha(verdict.commit));
   }
-  if (!verdict.testbed.empty()) run += " on " + Truncate(verdict.testbed, kMaxName);
-  if (verdict.pr) run += ", PR #" + std::to_string(*verdict.pr);
-  if (!run.empty()) out += " \u2014 " + Escape(run);
+  if (!verdict.testbed.empty()) run += " on " + Name(verdict.testbed);
+  if (verdict.pr) run += ", PR \\#" + std::to_string(*verdict.pr);  // this request: a link
+  if (!run.empty()) out += " \u2014 " + run;
   out += ".\n";
   if (verdict.paired) {
     std::string paired = Truncate(internal::PairedSentence(verdict), kMaxSentence);
@@ -125,15 +132,15 @@ std::string Tail(const Verdict& verdict) {
   std::string out = "\n";
   if (verdict.baseline) {
     const Baseline& b = *verdict.baseline;
-    std::string text = "Baseline: " + internal::ShortSha(b.commit);
-    if (!b.branch.empty()) text += " on " + Truncate(b.branch, kMaxName);
-    text += ", selected as " + Truncate(internal::SelectionPhrase(b.selection), kMaxName) +
-            " (distance " + std::to_string(b.distance) + ")";
+    out += "Baseline: " + Escape(internal::ShortSha(b.commit));
+    if (!b.branch.empty()) out += " on " + Name(b.branch);
+    out += ", selected as " + Escape(Truncate(internal::SelectionPhrase(b.selection), kMaxName)) +
+           " (distance " + std::to_string(b.distance) + ")";
     if (!b.run_ids.empty()) {
-      text += ", " + std::to_string(b.run_ids.size()) + (b.run_ids.size() == 1 ? " run" : " runs");
-      if (!b.testbed.empty()) text += " on " + Truncate(b.testbed, kMaxName);
+      out += ", " + std::to_string(b.run_ids.size()) + (b.run_ids.size() == 1 ? " run" : " runs");
+      if (!b.testbed.empty()) out += " on " + Name(b.testbed);
     }
-    out += Escape(text) + ".  \n";
+    out += ".  \n";
   } else if (verdict.paired) {
     out += "Baseline: " + Escape(internal::ShortSha(verdict.paired->baseline_commit)) +
            ", measured side by side (no baseline run).  \n";
@@ -158,10 +165,9 @@ std::string TableHeader(const Verdict& verdict, bool suites) {
 }
 
 std::string TableRow(const MetricResult& r, bool suites) {
-  std::string out = suites ? "| " + Escape(Truncate(r.key.suite, kMaxName)) + " " : "";
+  std::string out = suites ? "| " + Name(r.key.suite) + " " : "";
   const std::string kind(ResultKindName(r.kind));
-  out += "| " + Escape(Truncate(r.key.benchmark, kMaxName)) + " | " +
-         Escape(Truncate(r.key.metric, kMaxName)) + " | " +
+  out += "| " + Name(r.key.benchmark) + " | " + Name(r.key.metric) + " | " +
          Escape(internal::FormatValue(r.base ? r.base->median : std::nullopt,
                                       Truncate(r.unit, kMaxName))) +
          " | " +
@@ -173,16 +179,15 @@ std::string TableRow(const MetricResult& r, bool suites) {
   return out;
 }
 
-// "- **BM_x** \[real\_time\]: reason (30 repetitions would decide it)", then what moved with
-// it and the host's state as nested items; "" with nothing to say.
+// "- REGRESSION **`BM_x`** \[`real_time`\]: reason (30 repetitions would decide it)", then what
+// moved with it and the host's state as nested items; "" with nothing to say.
 std::string ReasonItem(const MetricResult& r) {
   const std::string attribution = internal::AttributionSentence(r);
   const std::string text = Escape(internal::ReasonSentence(r, kMaxSentence));
   if (text.empty() && attribution.empty() && r.environment.empty()) return "";
-  std::string out = "- " + std::string(ResultKindName(r.kind)) + " **" +
-                    Escape(Truncate(r.key.benchmark, kMaxName)) + "** \\[" +
-                    Escape(Truncate(r.key.metric, kMaxName)) + "\\]" +
-                    (text.empty() ? "" : ": " + text) + "\n";
+  std::string out = "- " + std::string(ResultKindName(r.kind)) + " **" + Name(r.key.benchmark) +
+                    "** \\[" + Name(r.key.metric) + "\\]" + (text.empty() ? "" : ": " + text) +
+                    "\n";
   if (!attribution.empty()) out += "  - " + Escape(Truncate(attribution, kMaxSentence)) + "\n";
   if (!r.environment.empty()) {
     out += "  - environment: " + Escape(Truncate(r.environment, kMaxSentence)) + "\n";

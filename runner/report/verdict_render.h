@@ -45,8 +45,10 @@ inline constexpr size_t kMaxSummaryChars = 1000000;
 // was measured, a table of regressions, inconclusive and unstable results with their reasons, the
 // others folded in <details>, warnings, the baseline and the criteria, and a link to the report.
 // Rows beyond max_rows, or beyond the size limit (the folded rows go first), are left out and
-// counted in a line of their own. Names and all server text are escaped (| < > * _ ` and the other
-// Markdown punctuation).
+// counted in a line of their own. Names (suite, benchmark, metric, branch, testbed) are code
+// spans (text::MdCode); every other piece of server text is escaped (Markdown punctuation, HTML
+// as entities) and defused (text::DefuseMd): nothing from the suite or the request can mention,
+// reference, link or mark up.
 std::string RenderMarkdown(const wire::Verdict& verdict, const MarkdownOptions& options = {});
 
 // JUnit XML: one <testsuite name="perfgate">, one <testcase classname="<suite>"

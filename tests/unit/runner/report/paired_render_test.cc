@@ -213,7 +213,7 @@ TEST(RenderText, ShowsHowAPairedVerdictWasMeasuredAndItsUnstableRows) {
 TEST(RenderMarkdown, ShowsHowAPairedVerdictWasMeasuredAndItsUnstableRows) {
   const std::string md = RenderMarkdown(PairedSample(), {.comment = true, .project = "demo"});
   EXPECT_NE(md.find("### perfgate: **Regression**\n\n1 of 4 benchmark metrics slower than its "
-                    "threshold \u2014 faster-hash at 89abcde on ci-x86-1, PR \\#42.\n\n"
+                    "threshold \u2014 `faster-hash` at 89abcde on `ci-x86-1`, PR \\#42.\n\n"
                     "Measured side by side on this host against 0123456789ab: 13 blocks of 5 "
                     "repetitions each (look 3 of 5), stopped: time\\_budget (the time budget ran "
                     "out); geomean change +2.10% \\[+0.4, +3.9\\].\n"),
@@ -221,13 +221,13 @@ TEST(RenderMarkdown, ShowsHowAPairedVerdictWasMeasuredAndItsUnstableRows) {
       << md;
   // The unstable row is in the first table, with its reason, not folded with the decided rows.
   const size_t details = md.find("<details>");
-  const size_t unstable_row = md.find("| BM\\_Hash/64 | real\\_time |");
+  const size_t unstable_row = md.find("| `BM_Hash/64` | `real_time` |");
   ASSERT_NE(details, std::string::npos);
   EXPECT_LT(unstable_row, details);
   EXPECT_NE(md.find("| +3.10% \\[-5.2, +12.1\\] | 0.38 | 65/65 | UNSTABLE |"), std::string::npos)
       << md;
   EXPECT_NE(
-      md.find("- UNSTABLE **BM\\_Hash/64** \\[real\\_time\\]: undecided when the time budget "
+      md.find("- UNSTABLE **`BM_Hash/64`** \\[`real_time`\\]: undecided when the time budget "
               "ran out (noise 8.1% per block; \\~92 blocks (460 repetitions) would decide it)"),
       std::string::npos)
       << md;
@@ -242,7 +242,7 @@ TEST(RenderMarkdown, ShowsHowAPairedVerdictWasMeasuredAndItsUnstableRows) {
 
   const std::string amending = RenderMarkdown(AmendingSample());
   EXPECT_NE(amending.find("\nRe-measured 2 rows side by side on this host against 0123456789ab "
-                          "(amending verdict \\#41): 13 blocks"),
+                          "(amending verdict \\#\u206041): 13 blocks"),
             std::string::npos)
       << amending;
 }
