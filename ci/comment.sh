@@ -2,16 +2,22 @@
 # Creates or updates perfgate's pull/merge request comment. `perfgate gate --comment-file F`
 # writes a body whose first line is the marker `<!-- perfgate:gate project=<p> testbed=<tb> -->`;
 # the comment whose body starts with that same line is edited in place, so every push to a pull
-# request updates one comment per project and testbed instead of adding another.
+# request updates one comment per project and testbed instead of adding another. Only a comment
+# written by this token's own identity is edited: anyone may post a comment that starts with the
+# marker, and such a comment is left alone (a new one is created).
 #
 # usage: comment.sh github BODY_FILE PR_NUMBER
 #          needs gh (on GitHub's runners); env GH_TOKEN (or GITHUB_TOKEN): a token that may write
 #          pull request comments (the job's token with `permissions: pull-requests: write`);
-#          GITHUB_REPOSITORY (owner/name, set by Actions).
+#          GITHUB_REPOSITORY (owner/name, set by Actions). The author whose comments are edited:
+#          PERFGATE_COMMENT_AUTHOR when set (a GitHub App's "<slug>[bot]"), else the token's user
+#          (`gh api user`, for a personal access token), else github-actions[bot] (the job's
+#          GITHUB_TOKEN, an installation token that /user refuses).
 #        comment.sh gitlab BODY_FILE [MR_IID]
 #          needs curl and jq; env PERFGATE_GITLAB_TOKEN: a project access token with the `api`
 #          scope (CI_JOB_TOKEN cannot write merge request notes); CI_API_V4_URL, CI_PROJECT_ID
-#          and CI_MERGE_REQUEST_IID (set by GitLab in merge request pipelines).
+#          and CI_MERGE_REQUEST_IID (set by GitLab in merge request pipelines). Only notes whose
+#          author is the token's user (GET /user: its id) are edited.
 # Exit status: 0 created or updated, 1 the API call failed, 2 usage error. The token is never
 # printed. ci/gitlab/perfgate.gitlab-ci.yml inlines the gitlab mode (an included template cannot
 # ship this file); keep the two in step.
@@ -45,18 +51,24 @@ post_github() {
   [ -n "$GH_TOKEN" ] || usage "set GH_TOKEN (or GITHUB_TOKEN) to a token that may write comments"
   local repo=${GITHUB_REPOSITORY:-}
   [[ $repo =~ ^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$ ]] || usage "GITHUB_REPOSITORY is not owner/name"
-  local ids id
+  local author=${PERFGATE_COMMENT_AUTHOR:-} ids id
+  if [ -z "$author" ]; then
+    author=$(gh api user --jq .login 2>/dev/null) || author='github-actions[bot]'
+  fi
+  # A GitHub login: checked, so that it can be spliced into the jq string literal below.
+  [[ $author =~ ^[A-Za-z0-9][A-Za-z0-9-]*(\[bot\])?$ ]] ||
+    usage "PERFGATE_COMMENT_AUTHOR is not a GitHub login, got '$author'"
   # gh's built-in jq, so nothing else needs installing; --paginate walks every page.
   ids=$(gh api --paginate "repos/$repo/issues/$pr/comments?per_page=100" \
-    --jq ".[] | select(.body | startswith(\"$marker\")) | .id")
+    --jq ".[] | select(.user.login == \"$author\" and (.body | startswith(\"$marker\"))) | .id")
   id=${ids%%$'\n'*}
   if [ -n "$id" ]; then
     [[ $id =~ ^[0-9]+$ ]] || fail "unexpected comment id '$id'"
     gh api --method PATCH "repos/$repo/issues/comments/$id" -F "body=@$body" >/dev/null
-    echo "comment.sh: updated comment $id on $repo#$pr"
+    echo "comment.sh: updated comment $id (by $author) on $repo#$pr"
   else
     gh api --method POST "repos/$repo/issues/$pr/comments" -F "body=@$body" >/dev/null
-    echo "comment.sh: created a comment on $repo#$pr"
+    echo "comment.sh: created a comment on $repo#$pr (none by $author had the marker)"
   fi
 }
 
@@ -71,16 +83,21 @@ post_gitlab() {
   [ -n "${CI_API_V4_URL:-}" ] && [ -n "${CI_PROJECT_ID:-}" ] ||
     usage "CI_API_V4_URL and CI_PROJECT_ID must be set (GitLab sets them in a job)"
   local api="$CI_API_V4_URL/projects/$CI_PROJECT_ID/merge_requests/$iid/notes"
-  local page=1 id=""
+  local page=1 id="" me
   tmp=$(mktemp -d)  # global: the EXIT trap runs after this function has returned
   trap 'rm -rf "$tmp"' EXIT
   # A header file keeps the token out of the process list.
   (umask 077 && printf 'PRIVATE-TOKEN: %s\n' "$PERFGATE_GITLAB_TOKEN" >"$tmp/auth")
+  # The token's own user (a project access token's bot user): only its notes are edited.
+  curl -sS --fail -H "@$tmp/auth" -o "$tmp/user.json" "$CI_API_V4_URL/user"
+  me=$(jq -r '.id // empty' "$tmp/user.json")
+  [[ $me =~ ^[0-9]+$ ]] || fail "GET /user did not say which user the token is"
   while [ -n "$page" ] && [ -z "$id" ]; do
     curl -sS --fail -H "@$tmp/auth" -D "$tmp/headers" -o "$tmp/notes.json" \
       "$api?per_page=100&page=$page&sort=asc&order_by=created_at"
-    id=$(jq -r --arg m "$marker" \
-      'first(.[] | select(.body | startswith($m)) | .id) // empty' "$tmp/notes.json")
+    id=$(jq -r --arg m "$marker" --argjson me "$me" \
+      'first(.[] | select(.author.id == $me and (.body | startswith($m))) | .id) // empty' \
+      "$tmp/notes.json")
     page=$(tr -d '\r' <"$tmp/headers" | sed -n 's/^[Xx]-[Nn]ext-[Pp]age: *\([0-9]*\)$/\1/p')
   done
   if [ -n "$id" ]; then

@@ -58,7 +58,9 @@ inline ::testing::AssertionResult Contains(const std::string& text, const std::s
 
 // perfgate, gh and curl stand-ins that log their calls to $FAKE/log. perfgate writes the files
 // gate is asked for and exits $RUN_EXIT / $GATE_EXIT; gh answers --jq from $FAKE/comments.json
-// with the real jq; curl serves $FAKE/notes-<page>.json and records what is sent, GitHub release
+// with the real jq, and `gh api user` from $FAKE/user.json (absent: refused, as GitHub refuses an
+// installation token such as GITHUB_TOKEN); curl serves GitLab's /user from
+// $FAKE/gitlab-user.json and $FAKE/notes-<page>.json and records what is sent, GitHub release
 // assets from $FAKE/github/ (404 for the others) and hands file:// URLs to the real curl.
 inline constexpr char kFakePerfgate[] = R"(#!/usr/bin/env bash
 echo "perfgate $*" >>"$FAKE/log"
@@ -78,6 +80,10 @@ exit 2
 inline constexpr char kFakeGh[] = R"(#!/usr/bin/env bash
 echo "gh $*" >>"$FAKE/log"
 [ "${GH_TOKEN:-}" = ghs_job ] || exit 4
+if [ "$1 $2" = "api user" ]; then
+  [ -f "$FAKE/user.json" ] || { echo "gh: Resource not accessible by integration" >&2; exit 1; }
+  exec jq -r "$4" "$FAKE/user.json"
+fi
 prev=""
 for a in "$@"; do
   [ "$prev" = --jq ] && jq -r "$a" "$FAKE/comments.json"
@@ -110,7 +116,9 @@ case $url in
     cp "$asset" "$out" && printf 200 && exit 0 ;;
 esac
 grep -qx "PRIVATE-TOKEN: glpat_x" "${auth#@}" || exit 22
-if [ "$method" = GET ]; then
+if [ "$method" = GET ] && [ "${url%/user}" != "$url" ]; then
+  cp "$FAKE/gitlab-user.json" "$out" || exit 22
+elif [ "$method" = GET ]; then
   page=$(echo "$url" | sed -n 's/.*[?&]page=\([0-9]*\).*/\1/p')
   cp "$FAKE/notes-$page.json" "$out" || exit 22
   next=""; [ -f "$FAKE/notes-$((page + 1)).json" ] && next=$((page + 1))

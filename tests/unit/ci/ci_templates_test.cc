@@ -177,12 +177,23 @@ TEST(CiTemplatesTest, EveryPerfgateFlagIsOneTheCliAccepts) {
   }
 }
 
+// A comment (GitHub: `author` a login) or a note (GitLab: `author` a user id) as JSON.
+std::string Comment(int id, const std::string& author, const std::string& body) {
+  const bool gitlab = std::isdigit(static_cast<unsigned char>(author.at(0))) != 0;
+  return "{\"id\": " + std::to_string(id) + ", " +
+         (gitlab ? "\"author\": {\"id\": " + author + "}"
+                 : "\"user\": {\"login\": \"" + author + "\"}") +
+         ", \"body\": \"" + body + "\"}";
+}
+const std::string kMarkedBody = std::string(kMarker) + "\\nold";  // a JSON string's text
+
 TEST_F(CiShellTest, TheActionFailsOnARegressionAndUpdatesTheMarkedComment) {
   if (!HaveJq()) GTEST_SKIP() << "the gh stand-in needs jq";
+  // Someone else's comment that starts with the marker comes first: it is not the one edited.
   Write("comments.json",
-        std::string(R"([{"id": 5, "body": "LGTM"},)") +
-            R"({"id": 6, "body": "<!-- perfgate:gate project=demo testbed=other -->"},)" +
-            R"({"id": 7, "body": ")" + kMarker + R"(\nold"}])");
+        "[" + Comment(4, "mallory", kMarkedBody) + "," + Comment(5, "alice", "LGTM") + "," +
+            Comment(6, "github-actions[bot]", "<!-- perfgate:gate project=demo testbed=other -->") +
+            "," + Comment(7, "github-actions[bot]", kMarkedBody) + "]");
   Outcome o = RunAction({{"token", "pgt_secret"}},
                         {{"GITHUB_EVENT_NAME", "pull_request"}, {"PR", "17"}, {"GATE_EXIT", "1"}});
   EXPECT_EQ(o.exit_code, 1) << o.output;
@@ -191,13 +202,14 @@ TEST_F(CiShellTest, TheActionFailsOnARegressionAndUpdatesTheMarkedComment) {
   const std::string log = Log();
   EXPECT_TRUE(Contains(log, "gh api --method PATCH repos/owner/repo/issues/comments/7 "));
   EXPECT_FALSE(Contains(log, "--method POST"));
+  EXPECT_FALSE(Contains(log, "comments/4"));
   EXPECT_EQ(Read(dir_ / "sent").rfind(kMarker, 0), 0u);
   EXPECT_FALSE(Contains(o.output, "pgt_secret"));
 }
 
 TEST_F(CiShellTest, TheActionPassesAndCreatesTheCommentWhenNoneHasTheMarker) {
   if (!HaveJq()) GTEST_SKIP() << "the gh stand-in needs jq";
-  Write("comments.json", R"([{"id": 5, "body": "LGTM"}])");
+  Write("comments.json", "[" + Comment(5, "alice", "LGTM") + "]");
   Outcome o = RunAction({{"token", "pgt_secret"},
                          {"require-baseline", "true"},
                          {"args-gate", "--max-repetitions 40"}},
@@ -309,21 +321,35 @@ TEST_F(CiShellTest, TheGitlabJobGatesMergeRequestsAndUpdatesTheMarkedNote) {
   EXPECT_FALSE(Contains(Log(), "curl "));
 
   if (!HaveJq()) GTEST_SKIP() << "the template's note needs jq";
-  // The marked note is on the second page of notes: updated.
-  Write("notes-1.json", R"([{"id": 1, "body": "first"}])");
-  Write("notes-2.json", std::string(R"([{"id": 55, "body": ")") + kMarker + R"(\nold"}])");
+  // The token's marked note is on the second page of notes: updated. The marked note on the
+  // first page is another user's, and is left alone.
+  Write("gitlab-user.json", R"({"id": 77, "username": "project_42_bot"})");
+  Write("notes-1.json",
+        "[" + Comment(1, "13", "first") + "," + Comment(2, "13", kMarkedBody) + "]");
+  Write("notes-2.json", "[" + Comment(55, "77", kMarkedBody) + "]");
   const Env mr = {
       {"CI_MERGE_REQUEST_IID", "9"}, {"PERFGATE_TOKEN", "t"}, {"PERFGATE_GITLAB_TOKEN", "glpat_x"}};
   o = RunGitlab(mr);
   EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_TRUE(Contains(Log(), "curl GET https://gitlab.example/api/v4/user\n"));
   EXPECT_TRUE(Contains(Log(), std::string("curl PUT ") + kNotes + "/55\n"));
+  EXPECT_FALSE(Contains(Log(), "/notes/2"));
   EXPECT_EQ(Read(dir_ / "sent").rfind(kMarker, 0), 0u);
   EXPECT_FALSE(Contains(o.output, "glpat_x"));
-  // No marked note: one is created.
+  // Only another user's marked note: one is created, the other stays as it was.
   Write("notes-2.json", R"([])");
   o = RunGitlab(mr);
   EXPECT_EQ(o.exit_code, 0) << o.output;
   EXPECT_TRUE(Contains(Log(), std::string("curl POST ") + kNotes + "\n"));
+  EXPECT_FALSE(Contains(Log(), "/notes/2"));
+  // A token whose user GitLab does not name: no note is touched, the gate's result stands.
+  fs::remove(dir_ / "gitlab-user.json");
+  std::ofstream(dir_ / "log", std::ios::trunc);
+  o = RunGitlab(mr);
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_TRUE(Contains(o.output, "warning: the merge request note was not created or updated"));
+  EXPECT_FALSE(Contains(Log(), "curl POST"));
+  EXPECT_FALSE(Contains(Log(), "curl PUT"));
 }
 
 TEST_F(CiShellTest, TheGitlabDefaultBranchJobOnlyRuns) {
@@ -339,18 +365,65 @@ TEST_F(CiShellTest, CommentScriptUpdatesByMarkerAndRefusesOtherBodies) {
   if (!HaveJq()) GTEST_SKIP() << "comment.sh gitlab needs jq";
   const std::string script = "bash " + Quote(Src("ci/comment.sh").string()) + " ";
   Write("body.md", std::string(kMarker) + "\nnew\n");
-  Write("notes-1.json", std::string(R"([{"id": 3, "body": ")") + kMarker + R"(\nold"}])");
+  Write("gitlab-user.json", R"({"id": 77})");
+  Write("notes-1.json",
+        "[" + Comment(2, "13", kMarkedBody) + "," + Comment(3, "77", kMarkedBody) + "]");
   const Env gitlab = {{"PERFGATE_GITLAB_TOKEN", "glpat_x"},
                       {"CI_API_V4_URL", "https://gl/api/v4"},
                       {"CI_PROJECT_ID", "42"}};
   Outcome o = Bash(script + "gitlab ../body.md 8", gitlab);
   EXPECT_EQ(o.exit_code, 0) << o.output;
   EXPECT_TRUE(Contains(Log(), "curl PUT https://gl/api/v4/projects/42/merge_requests/8/notes/3\n"));
+  EXPECT_FALSE(Contains(Log(), "/notes/2"));
   Write("plain.md", "not perfgate's\n");
   EXPECT_EQ(Bash(script + "gitlab ../plain.md 8", gitlab).exit_code, 2);
   EXPECT_EQ(Bash(script + "github ../body.md not-a-number", {{"GH_TOKEN", "ghs_job"}}).exit_code,
             2);
   EXPECT_EQ(Bash(script + "bitbucket ../body.md 1", {}).exit_code, 2);
+}
+
+TEST_F(CiShellTest, CommentScriptEditsOnlyItsOwnAuthorsComment) {
+  if (!HaveJq()) GTEST_SKIP() << "the gh stand-in needs jq";
+  const std::string script =
+      "bash " + Quote(Src("ci/comment.sh").string()) + " github ../body.md 3";
+  Write("body.md", std::string(kMarker) + "\nnew\n");
+  // Marked comments by a user, by a user named like the bot, by an app and by a bot account.
+  Write("comments.json", "[" + Comment(11, "mallory", kMarkedBody) + "," +
+                             Comment(12, "github-actions", kMarkedBody) + "," +
+                             Comment(13, "perf-app[bot]", kMarkedBody) + "," +
+                             Comment(14, "perf-bot", kMarkedBody) + "]");
+  const Env github = {{"GH_TOKEN", "ghs_job"}, {"GITHUB_REPOSITORY", "owner/repo"}};
+  // GITHUB_TOKEN (gh api user refused): github-actions[bot], which wrote none of them.
+  Outcome o = Bash(script, github);
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_TRUE(Contains(Log(), "gh api --method POST repos/owner/repo/issues/3/comments "));
+  EXPECT_FALSE(Contains(Log(), "PATCH"));
+  // A personal access token: its user's comment.
+  Write("user.json", R"({"login": "perf-bot"})");
+  std::ofstream(dir_ / "log", std::ios::trunc);
+  o = Bash(script, github);
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_TRUE(Contains(Log(), "gh api --method PATCH repos/owner/repo/issues/comments/14 "));
+  // A GitHub App's token: the author it is told.
+  Env app = github;
+  app["PERFGATE_COMMENT_AUTHOR"] = "perf-app[bot]";
+  std::ofstream(dir_ / "log", std::ios::trunc);
+  o = Bash(script, app);
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_TRUE(Contains(Log(), "gh api --method PATCH repos/owner/repo/issues/comments/13 "));
+  EXPECT_FALSE(Contains(Log(), "gh api user"));
+  // Not a login: refused before any call (it is spliced into a jq filter).
+  app["PERFGATE_COMMENT_AUTHOR"] = "x\") or true or (\"";
+  std::ofstream(dir_ / "log", std::ios::trunc);
+  EXPECT_EQ(Bash(script, app).exit_code, 2);
+  EXPECT_EQ(Log(), "");
+  // The action hands its comment-author input to the script.
+  fs::remove(dir_ / "user.json");
+  std::ofstream(dir_ / "log", std::ios::trunc);
+  o = RunAction({{"token", "t"}, {"comment-author", "perf-app[bot]"}},
+                {{"GITHUB_EVENT_NAME", "pull_request"}, {"PR", "3"}});
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_TRUE(Contains(Log(), "gh api --method PATCH repos/owner/repo/issues/comments/13 "));
 }
 
 }  // namespace
