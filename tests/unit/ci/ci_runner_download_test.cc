@@ -2,8 +2,9 @@
 // run it, without network: the GitHub action's install step and the GitLab job's prelude fetch a
 // runner tarball (a file:// URL through the real curl, or a GitHub release URL through the curl
 // stand-in), check its sha256, extract it, and the job's `perfgate run` and `perfgate gate` are
-// then the extracted perfgate's, not one on PATH. A wrong sha256, a missing release and a
-// perfgate-path / PERFGATE_BIN that wins over the download are covered too.
+// then the extracted perfgate's, not one on PATH. A wrong or missing sha256 (refused; "skip"
+// runs unchecked with a warning), a missing release and a perfgate-path / PERFGATE_BIN that wins
+// over the download are covered too.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -84,6 +85,7 @@ TEST_F(CiRunnerDownloadTest, TheActionBuildsTheReleaseUrlAndInstallOnlyStopsTher
   Outcome o = RunAction({{"token", "pgt_secret"},
                          {"version", "v9.9.9"},
                          {"release-repository", "acme/perfgate"},
+                         {"sha256", sha256_},
                          {"install-only", "true"}},
                         {{"GITHUB_EVENT_NAME", "push"}});
   EXPECT_EQ(o.exit_code, 0) << o.output;
@@ -95,7 +97,8 @@ TEST_F(CiRunnerDownloadTest, TheActionBuildsTheReleaseUrlAndInstallOnlyStopsTher
 
   // A release without that asset: a configuration error (2), not an outage, and nothing runs.
   std::ofstream(dir_ / "log", std::ios::trunc);
-  o = RunAction({{"token", "pgt_secret"}, {"version", "v0.0.1"}}, {{"GITHUB_EVENT_NAME", "push"}});
+  o = RunAction({{"token", "pgt_secret"}, {"version", "v0.0.1"}, {"sha256", sha256_}},
+                {{"GITHUB_EVENT_NAME", "push"}});
   EXPECT_EQ(o.exit_code, 2) << o.output;
   EXPECT_TRUE(Contains(o.output,
                        "no runner at https://github.com/perfgate/perfgate/releases/"
@@ -103,7 +106,9 @@ TEST_F(CiRunnerDownloadTest, TheActionBuildsTheReleaseUrlAndInstallOnlyStopsTher
   EXPECT_EQ(outputs_["steps.install.outputs.outcome"], "error");
   EXPECT_FALSE(Contains(Log(), "perfgate "));
   // An unreachable URL: an outage (3), the job to repeat.
-  o = RunAction({{"token", "t"}, {"download-url", "file://" + dir_.string() + "/none.tar.gz"}},
+  o = RunAction({{"token", "t"},
+                 {"download-url", "file://" + dir_.string() + "/none.tar.gz"},
+                 {"sha256", sha256_}},
                 {{"GITHUB_EVENT_NAME", "push"}});
   EXPECT_EQ(o.exit_code, 3) << o.output;
   EXPECT_EQ(outputs_["steps.install.outputs.outcome"], "infrastructure");
@@ -130,6 +135,29 @@ TEST_F(CiRunnerDownloadTest, TheActionRefusesAWrongSha256) {
                 {{"GITHUB_EVENT_NAME", "push"}});
   EXPECT_EQ(o.exit_code, 2) << o.output;
   EXPECT_TRUE(Contains(o.output, "sha256: 64 hexadecimal digits"));
+}
+
+TEST_F(CiRunnerDownloadTest, TheActionRefusesADownloadWithoutSha256UnlessToldToSkip) {
+  // No sha256: refused before anything is downloaded, with the input named.
+  Outcome o = RunAction({{"token", "t"}, {"download-url", url_}}, {{"GITHUB_EVENT_NAME", "push"}});
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_TRUE(Contains(o.output,
+                       "::error title=perfgate::sha256: required with version or "
+                       "download-url: the tarball's SHA-256, its line in the "
+                       "release's sha256sums (or \"skip\" to run it unchecked)"));
+  EXPECT_EQ(outputs_["steps.install.outputs.outcome"], "error");
+  EXPECT_EQ(Log(), "");
+  o = RunAction({{"token", "t"}, {"version", "v9.9.9"}}, {{"GITHUB_EVENT_NAME", "push"}});
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_EQ(Log(), "");
+  // "skip": the runner runs unchecked, and a warning says so.
+  o = RunAction({{"token", "t"}, {"download-url", url_}, {"sha256", "skip"}},
+                {{"GITHUB_EVENT_NAME", "push"}});
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_TRUE(Contains(o.output, "::warning title=perfgate::sha256 is \"skip\": the runner from " +
+                                     url_ + " runs unchecked"));
+  EXPECT_FALSE(Contains(o.output, "verified"));
+  EXPECT_TRUE(RanExtracted(Log()));
 }
 
 TEST_F(CiRunnerDownloadTest, PerfgatePathWinsOverTheDownload) {
@@ -174,6 +202,7 @@ TEST_F(CiRunnerDownloadTest, TheGitlabPreludeInstallsTheTarballAndTheJobUsesIt) 
   std::ofstream(dir_ / "log", std::ios::trunc);
   env = base;
   env["PERFGATE_VERSION"] = "v9.9.9";
+  env["PERFGATE_SHA256"] = sha256_;
   o = RunGitlab(env);
   EXPECT_EQ(o.exit_code, 0) << o.output;
   EXPECT_TRUE(Contains(Log(),
@@ -191,6 +220,26 @@ TEST_F(CiRunnerDownloadTest, TheGitlabPreludeInstallsTheTarballAndTheJobUsesIt) 
   EXPECT_TRUE(Contains(o.output, "sha256 mismatch for " + url_ + ": expected " +
                                      std::string(64, 'a') + ", got " + sha256_));
   EXPECT_FALSE(Contains(Log(), "perfgate "));
+
+  // No PERFGATE_SHA256: refused before the download, with the variable named; "skip": the
+  // runner runs unchecked, with a warning.
+  std::ofstream(dir_ / "log", std::ios::trunc);
+  env = base;
+  env["PERFGATE_DOWNLOAD_URL"] = url_;
+  o = RunGitlab(env);
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_TRUE(Contains(o.output,
+                       "perfgate: PERFGATE_SHA256: required with PERFGATE_VERSION or "
+                       "PERFGATE_DOWNLOAD_URL: the tarball's SHA-256"));
+  EXPECT_EQ(Log(), "");
+  env["PERFGATE_SHA256"] = "skip";
+  o = RunGitlab(env);
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_TRUE(Contains(o.output,
+                       "perfgate: warning: PERFGATE_SHA256 is \"skip\": the runner "
+                       "from " +
+                           url_ + " runs unchecked"));
+  EXPECT_TRUE(RanExtracted(Log()));
 
   // PERFGATE_BIN set: it runs, nothing is downloaded.
   std::ofstream(dir_ / "log", std::ios::trunc);

@@ -96,6 +96,9 @@ TEST(CiTemplatesTest, TheYamlFilesHaveWhatCiNeeds) {
         // requests) take the released runner rather than a build from source.
         EXPECT_EQ(step["with"]["token"].as<std::string>(), "${{ secrets.PERFGATE_TOKEN }}");
         EXPECT_FALSE(step["with"]["version"].as<std::string>("").empty()) << uses;
+        // A download is checked: the example names the sha256 to fill in, never "" or "skip".
+        const std::string sha256 = step["with"]["sha256"].as<std::string>("");
+        EXPECT_TRUE(sha256 != "" && sha256 != "skip") << uses << ": sha256 '" << sha256 << "'";
         EXPECT_FALSE(step["with"]["perfgate-path"]) << uses;
         ++(step["with"]["install-only"].as<std::string>("false") == "true" ? installs : gates);
       }
