@@ -57,8 +57,10 @@ TEST(CiTemplatesTest, TheYamlFilesHaveWhatCiNeeds) {
   // directory the `baseline` step writes (a composite action runs no post step, hence
   // actions/cache's restore and save halves rather than actions/cache itself).
   ASSERT_EQ(actions.size(), 2u);
-  EXPECT_EQ(actions["baseline-restore"]["uses"].as<std::string>(), "actions/cache/restore@v4");
-  EXPECT_EQ(actions["baseline-save"]["uses"].as<std::string>(), "actions/cache/save@v4");
+  EXPECT_TRUE(
+      actions["baseline-restore"]["uses"].as<std::string>().starts_with("actions/cache/restore@"));
+  EXPECT_TRUE(
+      actions["baseline-save"]["uses"].as<std::string>().starts_with("actions/cache/save@"));
   for (const auto& [id, step] : actions) {
     EXPECT_EQ(step["with"]["key"].as<std::string>(), "${{ steps.baseline.outputs.key }}") << id;
     EXPECT_EQ(step["with"]["path"].as<std::string>(), "${{ steps.baseline.outputs.dir }}") << id;
@@ -81,7 +83,8 @@ TEST(CiTemplatesTest, TheYamlFilesHaveWhatCiNeeds) {
   const YAML::Node workflow = YAML::LoadFile(Src("ci/github/workflow-example.yml").string());
   EXPECT_TRUE(workflow["on"]["pull_request"].IsMap());
   EXPECT_EQ(workflow["on"]["push"]["branches"][0].as<std::string>(), "main");
-  EXPECT_EQ(workflow["permissions"]["pull-requests"].as<std::string>(), "write");
+  // Read-only at the top (EveryWorkflowIsReadOnlyAndEveryActionPinned); the job comments.
+  EXPECT_EQ(workflow["jobs"]["perf"]["permissions"]["pull-requests"].as<std::string>(), "write");
   int full_checkouts = 0, checkouts = 0, gates = 0, installs = 0;
   for (const auto& job : workflow["jobs"]) {
     for (const YAML::Node& step : job.second["steps"]) {
@@ -131,6 +134,66 @@ TEST(CiTemplatesTest, TheYamlFilesHaveWhatCiNeeds) {
   for (const YAML::Node& cache : job["cache"]) {
     EXPECT_EQ(cache["when"].as<std::string>(), "always");
   }
+}
+
+// Every `uses:` in ci/github (commented-out examples included) names a full commit, which cannot
+// be moved as a tag can, and its release tag in a comment; every workflow reads by default and
+// widens permissions only in the job that needs them.
+TEST(CiTemplatesTest, EveryWorkflowIsReadOnlyAndEveryActionPinned) {
+  const std::regex uses_line(R"(^[\s#-]*uses:)");
+  const std::regex pinned(
+      R"(^[\s#-]*uses: [A-Za-z0-9_.-]+/[A-Za-z0-9_./-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$)");
+  int uses = 0, workflows = 0;
+  for (const auto& entry : fs::directory_iterator(Src("ci/github"))) {
+    if (entry.path().extension() != ".yml") continue;
+    const std::string file = entry.path().filename().string();
+    std::istringstream lines(Read(entry.path()));
+    int number = 0;
+    for (std::string line; std::getline(lines, line);) {
+      ++number;
+      if (!std::regex_search(line, uses_line)) continue;
+      ++uses;
+      EXPECT_TRUE(std::regex_match(line, pinned)) << file << ":" << number << ": " << line;
+      // Zeros are the example's placeholder for perfgate's own release, which the user fills in.
+      if (line.find('@' + std::string(40, '0')) != std::string::npos) {
+        EXPECT_EQ(file, "workflow-example.yml") << line;
+        EXPECT_NE(line.find("uses: perfgate/perfgate/ci/github@"), std::string::npos) << line;
+      }
+    }
+    const YAML::Node yaml = YAML::LoadFile(entry.path().string());
+    if (!yaml["jobs"]) continue;  // the action: it takes the permissions of the job using it
+    ++workflows;
+    ASSERT_TRUE(yaml["permissions"].IsMap()) << file << ": no top-level permissions";
+    EXPECT_EQ(yaml["permissions"].size(), 1u) << file;
+    EXPECT_EQ(yaml["permissions"]["contents"].as<std::string>(""), "read") << file;
+    for (const auto& job : yaml["jobs"]) {
+      for (const auto& permission : job.second["permissions"]) {
+        const std::string scope = permission.first.as<std::string>();
+        const std::string level = permission.second.as<std::string>();
+        // What each job's step needs: the comment; the release upload and its attestation.
+        static const std::set<std::string> kWrites = {"pull-requests", "contents", "id-token",
+                                                      "attestations"};
+        EXPECT_TRUE(level == "read" || kWrites.count(scope)) << file << ": " << scope;
+      }
+    }
+  }
+  // action: cache restore and save; release: checkout and attestation; example: checkout (and
+  // the commented-out one), perfgate twice, upload-artifact.
+  EXPECT_EQ(uses, 2 + 2 + 5);
+  EXPECT_EQ(workflows, 2);
+  // The release attests what it publishes, with the permissions that needs.
+  const YAML::Node release = YAML::LoadFile(Src("ci/github/release-workflow.yml").string());
+  const YAML::Node job = release["jobs"]["release"];
+  EXPECT_EQ(job["permissions"]["id-token"].as<std::string>(""), "write");
+  EXPECT_EQ(job["permissions"]["attestations"].as<std::string>(""), "write");
+  int attestations = 0;
+  for (const YAML::Node& step : job["steps"]) {
+    if (step["uses"].as<std::string>("").starts_with("actions/attest-build-provenance@")) {
+      ++attestations;
+      EXPECT_EQ(step["with"]["subject-path"].as<std::string>(), "build/package/packages/*");
+    }
+  }
+  EXPECT_EQ(attestations, 1);
 }
 
 TEST(CiTemplatesTest, EveryPerfgateFlagIsOneTheCliAccepts) {
