@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 
+#include "config/secret_env.h"
 #include "config/yaml_reader.h"
 
 namespace perfgate::config {
@@ -24,13 +25,13 @@ constexpr std::array<std::string_view, 10> kGateKeys = {
     "baseline_cache", "baseline_cache_entries", "spending",   "interleave"};
 constexpr std::array<std::string_view, 3> kServerKeys = {"url", "project", "token"};
 constexpr std::array<std::string_view, 2> kDefaultsKeys = {"repetitions", "min_time"};
-constexpr std::array<std::string_view, 6> kSuiteCommonKeys = {"name",        "type", "build",
-                                                              "repetitions", "env",  "timeout"};
+constexpr std::array<std::string_view, 7> kSuiteCommonKeys = {
+    "name", "type", "build", "repetitions", "env", "pass_env", "timeout"};
 constexpr std::array<std::string_view, 4> kGbenchKeys = {"binary", "filter", "min_time", "args"};
 constexpr std::array<std::string_view, 2> kCommandKeys = {"command", "warmup"};
 constexpr std::array<std::string_view, 1> kTrainKeys = {"command"};
-constexpr std::array<std::string_view, 12> kSuiteKeys = {
-    "name",   "type",   "build",    "repetitions", "env",     "timeout",
+constexpr std::array<std::string_view, 13> kSuiteKeys = {
+    "name",   "type",   "build",    "repetitions", "env",     "pass_env", "timeout",
     "binary", "filter", "min_time", "args",        "command", "warmup"};
 constexpr std::array<std::string_view, 8> kThresholdKeys = {
     "suite", "benchmark", "metric", "percent", "alpha", "direction", "ignore", "gate"};
@@ -144,6 +145,30 @@ void ReadGate(YamlReader& r, const Entry& e, const fs::path& base_dir, GateSetti
   r.Integer(map, "baseline_cache_entries", 0, 1000, &gate.baseline_cache_entries);
 }
 
+// pass_env: names of the runner's environment that the suite's processes get although they
+// look secret; a credential is refused rather than ignored, so that nobody counts on it.
+void ReadPassEnv(YamlReader& r, const Map& map, Suite& suite) {
+  const Entry* entry = map.Find("pass_env");
+  if (entry == nullptr) return;
+  r.StringList(map, "pass_env", &suite.pass_env);
+  for (std::size_t i = 0; i < suite.pass_env.size() && r.ok(); ++i) {
+    const std::string& name = suite.pass_env[i];
+    const YAML::Mark mark = entry->value[i].Mark();
+    const std::string path = map.Path("pass_env") + "[" + std::to_string(i) + "]";
+    if (!IsEnvName(name)) {
+      r.Fail(mark, path, "bad variable name \"" + name + "\"");
+    } else if (ClassifyEnv(name) == SecretEnv::kCredential) {
+      r.Fail(mark, path,
+             name +
+                 " is perfgate's or the CI job's credential and never reaches a suite (a "
+                 "suite that needs its value: have the job export it under another name, "
+                 "and pass that one)");
+    } else if (suite.env.count(name) != 0) {
+      r.Fail(mark, path, name + " is set by env too: keep one");
+    }
+  }
+}
+
 void ReadSuite(YamlReader& r, const YAML::Node& node, std::string path, const RunnerConfig& config,
                Suite& suite) {
   const Map map = r.ReadMap(node, node.Mark(), std::move(path), kSuiteKeys);
@@ -187,6 +212,7 @@ void ReadSuite(YamlReader& r, const YAML::Node& node, std::string path, const Ru
       r.Text(env, name, &suite.env[name]);
     }
   }
+  ReadPassEnv(r, map, suite);
   std::string binary;
   if (r.Text(map, "binary", &binary, Check::kNonEmpty)) {
     suite.binary = ResolvePath(config.base_dir, binary);

@@ -46,12 +46,17 @@ struct Suite {
   std::string build;     // shell command run first (sh -c), "" for none
   std::string filter;    // gbench --benchmark_filter, "" for all
   int repetitions = 10;  // the suite's value, else defaults.repetitions (train: runs, default 1)
-  std::optional<double> min_time;          // seconds; the suite's, else defaults.min_time
-  std::vector<std::string> args;           // gbench: extra arguments
-  std::map<std::string, std::string> env;  // added to the runner's environment
-  std::int64_t timeout_s = 3600;           // per suite, build excluded
-  int warmup = 1;                          // command: runs discarded before the timed ones
-  int line = 0;                            // where the suite was declared, for messages
+  std::optional<double> min_time;  // seconds; the suite's, else defaults.min_time
+  std::vector<std::string> args;   // gbench: extra arguments
+  // Added to the environment the suite's processes inherit from the runner, which lacks the
+  // secrets config/secret_env.h names.
+  std::map<std::string, std::string> env;
+  // Secret-looking variables (HF_TOKEN) the suite's processes inherit all the same; never a
+  // credential (PERFGATE_TOKEN, GITHUB_TOKEN, ...), never one that `env` sets.
+  std::vector<std::string> pass_env;
+  std::int64_t timeout_s = 3600;  // per suite, build excluded
+  int warmup = 1;                 // command: runs discarded before the timed ones
+  int line = 0;                   // where the suite was declared, for messages
 };
 
 // What the gate applies to one (suite, benchmark, metric). Fields the matching rule leaves out

@@ -13,6 +13,8 @@
 #include <limits>
 #include <thread>
 
+#include "config/secret_env.h"
+
 extern char** environ;
 
 namespace perfgate::run {
@@ -20,12 +22,27 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::vector<std::string> Environment(const std::map<std::string, std::string>& extra) {
+// Whether the child inherits the runner's variable `name`.
+bool Inherited(const std::string& name, const ProcessOptions& options) {
+  switch (config::ClassifyEnv(name)) {
+    case config::SecretEnv::kNone:
+      return true;
+    case config::SecretEnv::kSecretLike:
+      return std::find(options.pass_env.begin(), options.pass_env.end(), name) !=
+             options.pass_env.end();
+    case config::SecretEnv::kCredential:
+      return false;
+  }
+  return false;
+}
+
+std::vector<std::string> Environment(const ProcessOptions& options) {
+  const std::map<std::string, std::string>& extra = options.env;
   std::vector<std::string> out;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     std::string entry(*e);
     const std::string name = entry.substr(0, entry.find('='));
-    if (extra.count(name) == 0) out.push_back(std::move(entry));
+    if (extra.count(name) == 0 && Inherited(name, options)) out.push_back(std::move(entry));
   }
   for (const auto& [name, value] : extra) out.push_back(name + "=" + value);
   return out;
@@ -43,7 +60,7 @@ std::vector<char*> Pointers(std::vector<std::string>& strings) {
 Result<ProcessResult> RunProcess(const ProcessOptions& options) {
   if (options.argv.empty()) return InvalidArgument("no command to run");
   std::vector<std::string> argv = options.argv;
-  std::vector<std::string> envp = Environment(options.env);
+  std::vector<std::string> envp = Environment(options);
   std::vector<char*> argv_ptrs = Pointers(argv);
   std::vector<char*> envp_ptrs = Pointers(envp);
 

@@ -1,7 +1,8 @@
-// Running a child process for the runner: argv without a shell, extra environment, working
-// directory, a wall-clock timeout (the whole process group is killed), and its output either
-// passed through to the runner's stderr (so a suite's own progress shows in the CI log) or
-// kept in a file whose tail explains a failure.
+// Running a child process for the runner: argv without a shell, the runner's environment less
+// its secrets (config/secret_env.h: the children are the pull request's builds and benchmarks)
+// plus extra variables, working directory, a wall-clock timeout (the whole process group is
+// killed), and its output either passed through to the runner's stderr (so a suite's own
+// progress shows in the CI log) or kept in a file whose tail explains a failure.
 #pragma once
 
 #include <chrono>
@@ -18,7 +19,10 @@ struct ProcessOptions {
   std::vector<std::string> argv;           // argv[0] is looked up in PATH when it has no '/'
   std::filesystem::path cwd;               // empty: the runner's
   std::map<std::string, std::string> env;  // added to (or replacing in) the runner's environment
-  std::chrono::milliseconds timeout{0};    // 0: none
+  // Secret-looking variables of the runner's environment (HF_TOKEN) that the child inherits all
+  // the same (a suite's pass_env); a credential (PERFGATE_TOKEN, GITHUB_TOKEN) never.
+  std::vector<std::string> pass_env;
+  std::chrono::milliseconds timeout{0};  // 0: none
   // Where stdout and stderr go: empty passes them through to the runner's stderr.
   std::filesystem::path output_file;
 };

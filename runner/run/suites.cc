@@ -20,16 +20,23 @@ std::string Seconds(std::chrono::nanoseconds d) {
   return text;
 }
 
+// What every process of a suite starts with: the config's directory, the suite's environment.
+ProcessOptions SuiteProcess(const config::RunnerConfig& config, const config::Suite& suite) {
+  ProcessOptions p;
+  p.cwd = config.base_dir;
+  p.env = suite.env;
+  p.pass_env = suite.pass_env;
+  return p;
+}
+
 }  // namespace
 
 Result<void> BuildSuite(const config::RunnerConfig& config, const config::Suite& suite,
                         const ProgressLine& progress) {
   if (suite.build.empty()) return {};
   progress("suite " + suite.name + ": building: " + suite.build);
-  ProcessOptions p;
+  ProcessOptions p = SuiteProcess(config, suite);
   p.argv = {"/bin/sh", "-c", suite.build};
-  p.cwd = config.base_dir;
-  p.env = suite.env;
   auto result = RunProcess(p);
   if (!result) return tl::unexpected(result.error());
   if (result->exit_code != 0) {
@@ -53,7 +60,7 @@ Result<SuiteOutcome> RunGbench(const config::RunnerConfig& config, const config:
   const std::filesystem::path out = options.work_dir / (suite.name + ".json");
   std::error_code ec;
   std::filesystem::remove(out, ec);
-  ProcessOptions p;
+  ProcessOptions p = SuiteProcess(config, suite);
   p.argv = {suite.binary.string(), "--benchmark_out=" + out.string(), "--benchmark_out_format=json",
             "--benchmark_repetitions=" + std::to_string(repetitions)};
   if (suite.min_time) {
@@ -65,8 +72,6 @@ Result<SuiteOutcome> RunGbench(const config::RunnerConfig& config, const config:
   if (!options.benchmarks.empty()) filter = ExactNameFilter(options.benchmarks);
   if (!filter.empty()) p.argv.push_back("--benchmark_filter=" + filter);
   p.argv.insert(p.argv.end(), suite.args.begin(), suite.args.end());
-  p.cwd = config.base_dir;
-  p.env = suite.env;
   p.timeout = std::chrono::seconds(suite.timeout_s);
   progress("suite " + suite.name + ": " + ShellQuote(p.argv));
   const std::filesystem::path log = options.work_dir / (suite.name + ".log");
@@ -174,10 +179,8 @@ Result<SuiteOutcome> RunCommand(const config::RunnerConfig& config, const config
 
 ProcessOptions SuiteCommandProcess(const config::RunnerConfig& config, const config::Suite& suite,
                                    const std::filesystem::path& log) {
-  ProcessOptions p;
+  ProcessOptions p = SuiteProcess(config, suite);
   p.argv = suite.command;
-  p.cwd = config.base_dir;
-  p.env = suite.env;
   p.timeout = std::chrono::seconds(suite.timeout_s);
   p.output_file = log;
   return p;

@@ -90,6 +90,7 @@ TEST(RunnerConfig, LoadsTheExampleFile) {
   EXPECT_EQ(startup.min_time, 0.05);  // the default; not used by command suites
   EXPECT_EQ(startup.warmup, 1);
   EXPECT_EQ(startup.timeout_s, 300);
+  EXPECT_EQ(startup.pass_env, std::vector<std::string>{"APP_LICENSE_TOKEN"});
 
   ASSERT_EQ(config->thresholds.size(), 6u);
   EXPECT_EQ(config->thresholds[0].benchmark, "BM_Sort/*");
@@ -360,11 +361,11 @@ TEST(RunnerConfig, RejectsBadInputWithPositionAndKey) {
        "perfgate.yaml:4:16: target_branch: ", "target_branch", true},
       {"unknown suite key", Suites("  - {name: a, type: gbench, binary: b, filtr: x}\n"),
        "perfgate.yaml:3:40: suites[0].filtr: unknown key (allowed: name, type, build, "
-       "repetitions, env, timeout, binary, filter, min_time, args, command, warmup)",
+       "repetitions, env, pass_env, timeout, binary, filter, min_time, args, command, warmup)",
        "suites[0].filtr"},
       {"gbench key on a command", Suites("  - {name: a, type: command, command: x, filter: y}\n"),
        "perfgate.yaml:3:42: suites[0].filter: not valid for type command (allowed: name, type, "
-       "build, repetitions, env, timeout, command, warmup)",
+       "build, repetitions, env, pass_env, timeout, command, warmup)",
        "suites[0].filter"},
       {"bad type", Suites("  - {name: a, type: python, binary: b}\n"),
        "perfgate.yaml:3:21: suites[0].type: expected gbench, command or train, got \"python\"",
@@ -406,7 +407,7 @@ TEST(RunnerConfig, RejectsBadInputWithPositionAndKey) {
        "perfgate.yaml:3:46: suites[0].args: expected a list of strings", "suites[0].args"},
       {"command key on a gbench", Suites("  - {name: a, type: gbench, binary: b, warmup: 2}\n"),
        "perfgate.yaml:3:40: suites[0].warmup: not valid for type gbench (allowed: name, type, "
-       "build, repetitions, env, timeout, binary, filter, min_time, args)",
+       "build, repetitions, env, pass_env, timeout, binary, filter, min_time, args)",
        "suites[0].warmup"},
       {"env value missing", Suites("  - {name: a, type: gbench, binary: b, env: {X: }}\n"),
        "perfgate.yaml:3:46: suites[0].env.X: has no value", "suites[0].env.X"},

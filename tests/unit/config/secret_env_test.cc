@@ -1,10 +1,14 @@
 // Secrets and the suites' environment: which names config/secret_env.h treats as credentials or
-// as secret-looking.
+// as secret-looking, a suite's pass_env as perfgate.yaml declares it (and every way to get it
+// wrong).
 #include "config/secret_env.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
+
+#include "config/runner_config.h"
 
 namespace perfgate::config {
 namespace {
@@ -58,6 +62,52 @@ TEST(SecretEnv, ClassifiesNames) {
   };
   for (const auto& c : cases) {
     EXPECT_EQ(ClassifyEnv(c.name), c.want) << c.name;
+  }
+}
+
+Result<RunnerConfig> ParseSuite(const std::string& suite) {
+  return ParseRunnerConfig("version: 1\nsuites:\n" + suite, "perfgate.yaml", "/repo");
+}
+
+TEST(SecretEnv, PassEnvIsReadForEveryType) {
+  auto config = ParseSuite(
+      "  - {name: a, type: gbench, binary: b, pass_env: [HF_TOKEN, OPENAI_API_KEY]}\n"
+      "  - {name: c, type: command, command: x, pass_env: [HF_TOKEN], env: {A: '1'}}\n"
+      "  - {name: t, type: train, command: y}\n");
+  ASSERT_TRUE(config) << config.error().ToString();
+  EXPECT_EQ(config->suites[0].pass_env, (std::vector<std::string>{"HF_TOKEN", "OPENAI_API_KEY"}));
+  EXPECT_EQ(config->suites[1].pass_env, std::vector<std::string>{"HF_TOKEN"});
+  EXPECT_TRUE(config->suites[2].pass_env.empty());
+}
+
+TEST(SecretEnv, PassEnvRejectsCredentialsBadNamesAndClashes) {
+  const struct {
+    std::string suite;
+    std::string message;
+  } cases[] = {
+      {"  - {name: a, type: gbench, binary: b, pass_env: [HF_TOKEN, GITHUB_TOKEN]}\n",
+       "perfgate.yaml:3:61: suites[0].pass_env[1]: GITHUB_TOKEN is perfgate's or the CI job's "
+       "credential and never reaches a suite"},
+      {"  - {name: a, type: gbench, binary: b, pass_env: [PERFGATE_TOKEN]}\n",
+       "perfgate.yaml:3:51: suites[0].pass_env[0]: PERFGATE_TOKEN is perfgate's"},
+      {"  - {name: a, type: command, command: x, pass_env: [CI_JOB_TOKEN]}\n",
+       "perfgate.yaml:3:53: suites[0].pass_env[0]: CI_JOB_TOKEN is perfgate's"},
+      {"  - {name: a, type: gbench, binary: b, pass_env: ['HF-TOKEN']}\n",
+       "perfgate.yaml:3:51: suites[0].pass_env[0]: bad variable name \"HF-TOKEN\""},
+      {"  - {name: a, type: gbench, binary: b, env: {HF_TOKEN: x}, pass_env: [HF_TOKEN]}\n",
+       "perfgate.yaml:3:71: suites[0].pass_env[0]: HF_TOKEN is set by env too: keep one"},
+      {"  - {name: a, type: gbench, binary: b, pass_env: HF_TOKEN}\n",
+       "perfgate.yaml:3:50: suites[0].pass_env: expected a list of strings"},
+      {"  - {name: a, type: gbench, binary: b, pass_envs: [HF_TOKEN]}\n",
+       "perfgate.yaml:3:40: suites[0].pass_envs: unknown key (allowed: name, type, build, "
+       "repetitions, env, pass_env, timeout, binary, filter, min_time, args, command, warmup)"},
+  };
+  for (const auto& c : cases) {
+    auto config = ParseSuite(c.suite);
+    ASSERT_FALSE(config) << c.suite;
+    EXPECT_EQ(config.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(config.error().message.rfind(c.message, 0), 0u)
+        << c.suite << "\n got: " << config.error().message;
   }
 }
 
