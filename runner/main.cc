@@ -6,11 +6,15 @@
 #include <set>
 #include <string>
 
+#include "config/environment.h"
 #include "core/version.h"
 #include "runner/cli/commands.h"
 
 int main(int argc, char** argv) {
   namespace cli = perfgate::cli;
+  // First, before any thread or child: the token (and any CI credential) leaves the environment
+  // and stays in memory for the verbs that read it (config::ProcessEnvironment).
+  perfgate::config::HideCredentials();
   CLI::App app{
       "perfgate: a CI performance-regression gate.\n"
       "Exit codes: 0 pass, 1 regression, 2 usage or input error, 3 infrastructure "

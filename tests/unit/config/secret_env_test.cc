@@ -1,17 +1,25 @@
 // Secrets and the suites' environment: which names config/secret_env.h treats as credentials or
 // as secret-looking, a suite's pass_env as perfgate.yaml declares it (and every way to get it
-// wrong).
+// wrong), and HideCredentials, which takes the token out of the process environment while
+// ProcessEnvironment (and so LoadRunnerConfig) still answers it.
 #include "config/secret_env.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "config/environment.h"
 #include "config/runner_config.h"
 
 namespace perfgate::config {
 namespace {
+
+namespace fs = std::filesystem;
 
 TEST(SecretEnv, ClassifiesNames) {
   const struct {
@@ -109,6 +117,35 @@ TEST(SecretEnv, PassEnvRejectsCredentialsBadNamesAndClashes) {
     EXPECT_EQ(config.error().message.rfind(c.message, 0), 0u)
         << c.suite << "\n got: " << config.error().message;
   }
+}
+
+TEST(SecretEnv, HideCredentialsKeepsThemForTheConfigOnly) {
+  ::setenv("PERFGATE_TOKEN", "pgt_hidden", 1);
+  ::setenv("GITHUB_TOKEN", "ghs_hidden", 1);
+  ::setenv("HF_TOKEN", "hf_kept", 1);
+  EXPECT_EQ(HideCredentials(), 2);
+  EXPECT_EQ(std::getenv("PERFGATE_TOKEN"), nullptr);
+  EXPECT_EQ(std::getenv("GITHUB_TOKEN"), nullptr);
+  ASSERT_NE(std::getenv("HF_TOKEN"), nullptr);  // secret-looking: a suite may pass it on
+  EXPECT_STREQ(std::getenv("HF_TOKEN"), "hf_kept");
+  const EnvLookup env = ProcessEnvironment();
+  EXPECT_EQ(env("PERFGATE_TOKEN"), "pgt_hidden");
+  EXPECT_EQ(env("GITHUB_TOKEN"), "ghs_hidden");
+  EXPECT_EQ(env("HF_TOKEN"), "hf_kept");
+  EXPECT_EQ(env("PERFGATE_NO_SUCH_VARIABLE"), std::nullopt);
+  EXPECT_EQ(HideCredentials(), 0);  // nothing left to hide; what was hidden stays answered
+  EXPECT_EQ(env("PERFGATE_TOKEN"), "pgt_hidden");
+
+  // Every verb loads perfgate.yaml this way, long after main hid the token.
+  const fs::path file = fs::temp_directory_path() /
+                        ("secret_env_test-" + std::to_string(::getpid()) + "-perfgate.yaml");
+  std::ofstream(file) << "version: 1\nserver: {url: 'https://perf.example', project: p}\n"
+                         "suites:\n  - {name: a, type: command, command: x}\n";
+  auto config = LoadRunnerConfig(file.string());
+  fs::remove(file);
+  ASSERT_TRUE(config) << config.error().ToString();
+  EXPECT_EQ(config->server.token, "pgt_hidden");
+  ::unsetenv("HF_TOKEN");
 }
 
 }  // namespace
