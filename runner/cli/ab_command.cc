@@ -7,7 +7,9 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
+#include "config/secret_env.h"
 #include "runner/cli/commands.h"
 #include "runner/report/ab_format.h"
 #include "runner/run/ab_session.h"
@@ -27,9 +29,19 @@ struct AbArgs {
   bool seed_given = false;
   std::int64_t timeout_s = 3600;
   std::string format = "text";
+  std::vector<std::string> pass_env;
 };
 
 int Run(const AbArgs& args) {
+  for (const std::string& name : args.pass_env) {
+    if (config::ClassifyEnv(name) == config::SecretEnv::kCredential) {
+      return ReportError(InvalidArgument("--pass-env " + name +
+                                             ": perfgate's and the CI job's credentials never "
+                                             "reach the commands",
+                                         "pass-env")
+                             .value());
+    }
+  }
   run::AbOptions options;
   options.a = args.a;
   options.b = args.b;
@@ -42,6 +54,7 @@ int Run(const AbArgs& args) {
   options.threshold = args.threshold_percent / 100;
   options.seed = args.seed_given ? args.seed : std::random_device{}();
   options.timeout_s = args.timeout_s;
+  options.pass_env = args.pass_env;
   auto report = run::MeasureAb(options);
   if (!report) return ReportError(report.error());
   const std::string text =
@@ -89,6 +102,9 @@ void AddAbCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--timeout", args->timeout_s, "Seconds per run")
       ->check(CLI::Range(1, 604800))
       ->capture_default_str();
+  cmd->add_option("--pass-env", args->pass_env,
+                  "A variable the commands inherit although its name looks secret (HF_TOKEN; "
+                  "repeatable). They never get perfgate's or the CI job's credentials");
   cmd->add_option("--format", args->format, "Output format on stdout")
       ->check(CLI::IsMember({"text", "markdown", "json"}))
       ->capture_default_str();

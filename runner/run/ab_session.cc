@@ -38,12 +38,13 @@ struct RunValues {
 };
 
 // Runs `command` once; its metrics.
-Result<RunValues> RunOnce(const std::string& command, const fs::path& log, std::int64_t timeout,
+Result<RunValues> RunOnce(const std::string& command, const fs::path& log, const AbOptions& options,
                           const telemetry::Nvml* nvml) {
   run::ProcessOptions p;
   p.argv = {"/bin/sh", "-c", command};
   p.cwd = fs::current_path();
-  p.timeout = std::chrono::seconds(timeout);
+  p.timeout = std::chrono::seconds(options.timeout_s);
+  p.pass_env = options.pass_env;
   p.output_file = log;
   std::optional<telemetry::GpuSampler> sampler;
   if (nvml != nullptr) sampler.emplace(*nvml).Start();
@@ -103,7 +104,7 @@ Result<compare::AbReport> MeasureAb(const AbOptions& options) {
     return RunOnce(*commands[arm],
                    temp->path() / (std::string(arm == 0 ? "a" : "b") + "-" +
                                    std::to_string(++counter) + ".log"),
-                   options.timeout_s, nvml.get());
+                   options, nvml.get());
   };
   // Warm-up runs (caches, JIT, GPU clocks), one arm after the other; they also tell whether the
   // commands print perfgate's JSON lines.

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/result.h"
 #include "runner/compare/ab.h"
@@ -22,6 +23,7 @@ struct AbOptions {
   double threshold = 0.01;  // a change within it is no difference (a fraction)
   std::uint64_t seed = 0;   // of the run order
   std::int64_t timeout_s = 3600;
+  std::vector<std::string> pass_env;  // secret-looking variables the commands get (HF_TOKEN)
 };
 
 // Warm-up runs of each command (at least one, discarded), then `runs` of each in randomised

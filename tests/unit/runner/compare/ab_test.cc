@@ -1,7 +1,8 @@
 // `perfgate ab` without processes (runner/compare/ab.h): the randomised block schedule, and the
 // analysis of two arms' runs (speedup with its CI, U test, verdicts, too few runs); and the
 // command end to end on two scripts that print perfgate's JSON lines (their step times are
-// printed, not measured, so nothing here depends on this machine's speed).
+// printed, not measured, so nothing here depends on this machine's speed), and the secrets its
+// commands get (--pass-env).
 #include "runner/compare/ab.h"
 
 #include <gtest/gtest.h>
@@ -139,6 +140,23 @@ TEST(AbCommand, ComparesTwoTrainingCommandsInterleaved) {
   EXPECT_EQ(mixed.exit_code, 2) << mixed.output;
   EXPECT_NE(mixed.output.find("compare like with like"), std::string::npos) << mixed.output;
   std::filesystem::remove_all(dir);
+}
+
+TEST(AbCommand, CommandsGetOnlyTheSecretsPassedToThem) {
+  // A checks that it has HF_TOKEN and not GITHUB_TOKEN; B that it has HF_TOKEN.
+  const std::string ab = std::string("HF_TOKEN=hf_x GITHUB_TOKEN=ghs_x ") + PERFGATE_BIN_DIR +
+                         "/perfgate ab --a 'test -n \"$HF_TOKEN\" && test -z \"$GITHUB_TOKEN\"' "
+                         "--b 'test -n \"$HF_TOKEN\"' --runs 2 --warmup 1 --format json";
+  const testing::ShellOutcome passed = testing::RunShell(ab + " --pass-env HF_TOKEN");
+  EXPECT_EQ(passed.exit_code, 0) << passed.output;
+  const testing::ShellOutcome dropped = testing::RunShell(ab);
+  EXPECT_NE(dropped.exit_code, 0) << dropped.output;
+  EXPECT_NE(dropped.output.find("exited with status 1"), std::string::npos) << dropped.output;
+  const testing::ShellOutcome credential = testing::RunShell(ab + " --pass-env GITHUB_TOKEN");
+  EXPECT_EQ(credential.exit_code, 2) << credential.output;
+  EXPECT_NE(credential.output.find("--pass-env GITHUB_TOKEN: perfgate's and the CI job's"),
+            std::string::npos)
+      << credential.output;
 }
 
 }  // namespace
