@@ -54,7 +54,7 @@ for _ in $(seq 1 120); do
   sleep 0.5
 done
 api="http://127.0.0.1:$port/api/v1"
-admin=$(grep -o 'pgt_[A-Za-z0-9_-]*' "$data/server.out" | head -1)
+admin=$(cat "$data/admin-token")
 json=(-H 'Content-Type: application/json')
 curl -sf -X POST "$api/projects" -H "Authorization: Bearer $admin" "${json[@]}" \
   -d '{"name":"demo"}'; echo

@@ -13,6 +13,7 @@
 #include "config/logging.h"
 #include "config/server_config.h"
 #include "core/version.h"
+#include "server/admin_token_file.h"
 #include "server/app.h"
 
 namespace {
@@ -94,10 +95,22 @@ int main(int argc, char** argv) {
   auto app = perfgate::server::App::Start(*config);
   if (!app) return Fail(app.error(), kExitInfrastructure);
   if (!(*app)->new_admin_token().empty()) {
-    std::printf(
-        "perfgate-server: created the admin token (shown only now; keep it secret):\n"
-        "  %s\n",
-        (*app)->new_admin_token().c_str());
+    // Not to the log or the terminal: under systemd both are the journal, readable by more
+    // than the server's owner.
+    auto file = perfgate::server::WriteAdminTokenFile(config->data_dir, (*app)->new_admin_token());
+    if (!file) {
+      spdlog::error(
+          "the admin token created now cannot be shown; configure one of your own "
+          "(admin_token / PERFGATE_ADMIN_TOKEN, a pgt_ token) and start again");
+      (*app)->Stop();
+      return Fail(file.error(), kExitInfrastructure);
+    }
+    spdlog::warn(
+        "created the admin token; it is in {} (mode 0600): keep it secret, and delete "
+        "the file once it is stored elsewhere",
+        *file);
+    std::printf("perfgate-server: created the admin token, written to %s (mode 0600)\n",
+                file->c_str());
   }
   std::printf(
       "perfgate-server: listening on http://%s:%d (Ctrl-C to stop); the dashboard is at /, "

@@ -2,7 +2,7 @@
 # directory on a free loopback port, ready to serve.
 #
 #   start_local_server SERVER_BIN DATA_DIR   sets server (pid), port, api (".../api/v1") and admin
-#                                            (the admin token the first start printed); exits
+#                                            (the admin token the first start wrote); exits
 #                                            with the server's output when it does not come up
 #   stop_local_server                        stops it gracefully
 
@@ -20,7 +20,7 @@ start_local_server() {
     sleep 0.5
   done
   api="http://127.0.0.1:$port/api/v1"
-  admin=$(grep -o 'pgt_[A-Za-z0-9_-]*' "$dir/server.out" | head -1)
+  admin=$(cat "$dir/server/admin-token")
 }
 
 stop_local_server() {

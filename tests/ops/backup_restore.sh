@@ -96,7 +96,7 @@ start=$EPOCHREALTIME
 # --- Server A: data to back up ---
 start_local_server "$bin" "$work/a"
 a_pid=$server a_api=$api
-[ -n "$admin" ] || fail "server A printed no admin token: $(cat "$work/a/server.out")"
+[ -n "$admin" ] || fail "server A wrote no admin token: $(cat "$work/a/server.out")"
 echo '{"name":"proj"}' >"$work/project.json"
 curl_json POST "$a_api/projects" "$admin" "$work/project.json" >/dev/null
 expect_status 201 "create project on A"
