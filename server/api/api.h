@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "server/history/service.h"
 #include "server/http/metrics.h"
@@ -33,6 +35,9 @@ struct ApiDeps {
   // For /readyz: OK when the database answers; kUnavailable otherwise.
   std::function<Result<bool>()> database_ready;
   int json_max_depth = 64;
+  // The branches a project protects when it names none (history.branches): writable only with
+  // the ingest scope, not ingest-pr.
+  std::vector<std::string> protected_branches = {"main", "master"};
   // The token configured as admin_token (PERFGATE_ADMIN_TOKEN): DELETE /api/v1/tokens/{id}
   // refuses to revoke it, since the next start would find it revoked. nullopt: none configured.
   std::optional<int64_t> configured_admin_token_id;

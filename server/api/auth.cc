@@ -1,5 +1,7 @@
 #include "server/api/auth.h"
 
+#include <fnmatch.h>
+
 #include "server/api/json_util.h"
 
 namespace perfgate::server::api {
@@ -67,9 +69,10 @@ bool CanList(const std::optional<Caller>& caller, const store::Project& project)
 
 Result<store::Project> AuthorizeProject(store::TokenStore& tokens, store::ProjectStore& projects,
                                         const http::Request& request, std::string_view project,
-                                        auth::Scope required) {
+                                        auth::Scope required, std::optional<Caller>* caller_out) {
   auto caller = Authenticate(tokens, request);
   if (!caller) return tl::unexpected(caller.error());
+  if (caller_out != nullptr) *caller_out = *caller;
   const bool read_only = request.method == "GET" || request.method == "HEAD";
   auto found = projects.GetProject(std::string(project));
   if (!found) {
@@ -90,6 +93,52 @@ Result<store::Project> AuthorizeProject(store::TokenStore& tokens, store::Projec
     return tl::unexpected(access.error());
   }
   return found;
+}
+
+const std::vector<std::string>& ProtectedBranches(const store::Project& project,
+                                                  const std::vector<std::string>& defaults) {
+  return project.protected_branches ? *project.protected_branches : defaults;
+}
+
+bool MatchesBranch(const std::vector<std::string>& patterns, std::string_view branch) {
+  const std::string name(branch);
+  for (const std::string& pattern : patterns) {
+    // No FNM_PATHNAME: "release/*" covers "release/1.2/rc1" too, as a branch rule should.
+    if (pattern == name || fnmatch(pattern.c_str(), name.c_str(), 0) == 0) return true;
+  }
+  return false;
+}
+
+BranchGuard::BranchGuard(const std::optional<Caller>& caller, const store::Project& project,
+                         const std::vector<std::string>& defaults)
+    : may_write_protected_(caller && caller->scopes.Allows(auth::Scope::kIngest)),
+      project_(project.name),
+      protected_(ProtectedBranches(project, defaults)) {}
+
+Result<void> BranchGuard::Check(std::string_view branch) const {
+  if (may_write_protected_ || !MatchesBranch(protected_, branch)) return {};
+  std::string list;
+  for (const std::string& pattern : protected_) list += (list.empty() ? "" : ", ") + pattern;
+  return MakeError(ErrorCode::kPermissionDenied,
+                   "branch \"" + std::string(branch) + "\" is protected in project \"" + project_ +
+                       "\" (protected branches: " + list +
+                       "): a token with the ingest-pr scope writes only unprotected branches; "
+                       "the target branch's job needs a token with the ingest scope",
+                   "branch");
+}
+
+http::Handler HandleBranchWrite(const ApiDeps& deps, BranchWriteHandler handler) {
+  return Handle(
+      {},
+      [deps, handler = std::move(handler)](
+          const http::Request& request, const http::PathParams& params) -> Result<http::Response> {
+        std::optional<Caller> caller;
+        auto project = AuthorizeProject(*deps.tokens, *deps.projects, request, params.at("project"),
+                                        auth::Scope::kIngestPr, &caller);
+        if (!project) return tl::unexpected(project.error());
+        const BranchGuard guard(caller, *project, deps.protected_branches);
+        return handler(request, params, *project, guard);
+      });
 }
 
 http::Handler HandleProject(const ApiDeps& deps,

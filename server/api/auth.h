@@ -7,7 +7,9 @@
 #include <functional>
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/result.h"
 #include "server/api/api.h"
@@ -40,10 +42,34 @@ Result<void> CheckAccess(const std::optional<Caller>& caller, auth::Scope requir
 bool CanList(const std::optional<Caller>& caller, const store::Project& project);
 
 // Authenticates, looks the project up and checks access. A missing project is 404 only for
-// admins; others get the 401/403 they would get anyway, so names do not leak.
+// admins; others get the 401/403 they would get anyway, so names do not leak. `caller_out`,
+// when given, receives the caller.
 Result<store::Project> AuthorizeProject(store::TokenStore& tokens, store::ProjectStore& projects,
                                         const http::Request& request, std::string_view project,
-                                        auth::Scope required);
+                                        auth::Scope required,
+                                        std::optional<Caller>* caller_out = nullptr);
+
+// The branches `project` protects: its own list, or `defaults` (the server's) when it has none.
+const std::vector<std::string>& ProtectedBranches(const store::Project& project,
+                                                  const std::vector<std::string>& defaults);
+// Whether `branch` matches one of `patterns` (a name, or a shell pattern: "release/*").
+bool MatchesBranch(const std::vector<std::string>& patterns, std::string_view branch);
+
+// Which branches a caller may write runs and verdicts for: any with the ingest scope (or
+// admin); with only ingest-pr, those the project does not protect.
+class BranchGuard {
+ public:
+  BranchGuard(const std::optional<Caller>& caller, const store::Project& project,
+              const std::vector<std::string>& defaults);
+  // 403 PERMISSION_DENIED (field "branch") naming the rule when the caller may not write
+  // `branch`.
+  Result<void> Check(std::string_view branch) const;
+
+ private:
+  bool may_write_protected_;
+  std::string project_;
+  std::vector<std::string> protected_;
+};
 
 // The handler of a route under /api/v1/projects/{project}, called once the caller may act on
 // the project with `required`.
@@ -55,5 +81,11 @@ using ProjectHandler = std::function<Result<http::Response>(
 http::Handler HandleProject(const ApiDeps& deps,
                             std::initializer_list<std::string_view> allowed_query,
                             auth::Scope required, ProjectHandler handler);
+
+// A route that writes a branch's runs or verdicts (ingest-pr at least): the handler checks the
+// branch it writes with the guard before it stores anything.
+using BranchWriteHandler = std::function<Result<http::Response>(
+    const http::Request&, const http::PathParams&, const store::Project&, const BranchGuard&)>;
+http::Handler HandleBranchWrite(const ApiDeps& deps, BranchWriteHandler handler);
 
 }  // namespace perfgate::server::api

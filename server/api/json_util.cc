@@ -111,9 +111,13 @@ bool IsProjectName(std::string_view text) {
   return wire::IsName(text) && text.find('/') == std::string_view::npos;
 }
 
-json ProjectJson(const store::Project& project) {
+json ProjectJson(const store::Project& project,
+                 const std::vector<std::string>& default_protected_branches) {
   return {{"name", project.name},
           {"public_read", project.public_read},
+          {"protected_branches",
+           project.protected_branches ? *project.protected_branches : default_protected_branches},
+          {"protected_branches_from", project.protected_branches ? "project" : "server"},
           {"created_at", NullIfEmpty(project.created_at)}};
 }
 

@@ -57,7 +57,10 @@ Result<std::string> StringParam(const http::Request& request, std::string_view n
 // Project names: wire::IsName minus '/' (a project is one URL path segment).
 bool IsProjectName(std::string_view text);
 
-nlohmann::json ProjectJson(const store::Project& project);
+// protected_branches: the project's own list or, when it has none, the server's default
+// (protected_branches_from "project" or "server").
+nlohmann::json ProjectJson(const store::Project& project,
+                           const std::vector<std::string>& default_protected_branches);
 nlohmann::json RunJson(const store::RunSummary& run);
 nlohmann::json TokenJson(const store::TokenRecord& token);
 

@@ -1,4 +1,4 @@
-// Projects and their tokens: POST/GET /api/v1/projects, GET /api/v1/projects/{project},
+// Projects and their tokens: POST/GET /api/v1/projects, GET/PATCH /api/v1/projects/{project},
 // POST/GET /api/v1/projects/{project}/tokens, DELETE /api/v1/tokens/{id}.
 #include <charconv>
 
@@ -25,8 +25,36 @@ Result<void> OnlyKeys(const json& body, std::initializer_list<std::string_view> 
   return {};
 }
 
+// protected_branches: null (the server's default) or an array of up to 64 branch names or
+// shell patterns ("release/*"), each 1..255 characters without control characters.
+Result<std::optional<std::vector<std::string>>> DecodeProtectedBranches(const json& value) {
+  const std::string kField = "protected_branches";
+  if (value.is_null()) return std::optional<std::vector<std::string>>();
+  if (!value.is_array()) {
+    return InvalidArgument("expected an array of branch names or patterns, or null", kField);
+  }
+  if (value.size() > 64) return InvalidArgument("at most 64 entries", kField);
+  std::vector<std::string> list;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const std::string field = kField + "[" + std::to_string(i) + "]";
+    if (!value[i].is_string()) return InvalidArgument("expected a string", field);
+    std::string entry = value[i].get<std::string>();
+    if (entry.empty() || entry.size() > 255) {
+      return InvalidArgument("must be 1..255 characters", field);
+    }
+    for (unsigned char c : entry) {
+      // Git refuses these in a branch name (git check-ref-format).
+      if (c < 0x20 || c == 0x7f || c == '\\') {
+        return InvalidArgument("holds a character no branch name has", field);
+      }
+    }
+    list.push_back(std::move(entry));
+  }
+  return std::optional<std::vector<std::string>>(std::move(list));
+}
+
 Result<store::Project> DecodeNewProject(const json& body, bool* public_read) {
-  if (auto keys = OnlyKeys(body, {"name", "public_read"}); !keys) {
+  if (auto keys = OnlyKeys(body, {"name", "public_read", "protected_branches"}); !keys) {
     return tl::unexpected(keys.error());
   }
   auto name = body.find("name");
@@ -46,7 +74,32 @@ Result<store::Project> DecodeNewProject(const json& body, bool* public_read) {
     if (!flag->is_boolean()) return InvalidArgument("expected true or false", "public_read");
     *public_read = flag->get<bool>();
   }
+  if (auto branches = body.find("protected_branches"); branches != body.end()) {
+    auto list = DecodeProtectedBranches(*branches);
+    if (!list) return tl::unexpected(list.error());
+    project.protected_branches = std::move(*list);
+  }
   return project;
+}
+
+Result<store::ProjectUpdate> DecodeProjectUpdate(const json& body) {
+  if (auto keys = OnlyKeys(body, {"public_read", "protected_branches"}); !keys) {
+    return tl::unexpected(keys.error());
+  }
+  store::ProjectUpdate update;
+  if (auto flag = body.find("public_read"); flag != body.end()) {
+    if (!flag->is_boolean()) return InvalidArgument("expected true or false", "public_read");
+    update.public_read = flag->get<bool>();
+  }
+  if (auto branches = body.find("protected_branches"); branches != body.end()) {
+    auto list = DecodeProtectedBranches(*branches);
+    if (!list) return tl::unexpected(list.error());
+    update.protected_branches = std::move(*list);
+  }
+  if (!update.public_read && !update.protected_branches) {
+    return InvalidArgument("nothing to change (public_read, protected_branches)", "");
+  }
+  return update;
 }
 
 struct TokenRequest {
@@ -76,7 +129,7 @@ Result<TokenRequest> DecodeNewToken(const json& body) {
     if (!scope.is_string()) return InvalidArgument("expected a string", field);
     auto parsed = auth::ParseScope(scope.get<std::string>());
     if (!parsed) {
-      return InvalidArgument("expected \"ingest\", \"read\" or \"triage\"", field);
+      return InvalidArgument("expected \"ingest\", \"ingest-pr\", \"read\" or \"triage\"", field);
     }
     // An admin token may do anything anywhere, so binding one to a project would be a lie.
     if (*parsed == auth::Scope::kAdmin) {
@@ -107,13 +160,14 @@ void RegisterProjectRoutes(http::Router& router, const ApiDeps& deps) {
             bool public_read = false;
             auto wanted = DecodeNewProject(*body, &public_read);
             if (!wanted) return tl::unexpected(wanted.error());
-            auto created = deps.projects->CreateProject(wanted->name, public_read);
+            auto created =
+                deps.projects->CreateProject(wanted->name, public_read, wanted->protected_branches);
             if (!created) {
               Error error = created.error();
               if (error.code == ErrorCode::kConflict && error.field.empty()) error.field = "name";
               return tl::unexpected(error);
             }
-            return JsonResponse(201, {{"project", ProjectJson(*created)}});
+            return JsonResponse(201, {{"project", ProjectJson(*created, deps.protected_branches)}});
           }));
 
   router.Add("GET", "/api/v1/projects", "projects.list",
@@ -126,18 +180,37 @@ void RegisterProjectRoutes(http::Router& router, const ApiDeps& deps) {
                       if (!all) return tl::unexpected(all.error());
                       json list = json::array();
                       for (const auto& project : *all) {
-                        if (CanList(*caller, project)) list.push_back(ProjectJson(project));
+                        if (CanList(*caller, project)) {
+                          list.push_back(ProjectJson(project, deps.protected_branches));
+                        }
                       }
                       return JsonResponse(200, {{"projects", std::move(list)}});
                     }));
 
   router.Add(
       "GET", "/api/v1/projects/{project}", "projects.get",
-      HandleProject(deps, {}, auth::Scope::kRead,
-                    [deps](const http::Request& /*request*/, const http::PathParams& /*params*/,
-                           const store::Project& project) -> Result<http::Response> {
-                      return JsonResponse(200, {{"project", ProjectJson(project)}});
-                    }));
+      HandleProject(
+          deps, {}, auth::Scope::kRead,
+          [deps](const http::Request& /*request*/, const http::PathParams& /*params*/,
+                 const store::Project& project) -> Result<http::Response> {
+            return JsonResponse(200, {{"project", ProjectJson(project, deps.protected_branches)}});
+          }));
+
+  router.Add(
+      "PATCH", "/api/v1/projects/{project}", "projects.update",
+      HandleProject(
+          deps, {}, auth::Scope::kAdmin,
+          [deps](const http::Request& request, const http::PathParams& /*params*/,
+                 const store::Project& project) -> Result<http::Response> {
+            if (auto bad_type = CheckJsonContentType(request)) return *bad_type;
+            auto body = ParseJsonObject(request.body, deps.json_max_depth);
+            if (!body) return tl::unexpected(body.error());
+            auto update = DecodeProjectUpdate(*body);
+            if (!update) return tl::unexpected(update.error());
+            auto changed = deps.projects->UpdateProject(project.name, *update);
+            if (!changed) return tl::unexpected(changed.error());
+            return JsonResponse(200, {{"project", ProjectJson(*changed, deps.protected_branches)}});
+          }));
 
   router.Add("POST", "/api/v1/projects/{project}/tokens", "tokens.create",
              HandleProject(deps, {}, auth::Scope::kAdmin,

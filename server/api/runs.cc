@@ -46,30 +46,34 @@ void RegisterRunRoutes(http::Router& router, const ApiDeps& deps) {
           : deps.metrics->AddCounter("perfgate_ingested_runs_total",
                                      "Runs stored (not counting idempotent re-posts).");
 
-  router.Add("POST", "/api/v1/projects/{project}/runs", "runs.create",
-             HandleProject(deps, {}, auth::Scope::kIngest,
-                           [deps, ingested_samples, ingested_runs](
-                               const http::Request& request, const http::PathParams& /*params*/,
-                               const store::Project& project) -> Result<http::Response> {
-                             if (auto bad_type = CheckJsonContentType(request)) return *bad_type;
-                             auto run = DecodeUpload(request, project, deps.json_max_depth);
-                             if (!run) return tl::unexpected(run.error());
-                             auto outcome = deps.runs->IngestRun(project, *run);
-                             if (!outcome) return tl::unexpected(outcome.error());
-                             if (outcome->created && ingested_samples != nullptr) {
-                               ingested_samples->Increment(run->SampleCount());
-                               ingested_runs->Increment();
-                             }
-                             if (outcome->created && deps.verdicts != nullptr) {
-                               deps.verdicts->WarmBaselineAfterIngest(project, run->id);
-                             }
-                             if (outcome->created && deps.history_service != nullptr) {
-                               deps.history_service->Notify();
-                             }
-                             return JsonResponse(
-                                 outcome->created ? 201 : 200,
-                                 {{"created", outcome->created}, {"run", RunJson(outcome->run)}});
-                           }));
+  router.Add(
+      "POST", "/api/v1/projects/{project}/runs", "runs.create",
+      HandleBranchWrite(
+          deps,
+          [deps, ingested_samples, ingested_runs](
+              const http::Request& request, const http::PathParams& /*params*/,
+              const store::Project& project, const BranchGuard& guard) -> Result<http::Response> {
+            if (auto bad_type = CheckJsonContentType(request)) return *bad_type;
+            auto run = DecodeUpload(request, project, deps.json_max_depth);
+            if (!run) return tl::unexpected(run.error());
+            if (auto allowed = guard.Check(run->branch); !allowed) {
+              return tl::unexpected(allowed.error());
+            }
+            auto outcome = deps.runs->IngestRun(project, *run);
+            if (!outcome) return tl::unexpected(outcome.error());
+            if (outcome->created && ingested_samples != nullptr) {
+              ingested_samples->Increment(run->SampleCount());
+              ingested_runs->Increment();
+            }
+            if (outcome->created && deps.verdicts != nullptr) {
+              deps.verdicts->WarmBaselineAfterIngest(project, run->id);
+            }
+            if (outcome->created && deps.history_service != nullptr) {
+              deps.history_service->Notify();
+            }
+            return JsonResponse(outcome->created ? 201 : 200,
+                                {{"created", outcome->created}, {"run", RunJson(outcome->run)}});
+          }));
 
   router.Add("GET", "/api/v1/projects/{project}/runs", "runs.list",
              HandleProject(

@@ -13,45 +13,51 @@ namespace perfgate::server::api {
 
 void RegisterVerdictRoutes(http::Router& router, const ApiDeps& deps) {
   if (deps.verdicts == nullptr) return;
-  router.Add("POST", "/api/v1/projects/{project}/runs/{id}/verdict", "verdicts.create",
-             HandleProject(deps, {}, auth::Scope::kIngest,
-                           [deps](const http::Request& request, const http::PathParams& params,
-                                  const store::Project& project) -> Result<http::Response> {
-                             if (!request.body.empty()) {
-                               if (auto bad_type = CheckJsonContentType(request)) return *bad_type;
-                             }
-                             Result<gate::VerdictRequest> verdict_request = gate::VerdictRequest{};
-                             if (request.body.find_first_not_of(" \t\r\n") != std::string::npos) {
-                               auto body = ParseJsonObject(request.body, deps.json_max_depth);
-                               if (!body) return tl::unexpected(body.error());
-                               verdict_request = gate::DecodeParameters(*body);
-                             }
-                             if (!verdict_request) return tl::unexpected(verdict_request.error());
-                             bool reused = false;
-                             auto verdict = deps.verdicts->Compute(project, params.at("id"),
-                                                                   *verdict_request, &reused);
-                             if (!verdict) return tl::unexpected(verdict.error());
-                             return http::Response::Json(reused ? 200 : 201, std::move(*verdict));
-                           }),
-             http::Router::Cost::kHeavy);  // judging 500 metrics takes ~25 ms of CPU
+  router.Add(
+      "POST", "/api/v1/projects/{project}/runs/{id}/verdict", "verdicts.create",
+      HandleBranchWrite(deps,
+                        [deps](const http::Request& request, const http::PathParams& params,
+                               const store::Project& project,
+                               const BranchGuard& guard) -> Result<http::Response> {
+                          if (!request.body.empty()) {
+                            if (auto bad_type = CheckJsonContentType(request)) return *bad_type;
+                          }
+                          Result<gate::VerdictRequest> verdict_request = gate::VerdictRequest{};
+                          if (request.body.find_first_not_of(" \t\r\n") != std::string::npos) {
+                            auto body = ParseJsonObject(request.body, deps.json_max_depth);
+                            if (!body) return tl::unexpected(body.error());
+                            verdict_request = gate::DecodeParameters(*body);
+                          }
+                          if (!verdict_request) return tl::unexpected(verdict_request.error());
+                          bool reused = false;
+                          auto verdict = deps.verdicts->Compute(
+                              project, params.at("id"), *verdict_request, &reused,
+                              [&guard](std::string_view b) { return guard.Check(b); });
+                          if (!verdict) return tl::unexpected(verdict.error());
+                          return http::Response::Json(reused ? 200 : 201, std::move(*verdict));
+                        }),
+      http::Router::Cost::kHeavy);  // judging 500 metrics takes ~25 ms of CPU
   // The body is the paired measurement (wire/paired.h): the baseline commit and the pull
   // request measured interleaved in blocks on one host; judged and stored as the run's verdict.
-  router.Add("POST", "/api/v1/projects/{project}/runs/{id}/verdict/paired", "verdicts.paired",
-             HandleProject(deps, {}, auth::Scope::kIngest,
-                           [deps](const http::Request& request, const http::PathParams& params,
-                                  const store::Project& project) -> Result<http::Response> {
-                             if (auto bad_type = CheckJsonContentType(request)) return *bad_type;
-                             wire::DecodeLimits limits;
-                             limits.max_depth = deps.json_max_depth;
-                             auto measurement = wire::DecodePairedMeasurement(request.body, limits);
-                             if (!measurement) return tl::unexpected(measurement.error());
-                             bool reused = false;
-                             auto verdict = deps.verdicts->ComputePaired(project, params.at("id"),
-                                                                         *measurement, &reused);
-                             if (!verdict) return tl::unexpected(verdict.error());
-                             return http::Response::Json(reused ? 200 : 201, std::move(*verdict));
-                           }),
-             http::Router::Cost::kHeavy);  // a bootstrap per series and look
+  router.Add(
+      "POST", "/api/v1/projects/{project}/runs/{id}/verdict/paired", "verdicts.paired",
+      HandleBranchWrite(deps,
+                        [deps](const http::Request& request, const http::PathParams& params,
+                               const store::Project& project,
+                               const BranchGuard& guard) -> Result<http::Response> {
+                          if (auto bad_type = CheckJsonContentType(request)) return *bad_type;
+                          wire::DecodeLimits limits;
+                          limits.max_depth = deps.json_max_depth;
+                          auto measurement = wire::DecodePairedMeasurement(request.body, limits);
+                          if (!measurement) return tl::unexpected(measurement.error());
+                          bool reused = false;
+                          auto verdict = deps.verdicts->ComputePaired(
+                              project, params.at("id"), *measurement, &reused,
+                              [&guard](std::string_view b) { return guard.Check(b); });
+                          if (!verdict) return tl::unexpected(verdict.error());
+                          return http::Response::Json(reused ? 200 : 201, std::move(*verdict));
+                        }),
+      http::Router::Cost::kHeavy);  // a bootstrap per series and look
   router.Add("GET", "/api/v1/projects/{project}/runs/{id}/verdict", "verdicts.get",
              HandleProject(deps, {"replay"}, auth::Scope::kRead,
                            [deps](const http::Request& request, const http::PathParams& params,

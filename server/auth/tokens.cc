@@ -93,17 +93,19 @@ std::string_view ScopeName(Scope scope) {
       return "admin";
     case Scope::kTriage:
       return "triage";
+    case Scope::kIngestPr:
+      return "ingest-pr";
   }
   return "read";
 }
 
 Result<Scope> ParseScope(std::string_view text) {
-  for (Scope scope : {Scope::kIngest, Scope::kRead, Scope::kAdmin, Scope::kTriage}) {
+  for (Scope scope : kAllScopes) {
     if (ScopeName(scope) == text) return scope;
   }
-  return InvalidArgument(
-      "unknown scope \"" + std::string(text) + "\" (expected ingest, read, triage or admin)",
-      "scopes");
+  return InvalidArgument("unknown scope \"" + std::string(text) +
+                             "\" (expected ingest, ingest-pr, read, triage or admin)",
+                         "scopes");
 }
 
 ScopeSet::ScopeSet(std::initializer_list<Scope> scopes) {
@@ -144,12 +146,13 @@ bool ScopeSet::Contains(Scope scope) const {
 }
 
 bool ScopeSet::Allows(Scope required) const {
+  if (required == Scope::kIngestPr && Contains(Scope::kIngest)) return true;
   return Contains(required) || Contains(Scope::kAdmin);
 }
 
 std::vector<std::string> ScopeSet::Names() const {
   std::vector<std::string> names;
-  for (Scope scope : {Scope::kIngest, Scope::kRead, Scope::kAdmin, Scope::kTriage}) {
+  for (Scope scope : kAllScopes) {
     if (Contains(scope)) names.emplace_back(ScopeName(scope));
   }
   return names;

@@ -28,10 +28,17 @@ bool IsWellFormedToken(std::string_view token);
 // kInternal only if OpenSSL fails (allocation).
 Result<std::string> HashToken(std::string_view token);
 
-// kTriage: change the state and note of alerts; a CI token has only kIngest.
-enum class Scope : std::uint8_t { kIngest, kRead, kAdmin, kTriage };
+// kIngest: post runs and verdicts for any branch, protected ones included (the target branch's
+// CI job), and measure bisect steps. kIngestPr: post runs and verdicts only for branches the
+// project does not protect (a pull request's CI job). kTriage: change the state and note of
+// alerts. kAdmin: everything.
+enum class Scope : std::uint8_t { kIngest, kRead, kAdmin, kTriage, kIngestPr };
 
-// "ingest", "read", "admin", "triage".
+// Every scope, in the order Names() lists them.
+inline constexpr Scope kAllScopes[] = {Scope::kIngest, Scope::kIngestPr, Scope::kRead,
+                                       Scope::kAdmin, Scope::kTriage};
+
+// "ingest", "ingest-pr", "read", "admin", "triage".
 std::string_view ScopeName(Scope scope);
 // kInvalidArgument (field "scopes") for anything else.
 Result<Scope> ParseScope(std::string_view text);
@@ -50,11 +57,12 @@ class ScopeSet {
   void Add(Scope scope);
   // Exactly this scope was granted.
   bool Contains(Scope scope) const;
-  // May act with this scope: admin may do everything, other scopes only themselves.
+  // May act with this scope: admin may do everything, ingest may do what ingest-pr may, other
+  // scopes only themselves.
   bool Allows(Scope required) const;
   bool empty() const { return bits_ == 0; }
 
-  // Names in the fixed order ingest, read, admin, triage.
+  // Names in the fixed order of kAllScopes.
   std::vector<std::string> Names() const;
   // Names joined by ",": the inverse of Parse().
   std::string ToString() const;

@@ -82,10 +82,16 @@ Result<std::string> ReplayResponse(const store::StoredVerdict& stored,
 
 Result<std::string> VerdictService::Compute(const store::Project& project,
                                             const std::string& run_id,
-                                            const VerdictRequest& request, bool* reused) {
+                                            const VerdictRequest& request, bool* reused,
+                                            const BranchCheck& may_write) {
   if (reused != nullptr) *reused = false;
   auto run = store_.GetRunContext(project, run_id);
   if (!run) return tl::unexpected(run.error());
+  if (may_write) {
+    if (auto allowed = may_write(run->summary.branch); !allowed) {
+      return tl::unexpected(allowed.error());
+    }
+  }
   std::vector<std::string> contender_ids = {run_id};
   for (size_t i = 0; i < request.contender_runs.size(); ++i) {
     const std::string& id = request.contender_runs[i];

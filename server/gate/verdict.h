@@ -6,6 +6,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -59,8 +60,12 @@ class VerdictService {
   // {"verdict": {...}} (VerdictResponse): computed and stored, or, when the newest stored verdict
   // was computed with the same algorithm version, parameters, contender and baseline runs, that
   // one (*reused = true).
+  // `may_write` (when set) is asked about the run's branch before anything is judged or stored
+  // (the API's branch rule for ingest-pr tokens); its error is the answer.
+  using BranchCheck = std::function<Result<void>(std::string_view branch)>;
   Result<std::string> Compute(const store::Project& project, const std::string& run_id,
-                              const VerdictRequest& request, bool* reused = nullptr);
+                              const VerdictRequest& request, bool* reused = nullptr,
+                              const BranchCheck& may_write = nullptr);
   // The newest stored verdict as a response body; kNotFound when the run has none yet (reading
   // never computes: a verdict costs ~100 ms of CPU and a read token must not write).
   Result<std::string> Latest(const store::Project& project, const std::string& run_id);
@@ -77,7 +82,7 @@ class VerdictService {
   // amends a verdict must name the run's newest one, unpaired (else kConflict, field "amends").
   Result<std::string> ComputePaired(const store::Project& project, const std::string& run_id,
                                     const wire::PairedMeasurement& measurement,
-                                    bool* reused = nullptr);
+                                    bool* reused = nullptr, const BranchCheck& may_write = nullptr);
 
   BaselineCache::Stats CacheStats() const { return baselines_.GetStats(); }
 

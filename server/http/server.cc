@@ -302,6 +302,13 @@ class Session : public std::enable_shared_from_this<Session> {
       response_.set(bhttp::field::content_type, "application/octet-stream");
     }
     for (const auto& [name, value] : response.headers.fields()) response_.insert(name, value);
+    // Every answer, errors included: an API answer (a new token among them) is never stored by
+    // a cache unless its handler says otherwise (the dashboard's revalidated files), and no
+    // browser guesses a type other than the one given.
+    if (!response.headers.Contains("Cache-Control")) response_.set("Cache-Control", "no-store");
+    if (!response.headers.Contains("X-Content-Type-Options")) {
+      response_.set("X-Content-Type-Options", "nosniff");
+    }
     // Answers given before any route (413, 431, a malformed target) are named too.
     if (!response.headers.Contains("X-Request-Id")) response_.set("X-Request-Id", NewRequestId());
     response_.body() = std::move(response.body);

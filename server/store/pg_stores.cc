@@ -8,7 +8,9 @@ namespace {
 
 using pgutil::Rfc3339Sql;
 
-std::string ProjectColumns() { return "id, name, public_read, " + Rfc3339Sql("created_at"); }
+std::string ProjectColumns() {
+  return "id, name, public_read, " + Rfc3339Sql("created_at") + ", protected_branches";
+}
 
 Project ReadProject(const pqxx::row& row) {
   Project p;
@@ -16,7 +18,19 @@ Project ReadProject(const pqxx::row& row) {
   p.name = row[1].as<std::string>();
   p.public_read = row[2].as<bool>();
   p.created_at = row[3].as<std::string>();
+  if (!row[4].is_null()) p.protected_branches = pgutil::ParseArray(row[4].as<std::string>());
   return p;
+}
+
+// The bound text of a protected_branches value: NULL (the server's default) or an array.
+std::optional<std::string> BranchesParam(const std::optional<std::vector<std::string>>& list) {
+  if (!list) return std::nullopt;
+  return pgutil::TextArray(*list);
+}
+
+// libpqxx 6 binds a null const char* as SQL NULL.
+const char* Nullable(const std::optional<std::string>& text) {
+  return text ? text->c_str() : nullptr;
 }
 
 // Columns of a token row `t` joined with its project `p`.
@@ -40,16 +54,36 @@ TokenRecord ReadToken(const pqxx::row& row) {
 
 }  // namespace
 
-Result<Project> PgStore::CreateProject(const std::string& name, bool public_read) {
+Result<Project> PgStore::CreateProject(
+    const std::string& name, bool public_read,
+    const std::optional<std::vector<std::string>>& protected_branches) {
   return pool_.WithTransaction<Project>([&](pqxx::work& tx) -> Result<Project> {
     pqxx::result r = tx.exec_params(
-        "INSERT INTO projects (name, public_read) VALUES ($1, $2) "
+        "INSERT INTO projects (name, public_read, protected_branches) VALUES ($1, $2, $3::text[]) "
         "ON CONFLICT (name) DO NOTHING RETURNING " +
             ProjectColumns(),
-        name, public_read);
+        name, public_read, Nullable(BranchesParam(protected_branches)));
     if (r.empty()) {
       return MakeError(ErrorCode::kConflict, "project " + name + " already exists", "name");
     }
+    return ReadProject(r[0]);
+  });
+}
+
+Result<Project> PgStore::UpdateProject(const std::string& name, const ProjectUpdate& update) {
+  const std::optional<std::string> branches =
+      update.protected_branches ? BranchesParam(*update.protected_branches) : std::nullopt;
+  return pool_.WithTransaction<Project>([&](pqxx::work& tx) -> Result<Project> {
+    // $2/$4: whether to change the column; the values are bound either way.
+    pqxx::result r = tx.exec_params(
+        "UPDATE projects SET "
+        "public_read = CASE WHEN $2 THEN $3 ELSE public_read END, "
+        "protected_branches = CASE WHEN $4 THEN $5::text[] ELSE protected_branches END "
+        "WHERE name = $1 RETURNING " +
+            ProjectColumns(),
+        name, update.public_read.has_value(), update.public_read.value_or(false),
+        update.protected_branches.has_value(), Nullable(branches));
+    if (r.empty()) return MakeError(ErrorCode::kNotFound, "no project " + name, "project");
     return ReadProject(r[0]);
   });
 }

@@ -26,7 +26,10 @@ class PgStore final : public ProjectStore,
   explicit PgStore(ConnectionPool& pool) : pool_(pool) {}
 
   // ProjectStore
-  Result<Project> CreateProject(const std::string& name, bool public_read) override;
+  Result<Project> CreateProject(
+      const std::string& name, bool public_read,
+      const std::optional<std::vector<std::string>>& protected_branches = std::nullopt) override;
+  Result<Project> UpdateProject(const std::string& name, const ProjectUpdate& update) override;
   Result<std::vector<Project>> ListProjects() override;
   Result<Project> GetProject(const std::string& name) override;
 

@@ -20,6 +20,16 @@ struct Project {
   std::string name;
   bool public_read = false;
   std::string created_at;  // RFC 3339 (UTC)
+  // Branches (names or shell patterns) that only a token with the ingest scope may write;
+  // nullopt: the server's default (the history's tracked branches).
+  std::optional<std::vector<std::string>> protected_branches = std::nullopt;
+};
+
+// PATCH /api/v1/projects/{project}: what to change (absent: unchanged).
+struct ProjectUpdate {
+  std::optional<bool> public_read;
+  // Set: replace the list; a set nullopt inside: back to the server's default.
+  std::optional<std::optional<std::vector<std::string>>> protected_branches;
 };
 
 struct TokenRecord {
@@ -45,7 +55,11 @@ class ProjectStore {
  public:
   virtual ~ProjectStore() = default;
   // kConflict when the name exists.
-  virtual Result<Project> CreateProject(const std::string& name, bool public_read) = 0;
+  virtual Result<Project> CreateProject(
+      const std::string& name, bool public_read,
+      const std::optional<std::vector<std::string>>& protected_branches = std::nullopt) = 0;
+  // kNotFound when absent; the project as it is after the change.
+  virtual Result<Project> UpdateProject(const std::string& name, const ProjectUpdate& update) = 0;
   virtual Result<std::vector<Project>> ListProjects() = 0;
   // kNotFound when absent.
   virtual Result<Project> GetProject(const std::string& name) = 0;

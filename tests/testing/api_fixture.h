@@ -21,13 +21,25 @@ using nlohmann::json;
 
 class FakeProjects : public store::ProjectStore {
  public:
-  Result<store::Project> CreateProject(const std::string& name, bool public_read) override {
+  Result<store::Project> CreateProject(
+      const std::string& name, bool public_read,
+      const std::optional<std::vector<std::string>>& protected_branches) override {
     for (const auto& p : projects) {
       if (p.name == name) return MakeError(ErrorCode::kConflict, "project exists");
     }
-    projects.push_back(
-        {static_cast<int64_t>(projects.size()) + 1, name, public_read, "2024-05-01T10:00:00Z"});
+    projects.push_back({static_cast<int64_t>(projects.size()) + 1, name, public_read,
+                        "2024-05-01T10:00:00Z", protected_branches});
     return projects.back();
+  }
+  Result<store::Project> UpdateProject(const std::string& name,
+                                       const store::ProjectUpdate& update) override {
+    for (auto& p : projects) {
+      if (p.name != name) continue;
+      if (update.public_read) p.public_read = *update.public_read;
+      if (update.protected_branches) p.protected_branches = *update.protected_branches;
+      return p;
+    }
+    return MakeError(ErrorCode::kNotFound, "no such project");
   }
   Result<std::vector<store::Project>> ListProjects() override { return projects; }
   Result<store::Project> GetProject(const std::string& name) override {

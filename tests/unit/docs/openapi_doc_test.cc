@@ -82,8 +82,12 @@ TEST_F(OpenApiDocTest, EveryPathParameterIsDeclaredAndRequired) {
 
 class OneProject : public store::ProjectStore {
  public:
-  Result<store::Project> CreateProject(const std::string&, bool) override {
+  Result<store::Project> CreateProject(const std::string&, bool,
+                                       const std::optional<std::vector<std::string>>&) override {
     return MakeError(ErrorCode::kConflict, "not in this fake");
+  }
+  Result<store::Project> UpdateProject(const std::string&, const store::ProjectUpdate&) override {
+    return MakeError(ErrorCode::kNotFound, "not in this fake");
   }
   Result<std::vector<store::Project>> ListProjects() override { return std::vector{project}; }
   Result<store::Project> GetProject(const std::string& name) override {

@@ -97,7 +97,7 @@ TEST(IsWellFormedToken, RejectsNearMisses) {
 }
 
 TEST(Scope, ParsesAndFormats) {
-  for (Scope scope : {Scope::kIngest, Scope::kRead, Scope::kAdmin}) {
+  for (Scope scope : kAllScopes) {
     auto parsed = ParseScope(ScopeName(scope));
     ASSERT_TRUE(parsed.has_value());
     EXPECT_EQ(*parsed, scope);
@@ -109,6 +109,19 @@ TEST(Scope, ParsesAndFormats) {
   EXPECT_EQ(bad.error().field, "scopes");
   EXPECT_FALSE(ParseScope("").has_value());
   EXPECT_FALSE(ParseScope("write").has_value());
+}
+
+TEST(ScopeSet, IngestAllowsWhatIngestPrAllowsButNotTheOtherWayRound) {
+  EXPECT_EQ(ScopeName(Scope::kIngestPr), "ingest-pr");
+  const ScopeSet full{Scope::kIngest};
+  const ScopeSet pull_request{Scope::kIngestPr};
+  EXPECT_TRUE(full.Allows(Scope::kIngestPr));
+  EXPECT_TRUE(full.Allows(Scope::kIngest));
+  EXPECT_TRUE(pull_request.Allows(Scope::kIngestPr));
+  EXPECT_FALSE(pull_request.Allows(Scope::kIngest));
+  EXPECT_FALSE(pull_request.Allows(Scope::kRead));
+  EXPECT_TRUE(ScopeSet{Scope::kAdmin}.Allows(Scope::kIngestPr));
+  EXPECT_EQ(ScopeSet::Parse("read,ingest-pr")->ToString(), "ingest-pr,read");
 }
 
 TEST(ScopeSet, ParsesListsAndRoundTrips) {
