@@ -2,25 +2,23 @@
 
 #include <fcntl.h>
 #include <linux/fs.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
 
+#include "runner/client/sha256.h"
 #include "runner/run/process.h"
 #include "runner/run/upload.h"
 
@@ -28,6 +26,8 @@ namespace perfgate::run {
 namespace {
 
 namespace fs = std::filesystem;
+using client::FileSha256;
+using client::Sha256;
 using nlohmann::json;
 
 constexpr int kManifestFormat = 1;
@@ -37,58 +37,6 @@ constexpr char kTree[] = "tree";
 constexpr char kTempPrefix[] = "tmp-";
 // A temporary directory this old belongs to a process that died while writing it.
 constexpr auto kLeftoverAge = std::chrono::hours(24);
-
-std::string Hex(const unsigned char* bytes, unsigned size) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * size);
-  for (unsigned i = 0; i < size; ++i) {
-    out += kDigits[bytes[i] >> 4];
-    out += kDigits[bytes[i] & 0xf];
-  }
-  return out;
-}
-
-// Feeds SHA-256; the digest as hex, or "" when OpenSSL fails.
-class Sha256 {
- public:
-  Sha256() : ctx_(EVP_MD_CTX_new(), EVP_MD_CTX_free) {
-    ok_ = ctx_ != nullptr && EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) == 1;
-  }
-  void Update(const void* data, size_t size) {
-    ok_ = ok_ && EVP_DigestUpdate(ctx_.get(), data, size) == 1;
-  }
-  std::string HexDigest() {
-    std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-    unsigned size = 0;
-    ok_ = ok_ && EVP_DigestFinal_ex(ctx_.get(), digest.data(), &size) == 1;
-    return ok_ ? Hex(digest.data(), size) : std::string();
-  }
-
- private:
-  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx_;
-  bool ok_ = false;
-};
-
-// The file's SHA-256 as hex; nullopt when it cannot be read.
-std::optional<std::string> FileSha256(const fs::path& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  Sha256 sha;
-  std::vector<char> buffer(1 << 18);
-  bool ok = true;
-  for (;;) {
-    const ssize_t n = read(fd, buffer.data(), buffer.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) ok = false;
-    if (n <= 0) break;
-    sha.Update(buffer.data(), static_cast<size_t>(n));
-  }
-  close(fd);
-  std::string digest = sha.HexDigest();
-  if (!ok || digest.empty()) return std::nullopt;
-  return digest;
-}
 
 // One path of a tree as the manifest lists it; for a symlink `content` is its target, for a file
 // its SHA-256.
