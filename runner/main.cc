@@ -1,5 +1,5 @@
 // perfgate: the command-line runner. Verbs: compare, run, push, gate, analyze, alerts, bisect,
-// agent, ab (runner/cli/). Exit codes: 0 pass, 1 regression, 2 usage or input error, 3
+// agent, ab, publish (runner/cli/). Exit codes: 0 pass, 1 regression, 2 usage or input error, 3
 // infrastructure failure.
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   cli::AddBisectCommand(app, &exit_code);
   cli::AddAgentCommand(app, &exit_code);
   cli::AddAbCommand(app, &exit_code);
+  cli::AddPublishCommand(app, &exit_code);
 
   // The verbs are the subcommands registered above, so this list cannot drift from them.
   std::set<std::string> verbs;

@@ -23,6 +23,7 @@ void AddAlertsCommand(CLI::App& app, int* exit_code);   // alerts_command.cc
 void AddBisectCommand(CLI::App& app, int* exit_code);   // bisect_command.cc
 void AddAgentCommand(CLI::App& app, int* exit_code);    // agent_command.cc
 void AddAbCommand(CLI::App& app, int* exit_code);       // ab_command.cc
+void AddPublishCommand(CLI::App& app, int* exit_code);  // publish_command.cc
 
 // "perfgate: error: <message>" on stderr; the exit code an Error maps to (kUnavailable: 3,
 // else 2).

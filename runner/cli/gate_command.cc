@@ -5,20 +5,17 @@
 // benchmarks of an unpaired verdict with the repetitions power analysis asked for. Prints the
 // table and writes the step summary, the PR/MR comment body, JUnit and GitLab's metrics report,
 // all of the verdict the server stored.
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "runner/cli/commands.h"
 #include "runner/cli/confirm.h"
+#include "runner/cli/fork_gate.h"
 #include "runner/cli/paired_gate.h"
+#include "runner/cli/verdict_output.h"
 #include "runner/client/project_client.h"
 #include "runner/report/verdict_render.h"
 #include "runner/run/session.h"
@@ -26,8 +23,6 @@
 
 namespace perfgate::cli {
 namespace {
-
-using nlohmann::json;
 
 struct GateArgs {
   std::string config;
@@ -47,12 +42,8 @@ struct GateArgs {
   std::string baseline_cache;    // paired: "" : PERFGATE_BASELINE_CACHE, else gate.baseline_cache
   bool no_baseline_cache = false;
   bool no_post = false;  // paired: measure and save only
-  std::string comment_file;
-  std::string junit_file;
-  std::string gitlab_metrics_file;
-  std::string summary_file;  // default $GITHUB_STEP_SUMMARY
-  std::string format = "text";
-  std::string color = "auto";
+  std::string artifact;  // --no-post: the fork artifact's directory (fork_gate.h)
+  VerdictOutputs outputs;
 };
 
 wire::VerdictRequest RequestBody(const config::RunnerConfig& config,
@@ -111,13 +102,6 @@ std::map<std::string, std::set<std::string>> Inconclusive(const wire::Verdict& v
   return out;
 }
 
-void WriteFile(const std::string& path, const std::string& text, bool append = false) {
-  if (path.empty()) return;
-  std::ofstream out(path, append ? std::ios::app : std::ios::trunc);
-  out << text;
-  if (!out) std::cerr << "perfgate: warning: cannot write " << path << "\n";
-}
-
 // The settings of `gate:` in perfgate.yaml with the command line's overrides.
 Result<config::GateSettings> Settings(const GateArgs& args, const config::RunnerConfig& config) {
   config::GateSettings s = config.gate;
@@ -154,22 +138,6 @@ Result<std::optional<wire::Verdict>> MeasureSideBySide(const config::RunnerConfi
   return std::optional<wire::Verdict>();
 }
 
-// --no-post: the measurement of a host that cannot reach the server, saved for a later POST.
-int MeasureOnly(const config::RunnerConfig& config, const PairedGateRequest& request,
-                const std::string& path) {
-  if (const std::string why = WhyNotPaired(config, {}); !why.empty()) {
-    return ReportError(InvalidArgument("cannot measure side by side: " + why, "no-post").value());
-  }
-  auto measured = MeasureForGate(config, request);
-  if (!measured) return ReportError(measured.error());
-  if (auto saved = SaveMeasurement(*measured, path); !saved) return ReportError(saved.error());
-  std::cerr << "perfgate: the measurement is in " << path << "; the server judges and stores it "
-            << "as run " << request.run_id << "'s verdict when it is posted to "
-            << "/api/v1/projects/<project>/runs/" << request.run_id
-            << "/verdict/paired (once the run itself is pushed)\n";
-  return kExitPass;
-}
-
 int Gate(const GateArgs& args) {
   auto config = run::LoadConfig(args.config);
   if (!config) return ReportError(config.error());
@@ -178,10 +146,18 @@ int Gate(const GateArgs& args) {
   // --confirm builds the baseline from config->gate: the same cache.
   config->gate.baseline_cache = settings->baseline_cache;
   config->gate.baseline_cache_entries = settings->baseline_cache_entries;
-  if (args.no_post &&
-      (args.save_measurement.empty() || settings->mode != config::GateMode::kPaired)) {
-    return ReportError(
-        InvalidArgument("--no-post needs --paired and --save-measurement FILE", "no-post").value());
+  if (args.no_post && ((args.save_measurement.empty() && args.artifact.empty()) ||
+                       settings->mode != config::GateMode::kPaired)) {
+    return ReportError(InvalidArgument("--no-post needs --paired and --save-measurement FILE or "
+                                       "--artifact DIR",
+                                       "no-post")
+                           .value());
+  }
+  if (!args.artifact.empty() && !args.no_post) {
+    return ReportError(InvalidArgument("--artifact needs --no-post (the artifact is for a job "
+                                       "without the server; `perfgate publish` posts it)",
+                                       "artifact")
+                           .value());
   }
   if (!args.no_post) {
     if (auto ok = run::RequireServer(*config); !ok) return ReportError(ok.error());
@@ -202,7 +178,7 @@ int Gate(const GateArgs& args) {
     request.last = last;
     request.settings = *settings;
     request.parameters = RequestBody(*config, {});
-    return MeasureOnly(*config, request, args.save_measurement);
+    return GateWithoutServer(*config, request, args.save_measurement, args.artifact, args.outputs);
   }
   // The run may still be in the spool (the server was down during `perfgate run`).
   auto pushed = run::PushSpool(*config);
@@ -303,35 +279,7 @@ int Gate(const GateArgs& args) {
     }
   }
 
-  const bool color = args.color == "always" || (args.color == "auto" && isatty(STDOUT_FILENO) &&
-                                                std::getenv("NO_COLOR") == nullptr);
-  if (args.format == "json") {
-    json out = {{"outcome", std::string(wire::OutcomeName(verdict->outcome))},
-                {"run_id", verdict->run_id},
-                {"verdict_id", verdict->id},
-                {"mode", verdict->paired ? "paired" : "unpaired"},
-                {"regressions", verdict->counts.regression},
-                {"unstable", verdict->counts.unstable}};
-    std::cout << out.dump(2) << "\n";
-  } else if (args.format == "markdown") {
-    std::cout << report::RenderMarkdown(*verdict);
-  } else {
-    report::TextOptions options;
-    options.color = color;
-    std::cout << report::RenderText(*verdict, options);
-  }
-  std::string summary = args.summary_file;
-  if (summary.empty()) {
-    const char* env = std::getenv("GITHUB_STEP_SUMMARY");
-    if (env != nullptr) summary = env;
-  }
-  report::MarkdownOptions markdown;
-  markdown.project = config->server.project;
-  WriteFile(summary, report::RenderMarkdown(*verdict, markdown), /*append=*/true);
-  markdown.comment = true;
-  WriteFile(args.comment_file, report::RenderMarkdown(*verdict, markdown));
-  WriteFile(args.junit_file, report::RenderJUnit(*verdict));
-  WriteFile(args.gitlab_metrics_file, report::RenderGitLabMetrics(*verdict));
+  WriteVerdictOutputs(*verdict, config->server.project, args.outputs);
 
   if (report::IsNoisyEnvironment(*verdict)) {
     // Neither a pass nor the code's fault: exit 3 like an unreachable server, so that CI
@@ -414,8 +362,13 @@ void AddGateCommand(CLI::App& app, int* exit_code) {
   gate->add_option("--save-measurement", args->save_measurement,
                    "Paired: also write the measurement (JSON, as posted) to this file");
   gate->add_flag("--no-post", args->no_post,
-                 "Paired: measure and write --save-measurement only, without the server (a host "
-                 "that cannot reach it; post the file to .../verdict/paired later)");
+                 "Paired: measure (or take what `perfgate run --paired` measured) and write "
+                 "--save-measurement or --artifact only, without the server (a host that cannot "
+                 "reach it; a fork's pull request)");
+  gate->add_option("--artifact", args->artifact,
+                   "With --no-post: write the fork artifact here (the spooled run, the paired "
+                   "measurement, the verdict judged here and manifest.json with their SHA-256) "
+                   "for `perfgate publish`; exits 0 pass, 1 regression by that verdict");
   CLI::Option* cache =
       gate->add_option("--baseline-cache", args->baseline_cache,
                        "Paired: the directory of the baseline build cache (default: "
@@ -430,19 +383,7 @@ void AddGateCommand(CLI::App& app, int* exit_code) {
   gate->add_flag("--confirm", args->confirm,
                  "Re-measure the regressions side by side against the baseline commit (paired, "
                  "with the same blocks and looks) and store the amended verdict");
-  gate->add_option("--comment-file", args->comment_file,
-                   "Write a PR/MR comment body (Markdown) here");
-  gate->add_option("--junit", args->junit_file, "Write JUnit XML here");
-  gate->add_option("--gitlab-metrics", args->gitlab_metrics_file,
-                   "Write GitLab's metrics report here");
-  gate->add_option("--summary-file", args->summary_file,
-                   "Append the Markdown summary here (default: $GITHUB_STEP_SUMMARY when set)");
-  gate->add_option("--format", args->format, "Output format on stdout")
-      ->check(CLI::IsMember({"text", "markdown", "json"}))
-      ->capture_default_str();
-  gate->add_option("--color", args->color, "Colour the text table")
-      ->check(CLI::IsMember({"auto", "always", "never"}))
-      ->capture_default_str();
+  AddVerdictOutputOptions(gate, &args->outputs);
   gate->callback([args, exit_code]() { *exit_code = Gate(*args); });
 }
 

@@ -169,6 +169,16 @@ bool SameDesign(const wire::PairedDesign& d, const config::GateSettings& s) {
 
 }  // namespace
 
+std::string WhyNotMeasuredWith(const wire::PairedMeasurement& measurement,
+                               const config::GateSettings& settings,
+                               const wire::VerdictRequest& parameters) {
+  if (!SameDesign(measurement.design, settings)) {
+    return "it was measured with other gate settings (blocks, looks or test)";
+  }
+  if (!(measurement.parameters == parameters)) return "it was measured with other thresholds";
+  return "";
+}
+
 Result<void> KeepPairedRun(const config::RunnerConfig& config, const std::string& run_id,
                            const wire::PairedMeasurement& measurement) {
   const fs::path path = KeptPath(config);
@@ -198,14 +208,8 @@ std::optional<wire::PairedMeasurement> KeptPairedRun(const config::RunnerConfig&
     *why = "the kept measurement is unreadable (" + measurement.error().ToString() + ")";
     return std::nullopt;
   }
-  if (!SameDesign(measurement->design, settings)) {
-    *why = "it was measured with other gate settings (blocks, looks or test)";
-    return std::nullopt;
-  }
-  if (!(measurement->parameters == parameters)) {
-    *why = "it was measured with other thresholds";
-    return std::nullopt;
-  }
+  *why = WhyNotMeasuredWith(*measurement, settings, parameters);
+  if (!why->empty()) return std::nullopt;
   return std::move(*measurement);
 }
 

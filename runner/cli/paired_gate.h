@@ -82,6 +82,12 @@ std::vector<wire::ResultSeries> HeadSeries(const wire::PairedMeasurement& measur
 Result<void> KeepPairedRun(const config::RunnerConfig& config, const std::string& run_id,
                            const wire::PairedMeasurement& measurement);
 
+// Why `measurement` is not what a gate with these settings and parameters would measure (its
+// blocks, looks, test or alpha spending; its thresholds and alpha); "" when it is.
+std::string WhyNotMeasuredWith(const wire::PairedMeasurement& measurement,
+                               const config::GateSettings& settings,
+                               const wire::VerdictRequest& parameters);
+
 // The measurement kept for run `run_id`, when one is and it was measured with these settings
 // and parameters (what `perfgate gate` would measure with); else nullopt, with why in *why
 // ("" when none was kept for the run).
