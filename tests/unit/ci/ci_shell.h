@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/testing/fake_gh.h"
 #include "tests/testing/shell.h"
 
 namespace perfgate::ci_test {
@@ -56,14 +57,14 @@ inline ::testing::AssertionResult Contains(const std::string& text, const std::s
          << text;
 }
 
-// perfgate, gh and curl stand-ins that log their calls to $FAKE/log. perfgate writes the files
-// gate is asked for and exits $RUN_EXIT / $GATE_EXIT; gh answers --jq from $FAKE/comments.json
-// with the real jq, and `gh api user` from $FAKE/user.json (absent: refused, as GitHub refuses an
-// installation token such as GITHUB_TOKEN); curl serves GitLab's /user from
+// perfgate, gh (tests/testing/fake_gh.h) and curl stand-ins that log their calls to $FAKE/log.
+// perfgate writes the files gate and publish are asked for and exits $RUN_EXIT / $GATE_EXIT /
+// $PUBLISH_EXIT, writing the token it was given to $FAKE/token; curl serves GitLab's /user from
 // $FAKE/gitlab-user.json and $FAKE/notes-<page>.json and records what is sent, GitHub release
 // assets from $FAKE/github/ (404 for the others) and hands file:// URLs to the real curl.
 inline constexpr char kFakePerfgate[] = R"(#!/usr/bin/env bash
 echo "perfgate $*" >>"$FAKE/log"
+printf '%s' "${PERFGATE_TOKEN:-}" >"$FAKE/token"
 verb=$1; shift
 [ -n "${PERFGATE_TOKEN:-}" ] || { echo "perfgate: error: PERFGATE_TOKEN is not set" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -74,23 +75,14 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-case $verb in run) exit "${RUN_EXIT:-0}" ;; gate) exit "${GATE_EXIT:-0}" ;; esac
+case $verb in
+  run) exit "${RUN_EXIT:-0}" ;;
+  gate) exit "${GATE_EXIT:-0}" ;;
+  publish) exit "${PUBLISH_EXIT:-0}" ;;
+esac
 exit 2
 )";
-inline constexpr char kFakeGh[] = R"(#!/usr/bin/env bash
-echo "gh $*" >>"$FAKE/log"
-[ "${GH_TOKEN:-}" = ghs_job ] || exit 4
-if [ "$1 $2" = "api user" ]; then
-  [ -f "$FAKE/user.json" ] || { echo "gh: Resource not accessible by integration" >&2; exit 1; }
-  exec jq -r "$4" "$FAKE/user.json"
-fi
-prev=""
-for a in "$@"; do
-  [ "$prev" = --jq ] && jq -r "$a" "$FAKE/comments.json"
-  case $a in body=@*) cp "${a#body=@}" "$FAKE/sent" ;; esac
-  prev=$a
-done
-)";
+using perfgate::testing::kFakeGh;
 inline constexpr char kFakeCurl[] = R"(#!/usr/bin/env bash
 args=("$@")
 method=GET
