@@ -96,14 +96,17 @@ TEST(CiTemplatesTest, TheYamlFilesHaveWhatCiNeeds) {
       }
       if (uses.find("ci/github") != std::string::npos) {
         // Both uses of the action (install-only for main's `perfgate run`, the gate for pull
-        // requests) take the released runner rather than a build from source.
-        EXPECT_EQ(step["with"]["token"].as<std::string>(), "${{ secrets.PERFGATE_TOKEN }}");
+        // requests) take the released runner rather than a build from source. Pull requests
+        // get the restricted token (ingest-pr), main the full one.
+        const bool install = step["with"]["install-only"].as<std::string>("false") == "true";
+        EXPECT_EQ(step["with"]["token"].as<std::string>(),
+                  install ? "${{ secrets.PERFGATE_TOKEN }}" : "${{ secrets.PERFGATE_PR_TOKEN }}");
         EXPECT_FALSE(step["with"]["version"].as<std::string>("").empty()) << uses;
         // A download is checked: the example names the sha256 to fill in, never "" or "skip".
         const std::string sha256 = step["with"]["sha256"].as<std::string>("");
         EXPECT_TRUE(sha256 != "" && sha256 != "skip") << uses << ": sha256 '" << sha256 << "'";
         EXPECT_FALSE(step["with"]["perfgate-path"]) << uses;
-        ++(step["with"]["install-only"].as<std::string>("false") == "true" ? installs : gates);
+        ++(install ? installs : gates);
       }
     }
   }
@@ -154,9 +157,9 @@ TEST(CiTemplatesTest, EveryWorkflowIsReadOnlyAndEveryActionPinned) {
       if (!std::regex_search(line, uses_line)) continue;
       ++uses;
       EXPECT_TRUE(std::regex_match(line, pinned)) << file << ":" << number << ": " << line;
-      // Zeros are the example's placeholder for perfgate's own release, which the user fills in.
+      // Zeros are the examples' placeholder for perfgate's own release, which the user fills in.
       if (line.find('@' + std::string(40, '0')) != std::string::npos) {
-        EXPECT_EQ(file, "workflow-example.yml") << line;
+        EXPECT_TRUE(file == "workflow-example.yml" || file.starts_with("fork-")) << line;
         EXPECT_NE(line.find("uses: perfgate/perfgate/ci/github@"), std::string::npos) << line;
       }
     }
@@ -178,9 +181,10 @@ TEST(CiTemplatesTest, EveryWorkflowIsReadOnlyAndEveryActionPinned) {
     }
   }
   // action: cache restore and save; release: checkout and attestation; example: checkout (and
-  // the commented-out one), perfgate twice, upload-artifact.
-  EXPECT_EQ(uses, 2 + 2 + 5);
-  EXPECT_EQ(workflows, 2);
+  // the commented-out one), perfgate twice, upload-artifact; fork-measure: checkout, perfgate,
+  // upload-artifact; fork-report: checkout twice, perfgate, download-artifact.
+  EXPECT_EQ(uses, 2 + 2 + 5 + 3 + 4);
+  EXPECT_EQ(workflows, 4);
   // The release attests what it publishes, with the permissions that needs.
   const YAML::Node release = YAML::LoadFile(Src("ci/github/release-workflow.yml").string());
   const YAML::Node job = release["jobs"]["release"];
@@ -198,16 +202,18 @@ TEST(CiTemplatesTest, EveryWorkflowIsReadOnlyAndEveryActionPinned) {
 
 TEST(CiTemplatesTest, EveryPerfgateFlagIsOneTheCliAccepts) {
   std::map<std::string, std::set<std::string>> accepted;
-  for (const char* verb : {"run", "gate", "push"}) accepted[verb] = HelpFlags(verb);
+  for (const char* verb : {"run", "gate", "push", "publish"}) accepted[verb] = HelpFlags(verb);
   ASSERT_TRUE(accepted["gate"].count("--junit")) << "is " PERFGATE_BIN_DIR "/perfgate built?";
   // A flag belongs to the verb named last before it on its line (or on the line before, when
   // that one ends in '\'): `perfgate gate`, the scripts' gate_args, PERFGATE_GATE_ARGS, args-gate.
-  const std::regex verb_word(R"(^[`"]?(run|gate|push)\b)");
+  const std::regex verb_word(R"(^[`"]?(run|gate|push|publish)\b)");
   const std::regex args(R"((run|gate)_args|(RUN|GATE)_ARGS|args-(run|gate))");
   const std::regex flag(R"(--[a-z][a-z0-9-]*)");
   std::set<std::string> checked;
-  for (const char* file : {"ci/github/action.yml", "ci/github/workflow-example.yml",
-                           "ci/gitlab/perfgate.gitlab-ci.yml", "ci/comment.sh", "docs/ci.md"}) {
+  for (const char* file :
+       {"ci/github/action.yml", "ci/github/workflow-example.yml", "ci/github/fork-measure.yml",
+        "ci/github/fork-report.yml", "ci/gitlab/perfgate.gitlab-ci.yml", "ci/comment.sh",
+        "docs/ci.md", "docs/ci-forks.md"}) {
     std::istringstream lines(Read(Src(file)));
     std::string verb;
     int number = 0;
@@ -238,7 +244,9 @@ TEST(CiTemplatesTest, EveryPerfgateFlagIsOneTheCliAccepts) {
   for (const char* used :
        {"gate --junit", "gate --comment-file", "gate --gitlab-metrics", "gate --rerun-inconclusive",
         "gate --require-baseline", "gate --baseline-cache", "gate --no-baseline-cache",
-        "run --config", "run --skip-build", "run --paired"}) {
+        "run --config", "run --skip-build", "run --paired", "run --no-push", "gate --no-post",
+        "gate --artifact", "publish --expect-commit", "publish --expect-pr",
+        "publish --comment-file"}) {
     EXPECT_TRUE(checked.count(used)) << used;
   }
 }
