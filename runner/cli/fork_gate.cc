@@ -7,7 +7,6 @@
 #include "runner/cli/commands.h"
 #include "runner/client/fork_artifact.h"
 #include "runner/client/spool.h"
-#include "runner/report/verdict_render.h"
 
 namespace perfgate::cli {
 namespace {
@@ -117,12 +116,7 @@ int GateWithoutServer(const config::RunnerConfig& config, const PairedGateReques
             << ": a trusted job posts it with `perfgate publish " << artifact_dir
             << " --expect-commit " << artifact.run.commit.sha
             << "`; the verdict above was judged here, the server judges it again\n";
-  if (report::IsNoisyEnvironment(*verdict)) {
-    std::cerr << "perfgate: every regression was measured on throttled GPUs (power or thermal "
-                 "caps): repeat the run on a healthy host\n";
-    return kExitInfrastructure;
-  }
-  return report::HasRegression(*verdict) ? kExitRegression : kExitPass;
+  return PairedVerdictExitCode(*verdict);
 }
 
 }  // namespace perfgate::cli

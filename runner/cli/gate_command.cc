@@ -281,13 +281,7 @@ int Gate(const GateArgs& args) {
 
   WriteVerdictOutputs(*verdict, config->server.project, args.outputs);
 
-  if (report::IsNoisyEnvironment(*verdict)) {
-    // Neither a pass nor the code's fault: exit 3 like an unreachable server, so that CI
-    // retries the job (on another host) instead of blaming the pull request.
-    std::cerr << "perfgate: every regression was measured on throttled GPUs (power or thermal "
-                 "caps): repeat the run on a healthy host\n";
-    return kExitInfrastructure;
-  }
+  if (ReportNoisyEnvironment(*verdict)) return kExitInfrastructure;
   if (shift_unresolved) {
     // Drift can create a regression here or hide one: neither a pass nor a failure.
     std::cerr << "perfgate: the run's metrics moved together ("

@@ -13,7 +13,6 @@
 #include "runner/cli/verdict_output.h"
 #include "runner/client/fork_artifact.h"
 #include "runner/client/project_client.h"
-#include "runner/report/verdict_render.h"
 #include "runner/run/session.h"
 #include "wire/validate.h"
 
@@ -89,12 +88,7 @@ int Publish(const PublishArgs& args) {
               << "; the server's stands\n";
   }
   WriteVerdictOutputs(*verdict, config->server.project, args.outputs);
-  if (report::IsNoisyEnvironment(*verdict)) {
-    std::cerr << "perfgate: every regression was measured on throttled GPUs (power or thermal "
-                 "caps): repeat the run on a healthy host\n";
-    return kExitInfrastructure;
-  }
-  return report::HasRegression(*verdict) ? kExitRegression : kExitPass;
+  return PairedVerdictExitCode(*verdict);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "runner/cli/commands.h"
 #include "runner/report/verdict_render.h"
 
 namespace perfgate::cli {
@@ -69,6 +70,18 @@ void WriteVerdictOutputs(const wire::Verdict& verdict, const std::string& projec
   WriteFile(outputs.comment_file, report::RenderMarkdown(verdict, markdown));
   WriteFile(outputs.junit_file, report::RenderJUnit(verdict));
   WriteFile(outputs.gitlab_metrics_file, report::RenderGitLabMetrics(verdict));
+}
+
+bool ReportNoisyEnvironment(const wire::Verdict& verdict) {
+  if (!report::IsNoisyEnvironment(verdict)) return false;
+  std::cerr << "perfgate: every regression was measured on throttled GPUs (power or thermal "
+               "caps): repeat the run on a healthy host\n";
+  return true;
+}
+
+int PairedVerdictExitCode(const wire::Verdict& verdict) {
+  if (ReportNoisyEnvironment(verdict)) return kExitInfrastructure;
+  return report::HasRegression(verdict) ? kExitRegression : kExitPass;
 }
 
 }  // namespace perfgate::cli

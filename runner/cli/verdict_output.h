@@ -27,4 +27,12 @@ void AddVerdictOutputOptions(CLI::App* verb, VerdictOutputs* outputs);
 void WriteVerdictOutputs(const wire::Verdict& verdict, const std::string& project,
                          const VerdictOutputs& outputs);
 
+// The exit code of a paired verdict as `perfgate gate` gives it: 3 (after saying why on stderr)
+// when every regression was measured on throttled GPUs, 1 on a regression, else 0.
+int PairedVerdictExitCode(const wire::Verdict& verdict);
+
+// Whether the verdict is a noisy environment (report/verdict_model.h), said on stderr when it is:
+// neither a pass nor the code's fault, exit 3 so that CI retries the job on another host.
+bool ReportNoisyEnvironment(const wire::Verdict& verdict);
+
 }  // namespace perfgate::cli
