@@ -3,6 +3,7 @@
 #include <cctype>
 #include <string>
 
+#include "core/request_id.h"
 #include "server/http/errors.h"
 
 namespace perfgate::http {
@@ -58,6 +59,22 @@ std::optional<Response> RefuseFraming(const RequestFraming& framing) {
                          "Content-Encoding");
   }
   return std::nullopt;
+}
+
+void FrameResponse(Response& response) {
+  if (response.status < 100 || response.status > 999) {
+    response = ErrorResponse(Error{ErrorCode::kInternal, "internal error", {}});
+  }
+  if (response.content_type.empty() && response.status != 204 && response.status != 304) {
+    response.content_type = "application/octet-stream";
+  }
+  if (!response.headers.Contains("Cache-Control"))
+    response.headers.Set("Cache-Control", "no-store");
+  if (!response.headers.Contains("X-Content-Type-Options")) {
+    response.headers.Set("X-Content-Type-Options", "nosniff");
+  }
+  if (!response.headers.Contains("X-Request-Id"))
+    response.headers.Set("X-Request-Id", NewRequestId());
 }
 
 }  // namespace perfgate::http

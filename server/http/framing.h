@@ -1,6 +1,6 @@
 // Request framing the server refuses before routing: what RFC 9112 requires of a request, and
-// the codings perfgate does not implement (it would otherwise read the coded bytes as the body).
-// Plain strings in and a Response out, so that Beast stays in server.cc.
+// the codings perfgate does not implement (it would otherwise read the coded bytes as the body);
+// and the fields every answer carries. Plain values in and out, so that Beast stays in server.cc.
 #pragma once
 
 #include <optional>
@@ -23,5 +23,13 @@ struct RequestFraming {
 //   415 a Content-Encoding other than "identity" (request bodies are never decoded).
 // Field names and codings compare case-insensitively; each message names the coding.
 std::optional<Response> RefuseFraming(const RequestFraming& framing);
+
+// Makes any answer fit to send: a status outside 100-999 (a handler bug, which Beast would throw
+// on) becomes 500 INTERNAL; Content-Type is application/octet-stream when none was set (but 204
+// and 304, which have no body); and unless the handler set them, every answer, errors included,
+// says Cache-Control: no-store (an API answer, a new token among them, is never cached; the
+// dashboard's files say otherwise), X-Content-Type-Options: nosniff (no browser guesses another
+// type) and X-Request-Id (a new id for answers given before any route: 413, 431, ...).
+void FrameResponse(Response& response);
 
 }  // namespace perfgate::http

@@ -19,11 +19,8 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <condition_variable>
 #include <exception>
 #include <limits>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -33,6 +30,7 @@
 #include "server/http/errors.h"
 #include "server/http/framing.h"
 #include "server/http/listener.h"
+#include "server/http/session_registry.h"
 
 namespace perfgate::http {
 
@@ -74,20 +72,15 @@ struct Server::Impl {
   bool started = false;
   bool stopped = false;
 
-  std::mutex sessions_mutex;
-  std::condition_variable sessions_changed;
-  std::map<const Session*, std::weak_ptr<Session>> sessions;
+  SessionRegistry<Session> sessions;
 
   void Admit(tcp::socket socket);  // a connection under the cap: its Session, registered
-  std::size_t SessionCount();
   // Asks the session that has waited longest for a request (sent nothing since its last
   // answer, or nothing at all) to close; false when none is waiting. With `unless_closing`,
   // true without asking another when one asked before is still closing (out of descriptors,
   // one closing is the room the next accept needs).
   bool EvictLongestIdle(bool unless_closing);
   std::atomic<int> closing_for_room{0};  // sessions asked to close and not yet gone
-  void Register(const std::shared_ptr<Session>& session);
-  void Unregister(const Session* session);
   void Observe(std::string_view route, int status, double seconds) {
     if (metrics != nullptr) metrics->ObserveRequest(route, status, seconds);
   }
@@ -111,7 +104,7 @@ class Session : public std::enable_shared_from_this<Session> {
       // after resetting it.
       if (server_->listener) server_->listener->Resume();
     }
-    server_->Unregister(this);
+    server_->sessions.Remove(this);
   }
 
   void Start() {
@@ -255,12 +248,12 @@ class Session : public std::enable_shared_from_this<Session> {
     request.body = std::move(message.body());
     const bool keep_alive = message.keep_alive();
     const unsigned version = message.version();
-    if (auto parsed = ParseTarget(message.target(), request); !parsed) {
-      parser_.reset();
+    auto parsed = ParseTarget(message.target(), request);
+    parser_.reset();
+    if (!parsed) {
       return Respond({ErrorResponse(parsed.error()), std::string(kProtocolRoute)}, started,
                      keep_alive, version);
     }
-    parser_.reset();
     if (server_->compute && server_->router.CostOf(request) == Router::Cost::kHeavy) {
       net::post(*server_->compute, [self = shared_from_this(), request = std::move(request),
                                     started, keep_alive, version]() mutable {
@@ -290,27 +283,13 @@ class Session : public std::enable_shared_from_this<Session> {
     state_ = State::kWriting;
     response_ = {};
     response_.version(version);
-    // Beast throws on a status outside 100-999: a handler bug, answered as one.
-    if (response.status < 100 || response.status > 999) {
-      response = ErrorResponse(Error{ErrorCode::kInternal, "internal error", {}});
-    }
+    FrameResponse(response);
     response_.result(static_cast<unsigned>(response.status));
     response_.set(bhttp::field::server, "perfgate");
     if (!response.content_type.empty()) {
       response_.set(bhttp::field::content_type, response.content_type);
-    } else if (response.status != 204 && response.status != 304) {  // those have no body
-      response_.set(bhttp::field::content_type, "application/octet-stream");
     }
     for (const auto& [name, value] : response.headers.fields()) response_.insert(name, value);
-    // Every answer, errors included: an API answer (a new token among them) is never stored by
-    // a cache unless its handler says otherwise (the dashboard's revalidated files), and no
-    // browser guesses a type other than the one given.
-    if (!response.headers.Contains("Cache-Control")) response_.set("Cache-Control", "no-store");
-    if (!response.headers.Contains("X-Content-Type-Options")) {
-      response_.set("X-Content-Type-Options", "nosniff");
-    }
-    // Answers given before any route (413, 431, a malformed target) are named too.
-    if (!response.headers.Contains("X-Request-Id")) response_.set("X-Request-Id", NewRequestId());
     response_.body() = std::move(response.body);
     response_.keep_alive(keep_alive);
     response_.prepare_payload();
@@ -371,46 +350,16 @@ class Session : public std::enable_shared_from_this<Session> {
 
 void Server::Impl::Admit(tcp::socket socket) {
   auto session = std::make_shared<Session>(std::move(socket), this);
-  Register(session);
+  sessions.Add(session);
   session->Start();
-}
-
-std::size_t Server::Impl::SessionCount() {
-  std::lock_guard lock(sessions_mutex);
-  return sessions.size();
 }
 
 bool Server::Impl::EvictLongestIdle(bool unless_closing) {
   if (unless_closing && closing_for_room > 0) return true;
-  std::shared_ptr<Session> longest;
-  {
-    std::lock_guard lock(sessions_mutex);
-    // The keys stay valid under the lock (a Session unregisters in its destructor, before its
-    // members go); only the one chosen is locked, so no Session is released under the lock.
-    const Session* chosen = nullptr;
-    std::int64_t since = Session::kNotIdle;
-    for (const auto& [session, weak] : sessions) {
-      if (const std::int64_t s = session->idle_since(); s < since) {
-        since = s;
-        chosen = session;
-      }
-    }
-    if (chosen != nullptr) longest = sessions.at(chosen).lock();
-  }
+  std::shared_ptr<Session> longest = sessions.LongestIdle();
   if (!longest) return false;
   longest->Evict();
   return true;
-}
-
-void Server::Impl::Register(const std::shared_ptr<Session>& session) {
-  std::lock_guard lock(sessions_mutex);
-  sessions.emplace(session.get(), session);
-}
-
-void Server::Impl::Unregister(const Session* session) {
-  std::lock_guard lock(sessions_mutex);
-  sessions.erase(session);
-  sessions_changed.notify_all();
 }
 
 Server::Server(ServerOptions options, Router router, Metrics* metrics)
@@ -424,7 +373,7 @@ Server::~Server() { Stop(); }
 
 std::uint16_t Server::port() const { return impl_->port; }
 
-std::size_t Server::ConnectionCount() const { return impl_->SessionCount(); }
+std::size_t Server::ConnectionCount() const { return impl_->sessions.Count(); }
 
 Result<void> Server::Start() {
   Impl& impl = *impl_;
@@ -448,7 +397,7 @@ Result<void> Server::Start() {
     impl.listener.emplace(
         *impl.ioc, endpoints.begin()->endpoint(), impl.options.max_connections,
         Listener::Callbacks{
-            [&impl] { return impl.SessionCount(); },
+            [&impl] { return impl.sessions.Count(); },
             [&impl](tcp::socket socket) { impl.Admit(std::move(socket)); },
             [&impl](bool unless_closing) { return impl.EvictLongestIdle(unless_closing); }});
     impl.port = impl.listener->port();
@@ -485,20 +434,8 @@ void Server::Stop() {
   // Closed here rather than on the pool: new connections are refused at once even while every
   // pool thread is busy in a handler.
   impl.listener->Close();
-  std::vector<std::shared_ptr<Session>> live;
-  {
-    std::lock_guard lock(impl.sessions_mutex);
-    for (auto& [key, weak] : impl.sessions) {
-      if (auto session = weak.lock()) live.push_back(std::move(session));
-    }
-  }
-  for (auto& session : live) session->Shutdown();
-  live.clear();  // a Session released here unregisters itself: no lock may be held
-  {
-    std::unique_lock lock(impl.sessions_mutex);
-    impl.sessions_changed.wait_for(lock, impl.options.shutdown_timeout,
-                                   [&impl] { return impl.sessions.empty(); });
-  }
+  for (const auto& session : impl.sessions.Live()) session->Shutdown();
+  impl.sessions.WaitUntilEmpty(impl.options.shutdown_timeout);
   impl.ioc->stop();
   for (std::thread& thread : impl.threads) thread.join();
   impl.threads.clear();
