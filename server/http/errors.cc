@@ -53,4 +53,16 @@ Response MethodNotAllowed(std::string_view allow) {
   return response;
 }
 
+Response TooManyRequests(std::string_view message, int retry_after_seconds) {
+  Response response = ErrorResponse(429, "RESOURCE_EXHAUSTED", message);
+  response.headers.Set("Retry-After", std::to_string(retry_after_seconds));
+  return response;
+}
+
+Response ServerBusy(std::string_view message, int retry_after_seconds) {
+  Response response = ErrorResponse(503, "UNAVAILABLE", message);
+  response.headers.Set("Retry-After", std::to_string(retry_after_seconds));
+  return response;
+}
+
 }  // namespace perfgate::http

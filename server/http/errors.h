@@ -27,5 +27,9 @@ Response RequestTimeout();                               // 408
 Response BadRequest(std::string_view message);           // 400, malformed HTTP
 Response NotFound(std::string_view path);                // 404 for an unknown path
 Response MethodNotAllowed(std::string_view allow);       // 405 with `Allow: allow`
+// 429 RESOURCE_EXHAUSTED (this caller's share is in use) or 503 UNAVAILABLE (the server's), with
+// `Retry-After: retry_after_seconds`.
+Response TooManyRequests(std::string_view message, int retry_after_seconds);
+Response ServerBusy(std::string_view message, int retry_after_seconds);
 
 }  // namespace perfgate::http

@@ -102,9 +102,10 @@ Router::Match Router::Find(const Request& request) const {
   return match;
 }
 
-Router::Cost Router::CostOf(const Request& request) const {
+Router::Costed Router::CostOf(const Request& request) const {
   const Match match = Find(request);
-  return match.best != nullptr ? match.best->cost : Cost::kLight;
+  if (match.best == nullptr) return {};
+  return {match.best->cost, match.best->name};
 }
 
 Router::Routed Router::Route(const Request& request) const {

@@ -34,13 +34,18 @@ class Router {
   // ("/runs/latest" before "/runs/{id}"), whatever the order of registration.
   // kHeavy marks a handler that computes for long (a verdict: tens of ms of CPU): the server
   // runs it on its compute pool, in arrival order, so that it neither holds an I/O thread nor
-  // lets later requests overtake earlier ones.
+  // lets later requests overtake earlier ones, and bounds how many wait (heavy_queue.h).
   enum class Cost { kLight, kHeavy };
   void Add(std::string method, std::string_view pattern, std::string name, Handler handler,
            Cost cost = Cost::kLight);
 
-  // The cost of the route that `request` would be handled by (kLight when none matches).
-  Cost CostOf(const Request& request) const;
+  // The cost and name of the route that `request` would be handled by (kLight and "" when none
+  // matches); the name lives as long as the router.
+  struct Costed {
+    Cost cost = Cost::kLight;
+    std::string_view route;
+  };
+  Costed CostOf(const Request& request) const;
 
   // 404 when no pattern matches the path, 405 with Allow when patterns match but none for the
   // method, 400 when a path segment is badly percent-encoded, 400 INVALID_ARGUMENT naming the

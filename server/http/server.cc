@@ -1,8 +1,8 @@
 // The only translation unit that instantiates Beast templates (build time on small CI machines;
 // listener.cc, the accept loop, uses Asio's acceptor only). One Session per connection, all of
 // its work on one strand; light handlers run synchronously on the I/O thread that finished
-// reading the request, heavy ones (Router::Cost) on the compute pool in arrival order, the
-// session resuming on its strand with the response.
+// reading the request, heavy ones (Router::Cost) admitted to the compute pool (heavy_queue.h)
+// or refused at once, the session resuming on its strand with the response.
 #include "server/http/server.h"
 
 #include <spdlog/spdlog.h>
@@ -15,7 +15,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -29,6 +28,7 @@
 #include "server/http/compression.h"
 #include "server/http/errors.h"
 #include "server/http/framing.h"
+#include "server/http/heavy_queue.h"
 #include "server/http/listener.h"
 #include "server/http/session_registry.h"
 
@@ -62,9 +62,9 @@ struct Server::Impl {
   // its heavy handler still on the compute pool): what is posted after that (Stop()'s Shutdown,
   // the heavy response) never runs and Stop() waits its whole shutdown_timeout.
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
-  // Heavy handlers, taken first come, first served (the I/O threads, never blocked by them,
-  // read each request as it arrives).
-  std::optional<net::thread_pool> compute;
+  // Heavy handlers, admitted and taken first come, first served (the I/O threads, never
+  // blocked by them, read each request as it arrives).
+  std::optional<HeavyQueue> heavy;
   std::optional<Listener> listener;  // the accept loop and the connection cap
   std::vector<std::thread> threads;
   std::atomic<std::uint16_t> port{0};
@@ -254,16 +254,17 @@ class Session : public std::enable_shared_from_this<Session> {
       return Respond({ErrorResponse(parsed.error()), std::string(kProtocolRoute)}, started,
                      keep_alive, version);
     }
-    if (server_->compute && server_->router.CostOf(request) == Router::Cost::kHeavy) {
-      net::post(*server_->compute, [self = shared_from_this(), request = std::move(request),
-                                    started, keep_alive, version]() mutable {
-        Router::Routed routed = self->server_->router.Route(request);
-        CompressIfAccepted(request, routed.response);
-        net::post(self->stream_.get_executor(),
-                  [self, routed = std::move(routed), started, keep_alive, version]() mutable {
-                    self->Respond(std::move(routed), started, keep_alive, version);
-                  });
-      });
+    if (const Router::Costed costed = server_->router.CostOf(request);
+        server_->heavy && costed.cost == Router::Cost::kHeavy) {
+      auto refused = server_->heavy->Submit(
+          server_->router, costed.route, std::move(request),
+          [self = shared_from_this(), started, keep_alive, version](Router::Routed routed) {
+            net::post(self->stream_.get_executor(),
+                      [self, routed = std::move(routed), started, keep_alive, version]() mutable {
+                        self->Respond(std::move(routed), started, keep_alive, version);
+                      });
+          });
+      if (refused) Respond(std::move(*refused), started, keep_alive, version);
       return;
     }
     Router::Routed routed = server_->router.Route(request);
@@ -407,8 +408,12 @@ Result<void> Server::Start() {
     impl.ioc.reset();
     return MakeError(ErrorCode::kUnavailable, "cannot listen on " + where + ": " + e.what());
   }
-  impl.compute.emplace(static_cast<std::size_t>(
-      impl.options.compute_threads > 0 ? impl.options.compute_threads : threads + 1));
+  impl.heavy.emplace(
+      AdmissionLimits{
+          impl.options.heavy_requests, impl.options.heavy_requests_per_caller,
+          static_cast<std::size_t>(impl.options.compute_threads > 0 ? impl.options.compute_threads
+                                                                    : threads + 1)},
+      impl.metrics);
   impl.listener->Start();
   for (int i = 0; i < threads; ++i) {
     impl.threads.emplace_back([&impl] {
@@ -441,13 +446,13 @@ void Server::Stop() {
   impl.threads.clear();
   // A heavy handler still running finishes (its response has nowhere to go); queued ones run
   // too, against a stopped context that never resumes their sessions.
-  impl.compute->join();
+  impl.heavy->Join();
   // Destroys the handlers still queued, and with them the abandoned sessions, while the rest
   // of Impl is alive.
   impl.listener.reset();
   impl.work.reset();
   impl.ioc.reset();
-  impl.compute.reset();
+  impl.heavy.reset();
 }
 
 }  // namespace perfgate::http

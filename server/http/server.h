@@ -24,6 +24,10 @@ struct ServerOptions {
   // Threads for heavy handlers (Router::Cost::kHeavy); <= 0: threads + 1, since a heavy handler
   // also waits on PostgreSQL for part of its time (bench/verdict_bench.cc).
   int compute_threads = 0;
+  // Heavy requests queued or running at most, every caller together (over it: 503), and of one
+  // caller, its bearer token or else its address (over it: 429); both with Retry-After, at once.
+  std::size_t heavy_requests = 64;
+  std::size_t heavy_requests_per_caller = 8;
   // 64 MiB: a large run (thousands of benchmarks x 100 repetitions) is a few MiB of JSON; the
   // limit only stops runaway or hostile uploads. Bodies are held in memory while handled.
   std::size_t body_limit = 64u << 20;
