@@ -136,6 +136,15 @@ Result<void> SetJsonDepth(ServerConfig& config, std::string_view text) {
   return {};
 }
 
+// A count of requests in flight, 1..100000, for limits.<kMember>.
+template <int ServerLimits::*kMember>
+Result<void> SetInFlightLimit(ServerConfig& config, std::string_view text) {
+  auto value = ParseInteger(text, 1, 100'000, "an integer");
+  if (!value) return tl::unexpected(value.error());
+  config.limits.*kMember = static_cast<int>(*value);
+  return {};
+}
+
 Result<void> SetPoolSize(ServerConfig& config, std::string_view text) {
   auto value = ParseInteger(text, 1, 1000, "an integer");
   if (!value) return tl::unexpected(value.error());
@@ -172,7 +181,7 @@ struct KeySetter {
   Setter set;
 };
 
-constexpr std::array<KeySetter, 19> kKeys = {{
+constexpr std::array<KeySetter, 21> kKeys = {{
     {"listen", SetListen},
     {"threads", SetThreads},
     {"database_url", SetDatabaseUrl},
@@ -189,6 +198,9 @@ constexpr std::array<KeySetter, 19> kKeys = {{
     {"limits.statement_timeout_ms", SetStatementTimeout},
     {"limits.json_depth", SetJsonDepth},
     {"limits.baseline_cache_bytes", SetBaselineCacheBytes},
+    {"limits.heavy_requests", SetInFlightLimit<&ServerLimits::heavy_requests>},
+    {"limits.heavy_requests_per_caller",
+     SetInFlightLimit<&ServerLimits::heavy_requests_per_caller>},
     {"log.level", SetLogLevel},
     {"log.format", SetLogFormat},
     {"admin_token", SetAdminToken},
@@ -419,6 +431,8 @@ std::string DescribeForLog(const ServerConfig& config) {
       << " statement_timeout_ms=" << config.limits.statement_timeout_ms
       << " json_depth=" << config.limits.json_depth
       << " baseline_cache_bytes=" << config.limits.baseline_cache_bytes
+      << " heavy_requests=" << config.limits.heavy_requests << "/"
+      << config.limits.heavy_requests_per_caller
       << " history=" << (config.history.enabled ? "on" : "off")
       << " webhook=" << (config.history.webhook_url.empty() ? "none" : "set")
       << " log=" << LogLevelName(config.log.level) << "/" << LogFormatName(config.log.format)

@@ -47,6 +47,11 @@ struct ServerLimits {
   // Memory for baselines prepared for verdicts (sample sets with their bootstrap tables), kept
   // for the next pull request judged against the same baseline runs; 0 keeps none.
   std::size_t baseline_cache_bytes = 256u << 20;
+  // Heavy requests (verdicts, compare, change points, bisect reads: docs/api.md) queued or
+  // running at most, every caller together (over it: 503), and of one caller, its bearer token
+  // or else its address (over it: 429); both answered at once with Retry-After.
+  int heavy_requests = 64;
+  int heavy_requests_per_caller = 8;
 };
 
 struct ServerConfig {

@@ -47,6 +47,8 @@ TEST(ServerConfig, Defaults) {
   EXPECT_EQ(config.limits.statement_timeout_ms, 30000);
   EXPECT_EQ(config.limits.json_depth, 64);
   EXPECT_EQ(config.limits.baseline_cache_bytes, 256u << 20);
+  EXPECT_EQ(config.limits.heavy_requests, 64);
+  EXPECT_EQ(config.limits.heavy_requests_per_caller, 8);
   EXPECT_EQ(config.pool_size, 8);
   EXPECT_EQ(config.log.level, LogLevel::kInfo);
   EXPECT_EQ(config.log.format, LogFormat::kPlain);
@@ -71,6 +73,8 @@ limits:
   statement_timeout_ms: 2500
   json_depth: 20
   baseline_cache_bytes: 0
+  heavy_requests: 16
+  heavy_requests_per_caller: 2
 log:
   level: debug
   format: json
@@ -94,6 +98,8 @@ admin_token: )" + std::string(kToken) + "\n");
   EXPECT_EQ(config->limits.statement_timeout_ms, 2500);
   EXPECT_EQ(config->limits.json_depth, 20);
   EXPECT_EQ(config->limits.baseline_cache_bytes, 0u);
+  EXPECT_EQ(config->limits.heavy_requests, 16);
+  EXPECT_EQ(config->limits.heavy_requests_per_caller, 2);
   EXPECT_EQ(config->log.level, LogLevel::kDebug);
   EXPECT_EQ(config->log.format, LogFormat::kJson);
   EXPECT_EQ(config->admin_token, kToken);
@@ -161,6 +167,9 @@ TEST(ServerConfig, BadFilesNameFileLineAndKey) {
       {"limits:\n  json_depth: 100000\n", "server.yaml:2: limits.json_depth: ", "must be in"},
       {"limits:\n  baseline_cache_bytes: 65GiB\n",
        "server.yaml:2: limits.baseline_cache_bytes: ", "must be in"},
+      {"limits:\n  heavy_requests: 0\n", "server.yaml:2: limits.heavy_requests: ", "must be in"},
+      {"limits:\n  heavy_requests_per_caller: many\n",
+       "server.yaml:2: limits.heavy_requests_per_caller: ", "expected an integer"},
       {"limits: 5\n", "server.yaml:1: limits: ", "must be a mapping"},
       {"log:\n  format: xml\n", "server.yaml:2: log.format: ", "expected plain or json"},
       {"log:\n  level: loud\n", "server.yaml:2: log.level: ", "expected one of"},

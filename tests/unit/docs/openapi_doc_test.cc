@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -239,14 +241,19 @@ class OpenApiRoutesTest : public OpenApiDocTest {
   http::Router router_;
 };
 
+// A documented path with its parameters filled in: project "proj", any other kRun.
+std::string Concrete(std::string target) {
+  for (size_t open = target.find('{'); open != std::string::npos; open = target.find('{')) {
+    const size_t close = target.find('}', open);
+    const bool project = target.substr(open, close - open + 1) == "{project}";
+    target.replace(open, close - open + 1, project ? "proj" : kRun);
+  }
+  return target;
+}
+
 TEST_F(OpenApiRoutesTest, DocumentedOperationsAreExactlyTheRoutedOnes) {
   for (const auto& path : root_["paths"]) {
-    std::string target = path.first.as<std::string>();
-    for (size_t open = target.find('{'); open != std::string::npos; open = target.find('{')) {
-      const size_t close = target.find('}', open);
-      const bool project = target.substr(open, close - open + 1) == "{project}";
-      target.replace(open, close - open + 1, project ? "proj" : kRun);
-    }
+    const std::string target = Concrete(path.first.as<std::string>());
     const Keys documented = KeysOf(path.second);
     const std::map<std::string, std::string> methods = {
         {"get", "GET"}, {"post", "POST"}, {"put", "PUT"}, {"patch", "PATCH"}, {"delete", "DELETE"}};
@@ -261,6 +268,31 @@ TEST_F(OpenApiRoutesTest, DocumentedOperationsAreExactlyTheRoutedOnes) {
       }
     }
   }
+}
+
+// The server answers heavy routes 429 or 503 when their bounds are full (server/http/
+// heavy_queue.h): those and only those document the 429, and the 503 with it.
+TEST_F(OpenApiRoutesTest, HeavyOperationsAndOnlyThoseDocumentTheirBounds) {
+  int heavy_operations = 0;
+  for (const auto& path : root_["paths"]) {
+    const std::string target = Concrete(path.first.as<std::string>());
+    for (const auto& operation : path.second) {
+      std::string method = operation.first.as<std::string>();
+      if (method == "parameters") continue;
+      std::transform(method.begin(), method.end(), method.begin(), ::toupper);
+      http::Request request;
+      request.method = method;
+      ASSERT_TRUE(http::ParseTarget(target, request).has_value()) << target;
+      const bool heavy = router_.CostOf(request).cost == http::Router::Cost::kHeavy;
+      heavy_operations += heavy ? 1 : 0;
+      const YAML::Node responses = operation.second["responses"];
+      EXPECT_EQ(responses["429"].IsDefined(), heavy) << method << " " << path.first;
+      if (heavy) {
+        EXPECT_TRUE(responses["503"].IsDefined()) << method << " " << path.first;
+      }
+    }
+  }
+  EXPECT_EQ(heavy_operations, 7);
 }
 
 TEST_F(OpenApiRoutesTest, TheVerdictSchemasNameEveryKeyTheServerWrites) {
