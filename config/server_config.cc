@@ -136,7 +136,7 @@ Result<void> SetJsonDepth(ServerConfig& config, std::string_view text) {
   return {};
 }
 
-// A count of requests in flight, 1..100000, for limits.<kMember>.
+// A count of requests or jobs in flight, 1..100000, for limits.<kMember>.
 template <int ServerLimits::*kMember>
 Result<void> SetInFlightLimit(ServerConfig& config, std::string_view text) {
   auto value = ParseInteger(text, 1, 100'000, "an integer");
@@ -181,7 +181,7 @@ struct KeySetter {
   Setter set;
 };
 
-constexpr std::array<KeySetter, 21> kKeys = {{
+constexpr std::array<KeySetter, 22> kKeys = {{
     {"listen", SetListen},
     {"threads", SetThreads},
     {"database_url", SetDatabaseUrl},
@@ -201,6 +201,7 @@ constexpr std::array<KeySetter, 21> kKeys = {{
     {"limits.heavy_requests", SetInFlightLimit<&ServerLimits::heavy_requests>},
     {"limits.heavy_requests_per_caller",
      SetInFlightLimit<&ServerLimits::heavy_requests_per_caller>},
+    {"limits.open_bisects_per_testbed", SetInFlightLimit<&ServerLimits::open_bisects_per_testbed>},
     {"log.level", SetLogLevel},
     {"log.format", SetLogFormat},
     {"admin_token", SetAdminToken},
@@ -433,6 +434,7 @@ std::string DescribeForLog(const ServerConfig& config) {
       << " baseline_cache_bytes=" << config.limits.baseline_cache_bytes
       << " heavy_requests=" << config.limits.heavy_requests << "/"
       << config.limits.heavy_requests_per_caller
+      << " open_bisects_per_testbed=" << config.limits.open_bisects_per_testbed
       << " history=" << (config.history.enabled ? "on" : "off")
       << " webhook=" << (config.history.webhook_url.empty() ? "none" : "set")
       << " log=" << LogLevelName(config.log.level) << "/" << LogFormatName(config.log.format)

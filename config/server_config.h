@@ -52,6 +52,8 @@ struct ServerLimits {
   // or else its address (over it: 429); both answered at once with Retry-After.
   int heavy_requests = 64;
   int heavy_requests_per_caller = 8;
+  // Remote bisects pending or running at most on one testbed of a project; one more is 409.
+  int open_bisects_per_testbed = 8;
 };
 
 struct ServerConfig {

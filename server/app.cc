@@ -227,6 +227,7 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
   }
   s.deps.metrics = &s.metrics;
   s.deps.json_max_depth = config.limits.json_depth;
+  s.deps.open_bisects_per_testbed = config.limits.open_bisects_per_testbed;
   s.deps.protected_branches = config.history.branches;
   s.deps.database_ready = [pool]() { return pool->Ping(); };
   http::Router router;

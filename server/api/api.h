@@ -35,6 +35,9 @@ struct ApiDeps {
   // For /readyz: OK when the database answers; kUnavailable otherwise.
   std::function<Result<bool>()> database_ready;
   int json_max_depth = 64;
+  // Remote bisects pending or running at most per project and testbed (limits.
+  // open_bisects_per_testbed); one more is refused 409 and not stored.
+  int open_bisects_per_testbed = 8;
   // The branches a project protects when it names none (history.branches): writable only with
   // the ingest scope, not ingest-pr.
   std::vector<std::string> protected_branches = {"main", "master"};

@@ -65,6 +65,7 @@ Result<http::Response> QueueRemote(const ApiDeps& deps, const http::Request& req
   if (!caller) return tl::unexpected(caller.error());
   auto queued = remote_bisect::Prepare(*remote, *caller);
   if (!queued) return tl::unexpected(queued.error());
+  queued->max_open_on_testbed = deps.open_bisects_per_testbed;
   auto saved = deps.bisects->QueueRemoteBisect(project, *queued, remote_bisect::Decide);
   if (!saved) return tl::unexpected(saved.error());
   auto progress = remote_bisect::Progress(*saved);

@@ -29,6 +29,9 @@ struct NewRemoteBisect {
   std::string request_json;     // the replay's input: commits, options, benchmarks...
   std::string first_step_json;  // bisect::RequestJson of step 0
   std::string created_by;       // token name
+  // Refuse the bisect (kConflict, field "testbed", nothing stored) when the project already has
+  // this many pending or running on the testbed; 0: no bound.
+  int64_t max_open_on_testbed = 0;
 };
 
 struct StepClaimRequest {
@@ -95,7 +98,9 @@ class BisectStore {
   virtual ~BisectStore() = default;
 
   // Stores the job (state pending) and its step 0 in one transaction; returns it as GetBisect
-  // does. kNotFound when the alert is not in the project. A step that a measurement made
+  // does. kNotFound when the alert is not in the project; kConflict (field "testbed") when the
+  // testbed has bisect.max_open_on_testbed open already, counted under a lock of the project's
+  // testbed so that concurrent posts cannot pass it. A step that a measurement made
   // before answers (the same commits side by side, the same repetitions, benchmarks, suite,
   // metric and build, by another bisect on the same testbed) is done at once from it
   // (reused_from), and `replay` decides the next, until one must be measured or the bisect is

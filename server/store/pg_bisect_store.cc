@@ -29,6 +29,30 @@ constexpr const char* kOpenStepsOfTestbed =
     "j.testbed_name = $2 AND j.state IN ('pending', 'running') AND s.state IN ('queued', "
     "'claimed') ";
 
+// The first key of pg_advisory_xact_lock(int, int) for a project's testbed's bisects ("pgbs").
+constexpr int kBisectLockClass = 0x70676273;
+
+// kConflict when the project has `max_open` bisects pending or running on `testbed` (0: no
+// bound). Counted under the testbed's lock, held to the commit, so that two posts cannot both
+// see room for one; a hash collision only makes two testbeds wait for each other.
+Result<void> CheckOpenBisects(pqxx::work& tx, const Project& project, const std::string& testbed,
+                              int64_t max_open) {
+  if (max_open <= 0) return {};
+  tx.exec_params("SELECT pg_advisory_xact_lock($1, hashtext($2::bigint::text || '/' || $3))",
+                 kBisectLockClass, project.id, testbed);
+  const int64_t open = tx.exec_params(
+                             "SELECT count(*) FROM bisect_jobs WHERE project_id = $1 AND "
+                             "testbed_name = $2 AND state IN ('pending', 'running')",
+                             project.id, testbed)[0][0]
+                           .as<int64_t>();
+  if (open < max_open) return {};
+  return MakeError(ErrorCode::kConflict,
+                   "testbed " + testbed + " has " + std::to_string(open) +
+                       " remote bisects pending or running, the limit (open_bisects_per_testbed " +
+                       std::to_string(max_open) + "); cancel one or wait for one to finish",
+                   "testbed");
+}
+
 bool Active(const std::string& job_state) {
   return job_state == "pending" || job_state == "running";
 }
@@ -223,6 +247,10 @@ Result<BisectRecord> PgStore::QueueRemoteBisect(const Project& project,
           ErrorCode::kNotFound,
           "no alert " + std::to_string(*bisect.alert_id) + " in project " + project.name,
           "alert_id");
+    }
+    if (auto room = CheckOpenBisects(tx, project, bisect.testbed, bisect.max_open_on_testbed);
+        !room) {
+      return tl::unexpected(room.error());
     }
     const std::string alert = bisect.alert_id ? std::to_string(*bisect.alert_id) : "";
     pqxx::result r = tx.exec_params(

@@ -334,5 +334,24 @@ TEST_F(BisectQueueE2eTest, ARemoteBisectFindsThePlantedCulprit) {
   EXPECT_EQ(Post("/bisects/" + std::to_string(id) + "/cancel", json::object()).status, 409);
 }
 
+// server.yaml's limits.open_bisects_per_testbed reaches the route.
+class BisectCapE2eTest : public BisectQueueE2eTest {
+ protected:
+  void Customize(config::ServerConfig& config) override {
+    config.limits.open_bisects_per_testbed = 1;
+  }
+};
+
+TEST_F(BisectCapE2eTest, TheBisectOverTheTestbedsCapIs409AndNotStored) {
+  const int64_t first = Queue()["id"].get<int64_t>();
+  HttpResponse refused = Post("/bisects", RemoteBody());
+  EXPECT_EQ(refused.status, 409) << refused.body;
+  EXPECT_EQ(refused.ErrorField(), "testbed");
+  EXPECT_NE(refused.body.find("open_bisects_per_testbed 1"), std::string::npos) << refused.body;
+  // Cancelled, the first gives its place back; the next id shows nothing was stored between.
+  ASSERT_EQ(Post("/bisects/" + std::to_string(first) + "/cancel", json::object()).status, 200);
+  EXPECT_EQ(Queue()["id"].get<int64_t>(), first + 1);
+}
+
 }  // namespace
 }  // namespace perfgate::testing

@@ -49,6 +49,7 @@ TEST(ServerConfig, Defaults) {
   EXPECT_EQ(config.limits.baseline_cache_bytes, 256u << 20);
   EXPECT_EQ(config.limits.heavy_requests, 64);
   EXPECT_EQ(config.limits.heavy_requests_per_caller, 8);
+  EXPECT_EQ(config.limits.open_bisects_per_testbed, 8);
   EXPECT_EQ(config.pool_size, 8);
   EXPECT_EQ(config.log.level, LogLevel::kInfo);
   EXPECT_EQ(config.log.format, LogFormat::kPlain);
@@ -75,6 +76,7 @@ limits:
   baseline_cache_bytes: 0
   heavy_requests: 16
   heavy_requests_per_caller: 2
+  open_bisects_per_testbed: 3
 log:
   level: debug
   format: json
@@ -100,6 +102,7 @@ admin_token: )" + std::string(kToken) + "\n");
   EXPECT_EQ(config->limits.baseline_cache_bytes, 0u);
   EXPECT_EQ(config->limits.heavy_requests, 16);
   EXPECT_EQ(config->limits.heavy_requests_per_caller, 2);
+  EXPECT_EQ(config->limits.open_bisects_per_testbed, 3);
   EXPECT_EQ(config->log.level, LogLevel::kDebug);
   EXPECT_EQ(config->log.format, LogFormat::kJson);
   EXPECT_EQ(config->admin_token, kToken);
@@ -170,6 +173,8 @@ TEST(ServerConfig, BadFilesNameFileLineAndKey) {
       {"limits:\n  heavy_requests: 0\n", "server.yaml:2: limits.heavy_requests: ", "must be in"},
       {"limits:\n  heavy_requests_per_caller: many\n",
        "server.yaml:2: limits.heavy_requests_per_caller: ", "expected an integer"},
+      {"limits:\n  open_bisects_per_testbed: 0\n",
+       "server.yaml:2: limits.open_bisects_per_testbed: ", "must be in [1, 100000]"},
       {"limits: 5\n", "server.yaml:1: limits: ", "must be a mapping"},
       {"log:\n  format: xml\n", "server.yaml:2: log.format: ", "expected plain or json"},
       {"log:\n  level: loud\n", "server.yaml:2: log.level: ", "expected one of"},
