@@ -20,7 +20,8 @@ start_local_server() {
     sleep 0.5
   done
   api="http://127.0.0.1:$port/api/v1"
-  admin=$(cat "$dir/server/admin-token")
+  # None when the database already had an admin token (a restored or reused one).
+  admin=$(cat "$dir/server/admin-token" 2>/dev/null || true)
 }
 
 stop_local_server() {

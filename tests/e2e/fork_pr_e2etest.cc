@@ -139,7 +139,7 @@ TEST_F(ForkPrE2eTest, TheUntrustedStageMeasuresTheTrustedOnePostsAndComments) {
   Commit("base");
   ASSERT_EQ(Git("show main:perfgate.yaml > " + (trusted_ / "perfgate.yaml").string()).exit_code, 0);
   ASSERT_EQ(Git("checkout -q -b feature").exit_code, 0);
-  Suites(1.10, 1);
+  Suites(1.25, 1);  // +25%: the flow is under test, not the sensitivity (a loaded machine)
   Commit("slower alpha");
   const std::string head = Git("rev-parse HEAD").output.substr(0, 40);
   const std::string main_sha = Git("rev-parse main").output.substr(0, 40);
