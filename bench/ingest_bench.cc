@@ -153,7 +153,8 @@ CopyFigures CopyBaseline(const std::string& url, const Options& options, std::ui
     } else {
       ddl.exec("CREATE TABLE " + table +
                " (run_id uuid NOT NULL, benchmark_id bigint NOT NULL, metric_id bigint NOT NULL, "
-               "vals float8[] NOT NULL, PRIMARY KEY (run_id, benchmark_id, metric_id))");
+               "vals float8[] NOT NULL, project_id bigint NOT NULL DEFAULT 1, "
+               "PRIMARY KEY (project_id, run_id, benchmark_id, metric_id))");
       ddl.exec("CREATE INDEX ON " + table + " (benchmark_id, metric_id, run_id)");
     }
     std::atomic<int> next{0};

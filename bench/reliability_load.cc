@@ -336,8 +336,10 @@ Stored CountStored(const Options& options, const Tally& tally) {
   std::map<std::string, size_t> runs_of_commit;  // "branch sha" -> rows
   const auto rows = tx.exec_params(
       "SELECT r.id::text, b.name, c.sha, "
-      "  (SELECT count(*) FROM sample_sets s WHERE s.run_id = r.id), "
-      "  (SELECT count(*) FROM verdicts v WHERE v.run_id = r.id) "
+      "  (SELECT count(*) FROM sample_sets s WHERE s.project_id = r.project_id"
+      "   AND s.run_id = r.id), "
+      "  (SELECT count(*) FROM verdicts v WHERE v.project_id = r.project_id"
+      "   AND v.run_id = r.id) "
       "FROM runs r JOIN projects p ON p.id = r.project_id JOIN branches b ON b.id = r.branch_id "
       "JOIN commits c ON c.id = r.commit_id WHERE p.name = $1",
       options.project);

@@ -32,13 +32,13 @@ void AppendPoints(pqxx::work& tx, const std::string& run_id, int64_t project_id,
   tx.exec_params(
       "INSERT INTO history_series (project_id, branch_id, testbed, benchmark_id, metric_id) "
       "SELECT $2, $3, $4, ss.benchmark_id, ss.metric_id FROM sample_sets ss "
-      "WHERE ss.run_id = $1::uuid ORDER BY ss.benchmark_id, ss.metric_id "
+      "WHERE ss.project_id = $2 AND ss.run_id = $1::uuid ORDER BY ss.benchmark_id, ss.metric_id "
       "ON CONFLICT (project_id, branch_id, testbed, benchmark_id, metric_id) DO NOTHING",
       run_id, project_id, branch_id, testbed);
   const std::string series_of_run =
       "FROM sample_sets ss JOIN history_series hs ON hs.project_id = $2 AND hs.branch_id = $3 "
       "AND hs.testbed = $4 AND hs.benchmark_id = ss.benchmark_id AND hs.metric_id = ss.metric_id "
-      "WHERE ss.run_id = $1::uuid ";
+      "WHERE ss.project_id = $2 AND ss.run_id = $1::uuid ";
   tx.exec_params(
       "WITH pooled AS (UPDATE history_points hp SET vals = hp.vals || ss.vals, "
       "run_ids = hp.run_ids || $1::uuid, level = (SELECT percentile_cont(0.5) WITHIN GROUP "
@@ -84,7 +84,7 @@ std::vector<HistorySeriesData> LoadSeries(pqxx::work& tx, const std::string& run
           "positions, coalesce(array_agg(a.p_value ORDER BY a.position), '{}') p_values, "
           "coalesce(array_agg(a.q_value ORDER BY a.position), '{}') q_values FROM alerts a "
           "WHERE a.series_id = hs.id AND a.state = 'open') o "
-          "WHERE ss.run_id = $1::uuid ORDER BY hs.id",
+          "WHERE ss.project_id = $2 AND ss.run_id = $1::uuid ORDER BY hs.id",
       run_id, project_id, branch_id, testbed);
   std::vector<HistorySeriesData> out;
   out.reserve(rows.size());
@@ -296,8 +296,9 @@ class PgHistoryRunTransaction final : public HistoryRunTransaction {
       result.project = work_.project;
       result.series = work_.series.size();
       result.new_alert_ids = StoreUpdates(*tx_, work_.project.id, updates);
-      tx_->exec_params("UPDATE runs SET history_analysed_at = now() WHERE id = $1::uuid",
-                       work_.run_id);
+      tx_->exec_params(
+          "UPDATE runs SET history_analysed_at = now() WHERE project_id = $2 AND id = $1::uuid",
+          work_.run_id, work_.project.id);
       tx_->commit();
       tx_.reset();
       return result;
@@ -333,7 +334,8 @@ std::optional<HistoryRunWork> ClaimAndLoad(pqxx::work& tx, const std::string& tr
   // Series that outgrew the analysis window move their baseline forward.
   tx.exec_params(
       "UPDATE history_series hs SET baseline_from = hs.length - $5, detector_state = NULL "
-      "FROM sample_sets ss WHERE ss.run_id = $1::uuid AND hs.project_id = $2 "
+      "FROM sample_sets ss WHERE ss.project_id = $2 AND ss.run_id = $1::uuid "
+      "AND hs.project_id = $2 "
       "AND hs.branch_id = $3 AND hs.testbed = $4 AND hs.benchmark_id = ss.benchmark_id "
       "AND hs.metric_id = ss.metric_id AND hs.length - hs.baseline_from > $6",
       run_id, project_id, branch_id, testbed, window.keep_points, window.max_points);
@@ -383,8 +385,9 @@ Result<std::optional<std::string>> PgStore::SkipNextRun(
         if (!claimed) return std::optional<std::string>();
         const std::string run_id = (*claimed)[0].as<std::string>();
         tx.exec_params(
-            "UPDATE runs SET history_analysed_at = now(), history_error = $2 WHERE id = $1::uuid",
-            run_id, error);
+            "UPDATE runs SET history_analysed_at = now(), history_error = $2 "
+            "WHERE project_id = $3 AND id = $1::uuid",
+            run_id, error, (*claimed)[1].as<int64_t>());
         return std::optional<std::string>(run_id);
       });
 }

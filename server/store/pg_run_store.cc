@@ -1,6 +1,7 @@
 // PgStore: runs. IngestRun writes a whole upload in one transaction, serialised per run id by
 // a transaction-scoped advisory lock, so that concurrent posts of one id store it once and
-// every caller gets an answer (created, or the stored run).
+// every caller gets an answer (created, or the stored run). A run id is unique within its
+// project (migration 0016): every statement here names the run by (project, id).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -32,22 +33,25 @@ using pgutil::OrNull;
 
 // The run as stored, when it exists: compared with the new canonical upload by its SHA-256
 // (rows stored before migration 0003 have no digest: their full upload is compared). Equal:
-// the idempotent re-post; different (or another project's run): kConflict.
+// the idempotent re-post; different: kConflict. Another project's run of the same id is not
+// looked at: it neither conflicts nor tells that it exists.
 Result<std::optional<IngestOutcome>> ExistingRun(pqxx::work& tx, const Project& project,
                                                  const std::string& id, const std::string& digest,
                                                  const std::string& upload) {
   pqxx::result r =
-      tx.exec_params("SELECT " + SummaryColumns() + ", r.project_id = $2, r.upload_sha256" +
-                         SummaryJoins() + "WHERE r.id = $1::uuid",
+      tx.exec_params("SELECT " + SummaryColumns() + ", r.upload_sha256" + SummaryJoins() +
+                         "WHERE r.id = $1::uuid AND r.project_id = $2",
                      id, project.id);
   if (r.empty()) return std::optional<IngestOutcome>();
-  bool same = r[0][kSummaryColumnCount].as<bool>();
-  if (same && r[0][kSummaryColumnCount + 1].is_null()) {
-    same = tx.exec_params("SELECT upload = $2::jsonb FROM runs WHERE id = $1::uuid", id, upload)
+  bool same = false;
+  if (r[0][kSummaryColumnCount].is_null()) {
+    same = tx.exec_params(
+                 "SELECT upload = $3::jsonb FROM runs WHERE id = $1::uuid AND project_id = $2", id,
+                 project.id, upload)
                .at(0)[0]
                .as<bool>();
-  } else if (same) {
-    same = r[0][kSummaryColumnCount + 1].as<std::string>() == digest;
+  } else {
+    same = r[0][kSummaryColumnCount].as<std::string>() == digest;
   }
   if (!same) {
     return MakeError(ErrorCode::kConflict, "run " + id + " already exists with different content",
@@ -193,7 +197,8 @@ Result<void> UpsertMetadata(pqxx::work& tx, const Project& project, const wire::
 
 // All of a run's sample sets (migration 0004) in one statement: the values travel as one
 // flat array with each set's offset and length, sliced server side.
-Result<void> InsertSamples(pqxx::work& tx, const wire::RunUpload& run, const Ids& ids) {
+Result<void> InsertSamples(pqxx::work& tx, const Project& project, const wire::RunUpload& run,
+                           const Ids& ids) {
   std::vector<int> offset, length;
   std::vector<double> value;
   value.reserve(run.SampleCount());
@@ -207,11 +212,12 @@ Result<void> InsertSamples(pqxx::work& tx, const wire::RunUpload& run, const Ids
   if (run.results.empty()) return {};
   try {
     tx.exec_params(
-        "INSERT INTO sample_sets (run_id, benchmark_id, metric_id, vals) "
-        "SELECT $1::uuid, k.b, k.m, ($5::float8[])[k.o : k.o + k.n - 1] "
+        "INSERT INTO sample_sets (project_id, run_id, benchmark_id, metric_id, vals) "
+        "SELECT $7, $1::uuid, k.b, k.m, ($5::float8[])[k.o : k.o + k.n - 1] "
         "FROM unnest($2::bigint[], $3::bigint[], $4::int[], $6::int[]) AS k(b, m, o, n)",
         run.id, pgutil::IntegerArray(ids.benchmark), pgutil::IntegerArray(ids.metric),
-        pgutil::IntegerArray(offset), pgutil::Float8Array(value), pgutil::IntegerArray(length));
+        pgutil::IntegerArray(offset), pgutil::Float8Array(value), pgutil::IntegerArray(length),
+        project.id);
   } catch (const pqxx::check_violation&) {
     // Name the first value the schema refuses (non-finite); the decoder normally stops these.
     for (size_t i = 0; i < run.results.size(); ++i) {
@@ -229,15 +235,15 @@ Result<void> InsertSamples(pqxx::work& tx, const wire::RunUpload& run, const Ids
 
 // Puts the values of every series back into an upload stored without them (migration 0003),
 // from its sample sets.
-Result<std::string> FillValues(pqxx::work& tx, const std::string& run_id,
+Result<std::string> FillValues(pqxx::work& tx, const Project& project, const std::string& run_id,
                                const std::string& upload_text) {
   using SeriesOfUnit = std::pair<SeriesKey, std::string>;  // a second unit is another series
   std::map<SeriesOfUnit, std::vector<double>> values;
   for (const pqxx::row& row : tx.exec_params(
            "SELECT b.suite, b.name, m.name, m.unit, s.vals::text FROM sample_sets s "
            "JOIN benchmarks b ON b.id = s.benchmark_id JOIN metrics m ON m.id = s.metric_id "
-           "WHERE s.run_id = $1::uuid",
-           run_id)) {
+           "WHERE s.project_id = $2 AND s.run_id = $1::uuid",
+           run_id, project.id)) {
     SeriesOfUnit key{{row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<std::string>()},
                      row[3].as<std::string>()};
     values[std::move(key)] = pgutil::ParseFloat8Array(row[4].as<std::string>());
@@ -289,7 +295,7 @@ Result<IngestOutcome> PgStore::IngestRun(const Project& project, const wire::Run
         "target_branch, ci, pr, started_at, finished_at, upload, sample_count, upload_sha256) "
         "VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, ($8::jsonb) -> 'ci', $9::bigint, "
         "$10::timestamptz, $11::timestamptz, $8::jsonb, $12, $13) "
-        "ON CONFLICT (id) DO NOTHING RETURNING id",
+        "ON CONFLICT (project_id, id) DO NOTHING RETURNING id",
         run.id, project.id, ids.branch, ids.commit, ids.testbed,
         run.merge_base ? run.merge_base->c_str() : nullptr, run.target_branch, stored_upload,
         run.ci.pr ? pr.c_str() : nullptr, OrNull(run.started_at), OrNull(run.finished_at),
@@ -301,10 +307,13 @@ Result<IngestOutcome> PgStore::IngestRun(const Project& project, const wire::Run
       if (*existing) return **existing;
       return MakeError(ErrorCode::kInternal, "run " + run.id + " vanished during ingest");
     }
-    if (Result<void> ok = InsertSamples(tx, run, ids); !ok) return tl::unexpected(ok.error());
+    if (Result<void> ok = InsertSamples(tx, project, run, ids); !ok) {
+      return tl::unexpected(ok.error());
+    }
 
-    pqxx::result stored = tx.exec_params(
-        "SELECT " + SummaryColumns() + SummaryJoins() + "WHERE r.id = $1::uuid", run.id);
+    pqxx::result stored = tx.exec_params("SELECT " + SummaryColumns() + SummaryJoins() +
+                                             "WHERE r.id = $1::uuid AND r.project_id = $2",
+                                         run.id, project.id);
     return IngestOutcome{true, ReadSummary(stored.at(0))};
   });
 }
@@ -377,7 +386,8 @@ Result<StoredRun> PgStore::GetRun(const Project& project, const std::string& run
         "SELECT " + SummaryColumns() + ", r.upload::text, r.upload_sha256 IS NOT NULL, lv.id, " +
             "lv.outcome, " + pgutil::Rfc3339Sql("lv.created_at") + SummaryJoins() +
             "LEFT JOIN LATERAL (SELECT v.id, v.outcome, v.created_at FROM verdicts v"
-            " WHERE v.run_id = r.id ORDER BY v.created_at DESC, v.id DESC LIMIT 1) lv ON true "
+            " WHERE v.project_id = r.project_id AND v.run_id = r.id ORDER BY v.created_at DESC, "
+            "v.id DESC LIMIT 1) lv ON true "
             "WHERE r.id = $1::uuid AND r.project_id = $2",
         run_id, project.id);
     if (r.empty()) {
@@ -386,7 +396,7 @@ Result<StoredRun> PgStore::GetRun(const Project& project, const std::string& run
     }
     Row out{ReadSummary(r[0]), r[0][kSummaryColumnCount].as<std::string>(), std::nullopt};
     if (r[0][kSummaryColumnCount + 1].as<bool>()) {
-      Result<std::string> filled = FillValues(tx, run_id, out.upload);
+      Result<std::string> filled = FillValues(tx, project, run_id, out.upload);
       if (!filled) return tl::unexpected(filled.error());
       out.upload = std::move(*filled);
     }

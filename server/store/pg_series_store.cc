@@ -166,7 +166,7 @@ Result<Series> PgStore::GetSeries(const Project& project, const SeriesQuery& que
         "WITH sets AS ("
         " SELECT r.commit_id, r.created_at, r.id, s.vals,"
         "  min(r.created_at) OVER (PARTITION BY r.commit_id) AS first_at"
-        " FROM sample_sets s JOIN runs r ON r.id = s.run_id"
+        " FROM sample_sets s JOIN runs r ON r.project_id = s.project_id AND r.id = s.run_id"
         " WHERE s.benchmark_id = $1 AND s.metric_id = $2 AND r.branch_id = $3"
         "  AND ($4::bigint[] IS NULL OR r.testbed_id = ANY ($4::bigint[]))"
         "  AND ($5::timestamptz IS NULL OR r.created_at >= $5::timestamptz)"

@@ -114,11 +114,13 @@ Result<std::optional<BaselineChoice>> PgStore::FindBaseline(const Project& proje
               " JOIN commits c2 ON c2.id = r2.commit_id"
               " WHERE r2.project_id = $1 AND b.name = $2 AND r2.testbed_id = $3"
               " AND c2.sha <> $4 AND r2.sample_count > 0"
-              " AND r2.created_at < (SELECT created_at FROM runs WHERE id = $5::uuid)"
+              " AND r2.created_at < (SELECT created_at FROM runs"
+              "  WHERE project_id = $1 AND id = $5::uuid)"
               " ORDER BY r2.created_at DESC LIMIT 1) "
               "AND r.testbed_id = $3 AND r.branch_id = (SELECT id FROM branches "
               " WHERE project_id = $1 AND name = $2) AND r.sample_count > 0 "
-              "AND r.created_at < (SELECT created_at FROM runs WHERE id = $5::uuid) GROUP BY c.sha",
+              "AND r.created_at < (SELECT created_at FROM runs WHERE project_id = $1 "
+              " AND id = $5::uuid) GROUP BY c.sha",
               project.id, branch, run.summary.testbed_id, run.summary.commit_sha, run.summary.id);
           if (!latest.empty()) {
             return std::optional<BaselineChoice>(BaselineChoice{
@@ -178,9 +180,10 @@ Result<std::vector<SampleSet>> PgStore::GetSampleSets(const Project& project,
         for (const pqxx::row& row : tx.exec_params(
                  "SELECT b.suite, b.name, m.name, m.unit, m.direction, array_send(s.vals) "
                  "FROM sample_sets s JOIN benchmarks b ON b.id = s.benchmark_id "
-                 "JOIN metrics m ON m.id = s.metric_id WHERE s.run_id = ANY ($1::uuid[]) "
+                 "JOIN metrics m ON m.id = s.metric_id "
+                 "WHERE s.project_id = $2 AND s.run_id = ANY ($1::uuid[]) "
                  "ORDER BY 1, 2, 3, 4, array_position($1::uuid[], s.run_id)",
-                 ids)) {
+                 ids, project.id)) {
           const std::string_view suite = row[0].c_str(), benchmark = row[1].c_str(),
                                  metric = row[2].c_str(), unit = row[3].c_str();
           // Compared as views: no copies for the rows that pool into the last series.
@@ -251,8 +254,8 @@ Result<StoredVerdict> PgStore::SaveVerdict(const Project& project, const NewVerd
                      verdict.run_id);
       pqxx::result same = tx.exec_params(
           "SELECT " + std::string(kVerdictColumns) + pgutil::Rfc3339Sql("v.created_at") +
-              " FROM (SELECT v.* FROM verdicts v JOIN runs r ON r.id = v.run_id"
-              " WHERE v.run_id = $1::uuid AND r.project_id = $2"
+              " FROM (SELECT v.* FROM verdicts v"
+              " WHERE v.run_id = $1::uuid AND v.project_id = $2"
               " ORDER BY v.created_at DESC, v.id DESC LIMIT 1) v"
               " WHERE v.algorithm_version = $3 AND v.contender_run_ids = $4::uuid[]"
               " AND v.baseline_run_ids = $5::uuid[] AND v.parameters = $6::jsonb"
@@ -267,9 +270,9 @@ Result<StoredVerdict> PgStore::SaveVerdict(const Project& project, const NewVerd
       }
     }
     pqxx::result r = tx.exec_params(
-        "INSERT INTO verdicts AS v (run_id, contender_run_ids, baseline_run_ids, outcome, "
-        "algorithm_version, parameters, baseline, summary, results, measurement) "
-        "SELECT $1::uuid, $2::uuid[], $3::uuid[], $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, "
+        "INSERT INTO verdicts AS v (project_id, run_id, contender_run_ids, baseline_run_ids, "
+        "outcome, algorithm_version, parameters, baseline, summary, results, measurement) "
+        "SELECT $10, $1::uuid, $2::uuid[], $3::uuid[], $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, "
         "$9::json, $11::json "
         "WHERE EXISTS (SELECT 1 FROM runs WHERE id = $1::uuid AND project_id = $10) "
         "RETURNING v.id, " +
@@ -301,8 +304,8 @@ Result<std::optional<StoredVerdict>> PgStore::LatestVerdict(const Project& proje
       [&](pqxx::transaction_base& tx) -> Result<std::optional<StoredVerdict>> {
         pqxx::result r = tx.exec_params(
             "SELECT " + std::string(kVerdictColumns) + pgutil::Rfc3339Sql("v.created_at") +
-                " FROM verdicts v JOIN runs r ON r.id = v.run_id WHERE v.run_id = $1::uuid "
-                "AND r.project_id = $2 ORDER BY v.created_at DESC, v.id DESC LIMIT 1",
+                " FROM verdicts v WHERE v.run_id = $1::uuid AND v.project_id = $2 "
+                "ORDER BY v.created_at DESC, v.id DESC LIMIT 1",
             run_id, project.id);
         if (r.empty()) return std::optional<StoredVerdict>();
         return std::optional<StoredVerdict>(ReadVerdict(r[0]));
@@ -316,8 +319,8 @@ Result<std::optional<StoredVerdict>> PgStore::GetVerdict(const Project& project,
       [&](pqxx::transaction_base& tx) -> Result<std::optional<StoredVerdict>> {
         pqxx::result r = tx.exec_params(
             "SELECT " + std::string(kVerdictColumns) + pgutil::Rfc3339Sql("v.created_at") +
-                " FROM verdicts v JOIN runs r ON r.id = v.run_id WHERE v.id = $1 "
-                "AND v.run_id = $2::uuid AND r.project_id = $3",
+                " FROM verdicts v WHERE v.id = $1 AND v.run_id = $2::uuid "
+                "AND v.project_id = $3",
             id, run_id, project.id);
         if (r.empty()) return std::optional<StoredVerdict>();
         return std::optional<StoredVerdict>(ReadVerdict(r[0]));

@@ -40,9 +40,27 @@ class MigratorTest : public PgTest {
     options.dir = dir_;
     return options;
   }
+  // Applies the migrations before `first_held` (a file name prefix such as "0004") and sets the
+  // others aside; ReleaseHeld() puts them back for the next Migrate.
+  void MigrateBefore(const std::string& first_held) {
+    for (const fs::directory_entry& entry : fs::directory_iterator(dir_)) {
+      if (entry.path().filename().string() >= first_held) held_.push_back(entry.path().filename());
+    }
+    ASSERT_FALSE(held_.empty());
+    fs::create_directories(HeldDir());
+    for (const fs::path& file : held_) fs::rename(dir_ / file, HeldDir() / file);
+    Result<MigrationReport> report = Migrate(dsn_, Options());
+    ASSERT_TRUE(report.has_value()) << report.error().ToString();
+  }
+  void ReleaseHeld() {
+    for (const fs::path& file : held_) fs::rename(HeldDir() / file, dir_ / file);
+    held_.clear();
+  }
+  fs::path HeldDir() const { return dir_.parent_path() / (dir_.filename().string() + "-held"); }
 
   static inline int counter_ = 0;
   fs::path dir_;
+  std::vector<fs::path> held_;  // file names
 };
 
 TEST_F(MigratorTest, AppliesOnEmptyDatabaseThenNothing) {
@@ -169,15 +187,7 @@ TEST_F(MigratorTest, AFailingMigrationIsRolledBackAndCanBeFixed) {
 
 TEST_F(MigratorTest, PackingSamplesKeepsEveryValueInRepetitionOrder) {
   // A database at version 0003 with per-repetition samples, then migration 0004.
-  std::vector<fs::path> later;
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir_)) {
-    if (entry.path().filename().string() >= "0004") later.push_back(entry.path());
-  }
-  ASSERT_FALSE(later.empty());
-  const fs::path held = dir_.parent_path() / (dir_.filename().string() + "-held");
-  fs::create_directories(held);
-  for (const fs::path& file : later) fs::rename(file, held / file.filename());
-  ASSERT_TRUE(Migrate(dsn_, Options()).has_value());
+  ASSERT_NO_FATAL_FAILURE(MigrateBefore("0004"));
   {
     pqxx::connection conn(dsn_);
     pqxx::work tx(conn);
@@ -198,7 +208,7 @@ TEST_F(MigratorTest, PackingSamplesKeepsEveryValueInRepetitionOrder) {
         " ('00000000-0000-4000-8000-000000000001', 2, 1, 0, 7);");
     tx.commit();
   }
-  for (const fs::path& file : later) fs::rename(held / file.filename(), dir_ / file.filename());
+  ReleaseHeld();
   Result<MigrationReport> report = Migrate(dsn_, Options());
   ASSERT_TRUE(report.has_value()) << report.error().ToString();
   EXPECT_EQ(report->applied.front(), "0004_pack_samples_into_sample_sets");
@@ -221,6 +231,98 @@ TEST_F(MigratorTest, PackingSamplesKeepsEveryValueInRepetitionOrder) {
   EXPECT_EQ(QueryInt(dsn_, "SELECT count(*) FROM sample_sets"), 0);
 }
 
+TEST_F(MigratorTest, RunIdsBecomeUniquePerProjectWithoutLosingData) {
+  // A database at version 0015 with a run, its sample set and its verdict in each of two
+  // projects, then migration 0016.
+  ASSERT_NO_FATAL_FAILURE(MigrateBefore("0016"));
+  const std::string u1 = "'00000000-0000-4000-8000-000000000001'";
+  const std::string u2 = "'00000000-0000-4000-8000-000000000002'";
+  auto run_of = [](const std::string& id, int project) {
+    const std::string p = std::to_string(project);
+    return "INSERT INTO runs (id, project_id, branch_id, commit_id, testbed_id, upload) VALUES (" +
+           id + ", " + p + ", " + p + ", " + p + ", " + p + ", '{}');";
+  };
+  {
+    pqxx::connection conn(dsn_);
+    pqxx::work tx(conn);
+    tx.exec(
+        "INSERT INTO projects (name) VALUES ('p'), ('q');"
+        "INSERT INTO branches (project_id, name) VALUES (1, 'main'), (2, 'main');"
+        "INSERT INTO testbeds (project_id, name) VALUES (1, 'tb'), (2, 'tb');"
+        "INSERT INTO commits (project_id, sha) VALUES (1, repeat('a', 40)), (2, repeat('b', 40));"
+        "INSERT INTO benchmarks (project_id, suite, name) VALUES (1, 's', 'A'), (2, 's', 'A');"
+        "INSERT INTO metrics (project_id, name, direction) VALUES (1, 'real_time', 'lower'),"
+        " (2, 'real_time', 'lower');" +
+        run_of(u1, 1) + run_of(u2, 2) + "INSERT INTO sample_sets VALUES (" + u1 +
+        ", 1, 1, '{1,2,3}'), (" + u2 +
+        ", 2, 2, '{4,5}');"
+        "INSERT INTO verdicts (run_id, outcome, algorithm_version) VALUES (" +
+        u1 + ", 'pass', 'v'), (" + u2 + ", 'regression', 'v');");
+    tx.commit();
+  }
+  ReleaseHeld();
+  Result<MigrationReport> report = Migrate(dsn_, Options());
+  ASSERT_TRUE(report.has_value()) << report.error().ToString();
+  EXPECT_EQ(report->applied.front(), "0016_run_ids_per_project");
+
+  pqxx::connection conn(dsn_);
+  auto text = [&](const std::string& sql) {
+    pqxx::nontransaction tx(conn);
+    return tx.exec1(sql)[0].as<std::string>();
+  };
+  auto fails = [&](const std::string& sql) {
+    try {
+      pqxx::work tx(conn);
+      tx.exec(sql);
+      tx.commit();
+      return false;
+    } catch (const pqxx::sql_error&) {
+      return true;
+    }
+  };
+  // Every row kept, each child with its run's project.
+  EXPECT_EQ(text("SELECT string_agg(project_id || ' ' || right(run_id::text, 1) || ' ' || "
+                 "vals::text, ',' ORDER BY project_id) FROM sample_sets"),
+            "1 1 {1,2,3},2 2 {4,5}");
+  EXPECT_EQ(text("SELECT string_agg(project_id || ' ' || right(run_id::text, 1) || ' ' || outcome, "
+                 "',' ORDER BY project_id) FROM verdicts"),
+            "1 1 pass,2 2 regression");
+  // Project q may now hold run id 1 too, once; p may not hold it twice.
+  EXPECT_FALSE(fails(run_of(u1, 2) +
+                     "INSERT INTO sample_sets (project_id, run_id, benchmark_id, metric_id, vals) "
+                     "VALUES (2, " +
+                     u1 +
+                     ", 2, 2, '{6}');"
+                     "INSERT INTO verdicts (project_id, run_id, outcome, algorithm_version) "
+                     "VALUES (2, " +
+                     u1 + ", 'no_baseline', 'v')"));
+  EXPECT_TRUE(fails(run_of(u1, 1)));
+  // A child names its run with the run's project: run 2 is not in p.
+  EXPECT_TRUE(
+      fails("INSERT INTO sample_sets (project_id, run_id, benchmark_id, metric_id, vals) "
+            "VALUES (1, " +
+            u2 + ", 1, 1, '{1}')"));
+  // The views tell the two runs of id 1 apart.
+  EXPECT_EQ(text("SELECT string_agg(project || ' ' || value, ',' ORDER BY project) FROM "
+                 "perfgate_views.series_points WHERE run_id = " +
+                 u1),
+            "p 2,q 6");
+  EXPECT_EQ(text("SELECT string_agg(project || ' ' || outcome || ' ' || latest, ',' "
+                 "ORDER BY project) FROM perfgate_views.verdicts WHERE run_id = " +
+                 u1),
+            "p pass true,q no_baseline true");
+  EXPECT_EQ(text("SELECT string_agg(project_id || ' ' || value, ',' ORDER BY project_id, "
+                 "repetition) FROM samples WHERE run_id = " +
+                 u1),
+            "1 1,1 2,1 3,2 6");
+  // Deleting q's run 1 leaves p's run 1, its sets and its verdict.
+  EXPECT_FALSE(fails("DELETE FROM runs WHERE project_id = 2 AND id = " + u1));
+  EXPECT_EQ(text("SELECT count(*) || ' ' || min(project_id) FROM sample_sets WHERE run_id = " + u1),
+            "1 1");
+  EXPECT_EQ(text("SELECT count(*) || ' ' || min(project_id) FROM verdicts WHERE run_id = " + u1),
+            "1 1");
+}
+
 TEST_F(MigratorTest, SampleSetsRejectNonFiniteAndEmptyValues) {
   ASSERT_TRUE(Migrate(dsn_, Options()).has_value());
   pqxx::connection conn(dsn_);
@@ -240,8 +342,10 @@ TEST_F(MigratorTest, SampleSetsRejectNonFiniteAndEmptyValues) {
   auto fails = [&](const std::string& vals) {
     try {
       pqxx::work tx(conn);
-      tx.exec("INSERT INTO sample_sets VALUES ('00000000-0000-4000-8000-000000000001', 1, 1, '" +
-              vals + "')");
+      tx.exec(
+          "INSERT INTO sample_sets (project_id, run_id, benchmark_id, metric_id, vals) VALUES "
+          "(1, '00000000-0000-4000-8000-000000000001', 1, 1, '" +
+          vals + "')");
       tx.abort();
       return false;
     } catch (const pqxx::sql_error&) {

@@ -123,8 +123,9 @@ TEST_F(StoresPerfTest, SeriesOverTenThousandCommits) {
         "timestamptz '2024-01-01' + c.id * interval '1 minute' FROM commits c",
         project_.id);
     tx.exec(
-        "INSERT INTO sample_sets SELECT r.id, b.id, m.id, "
-        "ARRAY(SELECT 100 + g FROM generate_series(0, 9) g)::float8[] FROM runs r, "
+        "INSERT INTO sample_sets (run_id, benchmark_id, metric_id, vals, project_id) "
+        "SELECT r.id, b.id, m.id, "
+        "ARRAY(SELECT 100 + g FROM generate_series(0, 9) g)::float8[], r.project_id FROM runs r, "
         "benchmarks b, metrics m");
     tx.exec("ANALYZE");
     return 0;
