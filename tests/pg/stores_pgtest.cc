@@ -204,10 +204,47 @@ TEST_F(StoresTest, IdempotentRepostAndConflict) {
   ASSERT_FALSE(conflict);
   EXPECT_EQ(conflict.error().code, ErrorCode::kConflict);
   EXPECT_EQ(conflict.error().message, "run " + run.id + " already exists with different content");
-  // The same body posted to another project is not this run either.
-  Project other = *store_->CreateProject("other", false);
-  EXPECT_EQ(store_->IngestRun(other, run).error().code, ErrorCode::kConflict);
   EXPECT_EQ(Count("samples"), 7);
+}
+
+// Run ids are unique per project (migration 0016): another project's run of the same id is
+// stored as a new run, and each project reads, judges and re-posts its own.
+TEST_F(StoresTest, AnotherProjectMayHoldTheSameRunId) {
+  const wire::RunUpload run = MakeRun(1);
+  ASSERT_TRUE(store_->IngestRun(project_, run));
+  const Project other = *store_->CreateProject("other", false);
+  wire::RunUpload others = run;
+  others.project = "other";
+  others.results[0].values[0] = 1021.6;
+  Result<IngestOutcome> fresh = store_->IngestRun(other, others);
+  ASSERT_TRUE(fresh) << fresh.error().ToString();
+  EXPECT_TRUE(fresh->created);
+  EXPECT_EQ(fresh->run.project, "other");
+  EXPECT_FALSE(store_->IngestRun(other, others)->created);
+  wire::RunUpload changed = others;
+  changed.results[0].values[0] = 1021.5;
+  EXPECT_EQ(store_->IngestRun(other, changed).error().code, ErrorCode::kConflict);
+  EXPECT_FALSE(store_->IngestRun(project_, run)->created);
+  EXPECT_EQ(Count("runs"), 2);
+  EXPECT_EQ(Count("samples"), 14);
+
+  EXPECT_EQ(store_->GetRun(project_, run.id)->upload, run);
+  EXPECT_EQ(store_->GetRun(other, run.id)->upload, others);
+  // Sets in key order: (gb, BM_Sort/1024, items_per_second), then real_time.
+  EXPECT_EQ(store_->GetSampleSets(project_, {run.id})->at(1).values, run.results[0].values);
+  EXPECT_EQ(store_->GetSampleSets(other, {run.id})->at(1).values, others.results[0].values);
+  for (const auto& [project, outcome] :
+       {std::pair{project_, "pass"}, std::pair{other, "regression"}}) {
+    NewVerdict verdict;
+    verdict.run_id = run.id;
+    verdict.contender_run_ids = {run.id};
+    verdict.outcome = outcome;
+    verdict.algorithm_version = "v";
+    ASSERT_TRUE(store_->SaveVerdict(project, verdict));
+  }
+  EXPECT_EQ((*store_->LatestVerdict(project_, run.id))->verdict.outcome, "pass");
+  EXPECT_EQ((*store_->LatestVerdict(other, run.id))->verdict.outcome, "regression");
+  EXPECT_EQ(store_->GetRun(other, run.id)->latest_verdict->outcome, "regression");
 }
 
 TEST_F(StoresTest, FailedIngestLeavesNothing) {
