@@ -25,6 +25,7 @@
 
 #include "server/app.h"
 #include "server/auth/tokens.h"
+#include "tests/testing/history_wait.h"
 #include "tests/testing/http_client.h"
 #include "tests/testing/ids.h"
 #include "tests/testing/level_results.h"
@@ -175,18 +176,7 @@ class HistoryE2eTest : public testing::ServerTest {
   }
 
   // Waits until the worker has taken every stored run into history.
-  void WaitForHistory() {
-    pqxx::connection conn(dsn_);
-    for (int i = 0; i < 1200; ++i) {
-      pqxx::nontransaction tx(conn);
-      if (tx.exec("SELECT count(*) FROM runs WHERE history_analysed_at IS NULL")[0][0].as<int>() ==
-          0) {
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    FAIL() << "history analysis did not finish within 60 s";
-  }
+  void WaitForHistory() { testing::WaitForHistory(dsn_); }
 
   json Alerts(const std::string& query, const std::string& token) {
     HttpResponse r = http_->Get("/api/v1/projects/proj/alerts" + query, token);

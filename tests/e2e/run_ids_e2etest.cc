@@ -4,14 +4,13 @@
 // same body) or 409 (another body).
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <pqxx/pqxx>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <vector>
 
 #include "tests/testing/api_e2e_fixture.h"
+#include "tests/testing/history_wait.h"
 
 namespace perfgate {
 namespace {
@@ -49,18 +48,6 @@ class RunIdsE2eTest : public ApiE2eTest {
     HttpResponse r = http().Get(target, token);
     EXPECT_EQ(r.status, 200) << target << ": " << Describe(r);
     return r.Json();
-  }
-  void WaitForHistory() {
-    pqxx::connection conn(dsn_);
-    for (int i = 0; i < 1200; ++i) {
-      pqxx::nontransaction tx(conn);
-      if (tx.exec("SELECT count(*) FROM runs WHERE history_analysed_at IS NULL")[0][0].as<int>() ==
-          0) {
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    FAIL() << "history analysis did not finish within 60 s";
   }
 };
 
@@ -133,7 +120,7 @@ TEST_F(RunIdsE2eTest, AnotherProjectsRunIdIsAFreshId) {
   EXPECT_EQ(series_b["points"][1]["values"], json(Around(1000)));
 
   // The history analysis of main, and the Grafana views, keep the projects apart too.
-  WaitForHistory();
+  ASSERT_NO_FATAL_FAILURE(testing::WaitForHistory(dsn_));
   pqxx::connection conn(dsn_);
   pqxx::nontransaction tx(conn);
   EXPECT_EQ(
