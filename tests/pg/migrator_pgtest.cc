@@ -41,7 +41,7 @@ class MigratorTest : public PgTest {
     return options;
   }
   // Applies the migrations before `first_held` (a file name prefix such as "0004") and sets the
-  // others aside; ReleaseHeld() puts them back for the next Migrate.
+  // others aside for ApplyHeld.
   void MigrateBefore(const std::string& first_held) {
     for (const fs::directory_entry& entry : fs::directory_iterator(dir_)) {
       if (entry.path().filename().string() >= first_held) held_.push_back(entry.path().filename());
@@ -52,9 +52,24 @@ class MigratorTest : public PgTest {
     Result<MigrationReport> report = Migrate(dsn_, Options());
     ASSERT_TRUE(report.has_value()) << report.error().ToString();
   }
-  void ReleaseHeld() {
+  // Puts the held migrations back and applies them, `first` first.
+  void ApplyHeld(const std::string& first) {
     for (const fs::path& file : held_) fs::rename(HeldDir() / file, dir_ / file);
     held_.clear();
+    Result<MigrationReport> report = Migrate(dsn_, Options());
+    ASSERT_TRUE(report.has_value()) << report.error().ToString();
+    EXPECT_EQ(report->applied.front(), first);
+  }
+  // Whether `sql`, committed in one transaction, fails.
+  static bool Fails(pqxx::connection& conn, const std::string& sql) {
+    try {
+      pqxx::work tx(conn);
+      tx.exec(sql);
+      tx.commit();
+      return false;
+    } catch (const pqxx::sql_error&) {
+      return true;
+    }
   }
   fs::path HeldDir() const { return dir_.parent_path() / (dir_.filename().string() + "-held"); }
 
@@ -90,16 +105,7 @@ TEST_F(MigratorTest, AppliesOnEmptyDatabaseThenNothing) {
 TEST_F(MigratorTest, SchemaRejectsBadValues) {
   ASSERT_TRUE(Migrate(dsn_, Options()).has_value());
   pqxx::connection conn(dsn_);
-  auto fails = [&](const std::string& sql) {
-    try {
-      pqxx::work tx(conn);
-      tx.exec(sql);
-      tx.commit();
-      return false;
-    } catch (const pqxx::sql_error&) {
-      return true;
-    }
-  };
+  auto fails = [&](const std::string& sql) { return Fails(conn, sql); };
   EXPECT_FALSE(fails("INSERT INTO projects (name) VALUES ('p')"));
   EXPECT_TRUE(fails("INSERT INTO projects (name) VALUES ('p')"));  // unique
   EXPECT_TRUE(fails("INSERT INTO metrics (project_id, name, direction) VALUES (1, 'm', 'up')"));
@@ -208,10 +214,7 @@ TEST_F(MigratorTest, PackingSamplesKeepsEveryValueInRepetitionOrder) {
         " ('00000000-0000-4000-8000-000000000001', 2, 1, 0, 7);");
     tx.commit();
   }
-  ReleaseHeld();
-  Result<MigrationReport> report = Migrate(dsn_, Options());
-  ASSERT_TRUE(report.has_value()) << report.error().ToString();
-  EXPECT_EQ(report->applied.front(), "0004_pack_samples_into_sample_sets");
+  ASSERT_NO_FATAL_FAILURE(ApplyHeld("0004_pack_samples_into_sample_sets"));
 
   pqxx::connection conn(dsn_);
   pqxx::nontransaction tx(conn);
@@ -260,26 +263,14 @@ TEST_F(MigratorTest, RunIdsBecomeUniquePerProjectWithoutLosingData) {
         u1 + ", 'pass', 'v'), (" + u2 + ", 'regression', 'v');");
     tx.commit();
   }
-  ReleaseHeld();
-  Result<MigrationReport> report = Migrate(dsn_, Options());
-  ASSERT_TRUE(report.has_value()) << report.error().ToString();
-  EXPECT_EQ(report->applied.front(), "0016_run_ids_per_project");
+  ASSERT_NO_FATAL_FAILURE(ApplyHeld("0016_run_ids_per_project"));
 
   pqxx::connection conn(dsn_);
   auto text = [&](const std::string& sql) {
     pqxx::nontransaction tx(conn);
     return tx.exec1(sql)[0].as<std::string>();
   };
-  auto fails = [&](const std::string& sql) {
-    try {
-      pqxx::work tx(conn);
-      tx.exec(sql);
-      tx.commit();
-      return false;
-    } catch (const pqxx::sql_error&) {
-      return true;
-    }
-  };
+  auto fails = [&](const std::string& sql) { return Fails(conn, sql); };
   // Every row kept, each child with its run's project.
   EXPECT_EQ(text("SELECT string_agg(project_id || ' ' || right(run_id::text, 1) || ' ' || "
                  "vals::text, ',' ORDER BY project_id) FROM sample_sets"),
