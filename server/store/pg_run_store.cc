@@ -1,7 +1,7 @@
 // PgStore: runs. IngestRun writes a whole upload in one transaction, serialised per run id by
 // a transaction-scoped advisory lock, so that concurrent posts of one id store it once and
 // every caller gets an answer (created, or the stored run). A run id is unique within its
-// project (migration 0016): every statement here names the run by (project, id).
+// project (migration 0015): every statement here names the run by (project, id).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

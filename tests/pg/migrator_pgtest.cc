@@ -236,8 +236,8 @@ TEST_F(MigratorTest, PackingSamplesKeepsEveryValueInRepetitionOrder) {
 
 TEST_F(MigratorTest, RunIdsBecomeUniquePerProjectWithoutLosingData) {
   // A database at version 0015 with a run, its sample set and its verdict in each of two
-  // projects, then migration 0016.
-  ASSERT_NO_FATAL_FAILURE(MigrateBefore("0016"));
+  // projects, then migration 0015.
+  ASSERT_NO_FATAL_FAILURE(MigrateBefore("0015"));
   const std::string u1 = "'00000000-0000-4000-8000-000000000001'";
   const std::string u2 = "'00000000-0000-4000-8000-000000000002'";
   auto run_of = [](const std::string& id, int project) {
@@ -263,7 +263,7 @@ TEST_F(MigratorTest, RunIdsBecomeUniquePerProjectWithoutLosingData) {
         u1 + ", 'pass', 'v'), (" + u2 + ", 'regression', 'v');");
     tx.commit();
   }
-  ASSERT_NO_FATAL_FAILURE(ApplyHeld("0016_run_ids_per_project"));
+  ASSERT_NO_FATAL_FAILURE(ApplyHeld("0015_run_ids_per_project"));
 
   pqxx::connection conn(dsn_);
   auto text = [&](const std::string& sql) {

@@ -207,7 +207,7 @@ TEST_F(StoresTest, IdempotentRepostAndConflict) {
   EXPECT_EQ(Count("samples"), 7);
 }
 
-// Run ids are unique per project (migration 0016): another project's run of the same id is
+// Run ids are unique per project (migration 0015): another project's run of the same id is
 // stored as a new run, and each project reads, judges and re-posts its own.
 TEST_F(StoresTest, AnotherProjectMayHoldTheSameRunId) {
   const wire::RunUpload run = MakeRun(1);

@@ -1,4 +1,4 @@
--- 0016_run_ids_per_project: a run's id is unique within its project, not across projects
+-- 0015_run_ids_per_project: a run's id is unique within its project, not across projects
 -- (issue 27). With one global key, a project posting another project's run id was answered
 -- 409 "already exists": an oracle telling any ingest token which ids other projects hold. Now
 -- a run is keyed (project_id, id), and each table that references a run carries the run's
