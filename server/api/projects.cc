@@ -53,7 +53,24 @@ Result<std::optional<std::vector<std::string>>> DecodeProtectedBranches(const js
   return std::optional<std::vector<std::string>>(std::move(list));
 }
 
-Result<store::Project> DecodeNewProject(const json& body, bool* public_read) {
+// The settings a project is created or changed with: public_read and protected_branches, each
+// absent when the body does not name it.
+Result<store::ProjectUpdate> DecodeSettings(const json& body, bool null_public_read_is_absent) {
+  store::ProjectUpdate settings;
+  if (auto flag = body.find("public_read");
+      flag != body.end() && !(flag->is_null() && null_public_read_is_absent)) {
+    if (!flag->is_boolean()) return InvalidArgument("expected true or false", "public_read");
+    settings.public_read = flag->get<bool>();
+  }
+  if (auto branches = body.find("protected_branches"); branches != body.end()) {
+    auto list = DecodeProtectedBranches(*branches);
+    if (!list) return tl::unexpected(list.error());
+    settings.protected_branches = std::move(*list);
+  }
+  return settings;
+}
+
+Result<store::Project> DecodeNewProject(const json& body) {
   if (auto keys = OnlyKeys(body, {"name", "public_read", "protected_branches"}); !keys) {
     return tl::unexpected(keys.error());
   }
@@ -69,16 +86,10 @@ Result<store::Project> DecodeNewProject(const json& body, bool* public_read) {
   if (project.name == "." || project.name == "..") {
     return InvalidArgument("\"" + project.name + "\" is not a valid project name", "name");
   }
-  *public_read = false;
-  if (auto flag = body.find("public_read"); flag != body.end() && !flag->is_null()) {
-    if (!flag->is_boolean()) return InvalidArgument("expected true or false", "public_read");
-    *public_read = flag->get<bool>();
-  }
-  if (auto branches = body.find("protected_branches"); branches != body.end()) {
-    auto list = DecodeProtectedBranches(*branches);
-    if (!list) return tl::unexpected(list.error());
-    project.protected_branches = std::move(*list);
-  }
+  auto settings = DecodeSettings(body, /*null_public_read_is_absent=*/true);
+  if (!settings) return tl::unexpected(settings.error());
+  project.public_read = settings->public_read.value_or(false);
+  project.protected_branches = settings->protected_branches.value_or(std::nullopt);
   return project;
 }
 
@@ -86,17 +97,9 @@ Result<store::ProjectUpdate> DecodeProjectUpdate(const json& body) {
   if (auto keys = OnlyKeys(body, {"public_read", "protected_branches"}); !keys) {
     return tl::unexpected(keys.error());
   }
-  store::ProjectUpdate update;
-  if (auto flag = body.find("public_read"); flag != body.end()) {
-    if (!flag->is_boolean()) return InvalidArgument("expected true or false", "public_read");
-    update.public_read = flag->get<bool>();
-  }
-  if (auto branches = body.find("protected_branches"); branches != body.end()) {
-    auto list = DecodeProtectedBranches(*branches);
-    if (!list) return tl::unexpected(list.error());
-    update.protected_branches = std::move(*list);
-  }
-  if (!update.public_read && !update.protected_branches) {
+  auto update = DecodeSettings(body, /*null_public_read_is_absent=*/false);
+  if (!update) return tl::unexpected(update.error());
+  if (!update->public_read && !update->protected_branches) {
     return InvalidArgument("nothing to change (public_read, protected_branches)", "");
   }
   return update;
@@ -157,11 +160,10 @@ void RegisterProjectRoutes(http::Router& router, const ApiDeps& deps) {
             if (auto bad_type = CheckJsonContentType(request)) return *bad_type;
             auto body = ParseJsonObject(request.body, deps.json_max_depth);
             if (!body) return tl::unexpected(body.error());
-            bool public_read = false;
-            auto wanted = DecodeNewProject(*body, &public_read);
+            auto wanted = DecodeNewProject(*body);
             if (!wanted) return tl::unexpected(wanted.error());
-            auto created =
-                deps.projects->CreateProject(wanted->name, public_read, wanted->protected_branches);
+            auto created = deps.projects->CreateProject(wanted->name, wanted->public_read,
+                                                        wanted->protected_branches);
             if (!created) {
               Error error = created.error();
               if (error.code == ErrorCode::kConflict && error.field.empty()) error.field = "name";

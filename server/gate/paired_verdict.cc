@@ -79,13 +79,8 @@ Result<std::string> VerdictService::ComputePaired(const store::Project& project,
                                                   const wire::PairedMeasurement& m, bool* reused,
                                                   const BranchCheck& may_write) {
   if (reused != nullptr) *reused = false;
-  auto run = store_.GetRunContext(project, run_id);
+  auto run = RunToJudge(project, run_id, may_write);
   if (!run) return tl::unexpected(run.error());
-  if (may_write) {
-    if (auto allowed = may_write(run->summary.branch); !allowed) {
-      return tl::unexpected(allowed.error());
-    }
-  }
   const std::string measurement_json = wire::EncodePairedMeasurement(m);
   auto latest = store_.LatestVerdict(project, run_id);
   if (!latest) return tl::unexpected(latest.error());

@@ -80,11 +80,9 @@ Result<std::string> ReplayResponse(const store::StoredVerdict& stored,
   return wire::EncodeReplayBody(text, replay);
 }
 
-Result<std::string> VerdictService::Compute(const store::Project& project,
-                                            const std::string& run_id,
-                                            const VerdictRequest& request, bool* reused,
-                                            const BranchCheck& may_write) {
-  if (reused != nullptr) *reused = false;
+Result<store::RunContext> VerdictService::RunToJudge(const store::Project& project,
+                                                     const std::string& run_id,
+                                                     const BranchCheck& may_write) {
   auto run = store_.GetRunContext(project, run_id);
   if (!run) return tl::unexpected(run.error());
   if (may_write) {
@@ -92,6 +90,16 @@ Result<std::string> VerdictService::Compute(const store::Project& project,
       return tl::unexpected(allowed.error());
     }
   }
+  return run;
+}
+
+Result<std::string> VerdictService::Compute(const store::Project& project,
+                                            const std::string& run_id,
+                                            const VerdictRequest& request, bool* reused,
+                                            const BranchCheck& may_write) {
+  if (reused != nullptr) *reused = false;
+  auto run = RunToJudge(project, run_id, may_write);
+  if (!run) return tl::unexpected(run.error());
   std::vector<std::string> contender_ids = {run_id};
   for (size_t i = 0; i < request.contender_runs.size(); ++i) {
     const std::string& id = request.contender_runs[i];

@@ -100,6 +100,9 @@ class VerdictService {
   static constexpr size_t kWarmQueue = 64;
   void WarmLoop();
   void Warm(const store::Project& project, const std::string& run_id);
+  // The run a verdict is computed for, once `may_write` (when set) allows its branch.
+  Result<store::RunContext> RunToJudge(const store::Project& project, const std::string& run_id,
+                                       const BranchCheck& may_write);
 
   Result<std::string> ReplayPaired(const store::Project& project,
                                    const store::StoredVerdict& stored);
