@@ -1,13 +1,10 @@
 #include "server/store/embedded_pg.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <pwd.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,9 +17,9 @@
 #include <thread>
 #include <vector>
 
+#include "core/private_file.h"
+#include "server/store/pg_command.h"
 #include "server/store/pg_error.h"
-
-extern char** environ;
 
 namespace perfgate::store {
 namespace {
@@ -36,98 +33,6 @@ constexpr const char* kLogFile = "postgres.log";
 // The port the cluster last listened on: the next start takes it again when it is free, so a
 // second server pointed at this cluster keeps finding it across restarts.
 constexpr const char* kPortFile = "perfgate.port";
-constexpr size_t kTailBytes = 2000;
-
-struct CommandOutput {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr, interleaved
-};
-
-std::string Tail(const std::string& text) {
-  std::string tail =
-      text.size() > kTailBytes ? "..." + text.substr(text.size() - kTailBytes) : text;
-  while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
-  return tail;
-}
-
-std::string Join(const std::vector<std::string>& argv) {
-  std::string joined;
-  for (const std::string& arg : argv) joined += (joined.empty() ? "" : " ") + arg;
-  return joined;
-}
-
-// Runs argv (no shell), stdin from /dev/null, in "/", and collects its output. The pipe is
-// close-on-exec in this process so that concurrent spawns do not leak it into each other's
-// children (a postmaster holding it would keep the read below from ever ending).
-Result<CommandOutput> RunCommand(const std::vector<std::string>& argv) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
-    return MakeError(ErrorCode::kUnavailable, std::string("pipe: ") + std::strerror(errno));
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-  posix_spawn_file_actions_addchdir_np(&actions, "/");
-  std::vector<char*> args;
-  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(fds[1]);
-  if (rc != 0) {
-    close(fds[0]);
-    return MakeError(ErrorCode::kUnavailable,
-                     "cannot run " + Join(argv) + ": " + std::strerror(rc));
-  }
-  CommandOutput result;
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = read(fds[0], buffer, sizeof buffer);
-    if (n > 0) {
-      result.output.append(buffer, static_cast<size_t>(n));
-    } else if (n == 0 || errno != EINTR) {
-      break;
-    }
-  }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return result;
-}
-
-tl::unexpected<Error> CommandFailed(const std::vector<std::string>& argv,
-                                    const CommandOutput& out) {
-  return MakeError(
-      ErrorCode::kUnavailable,
-      Join(argv) + " failed (exit " + std::to_string(out.exit_code) + "): " + Tail(out.output));
-}
-
-// Runs a PostgreSQL binary, as the cluster's system user when this process is root.
-Result<CommandOutput> RunPg(const fs::path& bin_dir, const std::string& program,
-                            std::vector<std::string> args, const std::string& system_user,
-                            std::vector<std::string>* argv_out = nullptr) {
-  std::vector<std::string> argv;
-  if (geteuid() == 0) {
-    std::string runuser = "runuser";
-    for (const char* candidate : {"/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser"}) {
-      if (access(candidate, X_OK) == 0) {
-        runuser = candidate;
-        break;
-      }
-    }
-    argv = {runuser, "-u", system_user, "--"};
-  }
-  argv.push_back((bin_dir / program).string());
-  for (std::string& arg : args) argv.push_back(std::move(arg));
-  if (argv_out != nullptr) *argv_out = argv;
-  return RunCommand(argv);
-}
-
 Result<int> FreeLoopbackPort() {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return MakeError(ErrorCode::kUnavailable, "socket: " + std::string(strerror(errno)));
@@ -176,22 +81,11 @@ Result<std::string> RandomHex(size_t bytes) {
   return hex;
 }
 
-// Creates (or truncates) a file readable by its owner only; chowned to `owner` when set.
-Result<void> WritePrivateFile(const fs::path& path, const std::string& text, const passwd* owner) {
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    return MakeError(ErrorCode::kUnavailable,
-                     "cannot write " + path.string() + ": " + std::strerror(errno));
-  }
-  const bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-                  (owner == nullptr || fchown(fd, owner->pw_uid, owner->pw_gid) == 0);
-  const int error = errno;
-  close(fd);
-  if (!ok) {
-    return MakeError(ErrorCode::kUnavailable,
-                     "cannot write " + path.string() + ": " + std::strerror(error));
-  }
-  return {};
+// The (uid, gid) a private file is handed to: the cluster's system user when this process runs
+// as root, none otherwise.
+std::optional<std::pair<uid_t, gid_t>> FileOwner(const passwd* owner) {
+  if (owner == nullptr) return std::nullopt;
+  return std::make_pair(owner->pw_uid, owner->pw_gid);
 }
 
 std::string QuoteDsnValue(const std::string& value) {
@@ -294,7 +188,8 @@ Result<void> EmbeddedPostgres::InitCluster() {
   // initdb wants an empty directory, so the password file waits beside it until initdb is done.
   const fs::path pwfile =
       data_dir_.parent_path() / ("." + data_dir_.filename().string() + ".initpw");
-  if (auto written = WritePrivateFile(pwfile, *password + "\n", owner); !written) return written;
+  if (auto written = WritePrivateFile(pwfile, *password + "\n", FileOwner(owner)); !written)
+    return written;
   std::vector<std::string> argv;
   std::vector<std::string> args = {"-D",
                                    data_dir_.string(),
@@ -319,7 +214,8 @@ Result<void> EmbeddedPostgres::InitCluster() {
     error.value().message += hint;
     return error;
   }
-  if (auto written = WritePrivateFile(data_dir_ / kPasswordFile, *password + "\n", owner);
+  if (auto written =
+          WritePrivateFile(data_dir_ / kPasswordFile, *password + "\n", FileOwner(owner));
       !written) {
     return written;
   }
@@ -480,7 +376,7 @@ Result<std::string> EmbeddedPostgres::EnsureAppRole() {
     if (!made) return tl::unexpected(made.error());
     password = *made;
     const passwd* owner = geteuid() == 0 ? getpwnam(options_.system_user.c_str()) : nullptr;
-    if (auto written = WritePrivateFile(file, password + "\n", owner); !written) {
+    if (auto written = WritePrivateFile(file, password + "\n", FileOwner(owner)); !written) {
       return tl::unexpected(written.error());
     }
   }
