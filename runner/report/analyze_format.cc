@@ -58,8 +58,8 @@ std::string FormatAnalyzeText(const AnalyzeResult& r) {
   return out;
 }
 
-std::string FormatAnalyzeMarkdown(const AnalyzeResult& r) {
-  std::string out = "### perfgate analyze\n\n";
+std::string FormatAnalyzeMarkdown(const AnalyzeResult& r, const std::string& title) {
+  std::string out = "### " + title + "\n\n";
   if (r.change_points.empty()) {
     return out + "No change points in " + std::to_string(r.points) + " points (" + Summary(r) +
            ").\n";
@@ -76,8 +76,12 @@ std::string FormatAnalyzeMarkdown(const AnalyzeResult& r) {
   return out;
 }
 
-std::string FormatAnalyzeJson(const AnalyzeResult& r) {
+namespace {
+
+// `name` first when given (a batch's series).
+nlohmann::ordered_json AnalyzeObject(const AnalyzeResult& r, const std::string* name = nullptr) {
   nlohmann::ordered_json out;
+  if (name != nullptr) out["name"] = *name;
   out["points"] = r.points;
   out["parameters"] = {{"detector", r.raw ? "e-divisive" : "perfgate"},
                        {"window", r.options.window},
@@ -100,6 +104,32 @@ std::string FormatAnalyzeJson(const AnalyzeResult& r) {
                                     {"level_before", cp.level_before},
                                     {"level_after", cp.level_after},
                                     {"detectors", cp.detectors}});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string FormatAnalyzeJson(const AnalyzeResult& r) { return AnalyzeObject(r).dump(2) + "\n"; }
+
+std::string FormatAnalyzeNamedText(const std::string& name, const AnalyzeResult& r) {
+  return "== " + name + " ==\n" + FormatAnalyzeText(r);
+}
+
+std::string FormatAnalyzeNamedMarkdown(const std::string& name, const AnalyzeResult& r) {
+  return FormatAnalyzeMarkdown(r, "`" + name + "`");
+}
+
+std::string FormatAnalyzeBatchJson(const std::vector<NamedAnalyzeResult>& results,
+                                   const std::vector<AnalyzeError>& errors) {
+  nlohmann::ordered_json out;
+  out["series"] = nlohmann::ordered_json::array();
+  for (const NamedAnalyzeResult& named : results) {
+    out["series"].push_back(AnalyzeObject(named.result, &named.name));
+  }
+  out["errors"] = nlohmann::ordered_json::array();
+  for (const AnalyzeError& e : errors) {
+    out["errors"].push_back({{"name", e.name}, {"error", e.message}});
   }
   return out.dump(2) + "\n";
 }

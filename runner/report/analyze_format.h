@@ -28,7 +28,27 @@ struct AnalyzeResult {
 };
 
 std::string FormatAnalyzeText(const AnalyzeResult& result);
-std::string FormatAnalyzeMarkdown(const AnalyzeResult& result);
+// `title` is the "### " heading's text.
+std::string FormatAnalyzeMarkdown(const AnalyzeResult& result,
+                                  const std::string& title = "perfgate analyze");
 std::string FormatAnalyzeJson(const AnalyzeResult& result);
+
+// A batch (several series in one process): each series' output is the one-series output under its
+// name. Text: "== NAME ==" then FormatAnalyzeText; Markdown: FormatAnalyzeMarkdown titled `NAME`.
+std::string FormatAnalyzeNamedText(const std::string& name, const AnalyzeResult& result);
+std::string FormatAnalyzeNamedMarkdown(const std::string& name, const AnalyzeResult& result);
+
+struct NamedAnalyzeResult {
+  std::string name;
+  AnalyzeResult result;
+};
+struct AnalyzeError {
+  std::string name;
+  std::string message;
+};
+// {"series": [{"name": NAME, <FormatAnalyzeJson's object>}, ...], "errors": [{"name", "error"}]}
+// in input order; "errors" is empty when every input was read.
+std::string FormatAnalyzeBatchJson(const std::vector<NamedAnalyzeResult>& results,
+                                   const std::vector<AnalyzeError>& errors);
 
 }  // namespace perfgate::report
