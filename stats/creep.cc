@@ -15,7 +15,6 @@ namespace perfgate::stats {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr std::size_t kMaxFitPoints = 1000;  // bounds a merged range's O(n^2) fit
 
 double Sign(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }
 
@@ -115,50 +114,53 @@ bool StepFitsBetter(std::span<const double> y, const TrendLine& line, std::size_
   return false;
 }
 
-// A window's verdict: +1 or -1 when it creeps up or down, 0 when not.
-int Judge(std::span<const double> y, double p_value, const CreepOptions& options) {
-  if (p_value > options.max_pvalue) return 0;
+// A window's verdict: +1 or -1 when it creeps up or down, 0 when not; and its line's slope
+// relative to the line's level at the window's start.
+struct Verdict {
+  int sign = 0;
+  double relative_slope = 0;
+};
+
+Verdict Judge(std::span<const double> y, double p_value, const CreepOptions& options) {
+  if (p_value > options.max_pvalue) return {};
   const TrendLine line = TheilSen(y);
   const double start = line.intercept;
   const double end = line.intercept + line.slope * static_cast<double>(y.size() - 1);
-  if (!(start > 0) || std::fabs(end / start - 1) < options.threshold) return 0;
-  if (StepFitsBetter(y, line, options.min_segment, options.line_margin)) return 0;
-  return line.slope > 0 ? 1 : -1;
-}
-
-// The figures of a creep over levels[start..end].
-Creep Measure(std::span<const double> levels, std::size_t start, std::size_t end,
-              const CreepOptions& options) {
-  const std::size_t len = end - start + 1;
-  const std::size_t m = std::min(len, kMaxFitPoints);
-  std::vector<double> x(m), y(m);
-  for (std::size_t k = 0; k < m; ++k) {
-    const std::size_t offset = m == len ? k : (k * (len - 1) + (m - 1) / 2) / (m - 1);
-    x[k] = static_cast<double>(offset);
-    y[k] = levels[start + offset];
-  }
-  const TrendLine line = FitLine(x, y);
-  const SlopeInterval interval = SenInterval(x, y, options.confidence);
-  // The levels at the ends are medians of the data, not the line's: a range that reaches past
-  // the drift into flat parts would otherwise extend the line's change beyond the drift's.
-  const std::size_t k = std::min(len, std::max(options.min_segment, len / 10));
-  Creep c;
-  c.start = start;
-  c.end = end;
-  c.level_start = Median(levels.subspan(start, k));
-  c.level_end = Median(levels.subspan(end + 1 - k, k));
-  c.slope = line.slope / c.level_start;
-  c.slope_low = interval.low / c.level_start;
-  c.slope_high = interval.high / c.level_start;
-  c.total_change = c.level_end / c.level_start - 1;
-  c.p_value = MannKendallOf(y).p_value;
-  return c;
+  if (!(start > 0) || std::fabs(end / start - 1) < options.threshold) return {};
+  if (StepFitsBetter(y, line, options.min_segment, options.line_margin)) return {};
+  return {line.slope > 0 ? 1 : -1, line.slope / start};
 }
 
 struct Run {
   std::size_t start = 0, end = 0;
   int sign = 0;
+  std::size_t steepest = 0;  // the start of the window of steepest slope
+  double steepest_slope = 0;
 };
+
+// The figures of a creep: its range and levels from the data, its slope from its steepest window
+// (a window inside the drift, where the union of windows also holds flat points).
+Creep Measure(std::span<const double> levels, const Run& run, std::size_t w,
+              const CreepOptions& options) {
+  const std::size_t len = run.end - run.start + 1;
+  const std::span<const double> window = levels.subspan(run.steepest, w);
+  const TrendLine line = TheilSen(window);
+  const SlopeInterval interval = SenSlopeInterval(window, options.confidence);
+  // The levels at the ends are medians of the data, not a line's: the range reaches past the
+  // drift into flat parts, where a line through the drift would go on changing.
+  const std::size_t k = std::min(len, std::max(options.min_segment, len / 10));
+  Creep c;
+  c.start = run.start;
+  c.end = run.end;
+  c.level_start = Median(levels.subspan(run.start, k));
+  c.level_end = Median(levels.subspan(run.end + 1 - k, k));
+  c.slope = line.slope / c.level_start;
+  c.slope_low = interval.low / c.level_start;
+  c.slope_high = interval.high / c.level_start;
+  c.total_change = c.level_end / c.level_start - 1;
+  c.p_value = MannKendallOf(window).p_value;
+  return c;
+}
 
 // The runs of creeping windows in levels[a, b), windows of w points.
 void ScanSegment(std::span<const double> levels, std::size_t a, std::size_t b, std::size_t w,
@@ -184,13 +186,17 @@ void ScanSegment(std::span<const double> levels, std::size_t a, std::size_t b, s
   std::optional<Run> open;
   for (std::size_t t = a + w;; ++t) {  // the window is levels[t - w, t)
     const double p = TwoSidedP(s, variance - ties / 18);
-    const int sign = Judge(levels.subspan(t - w, w), p, options);
-    if (sign != 0 && open && open->sign == sign) {
+    const Verdict v = Judge(levels.subspan(t - w, w), p, options);
+    if (v.sign != 0 && open && open->sign == v.sign) {
       open->end = t - 1;
     } else {
       if (open) runs.push_back(*open);
       open.reset();
-      if (sign != 0) open = Run{t - w, t - 1, sign};
+      if (v.sign != 0) open = Run{t - w, t - 1, v.sign, t - w, 0};
+    }
+    if (v.sign != 0 && std::fabs(v.relative_slope) > std::fabs(open->steepest_slope)) {
+      open->steepest = t - w;
+      open->steepest_slope = v.relative_slope;
     }
     if (t == b) break;
     const double out = levels[t - w], in = levels[t];
@@ -266,12 +272,16 @@ Result<std::vector<Creep>> DetectCreeps(std::span<const double> levels,
   for (const Run& r : runs) {
     if (!merged.empty() && merged.back().sign == r.sign && r.start <= merged.back().end) {
       merged.back().end = std::max(merged.back().end, r.end);
+      if (std::fabs(r.steepest_slope) > std::fabs(merged.back().steepest_slope)) {
+        merged.back().steepest = r.steepest;
+        merged.back().steepest_slope = r.steepest_slope;
+      }
     } else {
       merged.push_back(r);
     }
   }
   for (const Run& r : merged) {
-    Creep creep = Measure(levels, r.start, r.end, options);
+    Creep creep = Measure(levels, r, std::min(options.window, n), options);
     for (std::size_t step : steps) {
       if (step > r.start && step <= r.end) creep.steps.push_back(step);
     }

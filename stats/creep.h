@@ -64,7 +64,7 @@ struct Creep {
   double level_start = 0;   // median of the range's first tenth (at least min_segment points)
   double level_end = 0;     // median of its last tenth
   double total_change = 0;  // level_end / level_start - 1
-  double p_value = 1;       // Mann-Kendall over the range
+  double p_value = 1;       // Mann-Kendall's in the steepest window
   std::vector<std::size_t> steps;  // the confirmed steps inside (start, end]: a string of steps
                                    // the detector cut the drift into, which this creep replaces
 
@@ -80,8 +80,9 @@ struct Creep {
 // min_segment points around their medians) by more than line_margin. A window holding a real
 // step is the step's, not a creep; a drift that the step detector cut into a string of steps is
 // one creep, which lists those steps (Creep::steps) so that a caller reports the creep instead.
-// Windows that overlap and creep the same way merge into one Creep over their union, measured
-// again over that range (Theil-Sen over at most 1,000 evenly spaced points of it). Kendall's S
+// Windows that overlap and creep the same way merge into one Creep over their union; its slope,
+// interval and p-value are those of its steepest window (one inside the drift, where the union
+// also holds flat points), its levels the medians of the union's ends. Kendall's S
 // moves with the window in O(window) per point; the O(window^2 log window) fit and step check run
 // only for significant windows. Errors (kInvalidArgument naming the field): an option out of
 // range, steps not increasing inside (0, n), a non-finite level ("levels[i]").

@@ -18,6 +18,7 @@
 #include "runner/cli/commands.h"
 #include "runner/report/analyze_format.h"
 #include "stats/change_points.h"
+#include "stats/creep.h"
 #include "stats/descriptive.h"
 #include "stats/history_detector.h"
 
@@ -35,6 +36,7 @@ struct AnalyzeArgs {
   std::size_t level_points = stats::HistoryOptions{}.level_points;
   std::size_t min_segment = stats::HistoryOptions{}.min_segment;
   bool no_rank_test = false;
+  std::size_t creep_window = stats::CreepOptions{}.window;
 };
 
 int Fail(const Error& error) {
@@ -86,6 +88,13 @@ Result<report::AnalyzeResult> AnalyzeOne(const adapters::SeriesPoints& points,
   auto found = result.raw ? RawEDivisive(levels, result.options) : Perfgate(levels, result.options);
   if (!found) return tl::unexpected(found.error());
   result.change_points = std::move(*found);
+  if (result.creep_search) {
+    std::vector<std::size_t> steps;
+    for (const report::ChangePointReport& cp : result.change_points) steps.push_back(cp.index);
+    auto creeps = stats::DetectCreeps(levels, steps, result.creep_options);
+    if (!creeps) return tl::unexpected(creeps.error());
+    result.creeps = std::move(*creeps);
+  }
   return result;
 }
 
@@ -122,6 +131,13 @@ int RunAnalyze(const AnalyzeArgs& args) {
     if (!threshold) return Fail(threshold.error());
     settings.options.threshold = *threshold;
   }
+  // Creeps need a threshold to drift beyond; raw e-divisive is Otava's answer alone.
+  settings.creep_search = !settings.raw && settings.options.threshold > 0;
+  settings.creep_options.threshold = settings.options.threshold;
+  settings.creep_options.window = args.creep_window;
+  settings.creep_options.min_points =
+      std::min(settings.creep_options.min_points, args.creep_window);
+  settings.creep_options.min_segment = settings.options.min_segment;
   const adapters::SeriesBatch batch = adapters::ReadSeriesBatch(args.inputs, args.jsonl);
   if (!batch.many) {  // one series: exactly the one-series output
     const adapters::NamedSeries& only = batch.series.front();
@@ -223,6 +239,13 @@ void AddAnalyzeCommand(CLI::App& app, int* exit_code) {
       ->add_option("--min-segment", args.min_segment,
                    "Points a level must hold on each side of a step (a single outlier is not one)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40))
+      ->capture_default_str();
+  analyze
+      ->add_option("--creep-window", args.creep_window,
+                   "Points per window of the creep search: a drift beyond the threshold within "
+                   "this many points, with no step beyond it, is one creep (not with "
+                   "--detector e-divisive or --threshold 0)")
+      ->check(CLI::Range(std::size_t{10}, std::size_t{100000}))
       ->capture_default_str();
   analyze->add_flag("--no-rank-test", args.no_rank_test,
                     "Do not also require a Mann-Whitney U p-value <= --max-pvalue between the "

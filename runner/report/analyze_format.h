@@ -1,11 +1,12 @@
-// `perfgate analyze`'s answer: the change points one detector found in a series, with the
-// parameters it ran with, as text, Markdown or JSON.
+// `perfgate analyze`'s answer: the change points one detector found in a series and its creeps
+// (drifts), with the parameters it ran with, as text, Markdown or JSON.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <vector>
 
+#include "stats/creep.h"
 #include "stats/history_detector.h"
 
 namespace perfgate::report {
@@ -25,6 +26,11 @@ struct AnalyzeResult {
   bool raw = false;  // --detector e-divisive
   stats::HistoryOptions options;
   std::vector<ChangePointReport> change_points;
+  // Drifts (stats/creep.h), perfgate's detector only; a creep's `steps` are change points above
+  // that it explains (the detector cut the drift into them).
+  bool creep_search = false;  // false: raw e-divisive, or a threshold of 0
+  stats::CreepOptions creep_options;
+  std::vector<stats::Creep> creeps;
 };
 
 std::string FormatAnalyzeText(const AnalyzeResult& result);
