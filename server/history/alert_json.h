@@ -16,6 +16,9 @@ namespace perfgate::server::history {
 // "<last good sha[:12]>..<first bad sha[:12]>": alerts with the same range share it.
 std::string RangeGroup(const store::AlertRecord& alert);
 
+// A creep alert's "(+0.15% per point over points 60-120)" for the webhook's line; "" otherwise.
+std::string CreepRange(const store::AlertRecord& alert);
+
 wire::HistorySeries ToWire(const store::HistorySeriesKey& series);
 // An unknown time or run id ("") is absent.
 wire::CommitRef ToWire(const store::CommitRef& commit);
@@ -33,7 +36,8 @@ wire::AlertSummary SummaryOf(const std::vector<store::AlertCount>& counts);
 
 // The webhook body for alerts raised by one run: {"text": ..., "alerts": [...]}; `text` (what
 // Slack, Mattermost and Teams incoming webhooks display) has a line per alert, grouped by commit
-// range, with links under `public_url` when it is set; "alerts" are wire::EncodeAlert's.
+// range, with links under `public_url` when it is set (a creep's line says "creep", its total
+// change and CreepRange); "alerts" are wire::EncodeAlert's.
 nlohmann::ordered_json WebhookBody(const std::vector<store::AlertRecord>& alerts,
                                    const std::string& public_url);
 
