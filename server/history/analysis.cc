@@ -248,6 +248,7 @@ Result<SeriesOutput> AnalyseSeries(const store::HistorySeriesData& series,
   auto creeps = FindCreepAlerts(series, params, steps);
   if (!creeps) return tl::unexpected(creeps.error());
   out.alerts = std::move(creeps->alerts);
+  out.refreshed = std::move(creeps->refreshed);
 
   for (std::size_t s = 0; s < steps.size(); ++s) {
     const stats::Step& step = steps[s];

@@ -5,6 +5,7 @@
 // the webhook's line says creep with the slope and the range.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -83,11 +84,25 @@ TEST(CreepAlerts, NotRaisedAgainAndAStepIsStillARegression) {
   auto first = AnalyseSeries(input, HistoryParams{});
   ASSERT_TRUE(first.has_value());
   ASSERT_EQ(first->alerts.size(), 1u);
-  input.alerted_positions = {first->alerts[0].position + 2};  // as stored, any state
+  const int64_t stored = first->alerts[0].position + 2;
+  input.alerted_positions = {stored};  // as stored, triaged
   auto again = AnalyseSeries(input, HistoryParams{});
   ASSERT_TRUE(again.has_value());
   EXPECT_TRUE(again->alerts.empty());
   EXPECT_TRUE(again->refreshed.empty());
+  // Still open: measured again (the range and figures follow the drift), not raised again.
+  input.open_alerts = {{stored, 1e-10, 3e-10}};
+  auto refreshed = AnalyseSeries(input, HistoryParams{});
+  ASSERT_TRUE(refreshed.has_value());
+  EXPECT_TRUE(refreshed->alerts.empty());
+  ASSERT_EQ(refreshed->refreshed.size(), 1u);
+  const auto& [old_position, alert] = refreshed->refreshed[0];
+  EXPECT_EQ(old_position, stored);
+  EXPECT_EQ(alert.kind, "creep");
+  ASSERT_TRUE(alert.creep.has_value());
+  EXPECT_EQ(alert.position, first->alerts[0].position);
+  EXPECT_EQ(alert.creep->range_end, first->alerts[0].creep->range_end);
+  EXPECT_DOUBLE_EQ(alert.q_value, std::min(1.0, alert.p_value * 3));  // the stored q/p factor
 
   // A clean 8% step: a regression, no creep.
   store::HistorySeriesData step;
