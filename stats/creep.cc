@@ -93,23 +93,69 @@ SlopeInterval SenInterval(std::span<const double> x, std::span<const double> y, 
   return {at((n - c) / 2), at((n + c) / 2 + 1)};
 }
 
+// The median of `v` (as stats::Median: the mean of the two middle values of an even count),
+// reordering `v`.
+double MedianInPlace(std::vector<double>& v) {
+  const std::size_t half = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(half), v.end());
+  const double upper = v[half];
+  if (v.size() % 2 == 1) return upper;
+  return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(half)) + upper) / 2;
+}
+
+// Buffers a scan reuses from window to window (the judging of a window allocates nothing).
+struct Scratch {
+  std::vector<double> values, sorted, prefix_l1, suffix_l1;
+};
+
+// TheilSen(y), its buffers from `scratch`.
+TrendLine TheilSenWith(std::span<const double> y, Scratch& scratch) {
+  std::vector<double>& v = scratch.values;
+  v.clear();
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    for (std::size_t j = i + 1; j < y.size(); ++j) {
+      v.push_back((y[j] - y[i]) / static_cast<double>(j - i));
+    }
+  }
+  const double slope = MedianInPlace(v);
+  v.clear();
+  for (std::size_t i = 0; i < y.size(); ++i) v.push_back(y[i] - slope * static_cast<double>(i));
+  return {slope, MedianInPlace(v)};
+}
+
+// The sums of |y[i] - median| over the first k points, k = 0..n (`from_end`: over the last k),
+// each median kept by inserting into a sorted copy: O(n^2) for all k, no allocation.
+void SideL1(std::span<const double> y, bool from_end, Scratch& scratch, std::vector<double>& out) {
+  const std::size_t n = y.size();
+  std::vector<double>& sorted = scratch.sorted;
+  sorted.clear();
+  out.assign(n + 1, 0);
+  for (std::size_t k = 1; k <= n; ++k) {
+    const double x = from_end ? y[n - k] : y[k - 1];
+    sorted.insert(std::upper_bound(sorted.begin(), sorted.end(), x), x);
+    const double m =
+        k % 2 == 1 ? sorted[k / 2] : (sorted[k / 2 - 1] + sorted[k / 2]) / 2;  // as Median
+    const std::span<const double> side = from_end ? y.last(k) : y.first(k);
+    double sum = 0;
+    for (double v : side) sum += std::fabs(v - m);
+    out[k] = sum;
+  }
+}
+
 // Sum of |y - line| against the smallest sum of |y - median of its side| over the single steps
 // with at least `min_side` points each side: true when some step comes within `margin` of the
 // line (its sum <= the line's * (1 + margin)).
 bool StepFitsBetter(std::span<const double> y, const TrendLine& line, std::size_t min_side,
-                    double margin) {
+                    double margin, Scratch& scratch) {
   double line_l1 = 0;
   for (std::size_t i = 0; i < y.size(); ++i) {
     line_l1 += std::fabs(y[i] - (line.intercept + line.slope * static_cast<double>(i)));
   }
-  auto l1 = [](std::span<const double> side) {
-    const double m = Median(side);
-    double sum = 0;
-    for (double v : side) sum += std::fabs(v - m);
-    return sum;
-  };
-  for (std::size_t k = min_side; k + min_side <= y.size(); ++k) {
-    if (l1(y.first(k)) + l1(y.subspan(k)) <= line_l1 * (1 + margin)) return true;
+  SideL1(y, false, scratch, scratch.prefix_l1);
+  SideL1(y, true, scratch, scratch.suffix_l1);
+  const std::size_t n = y.size();
+  for (std::size_t k = min_side; k + min_side <= n; ++k) {
+    if (scratch.prefix_l1[k] + scratch.suffix_l1[n - k] <= line_l1 * (1 + margin)) return true;
   }
   return false;
 }
@@ -121,13 +167,14 @@ struct Verdict {
   double relative_slope = 0;
 };
 
-Verdict Judge(std::span<const double> y, double p_value, const CreepOptions& options) {
+Verdict Judge(std::span<const double> y, double p_value, const CreepOptions& options,
+              Scratch& scratch) {
   if (p_value > options.max_pvalue) return {};
-  const TrendLine line = TheilSen(y);
+  const TrendLine line = TheilSenWith(y, scratch);
   const double start = line.intercept;
   const double end = line.intercept + line.slope * static_cast<double>(y.size() - 1);
   if (!(start > 0) || std::fabs(end / start - 1) < options.threshold) return {};
-  if (StepFitsBetter(y, line, options.min_segment, options.line_margin)) return {};
+  if (StepFitsBetter(y, line, options.min_segment, options.line_margin, scratch)) return {};
   return {line.slope > 0 ? 1 : -1, line.slope / start};
 }
 
@@ -165,6 +212,7 @@ Creep Measure(std::span<const double> levels, const Run& run, std::size_t w,
 // The runs of creeping windows in levels[a, b), windows of w points.
 void ScanSegment(std::span<const double> levels, std::size_t a, std::size_t b, std::size_t w,
                  const CreepOptions& options, std::vector<Run>& runs) {
+  Scratch scratch;
   double s = 0;
   double ties = 0;
   std::unordered_map<double, double> counts;
@@ -186,7 +234,7 @@ void ScanSegment(std::span<const double> levels, std::size_t a, std::size_t b, s
   std::optional<Run> open;
   for (std::size_t t = a + w;; ++t) {  // the window is levels[t - w, t)
     const double p = TwoSidedP(s, variance - ties / 18);
-    const Verdict v = Judge(levels.subspan(t - w, w), p, options);
+    const Verdict v = Judge(levels.subspan(t - w, w), p, options, scratch);
     if (v.sign != 0 && open && open->sign == v.sign) {
       open->end = t - 1;
     } else {
