@@ -1,7 +1,7 @@
 // `perfgate analyze` on many series in one process, as the executable runs: a directory, several
 // files and a JSON-lines file give, per series, byte for byte what one process per series prints
 // (text, Markdown, JSON) on series of the labelled corpus; bad inputs are each reported by file
-// and line, the good ones still analysed, exit 2.
+// and line, the good ones still analysed, exit 2; a progress line only on a terminal.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -245,6 +245,27 @@ TEST_F(AnalyzeBatchTest, OneFileKeepsTheOneSeriesOutputADirectoryOfOneDoesNot) {
   const Outcome dir = Analyze("--format json " + (dir_ / "one").string());
   ASSERT_EQ(dir.exit_code, 0);
   EXPECT_EQ(nlohmann::json::parse(dir.out)["series"][0]["name"], file);
+}
+
+TEST_F(AnalyzeBatchTest, ProgressOnATerminalOnlyForLongBatches) {
+  if (testing::RunShell("command -v script").exit_code != 0) GTEST_SKIP() << "no script(1)";
+  std::string lines;
+  for (int i = 0; i < 20; ++i) lines += "[1, 2, 3, 4]\n";
+  const std::string twenty = Write("twenty.jsonl", lines);
+  const std::string nineteen = Write("nineteen.jsonl", lines.substr(13));
+  // script(1) gives the command a terminal; stdout goes to a file, stderr stays on the terminal.
+  auto on_terminal = [&](const std::string& file) {
+    return testing::RunShell("script -qec \"'" + std::string(PERFGATE_BIN_DIR) +
+                             "/perfgate' analyze " + file + " > /dev/null\" /dev/null");
+  };
+  const testing::ShellOutcome shown = on_terminal(twenty);
+  EXPECT_NE(shown.output.find("\ranalyze: 0/20 series\ranalyze: 1/20 series"), std::string::npos)
+      << shown.output;
+  EXPECT_NE(shown.output.find("\ranalyze: 19/20 series\r\033[K"), std::string::npos)
+      << shown.output;
+  EXPECT_EQ(on_terminal(nineteen).output.find("analyze:"), std::string::npos);
+  // Not a terminal: never (the other tests read stderr exactly).
+  EXPECT_EQ(Analyze(twenty).err, "");
 }
 
 }  // namespace
