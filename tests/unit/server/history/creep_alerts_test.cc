@@ -2,12 +2,14 @@
 // of 0.15% per point over 60 points is one "creep" alert with its range and slope and no step
 // alerts, whatever steps the detector cut it into; it is not raised again; a plain step is still
 // a regression; the alert's JSON carries kind "creep" and its "creep" object (and decodes back);
-// the webhook's line says creep with the slope and the range.
+// the webhook's line says creep with the slope and the range; tests/fixtures/alerts/creep.json is
+// that alert's JSON.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <vector>
 
 #include "server/history/alert_json.h"
@@ -126,6 +128,7 @@ store::AlertRecord CreepRecord() {
   a.series.key.suite = "s";
   a.series.key.benchmark = "BM_Leak";
   a.series.key.metric = "real_time";
+  a.series.unit = "ns";
   a.position = 61;
   a.kind = "creep";
   a.cause = "code";
@@ -161,6 +164,12 @@ TEST(CreepAlerts, JsonAndWebhookSayCreepWithSlopeAndRange) {
   step.kind = "regression";
   step.creep.reset();
   EXPECT_FALSE(wire::EncodeAlert(ToWire(step)).contains("creep"));
+
+  // tests/fixtures/alerts/creep.json (the dashboard's browser test answers with it) is this
+  // alert as the server writes it.
+  std::ifstream in(std::string(PERFGATE_FIXTURES_DIR) + "/alerts/creep.json");
+  const nlohmann::ordered_json fixture = nlohmann::ordered_json::parse(in, nullptr, false);
+  EXPECT_EQ(fixture, json) << json.dump(2);
 
   const std::string text = WebhookBody({record}, "")["text"];
   EXPECT_NE(text.find("\n• creep +9.0% BM_Leak real_time on ci-1 (+0.15% per point over points "
