@@ -14,6 +14,7 @@ struct Candidate {
   std::size_t index = 0;
   double p_value = 1;
   double before = 0, after = 0, magnitude = 0;
+  std::size_t first = 0, last = 0;  // the levels were measured on [first, index), [index, last)
   bool ok = false;
 };
 
@@ -28,11 +29,14 @@ void Measure(std::span<const double> levels, std::size_t lo, std::size_t hi,
   const std::size_t cap = options.level_points;
   const std::size_t first = std::max(lo, c.index > cap ? c.index - cap : 0);
   const std::size_t last = std::min(hi, c.index + cap);
+  c.first = first;
+  c.last = last;
   c.before = Median(levels.subspan(first, c.index - first));
   c.after = Median(levels.subspan(c.index, last - c.index));
   c.magnitude = RelativeChange(c.before, c.after);
-  c.ok = c.index - lo >= options.min_segment && hi - c.index >= options.min_segment &&
-         std::fabs(c.magnitude) >= options.threshold;
+  // The threshold is not part of the segmentation: it filters the confirmed steps afterwards,
+  // so a step's printed magnitude does not depend on it.
+  c.ok = c.index - lo >= options.min_segment && hi - c.index >= options.min_segment;
   if (c.ok && options.rank_test) {
     // Distribution-free, as the PR verdict: a bimodal or heavy-tailed stretch that moved a median
     // by chance is not significant on ranks. Only run when everything else passed (the cost).
@@ -81,7 +85,9 @@ std::vector<Step> ConfirmSteps(std::span<const double> levels, const ChangePoint
   std::vector<Step> steps;
   steps.reserve(kept.size());
   for (const Candidate& c : kept) {
-    steps.push_back(Step{c.index, c.magnitude, c.p_value, c.before, c.after, detectors});
+    if (std::fabs(c.magnitude) < options.threshold) continue;
+    steps.push_back(
+        Step{c.index, c.magnitude, c.p_value, c.before, c.after, detectors, c.first, c.last});
   }
   return steps;
 }

@@ -41,6 +41,8 @@ struct Step {
   double level_before = 0, level_after = 0;  // medians of the adjacent segments (capped)
   std::vector<std::string> detectors;  // {"e-divisive", "mann-whitney"} ({"e-divisive"} without
                                        // the rank test)
+  // The points the two levels were measured on: [first, index) and [index, last).
+  std::size_t first = 0, last = 0;
 
   friend bool operator==(const Step&, const Step&) = default;
 };

@@ -88,6 +88,39 @@ TEST(HistoryDetectorTest, StepBelowTheThresholdIsNotReported) {
   EXPECT_NEAR((*steps)[0].magnitude, 0.03, 0.005);
 }
 
+// The threshold filters on the magnitude it prints: a -5.2% step just after a +3.5% one is
+// printed with the same magnitude at thresholds of 3, 4 and 5% and not reported at 6%. (Before,
+// the +3.5% candidate was dropped at 4% and the -5.2% step re-measured against the level before
+// both, -1.9%, and lost.)
+TEST(HistoryDetectorTest, ThresholdFiltersThePrintedMagnitude) {
+  const std::vector<double> x = Series(11, 140, 0.002, {{60, 0.035}, {75, -0.052}});
+  std::vector<Step> at3;
+  for (double threshold : {0.03, 0.04, 0.05, 0.06}) {
+    HistoryOptions options;
+    options.threshold = threshold;
+    auto steps = DetectSteps(x, options);
+    ASSERT_TRUE(steps) << steps.error().ToString();
+    std::vector<Step> big;  // the -5.2% step, wherever the segmentation puts it
+    for (const Step& s : *steps) {
+      EXPECT_GE(std::fabs(s.magnitude), threshold) << "at " << threshold;
+      if (s.index == 75) big.push_back(s);
+    }
+    if (threshold == 0.03) {
+      ASSERT_EQ(steps->size(), 2u);
+      EXPECT_EQ((*steps)[0].index, 60u);
+      EXPECT_NEAR((*steps)[0].magnitude, 0.035, 0.003);
+      at3 = big;
+      ASSERT_EQ(big.size(), 1u);
+      EXPECT_NEAR(big[0].magnitude, -0.052, 0.002);
+    } else if (threshold < 0.06) {
+      EXPECT_EQ(steps->size(), 1u) << "at " << threshold;
+      EXPECT_EQ(big, at3) << "at " << threshold;
+    } else {
+      EXPECT_TRUE(steps->empty()) << (*steps)[0].magnitude;
+    }
+  }
+}
+
 TEST(HistoryDetectorTest, NewLevelMustHoldMinSegmentPoints) {
   // A clean 20% step 2 points before the end is not a level yet; 5 points are.
   auto found = [](const std::vector<double>& x, const HistoryOptions& options) {
