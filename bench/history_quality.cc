@@ -36,6 +36,8 @@ int main(int argc, char** argv) {
       options.max_pvalue = std::strtod(value, nullptr);
     } else if (arg == "--level-points") {
       options.level_points = std::strtoul(value, nullptr, 10);
+    } else if (arg == "--serial-correction") {
+      options.serial_correction = std::string(value) != "0";
     } else if (arg == "--rank-test") {
       options.rank_test = std::string(value) != "0";
     } else if (arg == "--subset") {

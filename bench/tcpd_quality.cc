@@ -50,6 +50,8 @@ int Run(int argc, char** argv) {
       options.level_points = std::strtoul(value, nullptr, 10);
     } else if (arg == "--min-segment") {
       options.min_segment = std::strtoul(value, nullptr, 10);
+    } else if (arg == "--serial-correction") {
+      options.serial_correction = std::string(value) != "0";
     } else if (arg == "--rank-test") {
       options.rank_test = std::string(value) != "0";
     } else if (arg == "--subset") {

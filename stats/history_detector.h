@@ -28,6 +28,9 @@ struct HistoryOptions {
   std::size_t min_segment = 3;    // >= 1; points a level must hold on each side of a step
   bool rank_test = true;          // a step also needs a two-sided Mann-Whitney U p-value
                                   // <= max_pvalue between the points of its two levels
+  bool serial_correction = true;  // the U test's z is scaled by sqrt((1 - r) / (1 + r)), r the
+                                  // lag-1 autocorrelation (>= 0) of the points around their
+                                  // segment's median (an AR(1) series' effective sample size)
 };
 
 // Options of the e-divisive stage (stats::DetectChangePoints) for these history options: the
