@@ -2,7 +2,8 @@
 // f_measure doctest of analysis/scripts/metrics.py, the three scored Nile predictions of its
 // published summary (F1, precision and recall), and the published F1 of the "zero" method (no
 // change point) on all 42 TCPD series, to 1e-12 (tests/fixtures/oracles/tcpd, copies of
-// ../shared/oracles/tcpd; README.md there says where each file comes from).
+// ../shared/oracles/tcpd; README.md there says where each file comes from); and perfgate's
+// detections on the 30 scored series, pinned.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "stats/history_detector.h"
 #include "tests/testing/oracle_csv.h"
 #include "tests/testing/tcpd.h"
 
@@ -119,6 +121,38 @@ TEST(TcpdScore, MissingDirectoryNamesIt) {
   auto corpus = LoadTcpd("/nonexistent/tcpd");
   ASSERT_FALSE(corpus);
   EXPECT_NE(corpus.error().ToString().find("/nonexistent/tcpd"), std::string::npos);
+}
+
+// perfgate's history detector at its defaults on the 30 series (bench/tcpd_quality;
+// docs/statistics.md, "TCPD"): its detections pinned series by series (everything is
+// deterministic), its mean F1 above the zero method's, and no series more than 0.1 below zero's
+// but shanghai_license. A change to the detector that moves them updates the pins and the table.
+TEST(TcpdScore, PerfgateDefaultsPinned) {
+  auto corpus = LoadTcpd(FixturePath("oracles/tcpd"));
+  ASSERT_TRUE(corpus) << corpus.error().ToString();
+  const std::map<std::string, std::vector<std::size_t>> pinned = {
+      {"lga_passengers", {167}},    {"nile", {28}},
+      {"quality_control_1", {144}}, {"quality_control_2", {98}},
+      {"shanghai_license", {58}},   {"well_log", {179, 255, 281, 311, 343}},
+  };
+  double sum = 0, zero_sum = 0;
+  std::vector<std::string> below_zero;
+  for (const TcpdSeries& s : corpus->series) {
+    auto steps = stats::DetectSteps(s.values, {});
+    ASSERT_TRUE(steps) << s.name << ": " << steps.error().ToString();
+    std::vector<std::size_t> found;
+    for (const stats::Step& step : *steps) found.push_back(step.index);
+    const auto it = pinned.find(s.name);
+    EXPECT_EQ(found, it == pinned.end() ? std::vector<std::size_t>{} : it->second) << s.name;
+    const double f1 = TcpdFMeasure(s.annotations, found).f1;
+    const double zero = TcpdFMeasure(s.annotations, {}).f1;
+    sum += f1;
+    zero_sum += zero;
+    if (f1 < zero - 0.1) below_zero.push_back(s.name);
+  }
+  EXPECT_NEAR(sum / 30, 0.7088, 5e-5);
+  EXPECT_NEAR(zero_sum / 30, 0.6679, 5e-5);
+  EXPECT_EQ(below_zero, std::vector<std::string>{"shanghai_license"});
 }
 
 // The copies must stay byte-identical to ../shared/oracles/tcpd when it is present.
