@@ -12,6 +12,7 @@ namespace perfgate::stats {
 namespace {
 
 constexpr std::size_t kExactRankPoints = 40;
+constexpr std::size_t kSeparatedPoints = 5;
 
 struct Candidate {
   std::size_t index = 0;
@@ -36,6 +37,22 @@ double SerialCorrelation(std::span<const double> levels, std::size_t first, std:
   }
   if (!(square > 0) || !(cross > 0)) return 0;
   return std::min(cross / square, 0.999);
+}
+
+// Whether the two segments [first, index) and [index, last), each of at least kSeparatedPoints
+// points, are further apart (the gap between their nearer extremes) than the narrower of them is
+// wide. Such a step needs no noise model: the serial correction, which a saturated U test
+// (complete separation at best) cannot survive when the segments hold other, smaller moves, does
+// not apply to it. (The range of fewer points says too little about a segment's spread: a run of
+// 4 points in autocorrelated noise is often narrower than its distance to the rest.)
+bool Separated(std::span<const double> levels, std::size_t first, std::size_t index,
+               std::size_t last) {
+  const auto [b_lo, b_hi] = std::minmax_element(levels.begin() + first, levels.begin() + index);
+  const auto [a_lo, a_hi] = std::minmax_element(levels.begin() + index, levels.begin() + last);
+  const double gap = std::max(*a_lo - *b_hi, *b_lo - *a_hi);
+  if (std::min(index - first, last - index) < kSeparatedPoints) return false;
+  const double range = std::min(*b_hi - *b_lo, *a_hi - *a_lo);
+  return gap > 0 && gap >= range;
 }
 
 double RelativeChange(double before, double after) {
@@ -66,7 +83,7 @@ void Measure(std::span<const double> levels, std::size_t lo, std::size_t hi,
         levels.subspan(first, c.index - first), levels.subspan(c.index, last - c.index),
         last - first <= kExactRankPoints ? MwuMethod::kExact : MwuMethod::kAuto);
     double p = u.p_two_sided;
-    if (options.serial_correction && p > 0 && p < 1) {
+    if (options.serial_correction && !Separated(levels, first, c.index, last) && p > 0 && p < 1) {
       const double r = SerialCorrelation(levels, first, c.index, last, c.before, c.after);
       p = NormalTwoSidedP(NormalQuantile(p / 2) * std::sqrt((1 - r) / (1 + r)));
     }

@@ -30,7 +30,9 @@ struct HistoryOptions {
                                   // <= max_pvalue between the points of its two levels
   bool serial_correction = true;  // the U test's z is scaled by sqrt((1 - r) / (1 + r)), r the
                                   // lag-1 autocorrelation (>= 0) of the points around their
-                                  // segment's median (an AR(1) series' effective sample size)
+                                  // segment's median (an AR(1) series' effective sample size),
+                                  // unless the segments are separated by more than the narrower
+                                  // one's range
 };
 
 // Options of the e-divisive stage (stats::DetectChangePoints) for these history options: the
