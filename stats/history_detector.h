@@ -1,10 +1,12 @@
 // perfgate's default detector for a branch's history: e-divisive means (stats/change_points.h,
 // Otava's algorithm) proposes candidate change points; a cheap confirmation stage keeps those whose
-// new level is real and large enough: measured with medians of the adjacent segments (so a few
-// outliers or a bimodal point do not move them), at least `threshold` away from the old level,
-// significant by a rank test on the same points, and held for at least `min_segment` points (a
-// single outlier is not a step). docs/statistics.md, "History detection quality", describes the
-// corpus the defaults were tuned on and the results.
+// new level is real: measured with medians of the adjacent segments (so a few outliers or a
+// bimodal point do not move them), significant by a rank test on the same points (corrected for
+// autocorrelation, so that a trend, a season or a slow machine regime is not a string of steps),
+// and held for at least `min_segment` points (a single outlier is not a step). The segmentation
+// does not depend on the threshold: it filters the confirmed steps on the magnitude they print.
+// docs/statistics.md, "History detection quality", describes the corpora the defaults were tuned
+// and checked on, and the results.
 #pragma once
 
 #include <cstddef>
@@ -56,12 +58,17 @@ struct Step {
 // confirms the change points of `analysis` (DetectChangePoints(levels, EDivisiveOptions(options)))
 // into steps. For each candidate, the level before is the median of the up to `level_points`
 // points before it back to the previous candidate, the level after likewise forwards to the next
-// one. A candidate fails when either segment to its neighbouring candidates (or the series' ends)
-// holds fewer than `min_segment` points, when |level_after / level_before - 1| < threshold (the
-// relative change is (after - before) / |before|; 0 when before is 0), or, with `rank_test`, when
-// the U test between those two sets of points gives p > max_pvalue. While any fails, the failing
-// candidate of smallest |magnitude| (the first on ties) is dropped and its neighbours are measured
-// again, so the two edges of an outlier both go and a step proposed twice keeps its best edge.
+// one; magnitude = (after - before) / |before| (0 when before is 0). A candidate fails when either
+// segment to its neighbouring candidates (or the series' ends) holds fewer than `min_segment`
+// points, or, with `rank_test`, when the U test between those two sets of points (exact up to 40
+// points in all) gives p > max_pvalue, its z first scaled by sqrt((1 - r) / (1 + r)) for the lag-1
+// autocorrelation r >= 0 of the points around their medians (with `serial_correction`, unless
+// both segments hold 5+ points and the gap between them is at least the narrower one's range).
+// While any fails, the failing candidate of smallest |magnitude| (the first on ties) is dropped
+// and its neighbours are measured again, so the two edges of an outlier both go and a step
+// proposed twice keeps its best edge. The threshold plays no part in this: the steps returned are
+// the confirmed candidates with |magnitude| >= threshold, so a step is reported at every threshold
+// up to its |magnitude|, always with the same figures, and at none above.
 // The server runs e-divisive incrementally and then calls this.
 std::vector<Step> ConfirmSteps(std::span<const double> levels, const ChangePointAnalysis& analysis,
                                const HistoryOptions& options);
