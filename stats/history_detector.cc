@@ -83,7 +83,9 @@ void Measure(std::span<const double> levels, std::size_t lo, std::size_t hi,
         levels.subspan(first, c.index - first), levels.subspan(c.index, last - c.index),
         last - first <= kExactRankPoints ? MwuMethod::kExact : MwuMethod::kAuto);
     double p = u.p_two_sided;
-    if (options.serial_correction && !Separated(levels, first, c.index, last) && p > 0 && p < 1) {
+    // The correction only raises p: a candidate that fails without it needs neither pass.
+    if (options.serial_correction && p > 0 && p <= options.max_pvalue &&
+        !Separated(levels, first, c.index, last)) {
       const double r = SerialCorrelation(levels, first, c.index, last, c.before, c.after);
       p = NormalTwoSidedP(NormalQuantile(p / 2) * std::sqrt((1 - r) / (1 + r)));
     }
