@@ -2,7 +2,8 @@
 // perfgate's history detector and the peers' default methods on the labelled corpus.
 //
 //   history_quality [CORPUS_DIR] [--threshold X --window N --max-pvalue P --level-points N
-//                    --min-segment N --rank-test 0|1]   (perfgate's; defaults: HistoryOptions{})
+//                    --min-segment N --rank-test 0|1 --serial-correction 0|1]
+//                   (perfgate's; defaults: HistoryOptions{})
 //                   [--subset even|odd]  (every other series: tune on one half, check on the other)
 //                   [--list CATEGORY]    (perfgate's detections, series by series)
 #include "tests/testing/history_quality.h"

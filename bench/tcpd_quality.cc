@@ -4,7 +4,8 @@
 // run per series with the method's defaults, the series' values as the levels.
 //
 //   tcpd_quality [TCPD_DIR] [--threshold X --window N --max-pvalue P --level-points N
-//                 --min-segment N --rank-test 0|1]   (perfgate's; defaults: HistoryOptions{})
+//                 --min-segment N --rank-test 0|1 --serial-correction 0|1]
+//                (perfgate's; defaults: HistoryOptions{})
 //                [--subset even|odd]   (every other series: tune on one half, check on the other)
 //                [--list]              (perfgate's detections and the annotations, series by
 //                series)
