@@ -1,0 +1,96 @@
+#include "stats/mean_shift.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "stats/descriptive.h"
+
+namespace perfgate::stats {
+namespace {
+
+constexpr std::size_t kClipHalfWidth = 5;  // the clipping median is over 11 points
+
+}  // namespace
+
+double DifferenceSigma(std::span<const double> x) {
+  if (x.size() < 3) return 0;
+  std::vector<double> d(x.size() - 1);
+  for (std::size_t i = 0; i + 1 < x.size(); ++i) d[i] = x[i + 1] - x[i];
+  double sigma = Mad(d, 1.4826) / std::sqrt(2.0);
+  if (!(sigma > 0)) {
+    const double sd = StdDev(d);
+    sigma = std::isfinite(sd) ? sd / std::sqrt(2.0) : 0.0;
+  }
+  return sigma > 0 ? sigma : 0.0;
+}
+
+std::vector<double> ClipOutliers(std::span<const double> x, double k, double sigma) {
+  std::vector<double> out(x.begin(), x.end());
+  std::vector<double> window;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const std::size_t lo = i > kClipHalfWidth ? i - kClipHalfWidth : 0;
+    const std::size_t hi = std::min(x.size(), i + kClipHalfWidth + 1);
+    const double m = Median(x.subspan(lo, hi - lo));
+    out[i] = std::clamp(x[i], m - k * sigma, m + k * sigma);
+  }
+  return out;
+}
+
+std::vector<std::size_t> MeanShiftChangePoints(std::span<const double> x,
+                                               const MeanShiftOptions& options) {
+  const std::size_t n = x.size();
+  const std::size_t m = std::max<std::size_t>(options.min_segment, 1);
+  if (n < 2 * m) return {};
+  std::vector<double> clipped;
+  if (options.clip_sigmas > 0) {
+    clipped = ClipOutliers(x, options.clip_sigmas, DifferenceSigma(x));
+    x = clipped;
+  }
+  const double sigma = DifferenceSigma(x);
+  if (!(sigma > 0)) return {};
+  // Prefix sums of the standardised series (centred on its median: the digits stay).
+  const double centre = Median(x);
+  std::vector<double> s1(n + 1, 0.0), s2(n + 1, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double z = (x[i] - centre) / sigma;
+    s1[i + 1] = s1[i] + z;
+    s2[i + 1] = s2[i] + z * z;
+  }
+  auto cost = [&](std::size_t s, std::size_t t) {  // segment [s, t)
+    const double sum = s1[t] - s1[s];
+    return std::max(0.0, s2[t] - s2[s] - sum * sum / static_cast<double>(t - s));
+  };
+  const double beta = options.penalty * std::log(static_cast<double>(n));
+  std::vector<double> f(n + 1, 0.0);
+  std::vector<std::size_t> last(n + 1, 0);
+  f[0] = -beta;
+  std::vector<std::size_t> admissible;  // candidate last change points, pruned
+  for (std::size_t t = m; t <= n; ++t) {
+    if (t >= 2 * m || t == m) {
+      // s = t - m becomes admissible once it can end a segment of m points itself (or is 0).
+      const std::size_t s_new = t - m;
+      if (s_new == 0 || s_new >= m) admissible.push_back(s_new);
+    }
+    double best = std::numeric_limits<double>::infinity();
+    std::size_t arg = 0;
+    for (std::size_t s : admissible) {
+      const double v = f[s] + cost(s, t) + beta;
+      if (v < best) {
+        best = v;
+        arg = s;
+      }
+    }
+    f[t] = best;
+    last[t] = arg;
+    // PELT's pruning (the Gaussian cost needs K = 0): s can never be optimal again when
+    // f[s] + cost(s, t) > f[t].
+    std::erase_if(admissible, [&](std::size_t s) { return f[s] + cost(s, t) > f[t]; });
+  }
+  std::vector<std::size_t> out;
+  for (std::size_t t = last[n]; t > 0; t = last[t]) out.push_back(t);
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace perfgate::stats
