@@ -2,7 +2,8 @@
 // perfgate's history detector and the peers' default methods on the labelled corpus.
 //
 //   history_quality [CORPUS_DIR] [--threshold X --window N --max-pvalue P --level-points N
-//                    --min-segment N --rank-test 0|1 --serial-correction 0|1]
+//                    --min-segment N --rank-test 0|1 --serial-correction 0|1
+//                 --rank-pvalue P --mean-shift 0|1 --mean-shift-penalty X --clip-sigmas X]
 //                   (perfgate's; defaults: HistoryOptions{})
 //                   [--subset even|odd]  (every other series: tune on one half, check on the other)
 //                   [--list CATEGORY]    (perfgate's detections, series by series)
@@ -39,6 +40,14 @@ int main(int argc, char** argv) {
       options.level_points = std::strtoul(value, nullptr, 10);
     } else if (arg == "--serial-correction") {
       options.serial_correction = std::string(value) != "0";
+    } else if (arg == "--rank-pvalue") {
+      options.rank_pvalue = std::strtod(value, nullptr);
+    } else if (arg == "--mean-shift") {
+      options.mean_shift = std::string(value) != "0";
+    } else if (arg == "--mean-shift-penalty") {
+      options.mean_shift_penalty = std::strtod(value, nullptr);
+    } else if (arg == "--clip-sigmas") {
+      options.clip_sigmas = std::strtod(value, nullptr);
     } else if (arg == "--rank-test") {
       options.rank_test = std::string(value) != "0";
     } else if (arg == "--subset") {

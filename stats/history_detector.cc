@@ -16,7 +16,10 @@ constexpr std::size_t kSeparatedPoints = 5;
 
 struct Candidate {
   std::size_t index = 0;
-  double p_value = 1;
+  double p_value = 1;       // e-divisive's
+  bool e_divisive = false;  // proposed by e-divisive / by the mean-shift segmentation
+  bool mean_shift = false;
+  double rank_p = 1;  // the confirming U test's p-value (after the serial correction)
   double before = 0, after = 0, magnitude = 0;
   std::size_t first = 0, last = 0;  // the levels were measured on [first, index), [index, last)
   bool ok = false;
@@ -84,12 +87,13 @@ void Measure(std::span<const double> levels, std::size_t lo, std::size_t hi,
         last - first <= kExactRankPoints ? MwuMethod::kExact : MwuMethod::kAuto);
     double p = u.p_two_sided;
     // The correction only raises p: a candidate that fails without it needs neither pass.
-    if (options.serial_correction && p > 0 && p <= options.max_pvalue &&
+    if (options.serial_correction && p > 0 && p <= options.rank_pvalue &&
         !Separated(levels, first, c.index, last)) {
       const double r = SerialCorrelation(levels, first, c.index, last, c.before, c.after);
       p = NormalTwoSidedP(NormalQuantile(p / 2) * std::sqrt((1 - r) / (1 + r)));
     }
-    c.ok = p <= options.max_pvalue;
+    c.rank_p = p;
+    c.ok = p <= options.rank_pvalue;
   }
 }
 
@@ -99,12 +103,30 @@ ChangePointOptions EDivisiveOptions(const HistoryOptions& options) {
   return ChangePointOptions{options.window, options.max_pvalue, 0.0};
 }
 
+MeanShiftOptions MeanShiftOptionsOf(const HistoryOptions& options) {
+  return MeanShiftOptions{options.mean_shift_penalty, options.min_segment, options.clip_sigmas};
+}
+
 std::vector<Step> ConfirmSteps(std::span<const double> levels, const ChangePointAnalysis& analysis,
                                const HistoryOptions& options) {
   std::vector<Candidate> kept;
   for (const ChangePoint& cp : analysis.change_points) {
     if (cp.index == 0 || cp.index >= levels.size()) continue;
-    kept.push_back(Candidate{cp.index, cp.p_value});
+    kept.push_back(Candidate{cp.index, cp.p_value, true});
+  }
+  if (options.mean_shift) {
+    for (std::size_t index : MeanShiftChangePoints(levels, MeanShiftOptionsOf(options))) {
+      const auto at =
+          std::lower_bound(kept.begin(), kept.end(), index,
+                           [](const Candidate& c, std::size_t i) { return c.index < i; });
+      if (at != kept.end() && at->index == index) {
+        at->mean_shift = true;
+      } else {
+        Candidate c{index};
+        c.mean_shift = true;
+        kept.insert(at, c);
+      }
+    }
   }
   auto lo_of = [&](std::size_t k) { return k == 0 ? std::size_t{0} : kept[k - 1].index; };
   auto hi_of = [&](std::size_t k) {
@@ -127,14 +149,17 @@ std::vector<Step> ConfirmSteps(std::span<const double> levels, const ChangePoint
     if (worst > 0) Measure(levels, lo_of(worst - 1), hi_of(worst - 1), options, kept[worst - 1]);
     if (worst < kept.size()) Measure(levels, lo_of(worst), hi_of(worst), options, kept[worst]);
   }
-  std::vector<std::string> detectors = {"e-divisive"};
-  if (options.rank_test) detectors.push_back("mann-whitney");
   std::vector<Step> steps;
   steps.reserve(kept.size());
   for (const Candidate& c : kept) {
     if (std::fabs(c.magnitude) < options.threshold) continue;
-    steps.push_back(
-        Step{c.index, c.magnitude, c.p_value, c.before, c.after, detectors, c.first, c.last});
+    std::vector<std::string> detectors;
+    if (c.e_divisive) detectors.push_back("e-divisive");
+    if (c.mean_shift) detectors.push_back("pelt");
+    if (options.rank_test) detectors.push_back("mann-whitney");
+    // A candidate e-divisive did not propose has no t-test p-value: the U test's stands in.
+    const double p = c.e_divisive ? c.p_value : (options.rank_test ? c.rank_p : 1.0);
+    steps.push_back(Step{c.index, c.magnitude, p, c.before, c.after, detectors, c.first, c.last});
   }
   return steps;
 }
@@ -148,8 +173,17 @@ Result<std::vector<Step>> DetectSteps(std::span<const double> levels,
   if (!(options.max_pvalue >= 0 && options.max_pvalue <= 1)) {
     return InvalidArgument("must be in [0, 1]", "max_pvalue");
   }
+  if (!(options.rank_pvalue >= 0 && options.rank_pvalue <= 1)) {
+    return InvalidArgument("must be in [0, 1]", "rank_pvalue");
+  }
   if (options.level_points < 1) return InvalidArgument("must be at least 1", "level_points");
   if (options.min_segment < 1) return InvalidArgument("must be at least 1", "min_segment");
+  if (!(options.mean_shift_penalty > 0) || !std::isfinite(options.mean_shift_penalty)) {
+    return InvalidArgument("must be a number > 0", "mean_shift_penalty");
+  }
+  if (!(options.clip_sigmas >= 0) || !std::isfinite(options.clip_sigmas)) {
+    return InvalidArgument("must be a number >= 0", "clip_sigmas");
+  }
   auto analysis = DetectChangePoints(levels, EDivisiveOptions(options));
   if (!analysis) return tl::unexpected(analysis.error());
   return ConfirmSteps(levels, *analysis, options);

@@ -16,6 +16,7 @@
 
 #include "core/result.h"
 #include "stats/change_points.h"
+#include "stats/mean_shift.h"
 
 namespace perfgate::stats {
 
@@ -24,18 +25,27 @@ namespace perfgate::stats {
 struct HistoryOptions {
   double threshold = 0.05;        // >= 0; smallest relative change of level reported (5%)
   std::size_t window = 100;       // >= 2; the e-divisive window (Otava's default is 50)
-  double max_pvalue = 0.0001;     // in [0, 1]; e-divisive's significance level (Otava's: 0.001),
-                                  // and the rank test's
+  double max_pvalue = 0.0001;     // in [0, 1]; e-divisive's significance level (Otava's: 0.001)
+  double rank_pvalue = 0.0005;    // in [0, 1]; the rank test's (see rank_test)
   std::size_t level_points = 40;  // >= 1; a level is the median of at most this many points
   std::size_t min_segment = 3;    // >= 1; points a level must hold on each side of a step
   bool rank_test = true;          // a step also needs a two-sided Mann-Whitney U p-value
-                                  // <= max_pvalue between the points of its two levels
+                                  // <= rank_pvalue between the points of its two levels
   bool serial_correction = true;  // the U test's z is scaled by sqrt((1 - r) / (1 + r)), r the
                                   // lag-1 autocorrelation (>= 0) of the points around their
                                   // segment's median (an AR(1) series' effective sample size),
                                   // unless the segments are separated by more than the narrower
                                   // one's range
+  bool mean_shift = true;         // candidates also from PELT on a Gaussian change-in-mean cost
+                                  // (stats/mean_shift.h), beside e-divisive's
+  double mean_shift_penalty = 3;  // > 0; its penalty per change, times log(n), in units of the
+                                  // robust noise variance
+  double clip_sigmas = 3;         // >= 0; PELT runs on the series clipped to the 11-point
+                                  // rolling median +- clip_sigmas robust sigmas (0: unclipped)
 };
+
+// The options of the second candidate source for these history options.
+MeanShiftOptions MeanShiftOptionsOf(const HistoryOptions& options);
 
 // Options of the e-divisive stage (stats::DetectChangePoints) for these history options: the
 // window and p-value; min_magnitude 0, since the confirmation stage judges the size on medians.

@@ -43,7 +43,27 @@ TEST(HistoryDetectorTest, FindsAPlanted8PercentStep) {
   EXPECT_NEAR(s.level_after, 1080, 10);
   EXPECT_DOUBLE_EQ(s.magnitude, s.level_after / s.level_before - 1);
   EXPECT_LT(s.p_value, 1e-10);
-  EXPECT_EQ(s.detectors, (std::vector<std::string>{"e-divisive", "mann-whitney"}));
+  EXPECT_EQ(s.detectors, (std::vector<std::string>{"e-divisive", "pelt", "mann-whitney"}));
+}
+
+// A step among large outliers: e-divisive's t-test on means does not propose it; PELT on the
+// clipped series does, and the U test confirms it. Its p-value is then the U test's.
+TEST(HistoryDetectorTest, PeltProposesAStepHiddenByOutliers) {
+  std::vector<double> x = Series(31, 300, 0.02, {{150, 0.1}});
+  for (std::size_t i = 5; i < x.size(); i += 13) x[i] *= i % 2 ? 3.0 : 0.4;
+  HistoryOptions without;
+  without.mean_shift = false;
+  auto alone = DetectSteps(x, without);
+  ASSERT_TRUE(alone);
+  EXPECT_TRUE(alone->empty());
+  auto steps = DetectSteps(x, {});
+  ASSERT_TRUE(steps) << steps.error().ToString();
+  ASSERT_EQ(steps->size(), 1u);
+  EXPECT_EQ((*steps)[0].index, 150u);
+  EXPECT_NEAR((*steps)[0].magnitude, 0.1, 0.015);  // medians of 40 points, 2% CV
+  EXPECT_EQ((*steps)[0].detectors, (std::vector<std::string>{"pelt", "mann-whitney"}));
+  EXPECT_GT((*steps)[0].p_value, 0.0);
+  EXPECT_LT((*steps)[0].p_value, HistoryOptions{}.rank_pvalue);
 }
 
 TEST(HistoryDetectorTest, StepsUpAndDown) {
@@ -215,6 +235,7 @@ TEST(HistoryDetectorTest, ConfirmStepsOnGivenCandidates) {
   ChangePointAnalysis analysis;
   analysis.change_points.push_back(ChangePoint{5, 1e-6});
   HistoryOptions options;
+  options.mean_shift = false;  // these candidates only
   EXPECT_TRUE(ConfirmSteps(x, analysis, options).empty());
   options.rank_test = false;
   std::vector<Step> steps = ConfirmSteps(x, analysis, options);
@@ -239,7 +260,9 @@ TEST(HistoryDetectorTest, ConfirmStepsOnGivenCandidates) {
   for (std::size_t i = 40; i < y.size(); ++i) y[i] *= 1.2;
   ChangePointAnalysis three;
   for (std::size_t index : {20u, 21u, 40u}) three.change_points.push_back(ChangePoint{index, 1e-9});
-  steps = ConfirmSteps(y, three, HistoryOptions{});
+  HistoryOptions given;
+  given.mean_shift = false;
+  steps = ConfirmSteps(y, three, given);
   ASSERT_EQ(steps.size(), 1u);
   EXPECT_EQ(steps[0].index, 40u);
   EXPECT_NEAR(steps[0].magnitude, 0.2, 1e-12);
@@ -298,6 +321,15 @@ TEST(HistoryDetectorTest, BadOptionsNameTheField) {
   EXPECT_EQ(field(o), "max_pvalue");
   o.max_pvalue = NAN;
   EXPECT_EQ(field(o), "max_pvalue");
+  o = {};
+  o.rank_pvalue = -0.1;
+  EXPECT_EQ(field(o), "rank_pvalue");
+  o = {};
+  o.mean_shift_penalty = 0;
+  EXPECT_EQ(field(o), "mean_shift_penalty");
+  o = {};
+  o.clip_sigmas = NAN;
+  EXPECT_EQ(field(o), "clip_sigmas");
   o = {};
   o.level_points = 0;
   EXPECT_EQ(field(o), "level_points");
