@@ -155,7 +155,7 @@ std::vector<Step> ConfirmSteps(std::span<const double> levels, const ChangePoint
     if (std::fabs(c.magnitude) < options.threshold) continue;
     std::vector<std::string> detectors;
     if (c.e_divisive) detectors.push_back("e-divisive");
-    if (c.mean_shift) detectors.push_back("pelt");
+    if (c.mean_shift) detectors.push_back("binseg");
     if (options.rank_test) detectors.push_back("mann-whitney");
     // A candidate e-divisive did not propose has no t-test p-value: the U test's stands in.
     const double p = c.e_divisive ? c.p_value : (options.rank_test ? c.rank_p : 1.0);

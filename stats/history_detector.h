@@ -36,11 +36,11 @@ struct HistoryOptions {
                                   // segment's median (an AR(1) series' effective sample size),
                                   // unless the segments are separated by more than the narrower
                                   // one's range
-  bool mean_shift = true;         // candidates also from PELT on a Gaussian change-in-mean cost
-                                  // (stats/mean_shift.h), beside e-divisive's
+  bool mean_shift = true;         // candidates also from binary segmentation of a Gaussian
+                                  // change-in-mean cost (stats/mean_shift.h), beside e-divisive's
   double mean_shift_penalty = 3;  // > 0; its penalty per change, times log(n), in units of the
                                   // robust noise variance
-  double clip_sigmas = 3;         // >= 0; PELT runs on the series clipped to the 11-point
+  double clip_sigmas = 3;         // >= 0; it runs on the series clipped to the 11-point
                                   // rolling median +- clip_sigmas robust sigmas (0: unclipped)
 };
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "stats/descriptive.h"
 
@@ -62,34 +61,30 @@ std::vector<std::size_t> MeanShiftChangePoints(std::span<const double> x,
     return std::max(0.0, s2[t] - s2[s] - sum * sum / static_cast<double>(t - s));
   };
   const double beta = options.penalty * std::log(static_cast<double>(n));
-  std::vector<double> f(n + 1, 0.0);
-  std::vector<std::size_t> last(n + 1, 0);
-  f[0] = -beta;
-  std::vector<std::size_t> admissible;  // candidate last change points, pruned
-  for (std::size_t t = m; t <= n; ++t) {
-    if (t >= 2 * m || t == m) {
-      // s = t - m becomes admissible once it can end a segment of m points itself (or is 0).
-      const std::size_t s_new = t - m;
-      if (s_new == 0 || s_new >= m) admissible.push_back(s_new);
-    }
-    double best = std::numeric_limits<double>::infinity();
+  // Binary segmentation: split [s, t) where the cost falls most, while it falls by more than
+  // the penalty, then each part likewise.
+  std::vector<std::size_t> out;
+  std::vector<std::pair<std::size_t, std::size_t>> todo = {{0, n}};
+  while (!todo.empty()) {
+    const auto [s, t] = todo.back();
+    todo.pop_back();
+    if (t - s < 2 * m) continue;
+    const double whole = cost(s, t);
+    double best = 0;
     std::size_t arg = 0;
-    for (std::size_t s : admissible) {
-      const double v = f[s] + cost(s, t) + beta;
-      if (v < best) {
-        best = v;
-        arg = s;
+    for (std::size_t k = s + m; k + m <= t; ++k) {
+      const double gain = whole - cost(s, k) - cost(k, t);
+      if (gain > best) {
+        best = gain;
+        arg = k;
       }
     }
-    f[t] = best;
-    last[t] = arg;
-    // PELT's pruning (the Gaussian cost needs K = 0): s can never be optimal again when
-    // f[s] + cost(s, t) > f[t].
-    std::erase_if(admissible, [&](std::size_t s) { return f[s] + cost(s, t) > f[t]; });
+    if (!(best > beta)) continue;
+    out.push_back(arg);
+    todo.push_back({s, arg});
+    todo.push_back({arg, t});
   }
-  std::vector<std::size_t> out;
-  for (std::size_t t = last[n]; t > 0; t = last[t]) out.push_back(t);
-  std::reverse(out.begin(), out.end());
+  std::sort(out.begin(), out.end());
   return out;
 }
 

@@ -43,12 +43,13 @@ TEST(HistoryDetectorTest, FindsAPlanted8PercentStep) {
   EXPECT_NEAR(s.level_after, 1080, 10);
   EXPECT_DOUBLE_EQ(s.magnitude, s.level_after / s.level_before - 1);
   EXPECT_LT(s.p_value, 1e-10);
-  EXPECT_EQ(s.detectors, (std::vector<std::string>{"e-divisive", "pelt", "mann-whitney"}));
+  EXPECT_EQ(s.detectors, (std::vector<std::string>{"e-divisive", "binseg", "mann-whitney"}));
 }
 
-// A step among large outliers: e-divisive's t-test on means does not propose it; PELT on the
+// A step among large outliers: e-divisive's t-test on means does not propose it; binary
+// segmentation on the
 // clipped series does, and the U test confirms it. Its p-value is then the U test's.
-TEST(HistoryDetectorTest, PeltProposesAStepHiddenByOutliers) {
+TEST(HistoryDetectorTest, MeanShiftProposesAStepHiddenByOutliers) {
   std::vector<double> x = Series(31, 300, 0.02, {{150, 0.1}});
   for (std::size_t i = 5; i < x.size(); i += 13) x[i] *= i % 2 ? 3.0 : 0.4;
   HistoryOptions without;
@@ -61,7 +62,7 @@ TEST(HistoryDetectorTest, PeltProposesAStepHiddenByOutliers) {
   ASSERT_EQ(steps->size(), 1u);
   EXPECT_EQ((*steps)[0].index, 150u);
   EXPECT_NEAR((*steps)[0].magnitude, 0.1, 0.015);  // medians of 40 points, 2% CV
-  EXPECT_EQ((*steps)[0].detectors, (std::vector<std::string>{"pelt", "mann-whitney"}));
+  EXPECT_EQ((*steps)[0].detectors, (std::vector<std::string>{"binseg", "mann-whitney"}));
   EXPECT_GT((*steps)[0].p_value, 0.0);
   EXPECT_LT((*steps)[0].p_value, HistoryOptions{}.rank_pvalue);
 }

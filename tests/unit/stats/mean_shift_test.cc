@@ -1,7 +1,8 @@
-// The history detector's second candidate source (stats/mean_shift.h): PELT's pruned search
-// equals the exhaustive optimal partitioning under the same penalised cost (an independent
-// O(n^2) implementation below), the robust scale ignores steps, clipping removes outliers
-// but keeps steps in place, and planted steps are found where they are.
+// The history detector's second candidate source (stats/mean_shift.h): its binary segmentation
+// equals one written from the definition (no prefix sums), and on a single step the exhaustive
+// optimal partitioning under the same penalised cost (independent O(n^2) and O(n^3) versions
+// below); the robust scale ignores steps, clipping removes outliers but keeps steps in place,
+// and planted steps are found where they are.
 #include "stats/mean_shift.h"
 
 #include <gtest/gtest.h>
@@ -29,19 +30,40 @@ std::vector<double> Noisy(uint64_t seed, std::size_t n, double sd,
   return x;
 }
 
+double Cost(const std::vector<double>& x, std::size_t s, std::size_t t, double sigma) {
+  double mean = 0;
+  for (std::size_t i = s; i < t; ++i) mean += x[i];
+  mean /= static_cast<double>(t - s);
+  double c = 0;
+  for (std::size_t i = s; i < t; ++i) c += (x[i] - mean) * (x[i] - mean);
+  return c / (sigma * sigma);
+}
+
+// Binary segmentation, recursively, from the definition.
+void Split(const std::vector<double>& x, std::size_t s, std::size_t t, double sigma, double beta,
+           std::size_t m, std::vector<std::size_t>& out) {
+  if (t - s < 2 * m) return;
+  double best = 0;
+  std::size_t arg = 0;
+  for (std::size_t k = s + m; k + m <= t; ++k) {
+    const double gain = Cost(x, s, t, sigma) - Cost(x, s, k, sigma) - Cost(x, k, t, sigma);
+    if (gain > best + 1e-9) {
+      best = gain;
+      arg = k;
+    }
+  }
+  if (best <= beta) return;
+  Split(x, s, arg, sigma, beta, m, out);
+  out.push_back(arg);
+  Split(x, arg, t, sigma, beta, m, out);
+}
+
 // Optimal partitioning (Jackson et al. 2005) by exhaustive dynamic programming, straight from
 // the definition: no prefix sums, no pruning.
 std::vector<std::size_t> Exhaustive(const std::vector<double>& x, double sigma, double beta,
                                     std::size_t m) {
   const std::size_t n = x.size();
-  auto cost = [&](std::size_t s, std::size_t t) {
-    double mean = 0;
-    for (std::size_t i = s; i < t; ++i) mean += x[i];
-    mean /= static_cast<double>(t - s);
-    double c = 0;
-    for (std::size_t i = s; i < t; ++i) c += (x[i] - mean) * (x[i] - mean);
-    return c / (sigma * sigma);
-  };
+  auto cost = [&](std::size_t s, std::size_t t) { return Cost(x, s, t, sigma); };
   std::vector<double> f(n + 1, std::numeric_limits<double>::infinity());
   std::vector<std::size_t> last(n + 1, 0);
   f[0] = -beta;
@@ -60,18 +82,31 @@ std::vector<std::size_t> Exhaustive(const std::vector<double>& x, double sigma, 
   return out;
 }
 
-TEST(MeanShiftTest, PeltEqualsExhaustiveOptimalPartitioning) {
+TEST(MeanShiftTest, BinarySegmentationAsDefined) {
   for (uint64_t seed = 1; seed <= 12; ++seed) {
     const std::vector<double> x =
         Noisy(seed, 150 + 10 * seed, 1.0, {{40, 2.0}, {70, -1.5}, {100 + seed, 0.8}});
     for (double penalty : {1.0, 3.0}) {
       for (std::size_t m : {1u, 3u}) {
-        MeanShiftOptions options{penalty, m, 0.0};
         const double beta = penalty * std::log(static_cast<double>(x.size()));
-        EXPECT_EQ(MeanShiftChangePoints(x, options), Exhaustive(x, DifferenceSigma(x), beta, m))
+        std::vector<std::size_t> expected;
+        Split(x, 0, x.size(), DifferenceSigma(x), beta, m, expected);
+        EXPECT_EQ(MeanShiftChangePoints(x, {penalty, m, 0.0}), expected)
             << "seed " << seed << " penalty " << penalty << " min_segment " << m;
       }
     }
+  }
+}
+
+TEST(MeanShiftTest, OneStepIsTheOptimalPartitioning) {
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    const std::vector<double> x = Noisy(seed, 60, 1.0, {{20 + 3 * seed, 2.5}});
+    const double beta = 3.0 * std::log(static_cast<double>(x.size()));
+    const auto found = MeanShiftChangePoints(x, {3.0, 2, 0.0});
+    EXPECT_EQ(found, Exhaustive(x, DifferenceSigma(x), beta, 2)) << "seed " << seed;
+    ASSERT_EQ(found.size(), 1u) << "seed " << seed;
+    EXPECT_NEAR(static_cast<double>(found[0]), 20.0 + 3.0 * static_cast<double>(seed), 2.0)
+        << "seed " << seed;
   }
 }
 
@@ -104,9 +139,8 @@ TEST(MeanShiftTest, ClippingRemovesOutliersAndKeepsSteps) {
   EXPECT_GT(clipped[160], 110 - 6 * sigma);
   EXPECT_DOUBLE_EQ(clipped[119], x[119]);  // both sides of the step are untouched
   EXPECT_DOUBLE_EQ(clipped[120], x[120]);
-  // Unclipped, the outliers are segments of their own; clipped, only the step is left.
-  EXPECT_EQ(MeanShiftChangePoints(x, {3.0, 2, 0.0}),
-            (std::vector<std::size_t>{50, 52, 120, 160, 162}));
+  // Unclipped, the two outliers are a segment of their own; clipped, only the step is left.
+  EXPECT_EQ(MeanShiftChangePoints(x, {3.0, 2, 0.0}), (std::vector<std::size_t>{50, 52, 120}));
   EXPECT_EQ(MeanShiftChangePoints(x, {3.0, 2, 3.0}), (std::vector<std::size_t>{120}));
 }
 
