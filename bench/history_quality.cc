@@ -101,9 +101,10 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "%zu series; perfgate: threshold %g, window %zu, max p-value %g, level points %zu, "
-      "min segment %zu, rank test %s\n\n%s",
+      "min segment %zu, rank test %s at %g, mean-shift candidates %s (penalty %g, clip %g)\n\n%s",
       corpus->size(), options.threshold, options.window, options.max_pvalue, options.level_points,
-      options.min_segment, options.rank_test ? "on" : "off",
+      options.min_segment, options.rank_test ? "on" : "off", options.rank_pvalue,
+      options.mean_shift ? "on" : "off", options.mean_shift_penalty, options.clip_sigmas,
       perfgate::quality::FormatTables(*scores).c_str());
   return 0;
 }

@@ -85,9 +85,11 @@ int Run(int argc, char** argv) {
   for (const auto& e : corpus->excluded) std::printf(" %s", e.c_str());
   std::printf(
       "); perfgate: threshold %g, window %zu, max p-value %g, level points %zu, "
-      "min segment %zu, rank test %s\n\n| series | points | zero |",
+      "min segment %zu, rank test %s at %g, mean-shift candidates %s (penalty %g, clip %g)"
+      "\n\n| series | points | zero |",
       options.threshold, options.window, options.max_pvalue, options.level_points,
-      options.min_segment, options.rank_test ? "on" : "off");
+      options.min_segment, options.rank_test ? "on" : "off", options.rank_pvalue,
+      options.mean_shift ? "on" : "off", options.mean_shift_penalty, options.clip_sigmas);
   for (const auto& m : methods) std::printf(" %s |", m.name.c_str());
   std::printf("\n|---|---:|---:|");
   for (std::size_t m = 0; m < methods.size(); ++m) std::printf("---:|");

@@ -103,14 +103,15 @@ TEST(AnalyzeTest, JsonSeriesFindsThePlantedStep) {
   EXPECT_NEAR(cp["level_after"].get<double>(), 120, 1.2);
   EXPECT_DOUBLE_EQ(cp["magnitude"].get<double>(),
                    cp["level_after"].get<double>() / cp["level_before"].get<double>() - 1);
-  EXPECT_EQ(cp["detectors"], nlohmann::json::array({"e-divisive", "mann-whitney"}));
+  // Proposed by both candidate sources (e-divisive, the binary segmentation), confirmed by U.
+  EXPECT_EQ(cp["detectors"], nlohmann::json::array({"e-divisive", "binseg", "mann-whitney"}));
 
   o = Analyze("--format json --no-rank-test " + Fixture("series/step20.json"));
   ASSERT_EQ(o.exit_code, 0) << o.out;
   json = ParseJson(o);
   EXPECT_EQ(json["parameters"]["rank_test"], false);
   ASSERT_EQ(json["change_points"].size(), 1u) << o.out;
-  EXPECT_EQ(json["change_points"][0]["detectors"], nlohmann::json::array({"e-divisive"}));
+  EXPECT_EQ(json["change_points"][0]["detectors"], nlohmann::json::array({"e-divisive", "binseg"}));
 }
 
 TEST(AnalyzeTest, TextAndMarkdownFormats) {
