@@ -1,6 +1,7 @@
 #include "stats/mean_shift.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "stats/descriptive.h"
@@ -26,11 +27,27 @@ double DifferenceSigma(std::span<const double> x) {
 
 std::vector<double> ClipOutliers(std::span<const double> x, double k, double sigma) {
   std::vector<double> out(x.begin(), x.end());
-  std::vector<double> window;
+  std::array<double, 2 * kClipHalfWidth + 1> window;
   for (std::size_t i = 0; i < x.size(); ++i) {
     const std::size_t lo = i > kClipHalfWidth ? i - kClipHalfWidth : 0;
     const std::size_t hi = std::min(x.size(), i + kClipHalfWidth + 1);
-    const double m = Median(x.subspan(lo, hi - lo));
+    const std::size_t w = hi - lo;
+    // The median is within k * sigma of x[i] (nothing to clip) when more than half the window
+    // is at most x[i] + k * sigma and more than half at least x[i] - k * sigma: counting is
+    // cheap, the median only needed near outliers.
+    std::size_t below = 0, above = 0;
+    for (std::size_t j = lo; j < hi; ++j) {
+      below += x[j] <= x[i] + k * sigma;
+      above += x[j] >= x[i] - k * sigma;
+    }
+    if (below > w / 2 && above > w / 2) continue;
+    std::copy(x.begin() + lo, x.begin() + hi, window.begin());
+    // The median (the mean of the middle two for an even count, as Median()), without
+    // allocating: this runs on every point of every analysis.
+    const auto mid = window.begin() + w / 2;
+    std::nth_element(window.begin(), mid, window.begin() + w);
+    double m = *mid;
+    if (w % 2 == 0) m = (m + *std::max_element(window.begin(), mid)) / 2;
     out[i] = std::clamp(x[i], m - k * sigma, m + k * sigma);
   }
   return out;
@@ -41,15 +58,16 @@ std::vector<std::size_t> MeanShiftChangePoints(std::span<const double> x,
   const std::size_t n = x.size();
   const std::size_t m = std::max<std::size_t>(options.min_segment, 1);
   if (n < 2 * m) return {};
-  std::vector<double> clipped;
-  if (options.clip_sigmas > 0) {
-    clipped = ClipOutliers(x, options.clip_sigmas, DifferenceSigma(x));
-    x = clipped;
-  }
+  // The scale of the series as given: clipping moves a few differences, not their MAD.
   const double sigma = DifferenceSigma(x);
   if (!(sigma > 0)) return {};
-  // Prefix sums of the standardised series (centred on its median: the digits stay).
-  const double centre = Median(x);
+  std::vector<double> clipped;
+  if (options.clip_sigmas > 0) {
+    clipped = ClipOutliers(x, options.clip_sigmas, sigma);
+    x = clipped;
+  }
+  // Prefix sums of the standardised series (centred on its first point: the digits stay).
+  const double centre = x[0];
   std::vector<double> s1(n + 1, 0.0), s2(n + 1, 0.0);
   for (std::size_t i = 0; i < n; ++i) {
     const double z = (x[i] - centre) / sigma;
