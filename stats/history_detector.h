@@ -1,5 +1,7 @@
 // perfgate's default detector for a branch's history: e-divisive means (stats/change_points.h,
-// Otava's algorithm) proposes candidate change points; a cheap confirmation stage keeps those whose
+// Otava's algorithm) proposes candidate change points, and so does a binary segmentation of a
+// penalised change in mean on the series with its outliers clipped (stats/mean_shift.h: the
+// steps outliers hide from e-divisive's t-test); a cheap confirmation stage keeps those whose
 // new level is real: measured with medians of the adjacent segments (so a few outliers or a
 // bimodal point do not move them), significant by a rank test on the same points (corrected for
 // autocorrelation, so that a trend, a season or a slow machine regime is not a string of steps),
@@ -54,38 +56,41 @@ ChangePointOptions EDivisiveOptions(const HistoryOptions& options);
 struct Step {
   std::size_t index = 0;  // first point of the new level (0-based, >= 1)
   double magnitude = 0;   // signed relative change of level: level_after / level_before - 1
-  double p_value = 1;     // the e-divisive candidate's t-test p-value
+  double p_value = 1;     // the e-divisive candidate's t-test p-value; for a candidate only the
+                          // binary segmentation proposed, the confirming U test's (corrected)
   double level_before = 0, level_after = 0;  // medians of the adjacent segments (capped)
-  std::vector<std::string> detectors;  // {"e-divisive", "mann-whitney"} ({"e-divisive"} without
-                                       // the rank test)
+  std::vector<std::string> detectors;        // its proposers, "e-divisive" and/or "binseg", then
+                                             // "mann-whitney" (not without the rank test)
   // The points the two levels were measured on: [first, index) and [index, last).
   std::size_t first = 0, last = 0;
 
   friend bool operator==(const Step&, const Step&) = default;
 };
 
-// Second stage, O(k^2 + k * level_points * log(level_points)) for k candidates, no e-divisive:
-// confirms the change points of `analysis` (DetectChangePoints(levels, EDivisiveOptions(options)))
-// into steps. For each candidate, the level before is the median of the up to `level_points`
-// points before it back to the previous candidate, the level after likewise forwards to the next
-// one; magnitude = (after - before) / |before| (0 when before is 0). A candidate fails when either
-// segment to its neighbouring candidates (or the series' ends) holds fewer than `min_segment`
-// points, or, with `rank_test`, when the U test between those two sets of points (exact up to 40
-// points in all) gives p > max_pvalue, its z first scaled by sqrt((1 - r) / (1 + r)) for the lag-1
-// autocorrelation r >= 0 of the points around their medians (with `serial_correction`, unless
-// both segments hold 5+ points and the gap between them is at least the narrower one's range).
-// While any fails, the failing candidate of smallest |magnitude| (the first on ties) is dropped
-// and its neighbours are measured again, so the two edges of an outlier both go and a step
-// proposed twice keeps its best edge. The threshold plays no part in this: the steps returned are
-// the confirmed candidates with |magnitude| >= threshold, so a step is reported at every threshold
-// up to its |magnitude|, always with the same figures, and at none above.
-// The server runs e-divisive incrementally and then calls this.
+// Second stage, O(k^2 + k * level_points * log(level_points)) for k candidates plus, with
+// `mean_shift`, O(n) per level of the binary segmentation; no e-divisive: confirms the change
+// points of `analysis` (DetectChangePoints(levels, EDivisiveOptions(options))), united with
+// MeanShiftChangePoints(levels, MeanShiftOptionsOf(options)), into steps. For each candidate, the
+// level before is the median of the up to `level_points` points before it back to the previous
+// candidate, the level after likewise forwards to the next one; magnitude = (after - before) /
+// |before| (0 when before is 0). A candidate fails when either segment to its neighbouring
+// candidates (or the series' ends) holds fewer than `min_segment` points, or, with `rank_test`,
+// when the U test between those two sets of points (exact up to 40 points in all) gives p >
+// rank_pvalue, its z first scaled by sqrt((1 - r) / (1 + r)) for the lag-1 autocorrelation r >= 0
+// of the points around their medians (with `serial_correction`, unless both segments hold 5+ points
+// and the gap between them is at least the narrower one's range). While any fails, the failing
+// candidate of smallest |magnitude| (the first on ties) is dropped and its neighbours are measured
+// again, so the two edges of an outlier both go and a step proposed twice keeps its best edge. The
+// threshold plays no part in this: the steps returned are the confirmed candidates with |magnitude|
+// >= threshold, so a step is reported at every threshold up to its |magnitude|, always with the
+// same figures, and at none above. The server runs e-divisive incrementally and then calls this.
 std::vector<Step> ConfirmSteps(std::span<const double> levels, const ChangePointAnalysis& analysis,
                                const HistoryOptions& options);
 
 // Both stages on per-point levels (per-commit medians of repetitions). Errors (kInvalidArgument
-// naming the field): threshold negative or not finite, window < 2, max_pvalue outside [0, 1],
-// level_points or min_segment 0, a non-finite level ("series[i]", as DetectChangePoints).
+// naming the field): threshold negative or not finite, window < 2, max_pvalue or rank_pvalue
+// outside [0, 1], level_points or min_segment 0, mean_shift_penalty not > 0, clip_sigmas negative
+// or not finite, a non-finite level ("series[i]", as DetectChangePoints).
 Result<std::vector<Step>> DetectSteps(std::span<const double> levels,
                                       const HistoryOptions& options);
 
