@@ -33,10 +33,10 @@ std::vector<double> ClipOutliers(std::span<const double> x, double k, double sig
 
 // The indices (first point of each new segment, ascending, never 0) of a segmentation of `x`
 // under the cost sum over segments of sum (x_i - mean)^2 / sigma^2, sigma = DifferenceSigma(x)
-// (of the series as given, also when clipping), by binary segmentation: a segment is split where the
-// cost falls most, if it falls by more than penalty * log(n), and both parts are searched again;
-// every part holds at least min_segment points. Finite input assumed (the caller checks). Empty
-// when n < 2 * min_segment or sigma is 0.
+// (of the series as given, also when clipping), by binary segmentation: a segment is split
+// where the cost falls most, if it falls by more than penalty * log(n), and both parts are
+// searched again; every part holds at least min_segment points. Finite input assumed (the
+// caller checks). Empty when n < 2 * min_segment or sigma is 0.
 std::vector<std::size_t> MeanShiftChangePoints(std::span<const double> x,
                                                const MeanShiftOptions& options);
 
