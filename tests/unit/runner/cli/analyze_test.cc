@@ -91,6 +91,11 @@ TEST(AnalyzeTest, JsonSeriesFindsThePlantedStep) {
   EXPECT_EQ(json["parameters"]["level_points"], 40);
   EXPECT_EQ(json["parameters"]["min_segment"], 3);
   EXPECT_EQ(json["parameters"]["rank_test"], true);
+  EXPECT_DOUBLE_EQ(json["parameters"]["rank_pvalue"].get<double>(), 0.0005);
+  EXPECT_EQ(json["parameters"]["serial_correction"], true);
+  EXPECT_EQ(json["parameters"]["mean_shift"], true);
+  EXPECT_DOUBLE_EQ(json["parameters"]["mean_shift_penalty"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(json["parameters"]["clip_sigmas"].get<double>(), 3.0);
   ASSERT_EQ(json["change_points"].size(), 1u) << o.out;
   const nlohmann::json& cp = json["change_points"][0];
   EXPECT_EQ(cp["index"], 100);
