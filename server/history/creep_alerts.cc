@@ -9,6 +9,35 @@
 
 namespace perfgate::server::history {
 
+Result<std::vector<stats::Creep>> RecentCreeps(std::span<const double> levels,
+                                               const std::vector<stats::Step>& steps,
+                                               const stats::CreepOptions& options) {
+  const std::size_t n = levels.size();
+  const std::size_t w = options.window;
+  for (std::size_t tail = 4 * w;; tail *= 2) {
+    const std::size_t from = n > tail ? n - tail : 0;
+    std::vector<std::size_t> indices;
+    for (const stats::Step& s : steps) {
+      if (s.index > from) indices.push_back(s.index - from);
+    }
+    auto creeps = stats::DetectCreeps(levels.subspan(from), indices, options);
+    if (!creeps) return tl::unexpected(creeps.error());
+    // A creep that starts within the tail's first window may have begun before the tail: look
+    // further back. Otherwise no window before the tail can join one of the tail's creeps (its
+    // windows end before the first creeping window of the tail starts).
+    const bool cut = std::any_of(creeps->begin(), creeps->end(),
+                                 [&](const stats::Creep& c) { return c.start < w; });
+    if (from == 0 || !cut) {
+      for (stats::Creep& c : *creeps) {
+        c.start += from;
+        c.end += from;
+        for (std::size_t& step : c.steps) step += from;
+      }
+      return creeps;
+    }
+  }
+}
+
 Result<CreepPass> FindCreepAlerts(const store::HistorySeriesData& series,
                                   const HistoryParams& params,
                                   const std::vector<stats::Step>& steps) {
@@ -18,9 +47,7 @@ Result<CreepPass> FindCreepAlerts(const store::HistorySeriesData& series,
   options.confidence = params.ci_confidence;
   CreepPass pass;
   if (!(options.threshold > 0)) return pass;  // nothing to drift beyond
-  std::vector<std::size_t> indices;
-  for (const stats::Step& s : steps) indices.push_back(s.index);
-  auto creeps = stats::DetectCreeps(series.levels, indices, options);
+  auto creeps = RecentCreeps(series.levels, steps, options);
   if (!creeps) return tl::unexpected(creeps.error());
   for (const stats::Creep& c : *creeps) {
     pass.replaced_steps.insert(pass.replaced_steps.end(), c.steps.begin(), c.steps.end());

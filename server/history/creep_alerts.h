@@ -8,12 +8,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
 #include "core/result.h"
 #include "server/history/analysis.h"
 #include "server/store/history_store.h"
+#include "stats/creep.h"
 #include "stats/history_detector.h"
 
 namespace perfgate::server::history {
@@ -25,6 +27,15 @@ struct CreepPass {
   std::vector<std::pair<int64_t, store::NewAlertRecord>> refreshed;
   std::vector<std::size_t> replaced_steps;  // indices (into levels) of steps a creep spans
 };
+
+// The creeps of stats::DetectCreeps(levels, steps, options) that reach the last 4 windows of
+// `levels` (a tail doubled until no creep starts in its first window, so each is whole), in
+// `levels`' indices. A window's verdict depends on its own points alone, so a creep that ends
+// before the tail was the same at the analyses that saw it end: this bounds the cost of an
+// analysis by the tail, not by the series' length. Errors as stats::DetectCreeps.
+Result<std::vector<stats::Creep>> RecentCreeps(std::span<const double> levels,
+                                               const std::vector<stats::Step>& steps,
+                                               const stats::CreepOptions& options);
 
 // Creeps of series.levels with the detector's threshold and min_segment, the stats::CreepOptions
 // defaults otherwise. Errors as stats::DetectCreeps.

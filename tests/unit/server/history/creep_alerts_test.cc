@@ -4,6 +4,8 @@
 // a regression; the alert's JSON carries kind "creep" and its "creep" object (and decodes back);
 // the webhook's line says creep with the slope and the range; tests/fixtures/alerts/creep.json is
 // that alert's JSON.
+#include "server/history/creep_alerts.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 
 #include "server/history/alert_json.h"
 #include "server/history/analysis.h"
+#include "stats/creep.h"
 #include "wire/alert.h"
 
 namespace perfgate::server::history {
@@ -98,6 +101,53 @@ TEST(CreepAlerts, ADriftCutIntoStepsIsStillOneCreepAlert) {
     steps_replaced += out->steps.size();
   }
   EXPECT_GT(steps_replaced, 0u);
+}
+
+// The server judges only the windows that reach the end of the series (and as far back as a
+// creep that reaches them goes): the same creeps as the whole scan for every creep that reaches
+// the last windows, on long series with drifts everywhere (one across the tail's first window,
+// one from far back to the end, one long finished). Series end at every 20th point of the last
+// 400, so that the tail's edge cuts every drift at some length.
+TEST(CreepAlerts, RecentCreepsAreTheWholeScansCreepsThatReachTheEnd) {
+  const stats::CreepOptions options;
+  const std::size_t w = options.window;
+  Noise noise(11);
+  std::vector<double> levels;
+  double level = 1000;
+  for (int i = 0; i < 2400; ++i) {
+    const bool drifting = (i >= 200 && i < 800) || (i >= 1500 && i < 1640) ||
+                          (i >= 1900 && i < 1990) || (i >= 2080 && i < 2400);
+    if (drifting) level *= (i % 400 < 200 ? 1.0012 : 0.9988);
+    levels.push_back(level * (1 + 0.004 * noise.Next()));
+  }
+  std::size_t compared = 0, extended = 0;
+  for (std::size_t n = 2000; n <= levels.size(); n += 20) {
+    SCOPED_TRACE(n);
+    const std::span<const double> series(levels.data(), n);
+    auto whole = stats::DetectCreeps(series, {}, options);
+    auto recent = RecentCreeps(series, {}, options);
+    ASSERT_TRUE(whole.has_value() && recent.has_value());
+    for (const stats::Creep& c : *whole) {
+      const bool reaches = c.end + 3 * w >= n;
+      const auto same = std::find_if(recent->begin(), recent->end(), [&](const stats::Creep& r) {
+        return r.start == c.start && r.end == c.end && r.slope == c.slope &&
+               r.total_change == c.total_change && r.p_value == c.p_value;
+      });
+      if (reaches) {
+        EXPECT_NE(same, recent->end()) << "creep " << c.start << ".." << c.end;
+        ++compared;
+        extended += c.start + 4 * w < n;
+      }
+    }
+    for (const stats::Creep& r : *recent) {
+      EXPECT_TRUE(
+          std::any_of(whole->begin(), whole->end(),
+                      [&](const stats::Creep& c) { return c.start == r.start && c.end == r.end; }))
+          << "creep " << r.start << ".." << r.end;
+    }
+  }
+  EXPECT_GT(compared, 20u);
+  EXPECT_GT(extended, 5u);  // the tail had to reach back for a creep that began before it
 }
 
 TEST(CreepAlerts, NotRaisedAgainAndAStepIsStillARegression) {
