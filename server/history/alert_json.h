@@ -31,6 +31,17 @@ wire::AlertDetail ToWire(const store::AlertDetail& detail);
 // among regressions with a code cause, absent when none was triaged.
 wire::AlertSummary SummaryOf(const std::vector<store::AlertCount>& counts);
 
+// A group's member counts in kAlertStates' order (zeros included); its range's commits have no
+// run id.
+wire::AlertGroup ToWire(const store::AlertGroupRecord& group);
+wire::AlertGroupDetail ToWire(const store::AlertGroupDetail& detail);
+
+// The webhook body announcing a new alert group: {"text": ..., "group": the group, "alerts":
+// [its members]}; `text` names the group, its range and branch, and has a line per member (most
+// significant first), with links under `public_url` when it is set.
+nlohmann::ordered_json GroupWebhookBody(const store::AlertGroupDetail& group,
+                                        const std::string& public_url);
+
 // The webhook body for alerts raised by one run: {"text": ..., "alerts": [...]}; `text` (what
 // Slack, Mattermost and Teams incoming webhooks display) has a line per alert, grouped by commit
 // range, with links under `public_url` when it is set; "alerts" are wire::EncodeAlert's.

@@ -72,7 +72,9 @@ class HistoryService {
   void Loop();
   // One pending run; false when there was none.
   Result<bool> Step();
+  // The webhook: one message per alert group the run created.
   void Announce(const store::HistoryRunResult& result);
+  void Post(const std::string& body);  // three attempts, then counted as a failure
 
   store::HistoryStore& store_;
   HistoryServiceOptions options_;
