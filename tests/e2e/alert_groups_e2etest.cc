@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 #include <set>
@@ -19,6 +21,8 @@
 #include "tests/testing/http_client.h"
 #include "tests/testing/ids.h"
 #include "tests/testing/level_results.h"
+#include "tests/testing/pg_cluster.h"
+#include "tests/testing/shell.h"
 #include "tests/testing/test_server.h"
 #include "tests/testing/webhook_sink.h"
 
@@ -117,29 +121,32 @@ class AlertGroupsE2eTest : public testing::ServerTest {
     return out;
   }
 
+  // Commit 20 makes BM_A..BM_E 10% slower; BM_F does not move. bed-1 measures the odd commits
+  // (its range is 19..21), bed-2 every commit but 19..21 (its range is 18..22): the group's
+  // range is their intersection, 19..21.
+  void PostOneCulpritOnTwoTestbeds() {
+    const std::vector<std::string> bed1 = {"BM_A", "BM_B", "BM_C", "BM_F"};
+    const std::vector<std::string> bed2 = {"BM_C", "BM_D", "BM_E"};
+    const std::set<std::string> moved = {"BM_A", "BM_B", "BM_C", "BM_D", "BM_E"};
+    for (int commit = 1; commit <= 40; ++commit) {
+      const double factor = commit >= 20 ? 1.10 : 1.0;
+      if (commit % 2 == 1) {
+        ASSERT_NO_FATAL_FAILURE(Post("bed-1", commit, bed1, moved, factor));
+      }
+      if (commit < 19 || commit > 21) {
+        ASSERT_NO_FATAL_FAILURE(Post("bed-2", commit, bed2, moved, factor));
+      }
+    }
+    testing::WaitForHistory(dsn_);
+  }
+
   testing::WebhookSink sink_;
   std::string triager_, reader_, ci_;
   int run_ = 0;
 };
 
 TEST_F(AlertGroupsE2eTest, OneCulpritOnTwoTestbedsIsOneGroupOneMessageOneBisect) {
-  // Commit 20 makes BM_A..BM_E 10% slower; BM_F does not move. bed-1 measures the odd commits
-  // (its range is 19..21), bed-2 every commit but 19..21 (its range is 18..22): the group's range
-  // is their intersection, 19..21.
-  const std::vector<std::string> bed1 = {"BM_A", "BM_B", "BM_C", "BM_F"};
-  const std::vector<std::string> bed2 = {"BM_C", "BM_D", "BM_E"};
-  const std::set<std::string> moved = {"BM_A", "BM_B", "BM_C", "BM_D", "BM_E"};
-  for (int commit = 1; commit <= 40; ++commit) {
-    const double factor = commit >= 20 ? 1.10 : 1.0;
-    if (commit % 2 == 1) {
-      ASSERT_NO_FATAL_FAILURE(Post("bed-1", commit, bed1, moved, factor));
-    }
-    if (commit < 19 || commit > 21) {
-      ASSERT_NO_FATAL_FAILURE(Post("bed-2", commit, bed2, moved, factor));
-    }
-  }
-  testing::WaitForHistory(dsn_);
-
+  ASSERT_NO_FATAL_FAILURE(PostOneCulpritOnTwoTestbeds());
   const json alerts = Get("/alerts?state=all", reader_)["alerts"];
   ASSERT_EQ(alerts.size(), 6u) << alerts.dump(2);  // BM_C on both testbeds
   std::set<int64_t> group_ids;
@@ -266,6 +273,74 @@ TEST_F(AlertGroupsE2eTest, AStepThatRevertsWentAway) {
   ASSERT_EQ(closed.size(), 1u);
   EXPECT_EQ(closed[0]["states"]["went_away"], 1);
   EXPECT_EQ(Get("/alert-summary", reader_)["by_state"]["went_away"], 1);
+}
+
+// `perfgate alerts groups|group` and a group's triage from the command line.
+TEST_F(AlertGroupsE2eTest, TheAlertsCommandListsShowsAndTriagesAGroup) {
+  ASSERT_NO_FATAL_FAILURE(PostOneCulpritOnTwoTestbeds());
+  auto dir = testing::MakePgTempDir("perfgate-groups-cli");
+  ASSERT_TRUE(dir.has_value());
+  const std::string config = (*dir / "perfgate.yaml").string();
+  {
+    std::ofstream out(config);
+    out << "version: 1\nserver: {url: \"http://127.0.0.1:" << app_->port()
+        << "\", project: grp}\nsuites:\n  - {name: s, type: command, command: [\"true\"]}\n";
+  }
+  auto perfgate = [&](const std::string& token, const std::string& args) {
+    return testing::RunShell("PERFGATE_TOKEN=" + token + " " + PERFGATE_BIN_DIR + "/perfgate " +
+                             args + " --config " + config);
+  };
+  testing::ShellOutcome list = perfgate(reader_, "alerts groups");
+  ASSERT_EQ(list.exit_code, 0) << list.output;
+  EXPECT_NE(list.output.find("1 alert group"), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find(Sha(19).substr(0, 12) + ".." + Sha(21).substr(0, 12)),
+            std::string::npos)
+      << list.output;
+  const json listed = json::parse(perfgate(reader_, "alerts groups --format json").output);
+  ASSERT_EQ(listed["groups"].size(), 1u);
+  const std::string id = listed["groups"][0]["id"].dump();
+  const std::string most = listed["groups"][0]["most_significant"].dump();
+
+  testing::ShellOutcome show = perfgate(reader_, "alerts group " + id);
+  ASSERT_EQ(show.exit_code, 0) << show.output;
+  EXPECT_NE(show.output.find("6 alerts: open 6"), std::string::npos) << show.output;
+  EXPECT_NE(show.output.find("most significant: alert " + most), std::string::npos) << show.output;
+  EXPECT_NE(show.output.find("perfgate bisect --group " + id), std::string::npos) << show.output;
+
+  // Once the group has its bisect (queued here through the API), `perfgate bisect --group` and
+  // `--alert` of another member name it instead of measuring again.
+  const json top = Get("/alerts/" + most, reader_);
+  const bool on_bed1 = top["series"]["testbed"] == "bed-1";
+  HttpResponse queued = Bisect(top, on_bed1 ? 19 : 18, on_bed1 ? 21 : 22);
+  ASSERT_EQ(queued.status, 201) << queued.body;
+  const std::string bisect_id = json::parse(queued.body)["bisect"]["id"].dump();
+  std::string other;
+  const json open = Get("/alerts", reader_);
+  for (const json& a : open["alerts"]) {
+    if (a["id"].dump() != most) other = a["id"].dump();
+  }
+  ASSERT_FALSE(other.empty()) << open;
+  for (const std::string& which : {"--group " + id, "--alert " + other}) {
+    testing::ShellOutcome again = perfgate(ci_, "bisect " + which);
+    ASSERT_EQ(again.exit_code, 0) << which << ": " << again.output;
+    EXPECT_NE(again.output.find("already has bisect " + bisect_id), std::string::npos)
+        << again.output;
+  }
+
+  testing::ShellOutcome usage = perfgate(triager_, "alerts ack " + most + " --group " + id);
+  EXPECT_EQ(usage.exit_code, 2) << usage.output;
+  testing::ShellOutcome denied = perfgate(reader_, "alerts resolve --group " + id);
+  EXPECT_EQ(denied.exit_code, 2) << denied.output;
+  testing::ShellOutcome fixed =
+      perfgate(triager_, "alerts resolve --group " + id + " --note 'reverted in 41'");
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.output;
+  EXPECT_NE(fixed.output.find("alert group " + id + " is now closed"), std::string::npos)
+      << fixed.output;
+  EXPECT_NE(fixed.output.find("resolved 6"), std::string::npos) << fixed.output;
+  const json after = Get("/alerts/" + most, reader_);
+  EXPECT_EQ(after["state"], "resolved");
+  EXPECT_EQ(after["note"], "reverted in 41");
+  std::filesystem::remove_all(*dir);
 }
 
 }  // namespace
