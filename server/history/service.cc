@@ -139,6 +139,11 @@ Result<bool> HistoryService::Step() {
   if (!updates) return tl::unexpected(updates.error());
   auto result = (*run)->Commit(*updates);
   if (!result) return tl::unexpected(result.error());
+  std::size_t went_away = 0;
+  for (const store::HistorySeriesUpdate& u : *updates) went_away += u.went_away.size();
+  if (went_away > 0) {
+    spdlog::info("history: run {} closed {} alert(s) as went away", result->run_id, went_away);
+  }
   {
     std::lock_guard lock(mutex_);
     ++stats_.runs;
