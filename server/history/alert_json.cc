@@ -1,7 +1,6 @@
 #include "server/history/alert_json.h"
 
 #include <cmath>
-#include <map>
 #include <optional>
 
 #include "core/text.h"
@@ -166,23 +165,6 @@ wire::AlertSummary SummaryOf(const std::vector<store::AlertCount>& counts) {
         static_cast<double>(false_positives) / static_cast<double>(out.triaged_regressions);
   }
   return out;
-}
-
-ordered_json WebhookBody(const std::vector<store::AlertRecord>& alerts,
-                         const std::string& public_url) {
-  std::map<std::string, std::vector<const store::AlertRecord*>> groups;
-  for (const store::AlertRecord& a : alerts) groups[RangeGroup(a)].push_back(&a);
-  std::string text = "perfgate: " + std::to_string(alerts.size()) +
-                     (alerts.size() == 1 ? " new alert" : " new alerts");
-  if (!alerts.empty()) text += " in " + alerts.front().project;
-  for (const auto& [group, members] : groups) {
-    const store::AlertRecord& first = *members.front();
-    text += "\n*" + group + "* (" + first.series.branch + ", " + first.first_bad.subject + ")";
-    for (const store::AlertRecord* a : members) text += MemberLine(*a, public_url);
-  }
-  ordered_json list = ordered_json::array();
-  for (const store::AlertRecord& a : alerts) list.push_back(wire::EncodeAlert(ToWire(a)));
-  return {{"text", text}, {"alerts", std::move(list)}};
 }
 
 ordered_json GroupWebhookBody(const store::AlertGroupDetail& detail,
