@@ -464,6 +464,7 @@ async function main() {
       const memberRow = group.locator(`[data-testid=alert-row][data-alert-id="${id}"]`);
       check((await memberRow.locator('[data-testid=alert-state]').textContent()).trim() === 'resolved', `member ${id} shows resolved`);
     }
+    check((await group.locator('[data-testid=group-state]').textContent()).trim() === 'closed', 'the group shows closed');
     r = await call('GET', `/api/v1/projects/${PROJECT}/alert-groups/${stored.group_id}`, token);
     check(r.json.state === 'closed' && r.json.states.resolved === members.length, `the API says the group is closed: ${r.text}`);
     check(r.json.members.every((m) => m.note === 'fixed by the revert' && m.state_changed_by === 'ci'), 'every member has the note and the actor');

@@ -26,8 +26,9 @@ const GROUP_TRIAGE = [
 const label = (state) => String(state).replace('_', ' ');
 
 // The group's head: its narrowest range, members by state, the most significant member, its
-// bisect, and the group triage buttons. `onChange(members)` gets the members after a triage.
-function groupHead(project, key, members, group, onChange) {
+// bisect, and the group triage buttons. `onChange(answer, text)` gets the group after a triage
+// (GET .../alert-groups/{id}'s shape, members included); `saved` is the last triage's outcome.
+function groupHead(project, key, members, group, onChange, saved) {
   const range = (group && group.range) || (members[0].range || {});
   const head = h('div', {class: 'alert-group-head'},
     h('h3', null, group ? 'Group ' + group.id + ' · ' : '', 'Range ', h('span', {class: 'mono'},
@@ -38,7 +39,7 @@ function groupHead(project, key, members, group, onChange) {
     group ? h('span', {class: 'badge s-' + (group.state === 'open' ? 'open' : 'resolved'), testid: 'group-state'}, group.state) : null);
   if (!group) return head;
   const note = h('input', {type: 'text', placeholder: 'note for every alert (optional)', testid: 'group-note', value: ''});
-  const status = h('span', {testid: 'group-triage-status'});
+  const status = h('span', {testid: 'group-triage-status', class: saved ? 'triage-ok' : ''}, saved || '');
   const buttons = GROUP_TRIAGE.map((t) => h('button', {type: 'button', testid: t.testid, onclick: async (e) => {
     const all = e.target.parentNode.querySelectorAll('button');
     all.forEach((b) => { b.disabled = true; });
@@ -48,10 +49,7 @@ function groupHead(project, key, members, group, onChange) {
     if (note.value.trim()) body.note = note.value.trim();
     try {
       const answer = await api.triageGroup(project, group.id, body);
-      onChange(answer.members || []);
-      all.forEach((b) => { b.disabled = false; });
-      status.className = 'triage-ok';
-      status.textContent = 'saved: ' + (answer.member_count || 0) + ' alerts now ' + label(t.state) + ' (group ' + answer.state + ')';
+      onChange(answer, 'saved: ' + (answer.member_count || 0) + ' alerts now ' + label(t.state) + ' (group ' + answer.state + ')');
     } catch (err) {
       all.forEach((b) => { b.disabled = false; });
       status.className = 'triage-error';
@@ -206,18 +204,22 @@ export async function renderAlerts(ctx) {
   };
   for (const [key, members] of groups) {
     const group = members[0].group_id ? groupInfo.get(members[0].group_id) : null;
-    const onChange = (updated) => {
-      for (const m of updated) {
+    let head = null;
+    const onChange = (answer, text) => {
+      for (const m of answer.members || []) {
         if (!slots.has(m.id)) continue;
         place(m);
         const status = slots.get(m.id).querySelector('[data-testid=triage-status]');
         status.className = 'triage-ok';
         status.textContent = 'saved with its group: now ' + label(m.state);
       }
+      const fresh = groupHead(project, key, members, answer, onChange, text);
+      head.replaceWith(fresh);
+      head = fresh;
     };
+    head = groupHead(project, key, members, group, onChange);
     list.appendChild(h('div', {class: 'alert-group', testid: 'alert-group', dataset: {group: key, groupId: group ? String(group.id) : ''}},
-      groupHead(project, key, members, group, onChange),
-      members.map((a) => place(a))));
+      head, members.map((a) => place(a))));
   }
   if (highlight && slots.has(highlight)) slots.get(highlight).scrollIntoView({block: 'center'});
   // The bisects of each alert (GET alerts/{id}).
