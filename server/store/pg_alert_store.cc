@@ -1,6 +1,6 @@
 // PgStore: alerts (list, count, one with its points, triage with re-baseline), bisects posted by
-// the runner (reading one is pg_bisect_store.cc, with the remote ones), and a whole series of a
-// tracked branch for on-demand analysis.
+// the runner (one per alert group; reading one is pg_bisect_store.cc, with the remote ones), and a
+// whole series of a tracked branch for on-demand analysis.
 #include <algorithm>
 
 #include "server/store/pg_history_rows.h"
@@ -18,7 +18,6 @@ using pghistory::kSeriesJoins;
 using pghistory::ReadAlert;
 using pghistory::ReadPoints;
 using pghistory::ReadSeriesKey;
-using pghistory::Rebaselines;
 using pgutil::OrNull;
 using pgutil::Text;
 
