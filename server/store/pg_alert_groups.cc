@@ -1,7 +1,8 @@
 // PgStore: alert groups. The history worker puts each new alert into the oldest open group of its
 // branch whose range overlaps its own (AssignGroups, under the project's history lock, in the
 // run's transaction); the API lists groups, shows one with its members and bisects, and triages
-// every member at once. The one bisect of a group: GroupBisect locks the group and names it.
+// every member at once (under the same lock, so that it and the worker never wait on each other's
+// alerts). The one bisect of a group: GroupBisect locks the group and names it.
 #include <algorithm>
 
 #include "core/commit_range.h"
@@ -248,6 +249,7 @@ Result<AlertGroupDetail> PgStore::GetAlertGroup(const Project& project, int64_t 
 Result<AlertGroupDetail> PgStore::UpdateAlertGroup(const Project& project, int64_t id,
                                                    const AlertUpdate& update) {
   return pool_.WithTransaction<AlertGroupDetail>([&](pqxx::work& tx) -> Result<AlertGroupDetail> {
+    pghistory::LockProjectHistory(tx, project.id);
     pqxx::result group = tx.exec_params(
         "SELECT id FROM alert_groups WHERE project_id = $1 AND id = $2 FOR UPDATE", project.id, id);
     if (group.empty()) {

@@ -139,6 +139,13 @@ AlertRecord ReadAlert(const pqxx::row& row) {
   return a;
 }
 
+void LockProjectHistory(pqxx::transaction_base& tx, int64_t project_id) {
+  // The first key of pg_advisory_xact_lock(int, int) for a project's history ("pghs").
+  constexpr int kHistoryLockClass = 0x70676873;
+  tx.exec_params("SELECT pg_advisory_xact_lock($1, $2::int)", kHistoryLockClass,
+                 project_id % 2147483647);
+}
+
 bool Rebaselines(const std::string& state) {
   return state == "acknowledged" || state == "false_positive" || state == "resolved" ||
          state == "went_away";

@@ -41,6 +41,11 @@ std::string AlertColumns();
 extern const char* const kAlertJoins;
 AlertRecord ReadAlert(const pqxx::row& row);
 
+// Takes project `project_id`'s history lock for the rest of the transaction
+// (pg_advisory_xact_lock): the history worker holds it while it takes a run of the project into
+// history, and the group triage takes it so that the two never lock alerts in opposite orders.
+void LockProjectHistory(pqxx::transaction_base& tx, int64_t project_id);
+
 // Triage states that re-baseline the series (at the alert's first bad point; went_away at the
 // series' end: the level came back, so neither side of the step is the new normal).
 bool Rebaselines(const std::string& state);

@@ -24,9 +24,6 @@ using pghistory::ReadSeriesKey;
 using pgutil::OrNull;
 using pgutil::Text;
 
-// The first key of pg_advisory_xact_lock(int, int) for a project's history ("pghs").
-constexpr int kHistoryLockClass = 0x70676873;
-
 void AppendPoints(pqxx::work& tx, const std::string& run_id, int64_t project_id, int64_t branch_id,
                   const std::string& testbed, int64_t commit_id, int64_t testbed_id) {
   tx.exec_params(
@@ -280,8 +277,7 @@ std::optional<pqxx::row> ClaimNextRun(pqxx::work& tx, const std::string& tracked
         tracked, pgutil::IntegerArray(tried));
     if (candidate.empty()) return std::nullopt;
     const int64_t project = candidate[0][0].as<int64_t>();
-    tx.exec_params("SELECT pg_advisory_xact_lock($1, $2::int)", kHistoryLockClass,
-                   project % 2147483647);
+    pghistory::LockProjectHistory(tx, project);
     pqxx::result claim = tx.exec_params(
         "SELECT r.id::text, r.project_id, r.branch_id, r.commit_id, r.testbed_id, t.name, "
         "p.name, p.public_read, " +
