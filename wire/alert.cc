@@ -75,7 +75,10 @@ bool IsAlertState(std::string_view state) {
          std::end(kAlertStates);
 }
 
-ordered_json EncodeAlert(const Alert& a) {
+namespace {
+
+// The keys every alert has; EncodeAlert adds a creep's own.
+ordered_json EncodeAlertKeys(const Alert& a) {
   ordered_json ci = nullptr;
   if (a.ci) ci = ordered_json::array({a.ci->lower, a.ci->upper});
   return {
@@ -105,6 +108,20 @@ ordered_json EncodeAlert(const Alert& a) {
       {keys::alert::kStateChangedBy, OrNull<ordered_json>(a.state_changed_by)},
       {keys::alert::kStateChangedAt, OrNull<ordered_json>(a.state_changed_at)},
       {keys::alert::kCreatedAt, a.created_at}};
+}
+
+}  // namespace
+
+ordered_json EncodeAlert(const Alert& a) {
+  ordered_json out = EncodeAlertKeys(a);
+  if (a.creep) {
+    out[keys::alert::kCreep] = {{keys::creep::kStart, a.creep->start},
+                                {keys::creep::kEnd, a.creep->end},
+                                {keys::creep::kSlope, a.creep->slope},
+                                {keys::creep::kSlopeLow, a.creep->slope_low},
+                                {keys::creep::kSlopeHigh, a.creep->slope_high}};
+  }
+  return out;
 }
 
 ordered_json EncodeAlertDetail(const AlertDetail& detail) {

@@ -64,6 +64,19 @@ struct EnvironmentChange {
   bool operator==(const EnvironmentChange&) const = default;
 };
 
+// A creep alert's drift (stats/creep.h): positions [start, end] of the series (start is the
+// alert's position), the relative change per point (Theil-Sen) and its confidence interval at the
+// alert's confidence (Sen's).
+struct AlertCreep {
+  int64_t start = 0;
+  int64_t end = 0;
+  double slope = 0;
+  double slope_low = 0;
+  double slope_high = 0;
+
+  bool operator==(const AlertCreep&) const = default;
+};
+
 // A step the history analysis found and kept: a regression or an improvement of a series,
 // triaged by people. kind, cause and state are kept as text, so that a newer server's word
 // still renders: kind "regression"/"improvement", cause "code"/"environment" (the testbed's
@@ -94,6 +107,9 @@ struct Alert {
   std::optional<std::string> state_changed_by;  // absent until someone triaged it
   std::optional<std::string> state_changed_at;
   std::string created_at;
+  // Kind "creep" (a drift beyond the threshold with no step beyond it): magnitude is its total
+  // change, level_before/level_after the levels at its ends, p_value the Mann-Kendall test's.
+  std::optional<AlertCreep> creep;
 
   bool operator==(const Alert&) const = default;
 };

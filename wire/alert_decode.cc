@@ -117,6 +117,16 @@ Alert ReadAlert(Reader& reader, const ordered_json& object, const std::string& p
   a.state_changed_by = reader.OptString(object, keys::alert::kStateChangedBy, path);
   a.state_changed_at = reader.OptString(object, keys::alert::kStateChangedAt, path);
   a.created_at = reader.String(object, keys::alert::kCreatedAt, path);
+  if (const ordered_json* creep = reader.Object(object, keys::alert::kCreep, path)) {
+    const std::string at = FieldPath(path, keys::alert::kCreep);
+    AlertCreep c;
+    c.start = reader.Integer(*creep, keys::creep::kStart, at, 0, /*required=*/true).value_or(0);
+    c.end = reader.Integer(*creep, keys::creep::kEnd, at, 0, /*required=*/true).value_or(0);
+    c.slope = reader.Number(*creep, keys::creep::kSlope, at, /*required=*/true).value_or(0);
+    c.slope_low = reader.Number(*creep, keys::creep::kSlopeLow, at).value_or(c.slope);
+    c.slope_high = reader.Number(*creep, keys::creep::kSlopeHigh, at).value_or(c.slope);
+    a.creep = c;
+  }
   return a;
 }
 

@@ -34,11 +34,22 @@ inline constexpr std::string_view kNote = "note";
 inline constexpr std::string_view kStateChangedBy = "state_changed_by";
 inline constexpr std::string_view kStateChangedAt = "state_changed_at";
 inline constexpr std::string_view kCreatedAt = "created_at";
+inline constexpr std::string_view kCreep = "creep";  // with kind "creep" only
 // GET .../alerts/{id} adds these.
 inline constexpr std::string_view kExcerpt = "excerpt";
 inline constexpr std::string_view kHistory = "history";
 inline constexpr std::string_view kBisects = "bisects";
 }  // namespace alert
+
+// A creep alert's "creep": its range of positions and its slope per point (relative) with the
+// slope's confidence interval.
+namespace creep {
+inline constexpr std::string_view kStart = "start";
+inline constexpr std::string_view kEnd = "end";
+inline constexpr std::string_view kSlope = "slope";
+inline constexpr std::string_view kSlopeLow = "slope_low";
+inline constexpr std::string_view kSlopeHigh = "slope_high";
+}  // namespace creep
 
 // The series of an alert or of the change points (HistorySeries).
 namespace series {

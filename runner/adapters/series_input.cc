@@ -71,11 +71,11 @@ SeriesFormat DetectSeriesFormat(std::string_view path, std::string_view text) {
   return SeriesFormat::kCsv;
 }
 
-Result<SeriesPoints> ParseSeriesJson(std::string_view text, std::string_view source) {
-  auto parsed = adapters::ParseJsonText(text, source);
-  if (!parsed) return tl::unexpected(parsed.error());
-  const nlohmann::json& root = *parsed;
-  const std::string prefix = std::string(source) + ": ";
+namespace {
+
+// The points of a series given as a parsed JSON value (see ParseSeriesJson); messages start with
+// `prefix` ("s.json: ", "s.jsonl:3: ").
+Result<SeriesPoints> SeriesFromJson(const nlohmann::json& root, const std::string& prefix) {
   if (!root.is_array()) {
     return InvalidArgument(prefix +
                            "expected an array of numbers or of arrays of repetitions, got " +
@@ -121,6 +121,14 @@ Result<SeriesPoints> ParseSeriesJson(std::string_view text, std::string_view sou
     }
   }
   return points;
+}
+
+}  // namespace
+
+Result<SeriesPoints> ParseSeriesJson(std::string_view text, std::string_view source) {
+  auto parsed = adapters::ParseJsonText(text, source);
+  if (!parsed) return tl::unexpected(parsed.error());
+  return SeriesFromJson(*parsed, std::string(source) + ": ");
 }
 
 Result<SeriesPoints> ParseSeriesCsv(std::string_view text, std::string_view source) {
@@ -169,17 +177,83 @@ Result<SeriesPoints> ParseSeriesCsv(std::string_view text, std::string_view sour
   return points;
 }
 
-Result<SeriesPoints> ParseSeries(std::string_view text, std::string_view source,
-                                 SeriesFormat format) {
-  auto points =
-      format == SeriesFormat::kJson ? ParseSeriesJson(text, source) : ParseSeriesCsv(text, source);
+namespace {
+
+// A change needs a before and an after.
+Result<SeriesPoints> AtLeastTwo(Result<SeriesPoints> points, const std::string& prefix) {
   if (!points) return points;
   if (points->size() < 2) {
-    return InvalidArgument(std::string(source) + ": " + std::to_string(points->size()) +
+    return InvalidArgument(prefix + std::to_string(points->size()) +
                            (points->size() == 1 ? " point" : " points") +
                            "; change-point analysis needs at least 2");
   }
   return points;
+}
+
+// One line of a JSON-lines file: an object {"name", "values"} or a bare series.
+Result<SeriesPoints> SeriesFromLine(std::string_view line, const std::string& where,
+                                    std::string& name) {
+  auto parsed = adapters::ParseJsonText(line, "");
+  if (!parsed) {
+    // ParseJsonText's place is ":1:<column>: ..." in the line; the file's line replaces the 1.
+    const std::string& message = parsed.error().message;
+    const std::size_t column = message.find(':', 1);
+    return InvalidArgument(where + "column " +
+                           (column == std::string::npos ? message : message.substr(column + 1)));
+  }
+  const nlohmann::json& root = *parsed;
+  if (root.is_array()) return SeriesFromJson(root, where);
+  if (!root.is_object()) {
+    return InvalidArgument(where + "expected an object {\"name\", \"values\"} or an array, got " +
+                           std::string(JsonTypeName(root)));
+  }
+  for (const auto& [key, value] : root.items()) {
+    if (key != "name" && key != "values") {
+      return InvalidArgument(where + "unknown key '" + key + "' (expected name, values)");
+    }
+  }
+  if (root.contains("name")) {
+    if (!root["name"].is_string() || root["name"].get<std::string>().empty()) {
+      return InvalidArgument(where + "name: expected a non-empty string, got " +
+                             std::string(JsonTypeName(root["name"])));
+    }
+    name = root["name"].get<std::string>();
+  }
+  if (!root.contains("values")) return InvalidArgument(where + "values: missing");
+  return SeriesFromJson(root["values"], where + "values: ");
+}
+
+}  // namespace
+
+Result<SeriesPoints> ParseSeries(std::string_view text, std::string_view source,
+                                 SeriesFormat format) {
+  return AtLeastTwo(
+      format == SeriesFormat::kJson ? ParseSeriesJson(text, source) : ParseSeriesCsv(text, source),
+      std::string(source) + ": ");
+}
+
+std::vector<NamedSeries> ParseSeriesJsonLines(std::string_view text, std::string_view source) {
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  std::vector<NamedSeries> out;
+  std::size_t line_number = 0;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = Trim(text.substr(start, end - start));
+    start = end + 1;
+    ++line_number;
+    if (line.empty()) continue;
+    const std::string place = std::string(source) + ":" + std::to_string(line_number);
+    NamedSeries series{place, {}};
+    series.points = AtLeastTwo(SeriesFromLine(line, place + ": ", series.name), place + ": ");
+    out.push_back(std::move(series));
+  }
+  if (out.empty()) {
+    out.push_back({std::string(source), InvalidArgument(std::string(source) +
+                                                        ": no series (an empty JSON-lines file)")});
+  }
+  return out;
 }
 
 Result<SeriesPoints> ReadSeries(const std::string& path) {

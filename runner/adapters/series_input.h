@@ -37,6 +37,20 @@ Result<SeriesPoints> ParseSeriesCsv(std::string_view text, std::string_view sour
 Result<SeriesPoints> ParseSeries(std::string_view text, std::string_view source,
                                  SeriesFormat format);
 
+// A series of a batch: its name and its points, or why it could not be read.
+struct NamedSeries {
+  std::string name;
+  Result<SeriesPoints> points;
+};
+
+// JSON lines: one series per non-blank line, either {"name": "...", "values": SERIES} ("name"
+// optional, no other key) or a bare SERIES, where SERIES is what ParseSeriesJson accepts. A series
+// without a name is named "<source>:<line>". Every line is parsed, a bad one does not stop the
+// others: its entry holds the error, "<source>:<line>: ..." ("s.jsonl:3: values[12]: NaN is not
+// a measurement", "s.jsonl:4: column 9: invalid JSON: ..."). Each series needs at least 2 points.
+// A file without any series gives one entry with that error.
+std::vector<NamedSeries> ParseSeriesJsonLines(std::string_view text, std::string_view source);
+
 // Reads `path` ("-" reads standard input, named "<stdin>" in messages) and parses it, the format
 // chosen by DetectSeriesFormat. Errors as ParseSeries, plus a missing or unreadable file.
 Result<SeriesPoints> ReadSeries(const std::string& path);

@@ -207,8 +207,9 @@ void AddAlertsCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"open", "acknowledged", "false_positive", "false-positive", "resolved",
                              "went_away", "went-away", "all"}))
       ->capture_default_str();
-  list->add_option("--kind", list_args->query.kind, "Only regressions or only improvements")
-      ->check(CLI::IsMember({"regression", "improvement"}));
+  list->add_option("--kind", list_args->query.kind,
+                   "Only regressions, improvements or creeps (drifts)")
+      ->check(CLI::IsMember({"regression", "improvement", "creep"}));
   list->add_option("--branch", list_args->query.branch, "Only this branch");
   list->add_option("--testbed", list_args->query.testbed, "Only this testbed");
   list->add_option("--suite", list_args->query.suite, "Only this suite");
@@ -228,8 +229,10 @@ void AddAlertsCommand(CLI::App& app, int* exit_code) {
       "summary",
       "Count alerts by state, kind and cause, and the share of triaged regressions that were "
       "false positives (how often the alerts cried wolf)");
-  summary->add_option("--kind", summary_args->query.kind, "Only regressions or only improvements")
-      ->check(CLI::IsMember({"regression", "improvement"}));
+  summary
+      ->add_option("--kind", summary_args->query.kind,
+                   "Only regressions, improvements or creeps (drifts)")
+      ->check(CLI::IsMember({"regression", "improvement", "creep"}));
   summary->add_option("--branch", summary_args->query.branch, "Only this branch");
   summary->add_option("--testbed", summary_args->query.testbed, "Only this testbed");
   summary->add_option("--suite", summary_args->query.suite, "Only this suite");

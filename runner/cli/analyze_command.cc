@@ -1,8 +1,11 @@
-// `perfgate analyze FILE|-`: change points of one series, offline, with the server's history
-// detector (stats/history_detector.h: e-divisive means as Apache Otava runs it, then a
-// confirmation on median levels), or with raw e-divisive (`--detector e-divisive`). Not a gate:
-// exit 0 whatever it finds, 2 on bad input, so scripts and quality measurements can run it over a
-// whole corpus.
+// `perfgate analyze FILE|DIR|- ...`: change points of benchmark series, offline, with the server's
+// history detector (stats/history_detector.h: e-divisive means as Apache Otava runs it, then a
+// confirmation on median levels), or with raw e-divisive (`--detector e-divisive`). Many series
+// (several files, a directory, JSON lines) run in one process, each with the output it would have
+// alone. Not a gate: exit 0 whatever it finds, 2 on bad input (after analysing every good series),
+// so scripts and quality measurements can run it over a whole corpus.
+#include <unistd.h>
+
 #include <cstdio>
 #include <memory>
 #include <span>
@@ -10,10 +13,12 @@
 #include <vector>
 
 #include "core/threshold_rule.h"
+#include "runner/adapters/series_batch.h"
 #include "runner/adapters/series_input.h"
 #include "runner/cli/commands.h"
 #include "runner/report/analyze_format.h"
 #include "stats/change_points.h"
+#include "stats/creep.h"
 #include "stats/descriptive.h"
 #include "stats/history_detector.h"
 
@@ -21,7 +26,8 @@ namespace perfgate::cli {
 namespace {
 
 struct AnalyzeArgs {
-  std::string file;
+  std::vector<std::string> inputs;
+  bool jsonl = false;
   std::string format = "text";
   std::string detector = "perfgate";
   std::size_t window = stats::HistoryOptions{}.window;
@@ -30,6 +36,7 @@ struct AnalyzeArgs {
   std::size_t level_points = stats::HistoryOptions{}.level_points;
   std::size_t min_segment = stats::HistoryOptions{}.min_segment;
   bool no_rank_test = false;
+  std::size_t creep_window = stats::CreepOptions{}.window;
 };
 
 int Fail(const Error& error) {
@@ -73,39 +80,112 @@ Result<std::vector<report::ChangePointReport>> Perfgate(std::span<const double> 
   return out;
 }
 
+Result<report::AnalyzeResult> AnalyzeOne(const adapters::SeriesPoints& points,
+                                         const report::AnalyzeResult& settings) {
+  report::AnalyzeResult result = settings;
+  const std::vector<double> levels = adapters::PointLevels(points);
+  result.points = levels.size();
+  auto found = result.raw ? RawEDivisive(levels, result.options) : Perfgate(levels, result.options);
+  if (!found) return tl::unexpected(found.error());
+  result.change_points = std::move(*found);
+  if (result.creep_search) {
+    std::vector<std::size_t> steps;
+    for (const report::ChangePointReport& cp : result.change_points) steps.push_back(cp.index);
+    auto creeps = stats::DetectCreeps(levels, steps, result.creep_options);
+    if (!creeps) return tl::unexpected(creeps.error());
+    result.creeps = std::move(*creeps);
+  }
+  return result;
+}
+
+void Write(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+// "analyze: 37/160 series" on a terminal's stderr, for batches long enough to wait for.
+class Progress {
+ public:
+  explicit Progress(std::size_t total) : total_(total), shown_(total >= 20 && isatty(2) == 1) {}
+  void Step(std::size_t done) const {
+    if (shown_) std::fprintf(stderr, "\ranalyze: %zu/%zu series", done, total_);
+  }
+  void Clear() const {
+    if (shown_) std::fputs("\r\033[K", stderr);
+  }
+
+ private:
+  std::size_t total_;
+  bool shown_;
+};
+
 int RunAnalyze(const AnalyzeArgs& args) {
-  report::AnalyzeResult result;
-  result.raw = args.detector == "e-divisive";
-  result.options.window = args.window;
-  result.options.max_pvalue = args.max_pvalue;
-  result.options.level_points = args.level_points;
-  result.options.min_segment = args.min_segment;
-  result.options.rank_test = !args.no_rank_test;
-  result.options.threshold = 0;
+  report::AnalyzeResult settings;
+  settings.raw = args.detector == "e-divisive";
+  settings.options.window = args.window;
+  settings.options.max_pvalue = args.max_pvalue;
+  settings.options.level_points = args.level_points;
+  settings.options.min_segment = args.min_segment;
+  settings.options.rank_test = !args.no_rank_test;
+  settings.options.threshold = 0;
   // 0 keeps every significant change (Otava's own default); compare's parser refuses it.
   if (args.threshold != "0" && args.threshold != "0%") {
     auto threshold = ParseThreshold(args.threshold);
     if (!threshold) return Fail(threshold.error());
-    result.options.threshold = *threshold;
+    settings.options.threshold = *threshold;
   }
-  auto points = adapters::ReadSeries(args.file);
-  if (!points) return Fail(points.error());
-  const std::vector<double> levels = adapters::PointLevels(*points);
-  result.points = levels.size();
-  auto found = result.raw ? RawEDivisive(levels, result.options) : Perfgate(levels, result.options);
-  if (!found) return Fail(found.error());
-  result.change_points = std::move(*found);
+  // Creeps need a threshold to drift beyond; raw e-divisive is Otava's answer alone.
+  settings.creep_search = !settings.raw && settings.options.threshold > 0;
+  settings.creep_options.threshold = settings.options.threshold;
+  settings.creep_options.window = args.creep_window;
+  settings.creep_options.min_points =
+      std::min(settings.creep_options.min_points, args.creep_window);
+  settings.creep_options.min_segment = settings.options.min_segment;
+  const adapters::SeriesBatch batch = adapters::ReadSeriesBatch(args.inputs, args.jsonl);
+  if (!batch.many) {  // one series: exactly the one-series output
+    const adapters::NamedSeries& only = batch.series.front();
+    if (!only.points) return Fail(only.points.error());
+    auto result = AnalyzeOne(*only.points, settings);
+    if (!result) return Fail(result.error());
+    Write(args.format == "json"       ? report::FormatAnalyzeJson(*result)
+          : args.format == "markdown" ? report::FormatAnalyzeMarkdown(*result)
+                                      : report::FormatAnalyzeText(*result));
+    std::fflush(stdout);
+    return kExitPass;
+  }
 
-  std::string text;
-  if (args.format == "json") {
-    text = report::FormatAnalyzeJson(result);
-  } else if (args.format == "markdown") {
-    text = report::FormatAnalyzeMarkdown(result);
-  } else {
-    text = report::FormatAnalyzeText(result);
+  // Every series is analysed; a bad one is reported (stderr, and "errors" in JSON) and makes the
+  // exit code 2 at the end. Text and Markdown stream as each series is done.
+  std::vector<report::NamedAnalyzeResult> results;
+  std::vector<report::AnalyzeError> errors;
+  const Progress progress(batch.series.size());
+  bool first = true;
+  for (std::size_t i = 0; i < batch.series.size(); ++i) {
+    const adapters::NamedSeries& series = batch.series[i];
+    progress.Step(i);
+    Result<report::AnalyzeResult> result = series.points ? AnalyzeOne(*series.points, settings)
+                                                         : tl::unexpected(series.points.error());
+    if (!result) {
+      progress.Clear();
+      std::fflush(stdout);
+      std::fprintf(stderr, "perfgate: error: %s\n", result.error().ToString().c_str());
+      errors.push_back({series.name, result.error().ToString()});
+      continue;
+    }
+    if (args.format == "json") {
+      results.push_back({series.name, std::move(*result)});
+      continue;
+    }
+    if (!first) Write("\n");
+    first = false;
+    Write(args.format == "markdown" ? report::FormatAnalyzeNamedMarkdown(series.name, *result)
+                                    : report::FormatAnalyzeNamedText(series.name, *result));
   }
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  progress.Clear();
+  if (args.format == "json") Write(report::FormatAnalyzeBatchJson(results, errors));
   std::fflush(stdout);
+  if (!errors.empty()) {
+    std::fprintf(stderr, "perfgate: error: %zu of %zu series could not be analysed\n",
+                 errors.size(), batch.series.size());
+    return kExitUsage;
+  }
   return kExitPass;
 }
 
@@ -116,16 +196,20 @@ void AddAnalyzeCommand(CLI::App& app, int* exit_code) {
   AnalyzeArgs& args = *args_ptr;
   CLI::App* analyze = app.add_subcommand(
       "analyze",
-      "Find the change points of one benchmark series, offline, with the server's history "
+      "Find the change points of benchmark series, offline, with the server's history "
       "detector (e-divisive means with a t-test, as Apache Otava, then steps confirmed on median "
       "levels and a rank test). A point with several repetitions counts as their median. Exit 0 "
-      "whatever is "
-      "found, 2 on bad input");
+      "whatever is found, 2 on bad input (every other series is still analysed)");
   analyze
-      ->add_option("file", args.file,
-                   "Series: JSON [1.0, ...] or [[reps], ...], or CSV (a row per point, columns "
-                   "are repetitions); - = stdin")
+      ->add_option("inputs", args.inputs,
+                   "Series files: JSON [1.0, ...] or [[reps], ...], or CSV (a row per point, "
+                   "columns are repetitions); - = stdin; a directory = its *.csv, *.json and "
+                   "*.jsonl files, sorted; *.jsonl = JSON lines, a series per line "
+                   "({\"name\": ..., \"values\": [...]} or a bare array). Several series are "
+                   "printed each under its name")
       ->required();
+  analyze->add_flag("--jsonl", args.jsonl,
+                    "Read every input (stdin too) as JSON lines, whatever its name");
   analyze->add_option("--format", args.format, "Output format")
       ->check(CLI::IsMember({"text", "markdown", "json"}))
       ->capture_default_str();
@@ -155,6 +239,13 @@ void AddAnalyzeCommand(CLI::App& app, int* exit_code) {
       ->add_option("--min-segment", args.min_segment,
                    "Points a level must hold on each side of a step (a single outlier is not one)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40))
+      ->capture_default_str();
+  analyze
+      ->add_option("--creep-window", args.creep_window,
+                   "Points per window of the creep search: a drift beyond the threshold within "
+                   "this many points, with no step beyond it, is one creep (not with "
+                   "--detector e-divisive or --threshold 0)")
+      ->check(CLI::Range(std::size_t{10}, std::size_t{100000}))
       ->capture_default_str();
   analyze->add_flag("--no-rank-test", args.no_rank_test,
                     "Do not also require a Mann-Whitney U p-value <= --max-pvalue between the "

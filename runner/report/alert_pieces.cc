@@ -3,6 +3,7 @@
 #include "runner/report/alert_pieces.h"
 
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
@@ -87,10 +88,18 @@ std::string FormatAlertChange(const wire::Alert& alert) {
   if (alert.ci && std::isfinite(alert.ci->lower) && std::isfinite(alert.ci->upper)) {
     out += " [" + Percent(alert.ci->lower) + ", " + Percent(alert.ci->upper) + "]";
   }
+  if (alert.creep) {  // a drift: its range and slope per point
+    char slope[96];
+    std::snprintf(slope, sizeof slope, "%+.2g%%/point [%+.2g%%, %+.2g%%]", alert.creep->slope * 100,
+                  alert.creep->slope_low * 100, alert.creep->slope_high * 100);
+    out += " over points " + std::to_string(alert.creep->start) + "-" +
+           std::to_string(alert.creep->end) + ", " + slope;
+  }
   return out;
 }
 
 std::string AlertKindLabel(const wire::Alert& alert) {
+  if (alert.kind == "creep") return "creep";
   if (alert.cause == "environment") return "environment";
   return OrDash(Clean(alert.kind));
 }

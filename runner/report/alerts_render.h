@@ -12,11 +12,13 @@
 namespace perfgate::report {
 
 // "+8.1% [+7.2%, +9.0%]": the alert's signed relative change of level (magnitude) and its
-// confidence interval; "+8.1%" without an interval (or with a bound that is not finite).
+// confidence interval; "+8.1%" without an interval (or with a bound that is not finite). A creep
+// adds its range and slope: "+9.0% over points 61-119, +0.15%/point [+0.14%, +0.16%]".
 std::string FormatAlertChange(const wire::Alert& alert);
 
-// What the alert is: "environment" when its cause is "environment" (the testbed changed, not
-// the code), else its kind ("regression", "improvement"); "-" when neither is given.
+// What the alert is: "creep" for a drift, else "environment" when its cause is "environment" (the
+// testbed changed, not the code), else its kind ("regression", "improvement"); "-" when neither
+// is given.
 std::string AlertKindLabel(const wire::Alert& alert);
 
 // The commit range an alert belongs to, as "<last_good 12 hex>..<first_bad 12 hex>"; the

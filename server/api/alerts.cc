@@ -26,8 +26,8 @@ bool OneOf(const std::string& value, std::initializer_list<const char*> allowed)
 Result<store::AlertFilter> SeriesFilter(const http::Request& request) {
   store::AlertFilter filter;
   filter.kind = request.Query("kind").value_or("");
-  if (!filter.kind.empty() && !OneOf(filter.kind, {"regression", "improvement"})) {
-    return InvalidArgument("must be regression or improvement", "kind");
+  if (!filter.kind.empty() && !OneOf(filter.kind, {"regression", "improvement", "creep"})) {
+    return InvalidArgument("must be regression, improvement or creep", "kind");
   }
   filter.branch = request.Query("branch").value_or("");
   filter.testbed = request.Query("testbed").value_or("");

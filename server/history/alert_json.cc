@@ -1,6 +1,7 @@
 #include "server/history/alert_json.h"
 
 #include <cmath>
+#include <cstdio>
 #include <optional>
 
 #include "core/text.h"
@@ -37,9 +38,12 @@ wire::AlertBisect ToWireBisect(const store::BisectRecord& b) {
 
 // "• regression +8.0% BM_A real_time on bed <link|alert 12>"
 std::string MemberLine(const store::AlertRecord& a, const std::string& public_url) {
-  const std::string what = a.cause == "environment" ? "environment change" : a.kind;
+  const std::string what = a.creep                    ? "creep"
+                           : a.cause == "environment" ? "environment change"
+                                                      : a.kind;
   std::string line = "\n• " + what + " " + SignedPercent(a.magnitude) + " " +
                      a.series.key.benchmark + " " + a.series.key.metric + " on " + a.series.testbed;
+  if (a.creep) line += " " + CreepRange(a);
   if (!public_url.empty()) {
     // The dashboard's alerts page with this one highlighted: series, range, triage.
     line += " <" + public_url + "/#/p/" + a.project +
@@ -52,6 +56,14 @@ std::string MemberLine(const store::AlertRecord& a, const std::string& public_ur
 }
 
 }  // namespace
+
+std::string CreepRange(const store::AlertRecord& alert) {
+  if (!alert.creep) return "";
+  char slope[32];
+  std::snprintf(slope, sizeof slope, "%+.2g%%", alert.creep->slope * 100);
+  return std::string("(") + slope + " per point over points " + std::to_string(alert.position) +
+         "-" + std::to_string(alert.creep->range_end) + ")";
+}
 
 std::string RangeGroup(const store::AlertRecord& alert) {
   return alert.last_good.sha.substr(0, 12) + ".." + alert.first_bad.sha.substr(0, 12);
@@ -94,6 +106,10 @@ wire::Alert ToWire(const store::AlertRecord& a) {
   out.state_changed_by = OrAbsent(a.state_changed_by);
   out.state_changed_at = OrAbsent(a.state_changed_at);
   out.created_at = a.created_at;
+  if (a.creep) {
+    out.creep = wire::AlertCreep{a.position, a.creep->range_end, a.creep->slope, a.creep->slope_low,
+                                 a.creep->slope_high};
+  }
   return out;
 }
 

@@ -17,6 +17,9 @@ namespace perfgate::server::history {
 // "<last good sha[:12]>..<first bad sha[:12]>": alerts with the same range share it.
 std::string RangeGroup(const store::AlertRecord& alert);
 
+// A creep alert's "(+0.15% per point over points 60-120)" for the webhook's line; "" otherwise.
+std::string CreepRange(const store::AlertRecord& alert);
+
 wire::HistorySeries ToWire(const store::HistorySeriesKey& series);
 // An unknown time or run id ("") is absent.
 wire::CommitRef ToWire(const store::CommitRef& commit);
@@ -39,7 +42,8 @@ wire::AlertGroupDetail ToWire(const store::AlertGroupDetail& detail);
 
 // The webhook body announcing a new alert group: {"text": ..., "group": the group, "alerts":
 // [its members]}; `text` names the group, its range and branch, and has a line per member (most
-// significant first), with links under `public_url` when it is set.
+// significant first; a creep's line says "creep", its total change and CreepRange), with links
+// under `public_url` when it is set.
 nlohmann::ordered_json GroupWebhookBody(const store::AlertGroupDetail& group,
                                         const std::string& public_url);
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "server/history/creep_alerts.h"
 #include "stats/bootstrap.h"
 #include "stats/multiple_testing.h"
 
@@ -243,10 +244,19 @@ Result<SeriesOutput> AnalyseSeries(const store::HistorySeriesData& series,
   const std::vector<stats::Step> steps =
       stats::ConfirmSteps(series.levels, incremental->analysis, params.detector);
 
+  // Creeps first: the steps a drift was cut into raise its one creep alert instead of their own.
+  auto creeps = FindCreepAlerts(series, params, steps);
+  if (!creeps) return tl::unexpected(creeps.error());
+  out.alerts = std::move(creeps->alerts);
+  out.refreshed = std::move(creeps->refreshed);
+
   for (std::size_t s = 0; s < steps.size(); ++s) {
     const stats::Step& step = steps[s];
     const int64_t position = series.baseline_from + static_cast<int64_t>(step.index);
     out.steps.push_back({position, step});
+    if (std::count(creeps->replaced_steps.begin(), creeps->replaced_steps.end(), step.index) > 0) {
+      continue;
+    }
     // The alert this step already has: the nearest within same_step_points.
     std::optional<int64_t> alerted;
     for (int64_t a : series.alerted_positions) {

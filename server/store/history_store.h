@@ -61,6 +61,15 @@ struct HistoryStepRecord {
   std::vector<std::string> detectors;
 };
 
+// A creep alert's own figures (kind "creep", stats/creep.h; migration 0017): its range is
+// [position, range_end]; slope the relative change per point and its confidence interval.
+struct CreepFigures {
+  int64_t range_end = 0;
+  double slope = 0;
+  double slope_low = 0;
+  double slope_high = 0;
+};
+
 // An alert the analysis raises (or an open one measured again).
 struct NewAlertRecord {
   int64_t position = 0;  // absolute first point of the new level
@@ -77,6 +86,7 @@ struct NewAlertRecord {
   // change, "" otherwise. Stored with a new alert only.
   std::string environment_change_json;
   std::string parameters_json = "{}";
+  std::optional<CreepFigures> creep;  // with kind "creep" only
 };
 
 struct WentAwayRecord {
@@ -148,6 +158,7 @@ struct AlertRecord {
   std::string state_changed_by;  // "" when never changed
   std::string state_changed_at;
   std::string created_at;
+  std::optional<CreepFigures> creep;  // with kind "creep" only
 };
 
 struct ExcerptPoint {

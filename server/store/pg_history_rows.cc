@@ -1,6 +1,7 @@
 #include "server/store/pg_history_rows.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "server/store/pg_run_rows.h"
 #include "server/store/pg_util.h"
@@ -93,7 +94,8 @@ std::string AlertColumns() {
          "a.level_after, array_to_string(a.detectors, ','), coalesce(a.environment_change::text, "
          "''), a.parameters::text, a.note, a.state_changed_by, " +
          pgutil::Rfc3339Sql("a.state_changed_at") + ", " + pgutil::Rfc3339Sql("a.created_at") +
-         ", coalesce(a.group_id, 0)";
+         ", a.range_end, a.creep_slope, a.creep_slope_low, a.creep_slope_high, "
+         "coalesce(a.group_id, 0)";
 }
 
 const char* const kAlertJoins =
@@ -135,6 +137,12 @@ AlertRecord ReadAlert(const pqxx::row& row) {
   a.state_changed_by = Text(row[at++]);
   a.state_changed_at = Text(row[at++]);
   a.created_at = Text(row[at++]);
+  if (!row[at].is_null()) {
+    a.creep = CreepFigures{row[at].as<int64_t>(), row[at + 1].as<double>(),
+                           OptionalDouble(row[at + 2]).value_or(NAN),
+                           OptionalDouble(row[at + 3]).value_or(NAN)};
+  }
+  at += 4;
   a.group_id = row[at++].as<int64_t>();
   return a;
 }

@@ -184,16 +184,26 @@ std::vector<int64_t> StoreUpdates(pqxx::work& tx, int64_t project_id,
           "first_bad_run_id = f.run_ids[1], kind = $4, cause = $5, magnitude = $6, "
           "ci_low = ($7::float8[])[1], ci_high = ($8::float8[])[1], p_value = $9, "
           "q_value = $10, level_before = $11, level_after = $12, "
-          "detectors = string_to_array($13, ',') "
+          "detectors = string_to_array($13, ','), "
+          "range_end = coalesce(($14::float8[])[1]::integer, a.range_end), "
+          "creep_slope = coalesce(($15::float8[])[1], a.creep_slope), "
+          "creep_slope_low = coalesce(($15::float8[])[2], a.creep_slope_low), "
+          "creep_slope_high = coalesce(($15::float8[])[3], a.creep_slope_high) "
           "FROM history_points g JOIN history_points f ON f.series_id = g.series_id "
           "AND f.position = g.position + 1 "
+          // A step refreshes a step's alert, a creep a creep's: never one into the other.
           "WHERE a.series_id = $1 AND a.position = $2 AND a.state = 'open' "
+          "AND (a.kind = 'creep') = $16 "
           "AND g.series_id = $1 AND g.position = $3 - 1 AND ($3 = $2 OR NOT EXISTS "
           "(SELECT 1 FROM alerts o WHERE o.series_id = $1 AND o.position = $3))",
           u.series_id, old_position, a.position, a.kind, a.cause, a.magnitude,
           a.ci_low ? pgutil::Float8Array({*a.ci_low}) : "{NULL}",
           a.ci_high ? pgutil::Float8Array({*a.ci_high}) : "{NULL}", a.p_value, a.q_value,
-          a.level_before, a.level_after, Join(a.detectors));
+          a.level_before, a.level_after, Join(a.detectors),
+          a.creep ? pgutil::Float8Array({static_cast<double>(a.creep->range_end)}) : "{NULL}",
+          a.creep ? pgutil::Float8Array({a.creep->slope, a.creep->slope_low, a.creep->slope_high})
+                  : "{NULL,NULL,NULL}",
+          a.creep.has_value());
     }
   }
   std::vector<int64_t> alert_ids;
@@ -205,10 +215,12 @@ std::vector<int64_t> StoreUpdates(pqxx::work& tx, int64_t project_id,
           "INSERT INTO alerts (project_id, series_id, position, last_good_commit_id, "
           "first_bad_commit_id, last_good_run_id, first_bad_run_id, kind, cause, magnitude, "
           "ci_low, ci_high, p_value, q_value, level_before, level_after, detectors, "
-          "environment_change, parameters) "
+          "environment_change, parameters, range_end, creep_slope, creep_slope_low, "
+          "creep_slope_high) "
           "SELECT $1, $2, $3, g.commit_id, f.commit_id, g.run_ids[1], f.run_ids[1], $4, $5, $6, "
           "($7::float8[])[1], ($8::float8[])[1], $9, $10, $11, $12, string_to_array($13, ','), "
-          "NULLIF($14, '')::jsonb, $15::jsonb "
+          "NULLIF($14, '')::jsonb, $15::jsonb, ($16::float8[])[1]::integer, "
+          "($17::float8[])[1], ($17::float8[])[2], ($17::float8[])[3] "
           "FROM history_points g JOIN history_points f ON f.series_id = g.series_id "
           "AND f.position = g.position + 1 "
           "WHERE g.series_id = $2 AND g.position = $3 - 1 "
@@ -216,7 +228,10 @@ std::vector<int64_t> StoreUpdates(pqxx::work& tx, int64_t project_id,
           project_id, u.series_id, a.position, a.kind, a.cause, a.magnitude,
           ci_low.empty() ? "{NULL}" : ci_low, ci_high.empty() ? "{NULL}" : ci_high, a.p_value,
           a.q_value, a.level_before, a.level_after, Join(a.detectors), a.environment_change_json,
-          a.parameters_json);
+          a.parameters_json,
+          a.creep ? pgutil::Float8Array({static_cast<double>(a.creep->range_end)}) : "{NULL}",
+          a.creep ? pgutil::Float8Array({a.creep->slope, a.creep->slope_low, a.creep->slope_high})
+                  : "{NULL,NULL,NULL}");
       if (r.empty()) continue;
       const int64_t id = r[0][0].as<int64_t>();
       tx.exec_params(

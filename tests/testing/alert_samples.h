@@ -57,6 +57,20 @@ inline wire::Alert SampleAlert() {
   return a;
 }
 
+// A creep alert (a drift; kind "creep"): every key an alert can have, "creep" included.
+inline wire::Alert SampleCreepAlert() {
+  wire::Alert a = SampleAlert();
+  a.id = 13;
+  a.kind = "creep";
+  a.cause = "code";
+  a.state = "open";
+  a.ci.reset();
+  a.magnitude = 0.09;
+  a.detectors = {"mann-kendall", "theil-sen"};
+  a.creep = wire::AlertCreep{a.position, a.position + 58, 0.0015, 0.0014, 0.0016};
+  return a;
+}
+
 inline wire::AlertDetail SampleAlertDetail() {
   wire::AlertDetail d;
   d.alert = SampleAlert();

@@ -81,6 +81,12 @@ function bisectLine(project, alert, detail) {
     bisects.length > 1 ? ' (' + bisects.length + ' bisects)' : '', ' · ', hint);
 }
 
+// A regression, or a creep (a drift) in the metric's worse direction.
+function worse(alert) {
+  if (alert.kind !== 'creep') return alert.kind === 'regression';
+  return (alert.magnitude > 0) === ((alert.series || {}).direction !== 'higher');
+}
+
 function alertRow(project, alert, detail, highlight, onChange) {
   const s = alert.series || {};
   const note = h('input', {type: 'text', placeholder: 'note (optional)', testid: 'triage-note', value: ''});
@@ -111,7 +117,9 @@ function alertRow(project, alert, detail, highlight, onChange) {
   h('div', {class: 'alert-main'},
     h('span', {class: 'badge k-' + alert.kind}, alert.kind),
     h('span', {class: 'series-name'}, s.benchmark, ' · ', s.metric),
-    h('span', {class: alert.kind === 'regression' ? 'worse' : 'better'}, h('b', null, pct(alert.magnitude)), ' ', pctRange(alert.ci)),
+    h('span', {class: worse(alert) ? 'worse' : 'better'}, h('b', null, pct(alert.magnitude)), ' ', pctRange(alert.ci)),
+    alert.creep ? h('span', {class: 'muted', testid: 'alert-creep'}, 'drift over points ' + alert.creep.start + '–' + alert.creep.end +
+      ', ' + pct(alert.creep.slope, 2) + ' per point ' + pctRange([alert.creep.slope_low, alert.creep.slope_high], 2)) : null,
     h('span', {class: 'muted'}, withUnit(alert.level_before, s.unit), ' → ', withUnit(alert.level_after, s.unit)),
     h('span', {class: 'badge s-' + alert.state, testid: 'alert-state'}, alert.state.replace('_', ' ')),
     alert.cause === 'environment' ? h('span', {class: 'badge v-INCONCLUSIVE'}, 'environment') : null,
@@ -141,7 +149,7 @@ export async function renderAlerts(ctx) {
     h('label', null, 'State', select({testid: 'alert-state-filter', onchange: (e) => ctx.setQuery({...filters, state: e.target.value})},
       STATES.map((s) => ({value: s, label: s.replace('_', ' ')})), state)),
     h('label', null, 'Kind', select({testid: 'alert-kind-filter', onchange: (e) => ctx.setQuery({...filters, kind: e.target.value})},
-      [{value: '', label: 'all kinds'}, 'regression', 'improvement'], kind))));
+      [{value: '', label: 'all kinds'}, 'regression', 'improvement', 'creep'], kind))));
   const list = h('div', {testid: 'alert-list'});
   root.appendChild(list);
   let res;

@@ -43,8 +43,20 @@ class OpenApiAlertTest : public OpenApiDocTest {
 
 TEST_F(OpenApiAlertTest, TheAlertTypesNameExactlyTheDocumentedKeys) {
   const json alert = json(wire::EncodeAlert(testing::SampleAlert()));
-  EXPECT_EQ(KeysOf(alert), Properties("Alert"));
+  // A creep alert has every documented key; "creep" is its own, not required of the others.
+  const json creep = json(wire::EncodeAlert(testing::SampleCreepAlert()));
+  EXPECT_EQ(KeysOf(creep), Properties("Alert"));
   EXPECT_EQ(KeysOf(alert), Required("Alert"));
+  EXPECT_EQ(KeysOf(creep["creep"]), PropertiesOf(Schema("Alert")["properties"]["creep"]));
+  EXPECT_EQ(KeysOf(creep["creep"]), RequiredOf(Schema("Alert")["properties"]["creep"]));
+  EXPECT_EQ(EnumOf(Schema("Alert")["properties"]["kind"]),
+            (Keys{"regression", "improvement", "creep"}));
+  for (const json& detector : creep["detectors"]) {
+    EXPECT_EQ(EnumOf(Schema("Alert")["properties"]["detectors"]["items"])
+                  .count(detector.get<std::string>()),
+              1u)
+        << detector;
+  }
   EXPECT_EQ(KeysOf(alert["series"]), Properties("HistorySeries"));
   EXPECT_EQ(KeysOf(alert["series"]), Required("HistorySeries"));
   const YAML::Node properties = Schema("Alert")["properties"];
@@ -66,6 +78,7 @@ TEST_F(OpenApiAlertTest, TheAlertTypesNameExactlyTheDocumentedKeys) {
 TEST_F(OpenApiAlertTest, TheDetailPageAndSummaryNameExactlyTheDocumentedKeys) {
   const json detail = json(wire::EncodeAlertDetail(testing::SampleAlertDetail()));
   Keys documented = Properties("Alert");
+  documented.erase("creep");  // a step alert's detail; "creep" is a creep alert's own
   const Keys added = PropertiesOf(DetailPart());
   documented.insert(added.begin(), added.end());
   EXPECT_EQ(KeysOf(detail), documented);
@@ -133,7 +146,7 @@ TEST_F(OpenApiAlertTest, TheGroupsNameExactlyTheDocumentedKeys) {
   EXPECT_EQ(KeysOf(detail["states"]), RequiredOf(properties["states"]));
   ASSERT_FALSE(detail["bisects"].empty());
   EXPECT_EQ(KeysOf(detail["bisects"][0]), PropertiesOf(added["properties"]["bisects"]["items"]));
-  EXPECT_EQ(KeysOf(detail["members"][0]), Properties("Alert"));
+  EXPECT_EQ(KeysOf(detail["members"][0]), Required("Alert"));  // a step: no "creep"
   wire::AlertGroupPage page;
   page.groups = {testing::SampleAlertGroupDetail().group};
   const json listed = json(wire::EncodeAlertGroupPage(page));
@@ -161,11 +174,15 @@ TEST_F(OpenApiAlertTest, TheAlertSchemasNameEveryKeyTheServerWrites) {
   detail.bisects.push_back({});
   const json alert = json(wire::EncodeAlertDetail(server::history::ToWire(detail)));
   Keys documented = Properties("Alert");
+  documented.erase("creep");  // written for a creep's record only (below)
   documented.insert("excerpt");
   documented.insert("history");
   documented.insert("bisects");
   EXPECT_EQ(KeysOf(alert), documented);
   EXPECT_EQ(Required("Alert").size() + 3, KeysOf(alert).size());
+  detail.alert.creep = store::CreepFigures{40, 0.002, 0.001, 0.003};
+  const json creep = json(wire::EncodeAlertDetail(server::history::ToWire(detail)));
+  EXPECT_EQ(KeysOf(creep["creep"]), PropertiesOf(Schema("Alert")["properties"]["creep"]));
   EXPECT_EQ(KeysOf(alert["excerpt"][0]),
             PropertiesOf(DetailPart()["properties"]["excerpt"]["items"]));
   EXPECT_EQ(KeysOf(alert["environment_change"]),

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -294,6 +295,71 @@ TEST(AnalyzeTest, ThresholdZeroKeepsSmallSignificantSteps) {
   ASSERT_EQ(json["change_points"].size(), 1u);
   EXPECT_EQ(json["change_points"][0]["index"], 40);
   EXPECT_DOUBLE_EQ(json["parameters"]["threshold"].get<double>(), 0.0);
+}
+
+// A drift of 0.15% per point over 60 points (9%, no step beyond 5%) between two flat stretches.
+std::string DriftSeries() {
+  std::string series = "[";
+  for (int i = 0; i < 180; ++i) {
+    const double level = i < 60 ? 100 : i < 120 ? 100 + 0.15 * (i - 60) : 109;
+    const double x = level + 0.4 * std::sin(1.7 * i) + 0.25 * std::cos(0.37 * i * i);
+    series += (i ? "," : "") + std::to_string(x);
+  }
+  return series + "]";
+}
+
+TEST(AnalyzeTest, ADriftIsReportedAsOneCreepApartFromTheChangePoints) {
+  TempDir dir;
+  const std::string file = dir.Write("drift.json", DriftSeries());
+  Outcome o = Analyze("--format json " + file);
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  nlohmann::json json = ParseJson(o);
+  EXPECT_EQ(json["parameters"]["creep_window"], 60);
+  ASSERT_EQ(json["creeps"].size(), 1u) << o.out;
+  const nlohmann::json& creep = json["creeps"][0];
+  const std::size_t start = creep["start"], end = creep["end"];
+  EXPECT_LT(start, 90u);
+  EXPECT_GT(end, 90u);
+  EXPECT_NEAR(creep["total_change"].get<double>(), 0.09, 0.01);
+  EXPECT_NEAR(creep["slope"].get<double>(), 0.0015, 0.0003);
+  EXPECT_LT(creep["slope_low"].get<double>(), creep["slope"].get<double>());
+  EXPECT_GT(creep["slope_low"].get<double>(), 0);
+  EXPECT_LT(creep["p_value"].get<double>(), 1e-4);
+  EXPECT_NEAR(creep["level_start"].get<double>(), 100, 0.5);
+  EXPECT_NEAR(creep["level_end"].get<double>(), 109, 0.5);
+  // "replaces": exactly the change points inside the creep's range.
+  std::vector<std::size_t> inside;
+  for (const auto& cp : json["change_points"]) {
+    const std::size_t index = cp["index"];
+    if (index > start && index <= end) inside.push_back(index);
+  }
+  EXPECT_EQ(creep["replaces"].get<std::vector<std::size_t>>(), inside);
+
+  o = Analyze(file);
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const std::string header =
+      "1 creep (drift beyond 5% with no step beyond it; window 60, max p-value 0.0001):\npoints " +
+      std::to_string(start) + "-" + std::to_string(end) + ": +";
+  EXPECT_NE(o.out.find(header), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find(" per point (95% CI "), std::string::npos) << o.out;
+  o = Analyze("--format markdown " + file);
+  EXPECT_NE(o.out.find("| Points | Change | Per point | 95% CI per point | p-value |"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("| " + std::to_string(start) + "-" + std::to_string(end) + " | +"),
+            std::string::npos)
+      << o.out;
+
+  // No creep search for raw e-divisive or without a threshold; a series without a drift has none.
+  json = ParseJson(Analyze("--format json --detector e-divisive " + file));
+  EXPECT_TRUE(json["creeps"].empty());
+  EXPECT_FALSE(json["parameters"].contains("creep_window"));
+  EXPECT_TRUE(ParseJson(Analyze("--format json --threshold 0 " + file))["creeps"].empty());
+  EXPECT_TRUE(
+      ParseJson(Analyze("--format json " + Fixture("series/step20.json")))["creeps"].empty());
+  // A window wider than the drift's 9% over 60 points reaches past the threshold too.
+  EXPECT_EQ(ParseJson(Analyze("--format json --creep-window 100 " + file))["creeps"].size(), 1u);
+  EXPECT_EQ(Analyze("--creep-window 9 " + file).exit_code, 2);
 }
 
 // The parsing library directly: format detection and the median level of a point.

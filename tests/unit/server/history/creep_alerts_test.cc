@@ -1,0 +1,185 @@
+// Creep alerts without a database (server/history/creep_alerts.h through AnalyseSeries): a drift
+// of 0.15% per point over 60 points is one "creep" alert with its range and slope and no step
+// alerts, whatever steps the detector cut it into; it is not raised again; a plain step is still
+// a regression; the alert's JSON carries kind "creep" and its "creep" object (and decodes back);
+// the webhook's line says creep with the slope and the range; tests/fixtures/alerts/creep.json is
+// that alert's JSON.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <vector>
+
+#include "server/history/alert_json.h"
+#include "server/history/analysis.h"
+#include "wire/alert.h"
+
+namespace perfgate::server::history {
+namespace {
+
+// Deterministic normal noise (LCG and Box-Muller).
+class Noise {
+ public:
+  explicit Noise(uint64_t seed) : state_(seed) {}
+  double Next() {
+    const double u1 = Uniform(), u2 = Uniform();
+    return std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+
+ private:
+  double Uniform() {
+    state_ = state_ * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (static_cast<double>(state_ >> 11) + 0.5) / 9007199254740992.0;
+  }
+  uint64_t state_;
+};
+
+// 60 points at 1000, 60 rising by 0.15% of 1000 each (9% in all), 60 at the new level; noise cv.
+store::HistorySeriesData Drift(double cv, uint64_t seed) {
+  Noise noise(seed);
+  store::HistorySeriesData input;
+  double level = 1000;
+  for (int i = 0; i < 180; ++i) {
+    if (i >= 60 && i < 120) level += 1.5;
+    input.levels.push_back(level * (1 + cv * noise.Next()));
+  }
+  input.testbed_ids.assign(input.levels.size(), 7);
+  return input;
+}
+
+TEST(CreepAlerts, ADriftIsOneCreepAlertAndNoStepAlerts) {
+  std::size_t steps_replaced = 0;
+  for (uint64_t seed : {1, 2, 3, 4, 5, 6}) {
+    SCOPED_TRACE(seed);
+    auto out = AnalyseSeries(Drift(0.005, seed), HistoryParams{});
+    ASSERT_TRUE(out.has_value()) << out.error().ToString();
+    ASSERT_EQ(out->alerts.size(), 1u);
+    const store::NewAlertRecord& a = out->alerts[0];
+    EXPECT_EQ(a.kind, "creep");
+    EXPECT_EQ(a.cause, "code");
+    ASSERT_TRUE(a.creep.has_value());
+    EXPECT_LT(a.position, 90);  // the range overlaps the ramp [60, 120)
+    EXPECT_GT(a.creep->range_end, 90);
+    EXPECT_NEAR(a.magnitude, 0.09, 0.015);
+    EXPECT_NEAR(a.level_before, 1000, 10);
+    EXPECT_NEAR(a.level_after, 1090, 10);
+    EXPECT_NEAR(a.creep->slope, 0.0015, 0.0004);
+    EXPECT_LT(a.creep->slope_low, a.creep->slope);
+    EXPECT_GT(a.creep->slope_low, 0);
+    EXPECT_GT(a.creep->slope_high, a.creep->slope);
+    EXPECT_LT(a.p_value, 1e-4);
+    EXPECT_EQ(a.detectors, (std::vector<std::string>{"mann-kendall", "theil-sen"}));
+    // The detector's change points are kept as such; only their alerts give way.
+    for (const auto& [position, step] : out->steps) {
+      EXPECT_TRUE(position > a.position && position <= a.creep->range_end) << position;
+    }
+    steps_replaced += out->steps.size();
+  }
+  // The case the creep exists for: the drift cut into steps at least once.
+  EXPECT_GT(steps_replaced, 0u);
+}
+
+TEST(CreepAlerts, NotRaisedAgainAndAStepIsStillARegression) {
+  store::HistorySeriesData input = Drift(0.005, 1);
+  auto first = AnalyseSeries(input, HistoryParams{});
+  ASSERT_TRUE(first.has_value());
+  ASSERT_EQ(first->alerts.size(), 1u);
+  const int64_t stored = first->alerts[0].position + 2;
+  input.alerted_positions = {stored};  // as stored, triaged
+  auto again = AnalyseSeries(input, HistoryParams{});
+  ASSERT_TRUE(again.has_value());
+  EXPECT_TRUE(again->alerts.empty());
+  EXPECT_TRUE(again->refreshed.empty());
+  // Still open: measured again (the range and figures follow the drift), not raised again.
+  input.open_alerts = {{stored, 1e-10, 3e-10}};
+  auto refreshed = AnalyseSeries(input, HistoryParams{});
+  ASSERT_TRUE(refreshed.has_value());
+  EXPECT_TRUE(refreshed->alerts.empty());
+  ASSERT_EQ(refreshed->refreshed.size(), 1u);
+  const auto& [old_position, alert] = refreshed->refreshed[0];
+  EXPECT_EQ(old_position, stored);
+  EXPECT_EQ(alert.kind, "creep");
+  ASSERT_TRUE(alert.creep.has_value());
+  EXPECT_EQ(alert.position, first->alerts[0].position);
+  EXPECT_EQ(alert.creep->range_end, first->alerts[0].creep->range_end);
+  EXPECT_DOUBLE_EQ(alert.q_value, std::min(1.0, alert.p_value * 3));  // the stored q/p factor
+
+  // A clean 8% step: a regression, no creep.
+  store::HistorySeriesData step;
+  Noise noise(9);
+  for (int i = 0; i < 120; ++i)
+    step.levels.push_back((i < 60 ? 1000 : 1080) * (1 + 0.005 * noise.Next()));
+  step.testbed_ids.assign(step.levels.size(), 7);
+  auto out = AnalyseSeries(step, HistoryParams{});
+  ASSERT_TRUE(out.has_value());
+  ASSERT_EQ(out->alerts.size(), 1u);
+  EXPECT_EQ(out->alerts[0].kind, "regression");
+  EXPECT_FALSE(out->alerts[0].creep.has_value());
+}
+
+store::AlertRecord CreepRecord() {
+  store::AlertRecord a;
+  a.id = 42;
+  a.project = "demo";
+  a.series.branch = "main";
+  a.series.testbed = "ci-1";
+  a.series.key.suite = "s";
+  a.series.key.benchmark = "BM_Leak";
+  a.series.key.metric = "real_time";
+  a.series.unit = "ns";
+  a.position = 61;
+  a.kind = "creep";
+  a.cause = "code";
+  a.state = "open";
+  a.last_good.sha = std::string(40, 'a');
+  a.first_bad.sha = std::string(40, 'b');
+  a.first_bad.subject = "grow the cache";
+  a.magnitude = 0.09;
+  a.p_value = 1e-20;
+  a.level_before = 1000;
+  a.level_after = 1090;
+  a.detectors = {"mann-kendall", "theil-sen"};
+  a.created_at = "2026-11-29T07:00:00Z";
+  a.creep = store::CreepFigures{119, 0.0015, 0.0014, 0.0016};
+  return a;
+}
+
+TEST(CreepAlerts, JsonAndWebhookSayCreepWithSlopeAndRange) {
+  const store::AlertRecord record = CreepRecord();
+  const wire::Alert alert = ToWire(record);
+  ASSERT_TRUE(alert.creep.has_value());
+  EXPECT_EQ(*alert.creep, (wire::AlertCreep{61, 119, 0.0015, 0.0014, 0.0016}));
+  const nlohmann::ordered_json json = wire::EncodeAlert(alert);
+  EXPECT_EQ(json["kind"], "creep");
+  EXPECT_EQ(json["creep"], nlohmann::ordered_json::parse(
+                               R"({"start": 61, "end": 119, "slope": 0.0015, "slope_low": 0.0014,
+                                   "slope_high": 0.0016})"));
+  auto decoded = wire::DecodeAlert(json.dump());
+  ASSERT_TRUE(decoded.has_value()) << decoded.error().ToString();
+  EXPECT_EQ(*decoded, alert);
+  // A step alert has no "creep" key at all.
+  store::AlertRecord step = record;
+  step.kind = "regression";
+  step.creep.reset();
+  EXPECT_FALSE(wire::EncodeAlert(ToWire(step)).contains("creep"));
+
+  // tests/fixtures/alerts/creep.json (the dashboard's browser test answers with it) is this
+  // alert as the server writes it.
+  std::ifstream in(std::string(PERFGATE_FIXTURES_DIR) + "/alerts/creep.json");
+  const nlohmann::ordered_json fixture = nlohmann::ordered_json::parse(in, nullptr, false);
+  EXPECT_EQ(fixture, json) << json.dump(2);
+
+  store::AlertGroupDetail group;
+  group.group.id = 7;
+  group.members = {record};
+  const std::string text = GroupWebhookBody(group, "")["text"];
+  EXPECT_NE(text.find("\n• creep +9.0% BM_Leak real_time on ci-1 (+0.15% per point over points "
+                      "61-119) (alert 42)"),
+            std::string::npos)
+      << text;
+}
+
+}  // namespace
+}  // namespace perfgate::server::history
