@@ -2,7 +2,9 @@
 // perfgate's history detector and the peers' default methods on the labelled corpus.
 //
 //   history_quality [CORPUS_DIR] [--threshold X --window N --max-pvalue P --level-points N
-//                    --min-segment N --rank-test 0|1]   (perfgate's; defaults: HistoryOptions{})
+//                    --min-segment N --rank-test 0|1 --serial-correction 0|1
+//                 --rank-pvalue P --mean-shift 0|1 --mean-shift-penalty X --clip-sigmas X]
+//                   (perfgate's; defaults: HistoryOptions{})
 //                   [--subset even|odd]  (every other series: tune on one half, check on the other)
 //                   [--list CATEGORY]    (perfgate's detections, series by series)
 #include "tests/testing/history_quality.h"
@@ -36,6 +38,16 @@ int main(int argc, char** argv) {
       options.max_pvalue = std::strtod(value, nullptr);
     } else if (arg == "--level-points") {
       options.level_points = std::strtoul(value, nullptr, 10);
+    } else if (arg == "--serial-correction") {
+      options.serial_correction = std::string(value) != "0";
+    } else if (arg == "--rank-pvalue") {
+      options.rank_pvalue = std::strtod(value, nullptr);
+    } else if (arg == "--mean-shift") {
+      options.mean_shift = std::string(value) != "0";
+    } else if (arg == "--mean-shift-penalty") {
+      options.mean_shift_penalty = std::strtod(value, nullptr);
+    } else if (arg == "--clip-sigmas") {
+      options.clip_sigmas = std::strtod(value, nullptr);
     } else if (arg == "--rank-test") {
       options.rank_test = std::string(value) != "0";
     } else if (arg == "--subset") {
@@ -89,9 +101,10 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "%zu series; perfgate: threshold %g, window %zu, max p-value %g, level points %zu, "
-      "min segment %zu, rank test %s\n\n%s",
+      "min segment %zu, rank test %s at %g, mean-shift candidates %s (penalty %g, clip %g)\n\n%s",
       corpus->size(), options.threshold, options.window, options.max_pvalue, options.level_points,
-      options.min_segment, options.rank_test ? "on" : "off",
+      options.min_segment, options.rank_test ? "on" : "off", options.rank_pvalue,
+      options.mean_shift ? "on" : "off", options.mean_shift_penalty, options.clip_sigmas,
       perfgate::quality::FormatTables(*scores).c_str());
   return 0;
 }

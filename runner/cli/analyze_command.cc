@@ -32,6 +32,7 @@ struct AnalyzeArgs {
   std::string detector = "perfgate";
   std::size_t window = stats::HistoryOptions{}.window;
   double max_pvalue = stats::HistoryOptions{}.max_pvalue;
+  double rank_pvalue = stats::HistoryOptions{}.rank_pvalue;
   std::string threshold = "5%";
   std::size_t level_points = stats::HistoryOptions{}.level_points;
   std::size_t min_segment = stats::HistoryOptions{}.min_segment;
@@ -121,6 +122,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
   settings.raw = args.detector == "e-divisive";
   settings.options.window = args.window;
   settings.options.max_pvalue = args.max_pvalue;
+  settings.options.rank_pvalue = args.rank_pvalue;
   settings.options.level_points = args.level_points;
   settings.options.min_segment = args.min_segment;
   settings.options.rank_test = !args.no_rank_test;
@@ -223,7 +225,12 @@ void AddAnalyzeCommand(CLI::App& app, int* exit_code) {
       ->add_option("--window", args.window, "Points per detection window (windows overlap by half)")
       ->check(CLI::Range(std::size_t{2}, std::size_t{1} << 40))
       ->capture_default_str();
-  analyze->add_option("--max-pvalue", args.max_pvalue, "Largest p-value of a kept change point")
+  analyze->add_option("--max-pvalue", args.max_pvalue, "Largest e-divisive p-value of a candidate")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  analyze
+      ->add_option("--rank-pvalue", args.rank_pvalue,
+                   "Largest Mann-Whitney U p-value (serially corrected) of a confirmed step")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   analyze
@@ -248,7 +255,7 @@ void AddAnalyzeCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(std::size_t{10}, std::size_t{100000}))
       ->capture_default_str();
   analyze->add_flag("--no-rank-test", args.no_rank_test,
-                    "Do not also require a Mann-Whitney U p-value <= --max-pvalue between the "
+                    "Do not also require a Mann-Whitney U p-value <= --rank-pvalue between the "
                     "points of a step's two levels");
   analyze->callback([args_ptr, exit_code]() { *exit_code = RunAnalyze(*args_ptr); });
 }

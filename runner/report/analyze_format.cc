@@ -149,6 +149,11 @@ nlohmann::ordered_json AnalyzeObject(const AnalyzeResult& r, const std::string* 
     out["parameters"]["level_points"] = r.options.level_points;
     out["parameters"]["min_segment"] = r.options.min_segment;
     out["parameters"]["rank_test"] = r.options.rank_test;
+    out["parameters"]["rank_pvalue"] = r.options.rank_pvalue;
+    out["parameters"]["serial_correction"] = r.options.serial_correction;
+    out["parameters"]["mean_shift"] = r.options.mean_shift;
+    out["parameters"]["mean_shift_penalty"] = r.options.mean_shift_penalty;
+    out["parameters"]["clip_sigmas"] = r.options.clip_sigmas;
   }
   if (r.creep_search) out["parameters"]["creep_window"] = r.creep_options.window;
   out["change_points"] = nlohmann::ordered_json::array();

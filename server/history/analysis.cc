@@ -60,7 +60,6 @@ bool Near(int64_t signal, int64_t position, std::size_t points) {
 store::NewAlertRecord MakeAlert(const store::HistorySeriesData& series, const HistoryParams& params,
                                 const std::vector<stats::Step>& steps, std::size_t s,
                                 const MonitorState& monitors) {
-  const std::size_t n = series.levels.size();
   const stats::Step& step = steps[s];
   const int64_t position = series.baseline_from + static_cast<int64_t>(step.index);
   store::NewAlertRecord alert;
@@ -72,13 +71,9 @@ store::NewAlertRecord MakeAlert(const store::HistorySeriesData& series, const Hi
   alert.level_after = step.level_after;
   alert.cause =
       series.testbed_ids[step.index] != series.testbed_ids[step.index - 1] ? "environment" : "code";
-  // The CI compares the levels of the adjacent segments (to the neighbouring steps, at most
-  // level_points each side): the same points the confirmation stage measured.
-  const std::size_t lo = s == 0 ? 0 : steps[s - 1].index;
-  const std::size_t hi = s + 1 == steps.size() ? n : steps[s + 1].index;
-  const std::size_t cap = params.detector.level_points;
-  const std::size_t from = std::max(lo, step.index > cap ? step.index - cap : 0);
-  const std::size_t to = std::min(hi, step.index + cap);
+  // The CI compares the points the confirmation stage measured the two levels on.
+  const std::size_t from = step.first;
+  const std::size_t to = step.last;
   const std::span<const double> levels(series.levels);
   const stats::Interval ci = stats::BootstrapMedianChangeCi(
       levels.subspan(from, step.index - from), levels.subspan(step.index, to - step.index),

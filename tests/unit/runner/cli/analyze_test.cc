@@ -91,6 +91,11 @@ TEST(AnalyzeTest, JsonSeriesFindsThePlantedStep) {
   EXPECT_EQ(json["parameters"]["level_points"], 40);
   EXPECT_EQ(json["parameters"]["min_segment"], 3);
   EXPECT_EQ(json["parameters"]["rank_test"], true);
+  EXPECT_DOUBLE_EQ(json["parameters"]["rank_pvalue"].get<double>(), 0.0005);
+  EXPECT_EQ(json["parameters"]["serial_correction"], true);
+  EXPECT_EQ(json["parameters"]["mean_shift"], true);
+  EXPECT_DOUBLE_EQ(json["parameters"]["mean_shift_penalty"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(json["parameters"]["clip_sigmas"].get<double>(), 3.0);
   ASSERT_EQ(json["change_points"].size(), 1u) << o.out;
   const nlohmann::json& cp = json["change_points"][0];
   EXPECT_EQ(cp["index"], 100);
@@ -103,14 +108,15 @@ TEST(AnalyzeTest, JsonSeriesFindsThePlantedStep) {
   EXPECT_NEAR(cp["level_after"].get<double>(), 120, 1.2);
   EXPECT_DOUBLE_EQ(cp["magnitude"].get<double>(),
                    cp["level_after"].get<double>() / cp["level_before"].get<double>() - 1);
-  EXPECT_EQ(cp["detectors"], nlohmann::json::array({"e-divisive", "mann-whitney"}));
+  // Proposed by both candidate sources (e-divisive, the binary segmentation), confirmed by U.
+  EXPECT_EQ(cp["detectors"], nlohmann::json::array({"e-divisive", "binseg", "mann-whitney"}));
 
   o = Analyze("--format json --no-rank-test " + Fixture("series/step20.json"));
   ASSERT_EQ(o.exit_code, 0) << o.out;
   json = ParseJson(o);
   EXPECT_EQ(json["parameters"]["rank_test"], false);
   ASSERT_EQ(json["change_points"].size(), 1u) << o.out;
-  EXPECT_EQ(json["change_points"][0]["detectors"], nlohmann::json::array({"e-divisive"}));
+  EXPECT_EQ(json["change_points"][0]["detectors"], nlohmann::json::array({"e-divisive", "binseg"}));
 }
 
 TEST(AnalyzeTest, TextAndMarkdownFormats) {

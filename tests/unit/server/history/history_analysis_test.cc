@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -182,6 +183,37 @@ TEST(AnalyseSeries, RejectsInconsistentInput) {
 
 // The change-points route reports AnalyseSeries' steps from scratch; they are the two stages of
 // stats::DetectSteps on the same levels (perfgate analyze's answer).
+// The threshold filters on the magnitude the alert carries: a -5.2% step 15 points after a +3.5%
+// one is the same alert at thresholds of 3, 4 and 5%, none at 6%.
+TEST(AnalyseSeries, ThresholdFiltersTheAlertedMagnitude) {
+  std::vector<double> levels = Series(140, 60, 1.035, 0.002, 14);
+  for (std::size_t i = 75; i < levels.size(); ++i) levels[i] *= 1 - 0.052;
+  std::optional<store::NewAlertRecord> at3;
+  for (double threshold : {0.03, 0.04, 0.05, 0.06}) {
+    HistoryParams params;
+    params.detector.threshold = threshold;
+    auto out = AnalyseSeries(Input(levels), params);
+    ASSERT_TRUE(out.has_value()) << out.error().ToString();
+    std::vector<store::NewAlertRecord> big;
+    for (const auto& a : out->alerts) {
+      EXPECT_GE(std::fabs(a.magnitude), threshold);
+      if (a.position == 75) big.push_back(a);
+    }
+    if (threshold == 0.06) {
+      EXPECT_TRUE(out->alerts.empty()) << out->alerts[0].magnitude;
+      continue;
+    }
+    EXPECT_EQ(out->alerts.size(), threshold == 0.03 ? 2u : 1u) << "at " << threshold;
+    ASSERT_EQ(big.size(), 1u) << "at " << threshold;
+    EXPECT_NEAR(big[0].magnitude, -0.052, 0.002);
+    if (!at3) at3 = big[0];
+    EXPECT_EQ(big[0].magnitude, at3->magnitude) << "at " << threshold;
+    EXPECT_EQ(big[0].ci_low, at3->ci_low) << "at " << threshold;
+    EXPECT_EQ(big[0].ci_high, at3->ci_high) << "at " << threshold;
+    EXPECT_EQ(big[0].kind, "improvement");
+  }
+}
+
 TEST(AnalyseSeries, FromScratchItsStepsAreDetectSteps) {
   std::vector<double> two_steps = Series(120, 40, 1.10, 0.01, 11);
   for (std::size_t i = 80; i < two_steps.size(); ++i) two_steps[i] *= 0.85;
