@@ -58,6 +58,16 @@ ordered_json PointJson(const ExcerptPoint& p) {
           {keys::excerpt::kTestbedFingerprintChanged, p.testbed_fingerprint_changed}};
 }
 
+ordered_json BisectJson(const AlertBisect& b) {
+  return {{keys::alert_bisect::kId, b.id},
+          {keys::alert_bisect::kState, b.state},
+          {keys::alert_bisect::kCulprit, OrNull<ordered_json>(b.culprit)},
+          {keys::alert_bisect::kGood, b.good},
+          {keys::alert_bisect::kBad, b.bad},
+          {keys::alert_bisect::kCreatedBy, b.created_by},
+          {keys::alert_bisect::kCreatedAt, b.created_at}};
+}
+
 }  // namespace
 
 bool IsAlertState(std::string_view state) {
@@ -71,31 +81,33 @@ namespace {
 ordered_json EncodeAlertKeys(const Alert& a) {
   ordered_json ci = nullptr;
   if (a.ci) ci = ordered_json::array({a.ci->lower, a.ci->upper});
-  return {{keys::alert::kId, a.id},
-          {keys::alert::kProject, a.project},
-          {keys::alert::kSeries, SeriesJson<ordered_json>(a.series)},
-          {keys::alert::kKind, a.kind},
-          {keys::alert::kCause, a.cause},
-          {keys::alert::kState, a.state},
-          {keys::alert::kPosition, a.position},
-          {keys::alert::kRange,
-           {{keys::range::kLastGood, CommitJson<ordered_json>(a.range.last_good)},
-            {keys::range::kFirstBad, CommitJson<ordered_json>(a.range.first_bad)}}},
-          {keys::alert::kGroup, a.group},
-          {keys::alert::kMagnitude, a.magnitude},
-          {keys::alert::kCi, std::move(ci)},
-          {keys::alert::kConfidence, a.confidence},
-          {keys::alert::kPValue, a.p_value},
-          {keys::alert::kQValue, a.q_value},
-          {keys::alert::kLevelBefore, a.level_before},
-          {keys::alert::kLevelAfter, a.level_after},
-          {keys::alert::kDetectors, a.detectors},
-          {keys::alert::kEnvironmentChange, EnvironmentJson(a.environment_change)},
-          {keys::alert::kParameters, a.parameters},
-          {keys::alert::kNote, a.note},
-          {keys::alert::kStateChangedBy, OrNull<ordered_json>(a.state_changed_by)},
-          {keys::alert::kStateChangedAt, OrNull<ordered_json>(a.state_changed_at)},
-          {keys::alert::kCreatedAt, a.created_at}};
+  return {
+      {keys::alert::kId, a.id},
+      {keys::alert::kProject, a.project},
+      {keys::alert::kSeries, SeriesJson<ordered_json>(a.series)},
+      {keys::alert::kKind, a.kind},
+      {keys::alert::kCause, a.cause},
+      {keys::alert::kState, a.state},
+      {keys::alert::kPosition, a.position},
+      {keys::alert::kRange,
+       {{keys::range::kLastGood, CommitJson<ordered_json>(a.range.last_good)},
+        {keys::range::kFirstBad, CommitJson<ordered_json>(a.range.first_bad)}}},
+      {keys::alert::kGroup, a.group},
+      {keys::alert::kGroupId, a.group_id > 0 ? ordered_json(a.group_id) : ordered_json(nullptr)},
+      {keys::alert::kMagnitude, a.magnitude},
+      {keys::alert::kCi, std::move(ci)},
+      {keys::alert::kConfidence, a.confidence},
+      {keys::alert::kPValue, a.p_value},
+      {keys::alert::kQValue, a.q_value},
+      {keys::alert::kLevelBefore, a.level_before},
+      {keys::alert::kLevelAfter, a.level_after},
+      {keys::alert::kDetectors, a.detectors},
+      {keys::alert::kEnvironmentChange, EnvironmentJson(a.environment_change)},
+      {keys::alert::kParameters, a.parameters},
+      {keys::alert::kNote, a.note},
+      {keys::alert::kStateChangedBy, OrNull<ordered_json>(a.state_changed_by)},
+      {keys::alert::kStateChangedAt, OrNull<ordered_json>(a.state_changed_at)},
+      {keys::alert::kCreatedAt, a.created_at}};
 }
 
 }  // namespace
@@ -126,15 +138,7 @@ ordered_json EncodeAlertDetail(const AlertDetail& detail) {
   }
   out[keys::alert::kHistory] = std::move(history);
   ordered_json bisects = ordered_json::array();
-  for (const AlertBisect& b : detail.bisects) {
-    bisects.push_back({{keys::alert_bisect::kId, b.id},
-                       {keys::alert_bisect::kState, b.state},
-                       {keys::alert_bisect::kCulprit, OrNull<ordered_json>(b.culprit)},
-                       {keys::alert_bisect::kGood, b.good},
-                       {keys::alert_bisect::kBad, b.bad},
-                       {keys::alert_bisect::kCreatedBy, b.created_by},
-                       {keys::alert_bisect::kCreatedAt, b.created_at}});
-  }
+  for (const AlertBisect& b : detail.bisects) bisects.push_back(BisectJson(b));
   out[keys::alert::kBisects] = std::move(bisects);
   return out;
 }
@@ -153,7 +157,8 @@ ordered_json EncodeAlertSummary(const AlertSummary& s) {
            {{k::kOpen, s.by_state.open},
             {k::kAcknowledged, s.by_state.acknowledged},
             {k::kFalsePositive, s.by_state.false_positive},
-            {k::kResolved, s.by_state.resolved}}},
+            {k::kResolved, s.by_state.resolved},
+            {k::kWentAway, s.by_state.went_away}}},
           {k::kByKind,
            {{k::kRegression, s.by_kind.regression}, {k::kImprovement, s.by_kind.improvement}}},
           {k::kByCause, {{k::kCode, s.by_cause.code}, {k::kEnvironment, s.by_cause.environment}}},
@@ -167,6 +172,42 @@ ordered_json EncodeAlertUpdate(const AlertUpdate& update) {
   if (update.state) out[keys::alert_update::kState] = *update.state;
   if (update.note) out[keys::alert_update::kNote] = *update.note;
   return out;
+}
+
+ordered_json EncodeAlertGroup(const AlertGroup& g) {
+  namespace k = keys::alert_group;
+  ordered_json states = ordered_json::object();
+  for (const auto& [state, count] : g.states) states[state] = count;
+  return {{k::kId, g.id},
+          {k::kProject, g.project},
+          {k::kBranch, g.branch},
+          {k::kRange,
+           {{keys::range::kLastGood, CommitJson<ordered_json>(g.range.last_good)},
+            {keys::range::kFirstBad, CommitJson<ordered_json>(g.range.first_bad)}}},
+          {k::kState, g.state},
+          {k::kStates, std::move(states)},
+          {k::kMemberCount, g.members},
+          {k::kMostSignificant, g.most_significant},
+          {k::kBisectId, g.bisect_id ? ordered_json(*g.bisect_id) : ordered_json(nullptr)},
+          {k::kCreatedAt, g.created_at}};
+}
+
+ordered_json EncodeAlertGroupDetail(const AlertGroupDetail& detail) {
+  ordered_json out = EncodeAlertGroup(detail.group);
+  ordered_json members = ordered_json::array();
+  for (const Alert& a : detail.members) members.push_back(EncodeAlert(a));
+  out[keys::alert_group::kMembers] = std::move(members);
+  ordered_json bisects = ordered_json::array();
+  for (const AlertBisect& b : detail.bisects) bisects.push_back(BisectJson(b));
+  out[keys::alert_group::kBisects] = std::move(bisects);
+  return out;
+}
+
+ordered_json EncodeAlertGroupPage(const AlertGroupPage& page) {
+  ordered_json groups = ordered_json::array();
+  for (const AlertGroup& g : page.groups) groups.push_back(EncodeAlertGroup(g));
+  return {{keys::alert_group_page::kGroups, std::move(groups)},
+          {keys::alert_group_page::kNextCursor, OrNull<ordered_json>(page.next_cursor)}};
 }
 
 nlohmann::json EncodeChangePoints(const ChangePoints& c) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/metric.h"
@@ -89,7 +90,8 @@ struct Alert {
   std::string state;
   int64_t position = 0;  // the first bad point's position in the series
   AlertRange range;
-  std::string group;           // "<last_good sha[:12]>..<first_bad sha[:12]>": one commit range
+  std::string group;           // "<last_good sha[:12]>..<first_bad sha[:12]>": its own range
+  int64_t group_id = 0;        // the alert group it belongs to; 0 (null on the wire): none
   double magnitude = 0;        // level_after / level_before - 1
   std::optional<Interval> ci;  // of the magnitude; absent when it could not be computed
   double confidence = 0.95;    // the interval's confidence level
@@ -172,6 +174,7 @@ struct AlertSummary {
     int64_t acknowledged = 0;
     int64_t false_positive = 0;
     int64_t resolved = 0;
+    int64_t went_away = 0;
     bool operator==(const ByState&) const = default;
   };
   struct ByKind {
@@ -229,9 +232,42 @@ struct ChangePoints {
   bool operator==(const ChangePoints&) const = default;
 };
 
+// Alerts of one branch whose commit ranges overlap, with their narrowest common range
+// (docs/history.md, "Alert groups"). state is "open" while a member is, "closed" after; states
+// counts the members by state (every alert state, zeros included).
+struct AlertGroup {
+  int64_t id = 0;
+  std::string project;
+  std::string branch;
+  AlertRange range;  // the commits' run_id is null
+  std::string state;
+  std::vector<std::pair<std::string, int64_t>> states;  // in kAlertStates' order
+  int64_t members = 0;
+  int64_t most_significant = 0;      // the member a bisect is for
+  std::optional<int64_t> bisect_id;  // the group's bisect (not failed or cancelled)
+  std::string created_at;
+  bool operator==(const AlertGroup&) const = default;
+};
+
+// GET|PATCH .../alert-groups/{id}: the group's keys, then its members (most significant first)
+// and bisects (newest first).
+struct AlertGroupDetail {
+  AlertGroup group;
+  std::vector<Alert> members;
+  std::vector<AlertBisect> bisects;
+  bool operator==(const AlertGroupDetail&) const = default;
+};
+
+struct AlertGroupPage {
+  std::vector<AlertGroup> groups;  // newest first
+  std::optional<std::string> next_cursor;
+  bool operator==(const AlertGroupPage&) const = default;
+};
+
 // The states an alert can be set to (AlertUpdate.state), in the order messages list them.
+// went_away: the history worker closed it when its series came back (or someone said so).
 inline constexpr std::string_view kAlertStates[] = {"open", "acknowledged", "false_positive",
-                                                    "resolved"};
+                                                    "resolved", "went_away"};
 bool IsAlertState(std::string_view state);
 
 // Encoders: the keys in the order the server writes them, absent optionals as null (an
@@ -243,6 +279,9 @@ nlohmann::ordered_json EncodeAlertDetail(const AlertDetail& detail);
 nlohmann::ordered_json EncodeAlertPage(const AlertPage& page);
 nlohmann::ordered_json EncodeAlertSummary(const AlertSummary& summary);
 nlohmann::ordered_json EncodeAlertUpdate(const AlertUpdate& update);
+nlohmann::ordered_json EncodeAlertGroup(const AlertGroup& group);
+nlohmann::ordered_json EncodeAlertGroupDetail(const AlertGroupDetail& detail);
+nlohmann::ordered_json EncodeAlertGroupPage(const AlertGroupPage& page);
 // Keys in byte order at every level (nlohmann::json), as the change-points route writes them.
 nlohmann::json EncodeChangePoints(const ChangePoints& change_points);
 
@@ -256,6 +295,9 @@ Result<AlertDetail> DecodeAlertDetail(std::string_view json);
 Result<AlertPage> DecodeAlertPage(std::string_view json);
 Result<AlertSummary> DecodeAlertSummary(std::string_view json);
 Result<ChangePoints> DecodeChangePoints(std::string_view json);
+// Required: a group's id and state, a detail's members, a page's "groups".
+Result<AlertGroupDetail> DecodeAlertGroupDetail(std::string_view json);
+Result<AlertGroupPage> DecodeAlertGroupPage(std::string_view json);
 
 // The PATCH body as the server reads it (an object already parsed by its strict reader): only
 // "state" (one of kAlertStates) and "note" (a string of at most 4096 bytes), at least one of

@@ -102,6 +102,7 @@ Alert ReadAlert(Reader& reader, const ordered_json& object, const std::string& p
     a.range.first_bad = ReadCommit(reader, *range, keys::range::kFirstBad, at);
   }
   a.group = reader.String(object, keys::alert::kGroup, path);
+  a.group_id = reader.Integer(object, keys::alert::kGroupId, path, 1).value_or(0);
   a.magnitude = reader.Number(object, keys::alert::kMagnitude, path, /*required=*/true).value_or(0);
   a.ci = ReadInterval(reader, object, keys::alert::kCi, path);
   a.confidence = reader.Number(object, keys::alert::kConfidence, path).value_or(a.confidence);
@@ -194,7 +195,8 @@ AlertSummary ReadSummary(Reader& reader, const ordered_json& object, const std::
   if (const ordered_json* by = reader.Object(object, k::kByState, path)) {
     const std::string at = FieldPath(path, k::kByState);
     s.by_state = {count(*by, k::kOpen, at), count(*by, k::kAcknowledged, at),
-                  count(*by, k::kFalsePositive, at), count(*by, k::kResolved, at)};
+                  count(*by, k::kFalsePositive, at), count(*by, k::kResolved, at),
+                  count(*by, k::kWentAway, at)};
   }
   if (const ordered_json* by = reader.Object(object, k::kByKind, path)) {
     const std::string at = FieldPath(path, k::kByKind);
@@ -239,6 +241,59 @@ ChangePoints ReadChangePoints(Reader& reader, const ordered_json& object, const 
   return c;
 }
 
+AlertGroup ReadGroup(Reader& reader, const ordered_json& object, const std::string& path) {
+  namespace k = keys::alert_group;
+  AlertGroup g;
+  g.id = reader.Integer(object, k::kId, path, 1, /*required=*/true).value_or(0);
+  g.project = reader.String(object, k::kProject, path);
+  g.branch = reader.String(object, k::kBranch, path);
+  if (const ordered_json* range = reader.Object(object, k::kRange, path)) {
+    const std::string at = FieldPath(path, k::kRange);
+    g.range.last_good = ReadCommit(reader, *range, keys::range::kLastGood, at);
+    g.range.first_bad = ReadCommit(reader, *range, keys::range::kFirstBad, at);
+  }
+  g.state = reader.String(object, k::kState, path, /*required=*/true);
+  if (const ordered_json* states = reader.Object(object, k::kStates, path)) {
+    const std::string at = FieldPath(path, k::kStates);
+    for (const auto& [state, count] : states->items()) {
+      if (!reader.Expect(count, count.is_number_integer(), "an integer", FieldPath(at, state))) {
+        continue;
+      }
+      g.states.emplace_back(state, count.get<int64_t>());
+    }
+  }
+  g.members = reader.Integer(object, k::kMemberCount, path, 0).value_or(0);
+  g.most_significant = reader.Integer(object, k::kMostSignificant, path, 0).value_or(0);
+  g.bisect_id = reader.Integer(object, k::kBisectId, path, 1);
+  g.created_at = reader.String(object, k::kCreatedAt, path);
+  return g;
+}
+
+AlertGroupDetail ReadGroupDetail(Reader& reader, const ordered_json& object,
+                                 const std::string& path) {
+  AlertGroupDetail d;
+  d.group = ReadGroup(reader, object, path);
+  reader.ForEachObject(object, keys::alert_group::kMembers, path, /*required=*/true,
+                       [&](const ordered_json& item, const std::string& at) {
+                         d.members.push_back(ReadAlert(reader, item, at));
+                       });
+  reader.ForEachObject(object, keys::alert_group::kBisects, path, false,
+                       [&](const ordered_json& item, const std::string& at) {
+                         d.bisects.push_back(ReadBisect(reader, item, at));
+                       });
+  return d;
+}
+
+AlertGroupPage ReadGroupPage(Reader& reader, const ordered_json& object, const std::string& path) {
+  AlertGroupPage page;
+  reader.ForEachObject(object, keys::alert_group_page::kGroups, path, /*required=*/true,
+                       [&](const ordered_json& item, const std::string& at) {
+                         page.groups.push_back(ReadGroup(reader, item, at));
+                       });
+  page.next_cursor = reader.OptString(object, keys::alert_group_page::kNextCursor, path);
+  return page;
+}
+
 // Parses `text` (`what` names it in a syntax error), checks that it is an object and reads it.
 template <class T, class Read>
 Result<T> Decode(std::string_view text, std::string_view what, Read read) {
@@ -267,6 +322,14 @@ Result<ChangePoints> DecodeChangePoints(std::string_view json) {
   return Decode<ChangePoints>(json, "change points", ReadChangePoints);
 }
 
+Result<AlertGroupDetail> DecodeAlertGroupDetail(std::string_view json) {
+  return Decode<AlertGroupDetail>(json, "alert group", ReadGroupDetail);
+}
+
+Result<AlertGroupPage> DecodeAlertGroupPage(std::string_view json) {
+  return Decode<AlertGroupPage>(json, "alert group page", ReadGroupPage);
+}
+
 Result<AlertUpdate> DecodeAlertUpdate(const nlohmann::json& body) {
   if (!body.is_object()) return InvalidArgument("the body must be a JSON object");
   AlertUpdate update;
@@ -276,7 +339,8 @@ Result<AlertUpdate> DecodeAlertUpdate(const nlohmann::json& body) {
       std::string state = it->get<std::string>();
       if (!IsAlertState(state)) {
         return InvalidArgument(
-            "must be open, acknowledged, false_positive or resolved, got \"" + state + "\"",
+            "must be open, acknowledged, false_positive, resolved or went_away, got \"" + state +
+                "\"",
             it.key());
       }
       update.state = std::move(state);

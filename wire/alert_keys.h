@@ -19,6 +19,7 @@ inline constexpr std::string_view kState = "state";
 inline constexpr std::string_view kPosition = "position";
 inline constexpr std::string_view kRange = "range";
 inline constexpr std::string_view kGroup = "group";
+inline constexpr std::string_view kGroupId = "group_id";
 inline constexpr std::string_view kMagnitude = "magnitude";
 inline constexpr std::string_view kCi = "ci";
 inline constexpr std::string_view kConfidence = "confidence";
@@ -128,6 +129,7 @@ inline constexpr std::string_view kOpen = "open";
 inline constexpr std::string_view kAcknowledged = "acknowledged";
 inline constexpr std::string_view kFalsePositive = "false_positive";
 inline constexpr std::string_view kResolved = "resolved";
+inline constexpr std::string_view kWentAway = "went_away";
 inline constexpr std::string_view kRegression = "regression";
 inline constexpr std::string_view kImprovement = "improvement";
 inline constexpr std::string_view kCode = "code";
@@ -139,6 +141,29 @@ namespace alert_update {
 inline constexpr std::string_view kState = "state";
 inline constexpr std::string_view kNote = "note";
 }  // namespace alert_update
+
+// An alert group (GET .../alert-groups's elements); GET|PATCH .../alert-groups/{id} add
+// "members" and "bisects".
+namespace alert_group {
+inline constexpr std::string_view kId = "id";
+inline constexpr std::string_view kProject = "project";
+inline constexpr std::string_view kBranch = "branch";
+inline constexpr std::string_view kRange = "range";
+inline constexpr std::string_view kState = "state";
+inline constexpr std::string_view kStates = "states";
+inline constexpr std::string_view kMemberCount = "member_count";
+inline constexpr std::string_view kMembers = "members";
+inline constexpr std::string_view kMostSignificant = "most_significant";
+inline constexpr std::string_view kBisectId = "bisect_id";
+inline constexpr std::string_view kCreatedAt = "created_at";
+inline constexpr std::string_view kBisects = "bisects";
+}  // namespace alert_group
+
+// GET .../alert-groups.
+namespace alert_group_page {
+inline constexpr std::string_view kGroups = "groups";
+inline constexpr std::string_view kNextCursor = "next_cursor";
+}  // namespace alert_group_page
 
 // GET .../change-points.
 namespace change_points {

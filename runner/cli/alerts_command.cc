@@ -1,10 +1,11 @@
-// `perfgate alerts list|show|ack|resolve|false-positive|reopen`: the change points the server
-// found in a project's history (GET/PATCH /api/v1/projects/{p}/alerts), listed by commit
-// range, shown one at a time with the points around the step and the bisect command, and
-// triaged. Connection settings as the other server verbs: perfgate.yaml's server.url and
-// server.project, PERFGATE_TOKEN. Not a gate: 0 on success whatever the alerts say, 2 for
-// usage errors and 4xx answers (the server's message printed), 3 when the server is
-// unreachable or failing.
+// `perfgate alerts list|show|summary|groups|group|ack|resolve|false-positive|went-away|reopen`:
+// the change points the server found in a project's history (GET/PATCH
+// /api/v1/projects/{p}/alerts), listed by commit range, shown one at a time with the points
+// around the step and the bisect command, and triaged, one alert or a whole alert group
+// (--group; GET|PATCH .../alert-groups). Connection settings as the other server verbs:
+// perfgate.yaml's server.url and server.project, PERFGATE_TOKEN. Not a gate: 0 on success whatever
+// the alerts say, 2 for usage errors and 4xx answers (the server's message printed), 3 when the
+// server is unreachable or failing.
 #include <iostream>
 #include <memory>
 #include <string>
@@ -33,12 +34,19 @@ struct ListArgs {
 struct AlertArgs {
   Connection connection;
   std::string id;
+  std::string group;  // the triage verbs' --group
   std::string note;
   bool note_given = false;
 };
 
+struct GroupListArgs {
+  Connection connection;
+  client::AlertQuery query{.state = "open", .limit = 50};
+};
+
 int List(ListArgs args) {
   if (args.query.state == "false-positive") args.query.state = "false_positive";
+  if (args.query.state == "went-away") args.query.state = "went_away";
   auto alerts = run::OpenProjectClient(args.connection.config);
   if (!alerts) return ReportError(alerts.error());
   auto page = alerts->ListAlerts(args.query, args.all);
@@ -84,18 +92,61 @@ int Show(const AlertArgs& args) {
 }
 
 int Triage(const AlertArgs& args, const std::string& state) {
-  if (auto ok = client::CheckId(args.id); !ok) return ReportError(ok.error());
+  if (args.id.empty() == args.group.empty()) {
+    return ReportError(InvalidArgument("give an alert ID or --group G (one of them)",
+                                       args.id.empty() ? "ID" : "group")
+                           .value());
+  }
+  const std::string& id = args.id.empty() ? args.group : args.id;
+  if (auto ok = client::CheckId(id); !ok) return ReportError(ok.error());
   auto alerts = run::OpenProjectClient(args.connection.config);
   if (!alerts) return ReportError(alerts.error());
   wire::AlertUpdate update;
   update.state = state;
   if (args.note_given) update.note = args.note;
-  auto alert = alerts->UpdateAlert(args.id, update);
+  if (!args.group.empty()) {
+    auto group = alerts->UpdateAlertGroup(id, update);
+    if (!group) return ReportError(group.error());
+    if (args.connection.format == "json") {
+      std::cout << report::RenderJson(wire::EncodeAlertGroupDetail(*group));
+    } else {
+      std::cout << report::RenderGroupTriageText(*group);
+    }
+    return kExitPass;
+  }
+  auto alert = alerts->UpdateAlert(id, update);
   if (!alert) return ReportError(alert.error());
   if (args.connection.format == "json") {
     std::cout << report::RenderJson(wire::EncodeAlert(*alert));
   } else {
     std::cout << report::RenderTriageText(*alert);
+  }
+  return kExitPass;
+}
+
+int Groups(const GroupListArgs& args) {
+  auto alerts = run::OpenProjectClient(args.connection.config);
+  if (!alerts) return ReportError(alerts.error());
+  auto page = alerts->ListAlertGroups(args.query);
+  if (!page) return ReportError(page.error());
+  if (args.connection.format == "json") {
+    std::cout << report::RenderJson(wire::EncodeAlertGroupPage(*page));
+  } else {
+    std::cout << report::RenderAlertGroupListText(*page);
+  }
+  return kExitPass;
+}
+
+int ShowGroup(const AlertArgs& args) {
+  if (auto ok = client::CheckId(args.id); !ok) return ReportError(ok.error());
+  auto alerts = run::OpenProjectClient(args.connection.config);
+  if (!alerts) return ReportError(alerts.error());
+  auto group = alerts->GetAlertGroup(args.id);
+  if (!group) return ReportError(group.error());
+  if (args.connection.format == "json") {
+    std::cout << report::RenderJson(wire::EncodeAlertGroupDetail(*group));
+  } else {
+    std::cout << report::RenderAlertGroupText(*group);
   }
   return kExitPass;
 }
@@ -113,8 +164,9 @@ void AddTriageVerb(CLI::App* alerts, int* exit_code, const std::string& name,
                    const std::string& state, const std::string& description) {
   auto args = std::make_shared<AlertArgs>();
   CLI::App* verb = alerts->add_subcommand(name, description);
-  verb->add_option("ID", args->id, "Alert id (the ID column of `perfgate alerts list`)")
-      ->required();
+  verb->add_option("ID", args->id, "Alert id (the ID column of `perfgate alerts list`)");
+  verb->add_option("--group", args->group,
+                   "Every alert of this alert group instead (`perfgate alerts groups`)");
   CLI::Option* note =
       verb->add_option("--note", args->note, "Why: kept in the alert's triage history");
   AddConnection(verb, &args->connection);
@@ -138,7 +190,8 @@ void AddAlertsCommand(CLI::App& app, int* exit_code) {
   alerts->add_option("VERB", *unknown, "")->group("");
   alerts->callback([alerts, unknown, exit_code]() {
     if (!alerts->get_subcommands().empty()) return;
-    const std::string verbs = "list, show, summary, ack, resolve, false-positive, reopen";
+    const std::string verbs =
+        "list, show, summary, groups, group, ack, resolve, false-positive, went-away, reopen";
     *exit_code = ReportError(Error{ErrorCode::kInvalidArgument,
                                    unknown->empty() ? "perfgate alerts needs a verb: " + verbs
                                                     : "unknown alerts verb '" + unknown->front() +
@@ -151,8 +204,8 @@ void AddAlertsCommand(CLI::App& app, int* exit_code) {
   CLI::App* list = alerts->add_subcommand(
       "list", "List alerts, newest first, grouped by commit range (last good..first bad)");
   list->add_option("--state", list_args->query.state, "Which alerts")
-      ->check(CLI::IsMember(
-          {"open", "acknowledged", "false_positive", "false-positive", "resolved", "all"}))
+      ->check(CLI::IsMember({"open", "acknowledged", "false_positive", "false-positive", "resolved",
+                             "went_away", "went-away", "all"}))
       ->capture_default_str();
   list->add_option("--kind", list_args->query.kind,
                    "Only regressions, improvements or creeps (drifts)")
@@ -198,12 +251,40 @@ void AddAlertsCommand(CLI::App& app, int* exit_code) {
   AddConnection(show, &show_args->connection);
   show->callback([show_args, exit_code]() { *exit_code = Show(*show_args); });
 
+  auto groups_args = std::make_shared<GroupListArgs>();
+  CLI::App* groups = alerts->add_subcommand(
+      "groups",
+      "List alert groups, newest first: alerts of a branch whose commit ranges overlap (one "
+      "culprit seen by several benchmarks and testbeds), with their narrowest common range");
+  groups->add_option("--state", groups_args->query.state, "Which groups (open: a member is open)")
+      ->check(CLI::IsMember({"open", "closed", "all"}))
+      ->capture_default_str();
+  groups->add_option("--branch", groups_args->query.branch, "Only this branch");
+  groups->add_option("--limit", groups_args->query.limit, "Groups per page")
+      ->check(CLI::Range(1, 500))
+      ->capture_default_str();
+  groups->add_option("--cursor", groups_args->query.cursor,
+                     "Start at this page (the next_cursor of an earlier answer)");
+  AddConnection(groups, &groups_args->connection);
+  groups->callback([groups_args, exit_code]() { *exit_code = Groups(*groups_args); });
+
+  auto group_args = std::make_shared<AlertArgs>();
+  CLI::App* group = alerts->add_subcommand(
+      "group",
+      "Show one alert group: its range, members, the most significant member and its bisect");
+  group->add_option("G", group_args->id, "Alert group id (`perfgate alerts groups`)")->required();
+  AddConnection(group, &group_args->connection);
+  group->callback([group_args, exit_code]() { *exit_code = ShowGroup(*group_args); });
+
   AddTriageVerb(alerts, exit_code, "ack", "acknowledged",
                 "Acknowledge an alert: someone is looking at it (needs the triage scope)");
   AddTriageVerb(alerts, exit_code, "resolve", "resolved",
                 "Mark an alert resolved: the step was fixed or accepted (needs the triage scope)");
   AddTriageVerb(alerts, exit_code, "false-positive", "false_positive",
                 "Mark an alert a false positive: noise, not a change (needs the triage scope)");
+  AddTriageVerb(alerts, exit_code, "went-away", "went_away",
+                "Mark an alert went away: its series came back to the level before the step "
+                "(needs the triage scope; the server does it on its own when it sees that)");
   AddTriageVerb(alerts, exit_code, "reopen", "open",
                 "Open an alert again (needs the triage scope)");
 }

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -27,6 +28,8 @@ namespace {
 struct BisectArgs {
   local_bisect::BisectOptions options;
   std::string alert;
+  std::string group;                    // --group G: the group's most significant member
+  std::optional<int64_t> group_bisect;  // the bisect the alert's group already has
   std::string threshold = "5%";
   bool all_parents = false;
   std::string config;
@@ -62,11 +65,35 @@ int AnswerExit(const bisect::Report& report) {
                                                                       : kExitRegression;
 }
 
-// --alert ID: the range, suite, benchmark and metric of a server's alert.
+// --alert ID (or --group G): the range, suite, benchmark and metric of a server's alert. An
+// alert of a group stands for its group, whose one bisect measures its most significant member:
+// that member is the one taken, and a bisect the group already has is noted in
+// args.group_bisect.
 Result<void> FromAlert(BisectArgs& args) {
-  if (auto ok = client::CheckId(args.alert); !ok) return ok;
+  if (!args.group.empty() && !args.alert.empty()) {
+    return InvalidArgument("give --alert ID or --group G, not both", "group");
+  }
+  const std::string& asked = args.group.empty() ? args.alert : args.group;
+  if (auto ok = client::CheckId(asked); !ok) return ok;
   auto client = run::OpenProjectClient(args.config);
   if (!client) return tl::unexpected(client.error());
+  std::string group_id = args.group;
+  if (group_id.empty()) {
+    auto asked_alert = client->GetAlert(args.alert);
+    if (!asked_alert) return tl::unexpected(asked_alert.error());
+    if (asked_alert->alert.group_id > 0) group_id = std::to_string(asked_alert->alert.group_id);
+  }
+  if (!group_id.empty()) {
+    auto group = client->GetAlertGroup(group_id);
+    if (!group) return tl::unexpected(group.error());
+    const std::string member = std::to_string(group->group.most_significant);
+    if (member != args.alert) {
+      std::fprintf(stderr, "perfgate: alert group %s: bisecting its most significant alert, %s\n",
+                   group_id.c_str(), member.c_str());
+    }
+    args.alert = member;
+    args.group_bisect = group->group.bisect_id;
+  }
   auto detail = client->GetAlert(args.alert);
   if (!detail) return tl::unexpected(detail.error());
   const wire::Alert& alert = detail->alert;
@@ -173,12 +200,23 @@ int QueueRemote(BisectArgs& args) {
 }
 
 int Run(BisectArgs& args) {
-  if (!args.alert.empty()) {
+  if (!args.alert.empty() || !args.group.empty()) {
     if (auto from = FromAlert(args); !from) return ReportError(from.error());
+    if (args.group_bisect) {
+      // One bisect per group: the server would answer this one (or refuse a second answer).
+      const std::string id = std::to_string(*args.group_bisect);
+      std::fprintf(stderr,
+                   "perfgate: the alert's group already has bisect %s; follow it with "
+                   "`perfgate bisect status %s`\n",
+                   id.c_str(), id.c_str());
+      Print(id + "\n");
+      return kExitPass;
+    }
   }
   if (args.options.good.empty() || args.options.bad.empty() || args.options.benchmarks.empty()) {
     return ReportError(Error{ErrorCode::kInvalidArgument,
-                             "give --alert ID, or --good REV --bad REV --benchmark NAME", "good"});
+                             "give --alert ID, --group G, or --good REV --bad REV --benchmark NAME",
+                             "good"});
   }
   auto threshold = ParseThreshold(args.threshold);
   if (!threshold) return ReportError(threshold.error());
@@ -232,6 +270,9 @@ void AddBisectCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--alert", args->alert,
                   "A server alert's id: its range, suite, benchmark and metric (perfgate.yaml's "
                   "server, PERFGATE_TOKEN with the read scope); the options below override them");
+  cmd->add_option("--group", args->group,
+                  "A server alert group's id: bisects its most significant alert (--alert of any "
+                  "member does the same); when the group has a bisect already, prints its id");
   cmd->add_option("--good", args->options.good, "A revision without the regression");
   cmd->add_option("--bad", args->options.bad, "A revision with it");
   cmd->add_option("--benchmark", args->options.benchmarks,

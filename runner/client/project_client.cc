@@ -252,4 +252,36 @@ Result<wire::Alert> ProjectClient::UpdateAlert(const std::string& id,
   return ServerAnswer(wire::DecodeAlert(answer->body), "alert " + id);
 }
 
+// --- alert groups ----------------------------------------------------------------------------
+
+Result<wire::AlertGroupPage> ProjectClient::ListAlertGroups(const AlertQuery& query) {
+  std::string params;
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"state", query.state},
+           {"branch", query.branch},
+           {"limit", query.limit > 0 ? std::to_string(query.limit) : ""},
+           {"cursor", query.cursor}}) {
+    if (!value.empty())
+      params += (params.empty() ? "?" : "&") + name + "=" + EscapePathSegment(value);
+  }
+  auto answer = Exchange("GET", "/alert-groups" + params, "", "");
+  if (!answer) return tl::unexpected(answer.error());
+  return ServerAnswer(wire::DecodeAlertGroupPage(answer->body), "alert group page");
+}
+
+Result<wire::AlertGroupDetail> ProjectClient::GetAlertGroup(const std::string& id) {
+  auto answer = Exchange("GET", "/alert-groups/" + id, "", "");
+  if (!answer) return tl::unexpected(answer.error());
+  return ServerAnswer(wire::DecodeAlertGroupDetail(answer->body), "alert group " + id);
+}
+
+Result<wire::AlertGroupDetail> ProjectClient::UpdateAlertGroup(const std::string& id,
+                                                               const wire::AlertUpdate& update) {
+  auto answer =
+      Exchange("PATCH", "/alert-groups/" + id, wire::EncodeAlertUpdate(update).dump(),
+               "changing an alert group's state needs a token with the triage or admin scope");
+  if (!answer) return tl::unexpected(answer.error());
+  return ServerAnswer(wire::DecodeAlertGroupDetail(answer->body), "alert group " + id);
+}
+
 }  // namespace perfgate::client

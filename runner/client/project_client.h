@@ -96,6 +96,14 @@ class ProjectClient {
   // Sets an alert's state and/or note (the triage scope; a 403 says so); the alert after it.
   Result<wire::Alert> UpdateAlert(const std::string& id, const wire::AlertUpdate& update);
 
+  // --- alert groups: GET .../alert-groups (query's state: open, closed or all; branch, limit
+  // and cursor), GET|PATCH .../alert-groups/{id}. `id` is a group id CheckId accepted.
+  Result<wire::AlertGroupPage> ListAlertGroups(const AlertQuery& query);
+  Result<wire::AlertGroupDetail> GetAlertGroup(const std::string& id);
+  // Every member's state and/or note (the triage scope); the group after it.
+  Result<wire::AlertGroupDetail> UpdateAlertGroup(const std::string& id,
+                                                  const wire::AlertUpdate& update);
+
  private:
   ProjectClient(net::HttpClient http, std::string root, std::string project)
       : http_(std::move(http)),

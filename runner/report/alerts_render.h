@@ -53,6 +53,15 @@ std::string RenderTriageText(const wire::Alert& alert);
 // GET .../alert-summary as two lines: counts, and the triaged regressions' false positives.
 std::string RenderAlertSummaryText(const wire::AlertSummary& summary);
 
+// `perfgate alerts groups`: a table of groups (id, state, range, branch, members, members by
+// state, bisect, first bad commit's subject); "no alert groups" when empty.
+std::string RenderAlertGroupListText(const wire::AlertGroupPage& page);
+// `perfgate alerts group ID`: the group's range and commits, members by state, the most
+// significant member, its bisect (or the command that starts one) and a table of its members.
+std::string RenderAlertGroupText(const wire::AlertGroupDetail& detail);
+// The group triage verbs (--group): "alert group 3 is now closed (range): acknowledged 6".
+std::string RenderGroupTriageText(const wire::AlertGroupDetail& detail);
+
 // --format json: the answer pretty-printed (2 spaces, keys in byte order), ending in "\n".
 std::string RenderJson(const nlohmann::json& value);
 // A wire encoding (wire/alert.h's Encode*) the same way: its keys in byte order.

@@ -1,6 +1,7 @@
 // Alerts and change points of tracked branches: GET .../alerts (filtered, paged),
 // GET .../alerts/{id} (with the series excerpt and triage history), PATCH .../alerts/{id}
-// (state and note; the triage scope), and GET .../change-points, which runs the history
+// (state and note; the triage scope), the alert groups (GET .../alert-groups, GET|PATCH
+// .../alert-groups/{id}: every member at once), and GET .../change-points, which runs the history
 // worker's analysis (server/history AnalyseSeries) on a whole stored series on demand.
 #include <algorithm>
 
@@ -36,16 +37,73 @@ Result<store::AlertFilter> SeriesFilter(const http::Request& request) {
   return filter;
 }
 
-// The PATCH body (wire::AlertUpdate) as the store's update.
-Result<store::AlertUpdate> DecodeUpdate(const http::Request& request, int max_depth) {
-  auto body = ParseJsonObject(request.body, max_depth);
+// The PATCH body (wire::AlertUpdate) as the store's update, with the caller as its actor.
+Result<store::AlertUpdate> DecodeUpdate(const ApiDeps& deps, const http::Request& request) {
+  auto body = ParseJsonObject(request.body, deps.json_max_depth);
   if (!body) return tl::unexpected(body.error());
   auto decoded = wire::DecodeAlertUpdate(*body);
   if (!decoded) return tl::unexpected(decoded.error());
   store::AlertUpdate update;
   update.state = std::move(decoded->state);
   update.note = std::move(decoded->note);
+  auto caller = Authenticate(*deps.tokens, request);
+  if (!caller) return tl::unexpected(caller.error());
+  update.actor = *caller ? (*caller)->token.name : "anonymous";
+  if (update.actor.empty()) update.actor = "token " + (*caller)->token.prefix;
   return update;
+}
+
+// GET .../alert-groups, GET|PATCH .../alert-groups/{id}.
+void RegisterGroupRoutes(http::Router& router, const ApiDeps& deps) {
+  router.Add("GET", "/api/v1/projects/{project}/alert-groups", "alert_groups.list",
+             HandleProject(deps, {"state", "branch", "limit", "cursor"}, auth::Scope::kRead,
+                           [deps](const http::Request& request, const http::PathParams& /*params*/,
+                                  const store::Project& project) -> Result<http::Response> {
+                             store::AlertGroupFilter filter;
+                             filter.state = request.Query("state").value_or("open");
+                             if (!OneOf(filter.state, {"open", "closed", "all"})) {
+                               return InvalidArgument("must be open, closed or all", "state");
+                             }
+                             filter.branch = request.Query("branch").value_or("");
+                             filter.cursor = request.Query("cursor").value_or("");
+                             auto limit = IntParam(request, "limit", 1, 500, 50);
+                             if (!limit) return tl::unexpected(limit.error());
+                             filter.limit = *limit;
+                             auto page = deps.history->ListAlertGroups(project, filter);
+                             if (!page) return tl::unexpected(page.error());
+                             wire::AlertGroupPage out;
+                             for (const store::AlertGroupRecord& g : page->groups) {
+                               out.groups.push_back(history::ToWire(g));
+                             }
+                             if (!page->next_cursor.empty()) out.next_cursor = page->next_cursor;
+                             return http::Response::Json(200,
+                                                         wire::EncodeAlertGroupPage(out).dump());
+                           }));
+  router.Add("GET", "/api/v1/projects/{project}/alert-groups/{id}", "alert_groups.get",
+             HandleProject(deps, {}, auth::Scope::kRead,
+                           [deps](const http::Request& /*request*/, const http::PathParams& params,
+                                  const store::Project& project) -> Result<http::Response> {
+                             auto id = PositiveIdParam(params, "an alert group id");
+                             if (!id) return tl::unexpected(id.error());
+                             auto group = deps.history->GetAlertGroup(project, *id);
+                             if (!group) return tl::unexpected(group.error());
+                             return http::Response::Json(
+                                 200, wire::EncodeAlertGroupDetail(history::ToWire(*group)).dump());
+                           }));
+  router.Add("PATCH", "/api/v1/projects/{project}/alert-groups/{id}", "alert_groups.update",
+             HandleProject(deps, {}, auth::Scope::kTriage,
+                           [deps](const http::Request& request, const http::PathParams& params,
+                                  const store::Project& project) -> Result<http::Response> {
+                             if (auto bad_type = CheckJsonContentType(request)) return *bad_type;
+                             auto id = PositiveIdParam(params, "an alert group id");
+                             if (!id) return tl::unexpected(id.error());
+                             auto update = DecodeUpdate(deps, request);
+                             if (!update) return tl::unexpected(update.error());
+                             auto group = deps.history->UpdateAlertGroup(project, *id, *update);
+                             if (!group) return tl::unexpected(group.error());
+                             return http::Response::Json(
+                                 200, wire::EncodeAlertGroupDetail(history::ToWire(*group)).dump());
+                           }));
 }
 
 Result<http::Response> ChangePoints(const ApiDeps& deps, const http::Request& request,
@@ -117,8 +175,9 @@ void RegisterAlertRoutes(http::Router& router, const ApiDeps& deps) {
             store::AlertFilter filter = *series;
             filter.state = request.Query("state").value_or("open");
             if (!wire::IsAlertState(filter.state) && filter.state != "all") {
-              return InvalidArgument("must be open, acknowledged, false_positive, resolved or all",
-                                     "state");
+              return InvalidArgument(
+                  "must be open, acknowledged, false_positive, resolved, went_away or all",
+                  "state");
             }
             filter.cursor = request.Query("cursor").value_or("");
             auto limit = IntParam(request, "limit", 1, 500, 50);
@@ -166,13 +225,8 @@ void RegisterAlertRoutes(http::Router& router, const ApiDeps& deps) {
                              if (auto bad_type = CheckJsonContentType(request)) return *bad_type;
                              auto id = PositiveIdParam(params, "an alert id");
                              if (!id) return tl::unexpected(id.error());
-                             auto update = DecodeUpdate(request, deps.json_max_depth);
+                             auto update = DecodeUpdate(deps, request);
                              if (!update) return tl::unexpected(update.error());
-                             auto caller = Authenticate(*deps.tokens, request);
-                             if (!caller) return tl::unexpected(caller.error());
-                             update->actor = *caller ? (*caller)->token.name : "anonymous";
-                             if (update->actor.empty())
-                               update->actor = "token " + (*caller)->token.prefix;
                              auto updated = deps.history->UpdateAlert(project, *id, *update);
                              if (!updated) return tl::unexpected(updated.error());
                              return http::Response::Json(
@@ -187,6 +241,7 @@ void RegisterAlertRoutes(http::Router& router, const ApiDeps& deps) {
                              return ChangePoints(deps, request, project);
                            }),
              http::Router::Cost::kHeavy);  // e-divisive over the whole series
+  RegisterGroupRoutes(router, deps);
 }
 
 }  // namespace perfgate::server::api

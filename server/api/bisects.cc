@@ -69,7 +69,9 @@ Result<http::Response> QueueRemote(const ApiDeps& deps, const http::Request& req
   auto saved = deps.bisects->QueueRemoteBisect(project, *queued, remote_bisect::Decide);
   if (!saved) return tl::unexpected(saved.error());
   auto progress = remote_bisect::Progress(*saved);
-  return BisectResponse(201, *saved, progress && *progress ? &**progress : nullptr);
+  // 200: the alert's group already had this bisect (one per group), nothing was queued.
+  return BisectResponse(saved->existing ? 200 : 201, *saved,
+                        progress && *progress ? &**progress : nullptr);
 }
 
 // A local bisect's answer, stored as it was posted.

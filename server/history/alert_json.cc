@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <optional>
 
 #include "core/text.h"
@@ -30,6 +29,30 @@ std::optional<wire::EnvironmentChange> EnvironmentChange(const std::string& stor
     }
   }
   return change;
+}
+
+wire::AlertBisect ToWireBisect(const store::BisectRecord& b) {
+  return {b.id,         b.state,     OrAbsent(b.culprit_sha), b.good_sha, b.bad_sha,
+          b.created_by, b.created_at};
+}
+
+// "• regression +8.0% BM_A real_time on bed <link|alert 12>"
+std::string MemberLine(const store::AlertRecord& a, const std::string& public_url) {
+  const std::string what = a.creep                    ? "creep"
+                           : a.cause == "environment" ? "environment change"
+                                                      : a.kind;
+  std::string line = "\n• " + what + " " + SignedPercent(a.magnitude) + " " +
+                     a.series.key.benchmark + " " + a.series.key.metric + " on " + a.series.testbed;
+  if (a.creep) line += " " + CreepRange(a);
+  if (!public_url.empty()) {
+    // The dashboard's alerts page with this one highlighted: series, range, triage.
+    line += " <" + public_url + "/#/p/" + a.project +
+            "/alerts?state=all&alert=" + std::to_string(a.id) + "|alert " + std::to_string(a.id) +
+            ">";
+  } else {
+    line += " (alert " + std::to_string(a.id) + ")";
+  }
+  return line;
 }
 
 }  // namespace
@@ -65,6 +88,7 @@ wire::Alert ToWire(const store::AlertRecord& a) {
   out.position = a.position;
   out.range = {ToWire(a.last_good), ToWire(a.first_bad)};
   out.group = RangeGroup(a);
+  out.group_id = a.group_id;
   out.magnitude = a.magnitude;
   if (a.ci_low && a.ci_high && std::isfinite(*a.ci_low) && std::isfinite(*a.ci_high)) {
     out.ci = wire::Interval{*a.ci_low, *a.ci_high};
@@ -102,10 +126,33 @@ wire::AlertDetail ToWire(const store::AlertDetail& detail) {
   for (const store::AlertEvent& e : detail.history) {
     out.history.push_back({e.state, e.note, e.by, e.at});
   }
-  for (const store::BisectRecord& b : detail.bisects) {
-    out.bisects.push_back({b.id, b.state, OrAbsent(b.culprit_sha), b.good_sha, b.bad_sha,
-                           b.created_by, b.created_at});
+  for (const store::BisectRecord& b : detail.bisects) out.bisects.push_back(ToWireBisect(b));
+  return out;
+}
+
+wire::AlertGroup ToWire(const store::AlertGroupRecord& g) {
+  wire::AlertGroup out;
+  out.id = g.id;
+  out.project = g.project;
+  out.branch = g.branch;
+  out.range = {ToWire(g.last_good), ToWire(g.first_bad)};
+  out.state = g.state;
+  for (std::string_view state : wire::kAlertStates) {
+    const auto it = g.states.find(std::string(state));
+    out.states.emplace_back(std::string(state), it == g.states.end() ? 0 : it->second);
   }
+  out.members = g.members;
+  out.most_significant = g.most_significant;
+  out.bisect_id = g.bisect_id;
+  out.created_at = g.created_at;
+  return out;
+}
+
+wire::AlertGroupDetail ToWire(const store::AlertGroupDetail& detail) {
+  wire::AlertGroupDetail out;
+  out.group = ToWire(detail.group);
+  for (const store::AlertRecord& a : detail.members) out.members.push_back(ToWire(a));
+  for (const store::BisectRecord& b : detail.bisects) out.bisects.push_back(ToWireBisect(b));
   return out;
 }
 
@@ -118,11 +165,13 @@ wire::AlertSummary SummaryOf(const std::vector<store::AlertCount>& counts) {
     if (c.state == "acknowledged") out.by_state.acknowledged += c.count;
     if (c.state == "false_positive") out.by_state.false_positive += c.count;
     if (c.state == "resolved") out.by_state.resolved += c.count;
+    if (c.state == "went_away") out.by_state.went_away += c.count;
     if (c.kind == "regression") out.by_kind.regression += c.count;
     if (c.kind == "improvement") out.by_kind.improvement += c.count;
     if (c.cause == "code") out.by_cause.code += c.count;
     if (c.cause == "environment") out.by_cause.environment += c.count;
-    if (c.kind == "regression" && c.cause == "code" && c.state != "open") {
+    if (c.kind == "regression" && c.cause == "code" && c.state != "open" &&
+        c.state != "went_away") {
       out.triaged_regressions += c.count;
       if (c.state == "false_positive") false_positives += c.count;
     }
@@ -134,38 +183,24 @@ wire::AlertSummary SummaryOf(const std::vector<store::AlertCount>& counts) {
   return out;
 }
 
-ordered_json WebhookBody(const std::vector<store::AlertRecord>& alerts,
-                         const std::string& public_url) {
-  std::map<std::string, std::vector<const store::AlertRecord*>> groups;
-  for (const store::AlertRecord& a : alerts) groups[RangeGroup(a)].push_back(&a);
-  std::string text = "perfgate: " + std::to_string(alerts.size()) +
-                     (alerts.size() == 1 ? " new alert" : " new alerts");
-  if (!alerts.empty()) text += " in " + alerts.front().project;
-  for (const auto& [group, members] : groups) {
-    const store::AlertRecord& first = *members.front();
-    text += "\n*" + group + "* (" + first.series.branch + ", " + first.first_bad.subject + ")";
-    for (const store::AlertRecord* a : members) {
-      const std::string what = a->creep                    ? "creep"
-                               : a->cause == "environment" ? "environment change"
-                                                           : a->kind;
-      std::string line = "\n• " + what + " " + SignedPercent(a->magnitude) + " " +
-                         a->series.key.benchmark + " " + a->series.key.metric + " on " +
-                         a->series.testbed;
-      if (a->creep) line += " " + CreepRange(*a);
-      if (!public_url.empty()) {
-        // The dashboard's alerts page with this one highlighted: series, range, triage.
-        line += " <" + public_url + "/#/p/" + a->project +
-                "/alerts?state=all&alert=" + std::to_string(a->id) + "|alert " +
-                std::to_string(a->id) + ">";
-      } else {
-        line += " (alert " + std::to_string(a->id) + ")";
-      }
-      text += line;
-    }
+ordered_json GroupWebhookBody(const store::AlertGroupDetail& detail,
+                              const std::string& public_url) {
+  const store::AlertGroupRecord& g = detail.group;
+  const std::size_t n = detail.members.size();
+  std::string text = "perfgate: new alert group " + std::to_string(g.id) + " in " + g.project +
+                     ", " + std::to_string(n) + (n == 1 ? " alert" : " alerts");
+  text += "\n*" + g.last_good.sha.substr(0, 12) + ".." + g.first_bad.sha.substr(0, 12) + "* (" +
+          g.branch + ", " + g.first_bad.subject + ")";
+  if (!public_url.empty()) {
+    text += " <" + public_url + "/#/p/" + g.project +
+            "/alerts?state=all&group=" + std::to_string(g.id) + "|group " + std::to_string(g.id) +
+            ">";
   }
+  for (const store::AlertRecord& a : detail.members) text += MemberLine(a, public_url);
   ordered_json list = ordered_json::array();
-  for (const store::AlertRecord& a : alerts) list.push_back(wire::EncodeAlert(ToWire(a)));
-  return {{"text", text}, {"alerts", std::move(list)}};
+  for (const store::AlertRecord& a : detail.members) list.push_back(wire::EncodeAlert(ToWire(a)));
+  return {
+      {"text", text}, {"group", wire::EncodeAlertGroup(ToWire(g))}, {"alerts", std::move(list)}};
 }
 
 }  // namespace perfgate::server::history

@@ -1,7 +1,8 @@
 // Alerts as the API and the webhook show them (docs/api.md, "Alerts"): the store's records mapped
 // to the wire's alert messages (wire/alert.h encodes them) for GET .../alerts, GET .../alerts/{id}
-// (with the series excerpt, triage history and bisects), GET .../alert-summary, PATCH and the
-// webhook, plus the Slack-compatible one-line-per-alert text of a webhook message.
+// (with the series excerpt, triage history and bisects), GET .../alert-summary, PATCH, the alert
+// groups (GET|PATCH .../alert-groups) and the webhook's message for a new group, with its
+// Slack-compatible text.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -34,11 +35,16 @@ wire::AlertDetail ToWire(const store::AlertDetail& detail);
 // among regressions with a code cause, absent when none was triaged.
 wire::AlertSummary SummaryOf(const std::vector<store::AlertCount>& counts);
 
-// The webhook body for alerts raised by one run: {"text": ..., "alerts": [...]}; `text` (what
-// Slack, Mattermost and Teams incoming webhooks display) has a line per alert, grouped by commit
-// range, with links under `public_url` when it is set (a creep's line says "creep", its total
-// change and CreepRange); "alerts" are wire::EncodeAlert's.
-nlohmann::ordered_json WebhookBody(const std::vector<store::AlertRecord>& alerts,
-                                   const std::string& public_url);
+// A group's member counts in kAlertStates' order (zeros included); its range's commits have no
+// run id.
+wire::AlertGroup ToWire(const store::AlertGroupRecord& group);
+wire::AlertGroupDetail ToWire(const store::AlertGroupDetail& detail);
+
+// The webhook body announcing a new alert group: {"text": ..., "group": the group, "alerts":
+// [its members]}; `text` names the group, its range and branch, and has a line per member (most
+// significant first; a creep's line says "creep", its total change and CreepRange), with links
+// under `public_url` when it is set.
+nlohmann::ordered_json GroupWebhookBody(const store::AlertGroupDetail& group,
+                                        const std::string& public_url);
 
 }  // namespace perfgate::server::history

@@ -8,6 +8,7 @@
 
 #include "net/http_client.h"
 #include "server/history/alert_json.h"
+#include "server/history/went_away.h"
 
 namespace perfgate::server::history {
 std::string ParametersJson(const HistoryParams& params) {
@@ -61,7 +62,10 @@ Result<std::vector<store::HistorySeriesUpdate>> AnalyseRun(const store::HistoryR
     }
     auto output = AnalyseSeries(s, params, state);
     if (!output) return tl::unexpected(output.error());
+    WentAwayDecision gone = ApplyWentAway(s, *output, {params.detector.threshold});
     store::HistorySeriesUpdate& u = updates.emplace_back();
+    u.went_away = std::move(gone.went_away);
+    u.rebaseline_from = gone.rebaseline_from;
     u.series_id = s.key.id;
     u.detector_state_json = DetectorStateJson(output->detector_state);
     u.monitor_state_json = MonitorStateJson(output->monitors);
@@ -135,6 +139,11 @@ Result<bool> HistoryService::Step() {
   if (!updates) return tl::unexpected(updates.error());
   auto result = (*run)->Commit(*updates);
   if (!result) return tl::unexpected(result.error());
+  std::size_t went_away = 0;
+  for (const store::HistorySeriesUpdate& u : *updates) went_away += u.went_away.size();
+  if (went_away > 0) {
+    spdlog::info("history: run {} closed {} alert(s) as went away", result->run_id, went_away);
+  }
   {
     std::lock_guard lock(mutex_);
     ++stats_.runs;
@@ -208,13 +217,19 @@ void HistoryService::Loop() {
 
 void HistoryService::Announce(const store::HistoryRunResult& result) {
   if (options_.webhook_url.empty()) return;
-  std::vector<store::AlertRecord> alerts;
-  for (int64_t id : result.new_alert_ids) {
-    auto detail = store_.GetAlert(result.project, id, 0);
-    if (detail) alerts.push_back(std::move(detail->alert));
+  // One message per group this run created; alerts that joined an older group were announced
+  // with it (GET .../alert-groups/{id} lists them).
+  for (int64_t id : result.new_group_ids) {
+    auto group = store_.GetAlertGroup(result.project, id);
+    if (!group) {
+      spdlog::warn("history: alert group {} not announced: {}", id, group.error().message);
+      continue;
+    }
+    Post(GroupWebhookBody(*group, options_.public_url).dump());
   }
-  if (alerts.empty()) return;
-  const std::string body = WebhookBody(alerts, options_.public_url).dump();
+}
+
+void HistoryService::Post(const std::string& body) {
   net::HttpClientOptions client_options;
   client_options.connect_timeout = std::chrono::milliseconds{5'000};
   client_options.total_timeout = std::chrono::milliseconds{15'000};

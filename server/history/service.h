@@ -1,8 +1,10 @@
 // HistoryService: the background worker that takes every stored run of a tracked branch into
 // its series' history: it claims the run (store::HistoryStore::BeginNextRun), runs the detectors
-// on the series it touched (analysis.h) with Benjamini-Hochberg q-values across them, applies
-// the results in the run's transaction, and announces new alerts on the webhook. Runs are claimed
-// from the database, so none is lost when the server stops between storing and analysing one.
+// on the series it touched (analysis.h) with Benjamini-Hochberg q-values across them, closes the
+// open alerts whose series came back (went_away.h), applies the results in the run's transaction
+// (new alerts join their alert groups there), and announces each new group on the webhook. Runs
+// are claimed from the database, so none is lost when the server stops between storing and
+// analysing one.
 #pragma once
 
 #include <chrono>
@@ -72,7 +74,9 @@ class HistoryService {
   void Loop();
   // One pending run; false when there was none.
   Result<bool> Step();
+  // The webhook: one message per alert group the run created.
   void Announce(const store::HistoryRunResult& result);
+  void Post(const std::string& body);  // three attempts, then counted as a failure
 
   store::HistoryStore& store_;
   HistoryServiceOptions options_;

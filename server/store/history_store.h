@@ -34,6 +34,8 @@ struct OpenAlertRecord {
   int64_t position = 0;
   double p_value = 1;
   double q_value = 1;
+  double level_before = 0;  // what a step that went away comes back to
+  double level_after = 0;
 };
 
 // A series as the analysis sees it (server/history AnalyseSeries): points [baseline_from,
@@ -87,6 +89,11 @@ struct NewAlertRecord {
   std::optional<CreepFigures> creep;  // with kind "creep" only
 };
 
+struct WentAwayRecord {
+  int64_t position = 0;  // the open alert's
+  std::string note;      // why
+};
+
 struct HistorySeriesUpdate {
   int64_t series_id = 0;
   std::string detector_state_json;
@@ -95,6 +102,11 @@ struct HistorySeriesUpdate {
   std::vector<NewAlertRecord> alerts;
   // Open alerts measured again: (their old position, the new figures, q-value included).
   std::vector<std::pair<int64_t, NewAlertRecord>> refreshed;
+  // Open alerts whose series came back to the level before their step (server/history
+  // went_away.h): set to went_away by "perfgate" with the note as the event's.
+  std::vector<WentAwayRecord> went_away;
+  // Re-baseline the series there (its detector and monitor states are then not stored).
+  std::optional<int64_t> rebaseline_from;
 };
 
 struct HistoryRunWork {
@@ -111,6 +123,7 @@ struct HistoryRunResult {
   Project project;
   std::size_t series = 0;
   std::vector<int64_t> new_alert_ids;
+  std::vector<int64_t> new_group_ids;  // groups this run's alerts created (oldest first)
 };
 
 struct CommitRef {
@@ -124,6 +137,7 @@ struct CommitRef {
 struct AlertRecord {
   int64_t id = 0;
   std::string project;
+  int64_t group_id = 0;  // 0: none (never for an alert the worker raised)
   HistorySeriesKey series;
   int64_t position = 0;
   std::string kind;
@@ -193,6 +207,8 @@ struct BisectRecord {
   std::optional<int64_t> alert_id;
   std::string good_sha, bad_sha, culprit_sha, state, created_by, created_at;
   std::string report_json;  // "" in lists
+  // Queueing answered this earlier bisect of the alert's group instead of a new one.
+  bool existing = false;
   // Remote bisects only (testbed "" for a posted local answer). GetBisect fills them; lists
   // leave request_json and steps empty.
   std::string testbed;
@@ -233,6 +249,41 @@ struct AlertCount {
   std::string cause;
   std::string state;
   int64_t count = 0;
+};
+
+// Alerts of one branch whose commit ranges overlap (core/commit_range.h), with the narrowest
+// common range. Its state is its members': "open" while one is, "closed" after.
+struct AlertGroupRecord {
+  int64_t id = 0;
+  std::string project;
+  std::string branch;
+  CommitRef last_good;  // the group's range (run_id "")
+  CommitRef first_bad;
+  std::string state;                      // open, closed
+  std::map<std::string, int64_t> states;  // members by state
+  int64_t members = 0;
+  // The member a bisect is for: the smallest q-value, then the largest |magnitude|, then id.
+  int64_t most_significant = 0;
+  std::optional<int64_t> bisect_id;  // the group's newest bisect not failed or cancelled
+  std::string created_at;
+};
+
+struct AlertGroupDetail {
+  AlertGroupRecord group;
+  std::vector<AlertRecord> members;   // most significant first
+  std::vector<BisectRecord> bisects;  // newest first, without their reports
+};
+
+struct AlertGroupFilter {
+  std::string state = "open";  // open, closed or all
+  std::string branch;          // "" = any
+  int limit = 50;
+  std::string cursor;  // opaque
+};
+
+struct AlertGroupPage {
+  std::vector<AlertGroupRecord> groups;  // newest first
+  std::string next_cursor;               // "" on the last page
 };
 
 // One whole series of a tracked branch, for on-demand analysis.
@@ -298,7 +349,15 @@ class HistoryStore {
   // state dropped). kNotFound when absent.
   virtual Result<AlertRecord> UpdateAlert(const Project& project, int64_t id,
                                           const AlertUpdate& update) = 0;
-  // kNotFound when the alert is not in the project.
+  virtual Result<AlertGroupPage> ListAlertGroups(const Project& project,
+                                                 const AlertGroupFilter& filter) = 0;
+  // kNotFound when absent.
+  virtual Result<AlertGroupDetail> GetAlertGroup(const Project& project, int64_t id) = 0;
+  // UpdateAlert on every member, in one transaction (an event per member). kNotFound when absent.
+  virtual Result<AlertGroupDetail> UpdateAlertGroup(const Project& project, int64_t id,
+                                                    const AlertUpdate& update) = 0;
+  // kNotFound when the alert is not in the project; kConflict naming it when the alert's group
+  // already has a bisect that is not failed or cancelled (one bisect per group).
   virtual Result<BisectRecord> SaveBisect(const Project& project, const NewBisect& bisect) = 0;
   // kNotFound when absent. A remote bisect comes with its request and steps (results included).
   virtual Result<BisectRecord> GetBisect(const Project& project, int64_t id) = 0;

@@ -1,6 +1,6 @@
 // PgStore: alerts (list, count, one with its points, triage with re-baseline), bisects posted by
-// the runner (reading one is pg_bisect_store.cc, with the remote ones), and a whole series of a
-// tracked branch for on-demand analysis.
+// the runner (one per alert group; reading one is pg_bisect_store.cc, with the remote ones), and a
+// whole series of a tracked branch for on-demand analysis.
 #include <algorithm>
 
 #include "server/store/pg_history_rows.h"
@@ -18,7 +18,6 @@ using pghistory::kSeriesJoins;
 using pghistory::ReadAlert;
 using pghistory::ReadPoints;
 using pghistory::ReadSeriesKey;
-using pghistory::Rebaselines;
 using pgutil::OrNull;
 using pgutil::Text;
 
@@ -122,33 +121,7 @@ Result<AlertDetail> PgStore::GetAlert(const Project& project, int64_t id, int ex
 Result<AlertRecord> PgStore::UpdateAlert(const Project& project, int64_t id,
                                          const AlertUpdate& update) {
   return pool_.WithTransaction<AlertRecord>([&](pqxx::work& tx) -> Result<AlertRecord> {
-    pqxx::result current = tx.exec_params(
-        "SELECT state, series_id, position, note FROM alerts WHERE project_id = $1 AND id = $2 "
-        "FOR UPDATE",
-        project.id, id);
-    if (current.empty()) {
-      return MakeError(ErrorCode::kNotFound,
-                       "no alert " + std::to_string(id) + " in project " + project.name, "id");
-    }
-    const std::string old_state = current[0][0].as<std::string>();
-    const std::string state = update.state.value_or(old_state);
-    const std::string note = update.note.value_or(current[0][3].as<std::string>());
-    tx.exec_params(
-        "UPDATE alerts SET state = $2, note = $3, state_changed_by = $4, "
-        "state_changed_at = clock_timestamp() WHERE id = $1",
-        id, state, note, update.actor);
-    tx.exec_params(
-        "INSERT INTO alert_events (alert_id, actor, state, note) VALUES ($1, $2, $3, $4)", id,
-        update.actor, state, update.note.value_or(""));
-    if (state != old_state && Rebaselines(state)) {
-      tx.exec_params(
-          "UPDATE history_series SET baseline_from = greatest(baseline_from, $2), "
-          "detector_state = NULL, monitor_state = '{}', updated_at = now() WHERE id = $1",
-          current[0][1].as<int64_t>(), current[0][2].as<int64_t>());
-    }
-    pqxx::result rows =
-        tx.exec_params("SELECT " + AlertColumns() + kAlertJoins + "WHERE a.id = $1", id);
-    return ReadAlert(rows[0]);
+    return pghistory::UpdateAlertIn(tx, project, id, update);
   });
 }
 
@@ -161,13 +134,24 @@ Result<BisectRecord> PgStore::SaveBisect(const Project& project, const NewBisect
       return MakeError(ErrorCode::kNotFound, "no alert " + alert + " in project " + project.name,
                        "alert_id");
     }
+    int64_t group = 0;
+    if (bisect.alert_id) {
+      if (auto existing = pghistory::GroupBisect(tx, project.id, *bisect.alert_id, &group)) {
+        return MakeError(ErrorCode::kConflict,
+                         "alert " + alert + " is in alert group " + std::to_string(group) +
+                             ", which already has bisect " + std::to_string(*existing) +
+                             " (one bisect per group)",
+                         "alert_id");
+      }
+    }
     pqxx::result r = tx.exec_params(
         "INSERT INTO bisect_jobs (project_id, alert_id, good_sha, bad_sha, state, steps, "
-        "culprit_sha, created_by, report, finished_at) VALUES ($1, $2::bigint, $3, $4, $5, "
-        "coalesce($6::jsonb -> 'probes', '[]'), $7, $8, $6::jsonb, now()) RETURNING id, " +
+        "culprit_sha, created_by, report, finished_at, group_id) VALUES ($1, $2::bigint, $3, $4, "
+        "$5, coalesce($6::jsonb -> 'probes', '[]'), $7, $8, $6::jsonb, now(), "
+        "nullif($9, 0)) RETURNING id, " +
             pgutil::Rfc3339Sql("created_at"),
         project.id, OrNull(alert), bisect.good_sha, bisect.bad_sha, bisect.state,
-        bisect.report_json, OrNull(bisect.culprit_sha), bisect.created_by);
+        bisect.report_json, OrNull(bisect.culprit_sha), bisect.created_by, group);
     BisectRecord out;
     out.id = r[0][0].as<int64_t>();
     out.alert_id = bisect.alert_id;

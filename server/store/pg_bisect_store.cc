@@ -6,6 +6,7 @@
 
 #include "core/constant_time.h"
 #include "server/store/bisect_store.h"
+#include "server/store/pg_history_rows.h"
 #include "server/store/pg_run_rows.h"
 #include "server/store/pg_stores.h"
 #include "server/store/pg_util.h"
@@ -248,6 +249,15 @@ Result<BisectRecord> PgStore::QueueRemoteBisect(const Project& project,
           "no alert " + std::to_string(*bisect.alert_id) + " in project " + project.name,
           "alert_id");
     }
+    // One bisect per alert group: a group that has one (not failed or cancelled) answers it.
+    int64_t group = 0;
+    if (bisect.alert_id) {
+      if (auto existing = pghistory::GroupBisect(tx, project.id, *bisect.alert_id, &group)) {
+        auto out = ReadBisect(tx, project, *existing);
+        if (out) out->existing = true;
+        return out;
+      }
+    }
     if (auto room = CheckOpenBisects(tx, project, bisect.testbed, bisect.max_open_on_testbed);
         !room) {
       return tl::unexpected(room.error());
@@ -255,10 +265,10 @@ Result<BisectRecord> PgStore::QueueRemoteBisect(const Project& project,
     const std::string alert = bisect.alert_id ? std::to_string(*bisect.alert_id) : "";
     pqxx::result r = tx.exec_params(
         "INSERT INTO bisect_jobs (project_id, alert_id, good_sha, bad_sha, state, created_by, "
-        "testbed_name, request) VALUES ($1, $2::bigint, $3, $4, 'pending', $5, $6, $7::jsonb) "
-        "RETURNING id",
+        "testbed_name, request, group_id) VALUES ($1, $2::bigint, $3, $4, 'pending', $5, $6, "
+        "$7::jsonb, nullif($8, 0)) RETURNING id",
         project.id, OrNull(alert), bisect.good_sha, bisect.bad_sha, bisect.created_by,
-        bisect.testbed, bisect.request_json);
+        bisect.testbed, bisect.request_json, group);
     const int64_t id = r[0][0].as<int64_t>();
     BisectReplayInput input;
     input.bisect_id = id;

@@ -94,7 +94,8 @@ std::string AlertColumns() {
          "a.level_after, array_to_string(a.detectors, ','), coalesce(a.environment_change::text, "
          "''), a.parameters::text, a.note, a.state_changed_by, " +
          pgutil::Rfc3339Sql("a.state_changed_at") + ", " + pgutil::Rfc3339Sql("a.created_at") +
-         ", a.range_end, a.creep_slope, a.creep_slope_low, a.creep_slope_high";
+         ", a.range_end, a.creep_slope, a.creep_slope_low, a.creep_slope_high, "
+         "coalesce(a.group_id, 0)";
 }
 
 const char* const kAlertJoins =
@@ -142,14 +143,53 @@ AlertRecord ReadAlert(const pqxx::row& row) {
                            OptionalDouble(row[at + 3]).value_or(NAN)};
   }
   at += 4;
+  a.group_id = row[at++].as<int64_t>();
   return a;
 }
 
-bool Rebaselines(const std::string& state) {
-  return state == "acknowledged" || state == "false_positive" || state == "resolved";
+void LockProjectHistory(pqxx::transaction_base& tx, int64_t project_id) {
+  // The first key of pg_advisory_xact_lock(int, int) for a project's history ("pghs").
+  constexpr int kHistoryLockClass = 0x70676873;
+  tx.exec_params("SELECT pg_advisory_xact_lock($1, $2::int)", kHistoryLockClass,
+                 project_id % 2147483647);
 }
 
-// Appends the run's points: a new point per series at its end, or the values pooled into the
-// point of the same commit (whose series must then be analysed from scratch).
+bool Rebaselines(const std::string& state) {
+  return state == "acknowledged" || state == "false_positive" || state == "resolved" ||
+         state == "went_away";
+}
+
+Result<AlertRecord> UpdateAlertIn(pqxx::work& tx, const Project& project, int64_t id,
+                                  const AlertUpdate& update) {
+  pqxx::result current = tx.exec_params(
+      "SELECT a.state, a.series_id, a.position, a.note, hs.length FROM alerts a "
+      "JOIN history_series hs ON hs.id = a.series_id WHERE a.project_id = $1 AND a.id = $2 "
+      "FOR UPDATE OF a",
+      project.id, id);
+  if (current.empty()) {
+    return MakeError(ErrorCode::kNotFound,
+                     "no alert " + std::to_string(id) + " in project " + project.name, "id");
+  }
+  const std::string old_state = current[0][0].as<std::string>();
+  const std::string state = update.state.value_or(old_state);
+  const std::string note = update.note.value_or(current[0][3].as<std::string>());
+  tx.exec_params(
+      "UPDATE alerts SET state = $2, note = $3, state_changed_by = $4, "
+      "state_changed_at = clock_timestamp() WHERE id = $1",
+      id, state, note, update.actor);
+  tx.exec_params("INSERT INTO alert_events (alert_id, actor, state, note) VALUES ($1, $2, $3, $4)",
+                 id, update.actor, state, update.note.value_or(""));
+  if (state != old_state && Rebaselines(state)) {
+    const int64_t from =
+        state == "went_away" ? current[0][4].as<int64_t>() : current[0][2].as<int64_t>();
+    tx.exec_params(
+        "UPDATE history_series SET baseline_from = greatest(baseline_from, $2), "
+        "detector_state = NULL, monitor_state = '{}', updated_at = now() WHERE id = $1",
+        current[0][1].as<int64_t>(), from);
+  }
+  pqxx::result rows =
+      tx.exec_params("SELECT " + AlertColumns() + kAlertJoins + "WHERE a.id = $1", id);
+  return ReadAlert(rows[0]);
+}
 
 }  // namespace perfgate::store::pghistory

@@ -41,7 +41,30 @@ std::string AlertColumns();
 extern const char* const kAlertJoins;
 AlertRecord ReadAlert(const pqxx::row& row);
 
-// Triage states that re-baseline the series.
+// Takes project `project_id`'s history lock for the rest of the transaction
+// (pg_advisory_xact_lock): the history worker holds it while it takes a run of the project into
+// history, and the group triage takes it so that the two never lock alerts in opposite orders.
+void LockProjectHistory(pqxx::transaction_base& tx, int64_t project_id);
+
+// Triage states that re-baseline the series (at the alert's first bad point; went_away at the
+// series' end: the level came back, so neither side of the step is the new normal).
 bool Rebaselines(const std::string& state);
+
+// Sets an alert's state and/or note, records the event and re-baselines its series when the
+// state says so (UpdateAlert and the group triage). kNotFound when not in the project.
+Result<AlertRecord> UpdateAlertIn(pqxx::work& tx, const Project& project, int64_t id,
+                                  const AlertUpdate& update);
+
+// Puts each new alert (ids in creation order) into the first open group (oldest first) of its
+// project and branch whose range overlaps its own, narrowing the group's range to the
+// intersection, or into a new group; the ids of the groups created. Runs under the project's
+// history lock (server/store/pg_alert_groups.cc).
+std::vector<int64_t> AssignGroups(pqxx::work& tx, int64_t project_id,
+                                  const std::vector<int64_t>& alert_ids);
+
+// Locks the group of alert `alert_id` (sets *group_id, 0 when the alert has none) and returns
+// its newest bisect that is not failed or cancelled, if any: the group's one bisect.
+std::optional<int64_t> GroupBisect(pqxx::work& tx, int64_t project_id, int64_t alert_id,
+                                   int64_t* group_id);
 
 }  // namespace perfgate::store::pghistory

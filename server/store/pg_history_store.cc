@@ -24,9 +24,6 @@ using pghistory::ReadSeriesKey;
 using pgutil::OrNull;
 using pgutil::Text;
 
-// The first key of pg_advisory_xact_lock(int, int) for a project's history ("pghs").
-constexpr int kHistoryLockClass = 0x70676873;
-
 void AppendPoints(pqxx::work& tx, const std::string& run_id, int64_t project_id, int64_t branch_id,
                   const std::string& testbed, int64_t commit_id, int64_t testbed_id) {
   tx.exec_params(
@@ -75,14 +72,17 @@ std::vector<HistorySeriesData> LoadSeries(pqxx::work& tx, const std::string& run
           "history_points hp WHERE hp.series_id = hs.id AND hp.position >= hs.baseline_from), "
           "(SELECT coalesce(array_agg(a.position ORDER BY a.position), '{}') FROM alerts a "
           "WHERE a.series_id = hs.id), "
-          "o.positions, array_send(o.p_values), array_send(o.q_values) "
+          "o.positions, array_send(o.p_values), array_send(o.q_values), "
+          "array_send(o.befores), array_send(o.afters) "
           "FROM sample_sets ss JOIN history_series hs ON hs.project_id = $2 AND hs.branch_id = $3 "
           "AND hs.testbed = $4 AND hs.benchmark_id = ss.benchmark_id "
           "AND hs.metric_id = ss.metric_id" +
           kSeriesJoins +
           "CROSS JOIN LATERAL (SELECT coalesce(array_agg(a.position ORDER BY a.position), '{}') "
           "positions, coalesce(array_agg(a.p_value ORDER BY a.position), '{}') p_values, "
-          "coalesce(array_agg(a.q_value ORDER BY a.position), '{}') q_values FROM alerts a "
+          "coalesce(array_agg(a.q_value ORDER BY a.position), '{}') q_values, "
+          "coalesce(array_agg(a.level_before ORDER BY a.position), '{}') befores, "
+          "coalesce(array_agg(a.level_after ORDER BY a.position), '{}') afters FROM alerts a "
           "WHERE a.series_id = hs.id AND a.state = 'open') o "
           "WHERE ss.project_id = $2 AND ss.run_id = $1::uuid ORDER BY hs.id",
       run_id, project_id, branch_id, testbed);
@@ -100,11 +100,13 @@ std::vector<HistorySeriesData> LoadSeries(pqxx::work& tx, const std::string& run
     s.testbed_ids = ParseInts(row[at++]);
     s.alerted_positions = ParseInts(row[at++]);
     const std::vector<int64_t> open_positions = ParseInts(row[at++]);
-    std::vector<double> p_values, q_values;
+    std::vector<double> p_values, q_values, befores, afters;
     pgutil::AppendFloat8ArraySend(Text(row[at++]), p_values);
     pgutil::AppendFloat8ArraySend(Text(row[at++]), q_values);
+    pgutil::AppendFloat8ArraySend(Text(row[at++]), befores);
+    pgutil::AppendFloat8ArraySend(Text(row[at++]), afters);
     for (std::size_t i = 0; i < open_positions.size(); ++i) {
-      s.open_alerts.push_back({open_positions[i], p_values[i], q_values[i]});
+      s.open_alerts.push_back({open_positions[i], p_values[i], q_values[i], befores[i], afters[i]});
     }
     out.push_back(std::move(s));
   }
@@ -239,6 +241,27 @@ std::vector<int64_t> StoreUpdates(pqxx::work& tx, int64_t project_id,
       alert_ids.push_back(id);
     }
   }
+  for (const HistorySeriesUpdate& u : updates) {
+    for (const WentAwayRecord& w : u.went_away) {
+      pqxx::result gone = tx.exec_params(
+          "UPDATE alerts SET state = 'went_away', state_changed_by = 'perfgate', "
+          "state_changed_at = clock_timestamp() WHERE series_id = $1 AND position = $2 "
+          "AND state = 'open' RETURNING id",
+          u.series_id, w.position);
+      for (const pqxx::row& g : gone) {
+        tx.exec_params(
+            "INSERT INTO alert_events (alert_id, actor, state, note) VALUES ($1, 'perfgate', "
+            "'went_away', $2)",
+            g[0].as<int64_t>(), w.note);
+      }
+    }
+    if (u.rebaseline_from) {
+      tx.exec_params(
+          "UPDATE history_series SET baseline_from = greatest(baseline_from, $2), "
+          "detector_state = NULL, monitor_state = '{}', updated_at = now() WHERE id = $1",
+          u.series_id, *u.rebaseline_from);
+    }
+  }
   return alert_ids;
 }
 
@@ -269,8 +292,7 @@ std::optional<pqxx::row> ClaimNextRun(pqxx::work& tx, const std::string& tracked
         tracked, pgutil::IntegerArray(tried));
     if (candidate.empty()) return std::nullopt;
     const int64_t project = candidate[0][0].as<int64_t>();
-    tx.exec_params("SELECT pg_advisory_xact_lock($1, $2::int)", kHistoryLockClass,
-                   project % 2147483647);
+    pghistory::LockProjectHistory(tx, project);
     pqxx::result claim = tx.exec_params(
         "SELECT r.id::text, r.project_id, r.branch_id, r.commit_id, r.testbed_id, t.name, "
         "p.name, p.public_read, " +
@@ -311,6 +333,7 @@ class PgHistoryRunTransaction final : public HistoryRunTransaction {
       result.project = work_.project;
       result.series = work_.series.size();
       result.new_alert_ids = StoreUpdates(*tx_, work_.project.id, updates);
+      result.new_group_ids = pghistory::AssignGroups(*tx_, work_.project.id, result.new_alert_ids);
       tx_->exec_params(
           "UPDATE runs SET history_analysed_at = now() WHERE project_id = $2 AND id = $1::uuid",
           work_.run_id, work_.project.id);

@@ -79,6 +79,12 @@ class PgStore final : public ProjectStore,
   Result<AlertDetail> GetAlert(const Project& project, int64_t id, int excerpt_points) override;
   Result<AlertRecord> UpdateAlert(const Project& project, int64_t id,
                                   const AlertUpdate& update) override;
+  // pg_alert_groups.cc
+  Result<AlertGroupPage> ListAlertGroups(const Project& project,
+                                         const AlertGroupFilter& filter) override;
+  Result<AlertGroupDetail> GetAlertGroup(const Project& project, int64_t id) override;
+  Result<AlertGroupDetail> UpdateAlertGroup(const Project& project, int64_t id,
+                                            const AlertUpdate& update) override;
   Result<BisectRecord> SaveBisect(const Project& project, const NewBisect& bisect) override;
   Result<BisectRecord> GetBisect(const Project& project, int64_t id) override;  // pg_bisect_store
   Result<HistorySeriesPoints> GetHistorySeries(const Project& project,

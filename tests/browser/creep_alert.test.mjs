@@ -57,6 +57,8 @@ async function answer(route) {
   for (const a of [creep, step]) {
     if (url.pathname === `${api}/${a.id}`) return json(200, {...a, excerpt: [], history: [], bisects: []});
   }
+  // The page also asks for the alert groups (none here: the alerts are shown by their ranges).
+  if (url.pathname === `/api/v1/projects/${PROJECT}/alert-groups`) return json(200, {groups: [], next_cursor: null});
   if (url.pathname.startsWith('/api/')) return json(404, {error: {code: 'NOT_FOUND', message: 'not in this test'}});
   const file = url.pathname === '/' ? 'index.html' : url.pathname.replace(/^\/ui\//, '');
   const full = path.join(WEB, file);

@@ -445,6 +445,30 @@ async function main() {
     const stored = r.json.alert || r.json;
     check(stored.state === 'acknowledged', `the API says ${stored.state}, expected acknowledged`);
     check(stored.note === 'looking into it', `the note was stored: ${stored.note}`);
+
+    // The alert's group (the step moved real_time, cpu_time and bytes_per_second of one commit
+    // range): its head shows the members, and "Fixed" triages every one of them at once.
+    check(Number.isInteger(stored.group_id), `the alert has a group: ${stored.group_id}`);
+    const group = page.locator(`[data-testid=alert-group][data-group-id="${stored.group_id}"]`);
+    check(await group.count() === 1, 'the alert is shown in its group');
+    r = await call('GET', `/api/v1/projects/${PROJECT}/alert-groups/${stored.group_id}`, token);
+    check(r.status === 200 && r.json.member_count >= 2, `the group has the step's alerts: ${r.text}`);
+    const members = r.json.members.map((m) => m.id);
+    check(await group.locator('[data-testid=alert-row]').count() === members.length, 'every member is listed under the group');
+    check((await group.locator('[data-testid=group-state]').textContent()).trim() === 'open', 'the group is open');
+    await group.locator('[data-testid=group-note]').fill('fixed by the revert');
+    await group.locator('[data-testid=group-resolved]').click();
+    await poll('the group triage on the page', async () =>
+      /saved/.test(await group.locator('[data-testid=group-triage-status]').textContent()), 15_000, 100);
+    for (const id of members) {
+      const memberRow = group.locator(`[data-testid=alert-row][data-alert-id="${id}"]`);
+      check((await memberRow.locator('[data-testid=alert-state]').textContent()).trim() === 'resolved', `member ${id} shows resolved`);
+    }
+    check((await group.locator('[data-testid=group-state]').textContent()).trim() === 'closed', 'the group shows closed');
+    r = await call('GET', `/api/v1/projects/${PROJECT}/alert-groups/${stored.group_id}`, token);
+    check(r.json.state === 'closed' && r.json.states.resolved === members.length, `the API says the group is closed: ${r.text}`);
+    check(r.json.members.every((m) => m.note === 'fixed by the revert' && m.state_changed_by === 'ci'), 'every member has the note and the actor');
+    log(`group ${stored.group_id} triaged: ${members.length} alerts resolved`);
     await shot('alerts.png');
     assertClean('alerts page');
 

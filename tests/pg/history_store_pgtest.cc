@@ -3,13 +3,15 @@
 // commit pools into its point and forces a full analysis, runs of other branches are only
 // marked, a failed analysis leaves the run pending with nothing appended (and one that always
 // fails is set aside by the worker), a testbed change brings both fingerprints and stores the
-// environment change, and triage moves the series' baseline and drops its states.
+// environment change, triage moves the series' baseline and drops its states, and alerts of
+// overlapping commit ranges share a group.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -404,6 +406,104 @@ TEST_F(HistoryStoreTest, AlertsAreStoredListedAndTriageRebaselines) {
   AlertFilter bad;
   bad.cursor = "x";
   EXPECT_EQ(store_->ListAlerts(project_, bad).error().field, "cursor");
+}
+
+// Alert groups: testbed ci-1 skips commit 5 (its step's range is 4..6), ci-2 skips commit 4
+// (3..5); both alerts form one group whose range narrows to 4..5, the next disjoint range starts
+// another, a group triage closes every member, and a closed group takes no new member.
+TEST_F(HistoryStoreTest, OverlappingAlertsShareAGroupWhoseRangeNarrows) {
+  // (testbed, commit) -> the benchmark whose new point is alerted.
+  const std::map<std::pair<std::string, int>, std::string> plan = {
+      {{"ci-1", 6}, "BM_A"}, {{"ci-2", 5}, "BM_A"}, {{"ci-2", 9}, "BM_B"}, {{"ci-3", 10}, "BM_A"}};
+  std::map<std::string, std::pair<std::string, int>> runs;  // run id -> (testbed, commit)
+  auto analyse = [&](const HistoryRunWork& work) -> Result<std::vector<HistorySeriesUpdate>> {
+    std::vector<HistorySeriesUpdate> updates;
+    const auto where = runs.at(work.run_id);
+    for (const HistorySeriesData& series : work.series) {
+      HistorySeriesUpdate& u = updates.emplace_back();
+      u.series_id = series.key.id;
+      u.detector_state_json = "{}";
+      u.monitor_state_json = "{}";
+      const auto alerted = plan.find(where);
+      if (alerted == plan.end() || alerted->second != series.key.key.benchmark) continue;
+      NewAlertRecord a;
+      a.position = series.length - 1;
+      a.kind = "regression";
+      a.cause = "code";
+      a.magnitude = where.second == 5 ? 0.2 : 0.1;
+      a.p_value = a.q_value = where.second == 5 ? 1e-9 : 1e-6;
+      a.level_before = 100;
+      a.level_after = 110;
+      a.detectors = {"e-divisive"};
+      u.alerts.push_back(a);
+    }
+    return updates;
+  };
+  int n = 0;
+  auto step = [&](const std::string& testbed, int commit) {
+    wire::RunUpload run = testing::SampleRun(++n, commit);
+    run.testbed.name = testbed;
+    runs[run.id] = {testbed, commit};
+    Ingest(run);
+    auto next = testing::AnalyseNextRun(*store_, tracked_, analyse);
+    ASSERT_TRUE(next.has_value() && next->has_value());
+  };
+  for (int commit = 1; commit <= 9; ++commit) {
+    if (commit != 5) {
+      ASSERT_NO_FATAL_FAILURE(step("ci-1", commit));
+    }
+    if (commit != 4) {
+      ASSERT_NO_FATAL_FAILURE(step("ci-2", commit));
+    }
+  }
+  AlertGroupFilter all;
+  all.state = "all";
+  auto page = store_->ListAlertGroups(project_, all);
+  ASSERT_TRUE(page.has_value()) << page.error().ToString();
+  ASSERT_EQ(page->groups.size(), 2u);  // newest first
+  const AlertGroupRecord& first = page->groups[1];
+  EXPECT_EQ(first.last_good.sha, Sha(4));
+  EXPECT_EQ(first.first_bad.sha, Sha(5));
+  EXPECT_EQ(first.members, 2);
+  EXPECT_EQ(first.state, "open");
+  EXPECT_EQ(page->groups[0].members, 1);  // ci-2's BM_B at 8..9
+  auto detail = store_->GetAlertGroup(project_, first.id);
+  ASSERT_TRUE(detail.has_value());
+  ASSERT_EQ(detail->members.size(), 2u);
+  EXPECT_EQ(detail->members[0].series.testbed, "ci-2");  // q 1e-9: the most significant
+  EXPECT_EQ(first.most_significant, detail->members[0].id);
+  EXPECT_EQ(detail->members[1].last_good.sha, Sha(4));  // ci-1's own range is 4..6
+  EXPECT_EQ(detail->members[1].first_bad.sha, Sha(6));
+
+  AlertUpdate fixed;
+  fixed.state = "resolved";
+  fixed.note = "reverted";
+  fixed.actor = "ann";
+  auto closed = store_->UpdateAlertGroup(project_, first.id, fixed);
+  ASSERT_TRUE(closed.has_value()) << closed.error().ToString();
+  EXPECT_EQ(closed->group.state, "closed");
+  EXPECT_EQ(closed->group.states.at("resolved"), 2);
+  EXPECT_EQ(Query("SELECT count(*) FROM alert_events WHERE state = 'resolved' AND actor = 'ann' "
+                  "AND note = 'reverted'"),
+            2);
+  EXPECT_EQ(store_->UpdateAlertGroup(project_, first.id + 100, fixed).error().code,
+            ErrorCode::kNotFound);
+  AlertGroupFilter open;
+  auto open_groups = store_->ListAlertGroups(project_, open);
+  ASSERT_TRUE(open_groups.has_value());
+  EXPECT_EQ(open_groups->groups.size(), 1u);
+
+  // ci-3 measured commit 3, then 10: its range 3..10 overlaps the closed group (4..5) and the
+  // open one (8..9), and joins the open one, whose range stays 8..9.
+  ASSERT_NO_FATAL_FAILURE(step("ci-2", 10));
+  ASSERT_NO_FATAL_FAILURE(step("ci-3", 3));
+  ASSERT_NO_FATAL_FAILURE(step("ci-3", 10));
+  EXPECT_EQ(Query("SELECT count(*) FROM alert_groups"), 2);
+  auto joined = store_->GetAlertGroup(project_, page->groups[0].id);
+  ASSERT_TRUE(joined.has_value());
+  EXPECT_EQ(joined->group.members, 2);
+  EXPECT_EQ(joined->group.last_good.sha, Sha(8));
+  EXPECT_EQ(joined->group.first_bad.sha, Sha(9));
 }
 
 }  // namespace

@@ -353,6 +353,58 @@ TEST_F(MigratorTest, SampleSetsRejectNonFiniteAndEmptyValues) {
   EXPECT_TRUE(fails("[0:1]={1,2}"));
 }
 
+TEST_F(MigratorTest, ExistingAlertsGetAGroupPerRangeAndWentAwayIsAState) {
+  // A database at version 0015 with three alerts (two of one commit range, on two series) and a
+  // bisect of one of them, then migration 0016.
+  ASSERT_NO_FATAL_FAILURE(MigrateBefore("0016"));
+  {
+    pqxx::connection conn(dsn_);
+    pqxx::work tx(conn);
+    tx.exec(
+        "INSERT INTO projects (name) VALUES ('p');"
+        "INSERT INTO branches (project_id, name) VALUES (1, 'main');"
+        "INSERT INTO testbeds (project_id, name) VALUES (1, 'tb');"
+        "INSERT INTO commits (project_id, sha) SELECT 1, repeat(c, 40) "
+        "FROM unnest(ARRAY['a', 'b', 'c', 'd']) c;"
+        "INSERT INTO benchmarks (project_id, suite, name) VALUES (1, 's', 'A'), (1, 's', 'B');"
+        "INSERT INTO metrics (project_id, name, direction) VALUES (1, 'real_time', 'lower');"
+        "INSERT INTO history_series (project_id, branch_id, testbed, benchmark_id, metric_id, "
+        "length) VALUES (1, 1, 'tb', 1, 1, 4), (1, 1, 'tb', 2, 1, 4);"
+        "INSERT INTO history_points (series_id, position, commit_id, testbed_id, run_ids, vals, "
+        "level) SELECT s, p, p + 1, 1, '{}', '{1}', 1 FROM generate_series(1, 2) s, "
+        "generate_series(0, 3) p;"
+        "INSERT INTO alerts (project_id, series_id, position, last_good_commit_id, "
+        "first_bad_commit_id, kind, cause, magnitude, p_value, q_value, level_before, "
+        "level_after, detectors) VALUES (1, 1, 2, 2, 3, 'regression', 'code', 0.1, 0, 0, 1, 1.1, "
+        "'{}'), (1, 2, 2, 2, 3, 'regression', 'code', 0.1, 0, 0, 1, 1.1, '{}'), "
+        "(1, 2, 3, 3, 4, 'improvement', 'code', -0.1, 0, 0, 1.1, 1, '{}');"
+        "INSERT INTO bisect_jobs (project_id, alert_id, good_sha, bad_sha) "
+        "VALUES (1, 2, repeat('b', 40), repeat('c', 40));");
+    tx.commit();
+  }
+  ASSERT_NO_FATAL_FAILURE(ApplyHeld("0016_group_alerts"));
+  pqxx::connection conn(dsn_);
+  auto text = [&](const std::string& sql) {
+    pqxx::nontransaction tx(conn);
+    return tx.exec1(sql)[0].as<std::string>();
+  };
+  EXPECT_EQ(text("SELECT string_agg(a.id || ':' || g.last_good_commit_id || '..' || "
+                 "g.first_bad_commit_id, ',' ORDER BY a.id) FROM alerts a "
+                 "JOIN alert_groups g ON g.id = a.group_id"),
+            "1:2..3,2:2..3,3:3..4");
+  EXPECT_EQ(QueryInt(dsn_, "SELECT count(DISTINCT group_id) FROM alerts"), 2);
+  EXPECT_EQ(QueryInt(dsn_,
+                     "SELECT count(*) FROM alerts a JOIN alerts b ON a.group_id = "
+                     "b.group_id AND a.id = 1 AND b.id = 2"),
+            1);
+  EXPECT_EQ(QueryInt(dsn_,
+                     "SELECT count(*) FROM bisect_jobs j JOIN alerts a ON a.id = 2 "
+                     "AND j.group_id = a.group_id"),
+            1);
+  EXPECT_FALSE(Fails(conn, "UPDATE alerts SET state = 'went_away' WHERE id = 3"));
+  EXPECT_TRUE(Fails(conn, "UPDATE alerts SET state = 'gone' WHERE id = 3"));
+}
+
 TEST_F(MigratorTest, RejectsBadFileNames) {
   Write("2_create_thing.sql", "SELECT 1;\n");
   Result<std::vector<Migration>> files = LoadMigrations(dir_);

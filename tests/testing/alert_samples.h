@@ -34,6 +34,7 @@ inline wire::Alert SampleAlert() {
   a.position = 17;
   a.range = {SampleCommit('a', "Bump version"), SampleCommit('b', "Sort: insertion sort")};
   a.group = "aaaaaaaaaaaa..bbbbbbbbbbbb";
+  a.group_id = 3;
   a.magnitude = 0.081;
   a.ci = wire::Interval{0.072, 0.09};
   a.confidence = 0.9;
@@ -98,10 +99,34 @@ inline wire::AlertPage SampleAlertPage() {
   return page;
 }
 
+// A group of two alerts with a bisect, every optional part present.
+inline wire::AlertGroupDetail SampleAlertGroupDetail() {
+  wire::AlertGroupDetail d;
+  d.group.id = 3;
+  d.group.project = "shop";
+  d.group.branch = "main";
+  d.group.range = {SampleCommit('a', "Bump version"), SampleCommit('b', "Sort: insertion sort")};
+  d.group.range.last_good.run_id.reset();
+  d.group.range.first_bad.run_id.reset();
+  d.group.state = "open";
+  d.group.states = {
+      {"open", 1}, {"acknowledged", 1}, {"false_positive", 0}, {"resolved", 0}, {"went_away", 0}};
+  d.group.members = 2;
+  d.group.most_significant = 12;
+  d.group.bisect_id = 5;
+  d.group.created_at = "2026-11-20T11:00:00Z";
+  wire::Alert other = SampleAlert();
+  other.id = 13;
+  other.state = "acknowledged";
+  d.members = {SampleAlert(), other};
+  d.bisects = SampleAlertDetail().bisects;
+  return d;
+}
+
 inline wire::AlertSummary SampleAlertSummary() {
   wire::AlertSummary s;
   s.total = 9;
-  s.by_state = {4, 2, 1, 2};
+  s.by_state = {4, 2, 1, 2, 1};
   s.by_kind = {7, 2};
   s.by_cause = {8, 1};
   s.triaged_regressions = 4;

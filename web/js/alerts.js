@@ -1,16 +1,67 @@
-// The alerts page (#/p/{p}/alerts?state=&kind=&alert=): alerts of tracked branches grouped by
-// commit range, with their bisects, and triage (needs a token with the triage scope).
+// The alerts page (#/p/{p}/alerts?state=&kind=&alert=&group=): alerts of tracked branches by
+// alert group (alerts of a branch whose commit ranges overlap, with their narrowest common range),
+// with their bisects, and triage of one alert or of a whole group (needs a token with the triage
+// scope). ?group=G shows that group only (the webhook's link).
 import {h, route, message, select} from './dom.js';
 import {api, errorBlock, errorText, mapLimit} from './api.js';
 import {shortSha, dateTime, pct, pctRange, pValue, withUnit, ago} from './format.js';
 
-const STATES = ['open', 'acknowledged', 'false_positive', 'resolved', 'all'];
+const STATES = ['open', 'acknowledged', 'false_positive', 'resolved', 'went_away', 'all'];
 const TRIAGE = [
   {state: 'acknowledged', label: 'Acknowledge', testid: 'triage-acknowledge'},
   {state: 'false_positive', label: 'False positive', testid: 'triage-false-positive'},
   {state: 'resolved', label: 'Resolved', testid: 'triage-resolved'},
+  {state: 'went_away', label: 'Went away', testid: 'triage-went-away'},
   {state: 'open', label: 'Reopen', testid: 'triage-reopen'},
 ];
+// A whole group's triage: every member at once (PATCH .../alert-groups/{id}).
+const GROUP_TRIAGE = [
+  {state: 'acknowledged', label: 'Ack group', testid: 'group-acknowledge'},
+  {state: 'resolved', label: 'Fixed', testid: 'group-resolved'},
+  {state: 'false_positive', label: 'Invalid', testid: 'group-false-positive'},
+  {state: 'went_away', label: 'Went away', testid: 'group-went-away'},
+  {state: 'open', label: 'Reopen', testid: 'group-reopen'},
+];
+
+const label = (state) => String(state).replace('_', ' ');
+
+// The group's head: its narrowest range, members by state, the most significant member, its
+// bisect, and the group triage buttons. `onChange(answer, text)` gets the group after a triage
+// (GET .../alert-groups/{id}'s shape, members included); `saved` is the last triage's outcome.
+function groupHead(project, key, members, group, onChange, saved) {
+  const range = (group && group.range) || (members[0].range || {});
+  const head = h('div', {class: 'alert-group-head'},
+    h('h3', null, group ? 'Group ' + group.id + ' · ' : '', 'Range ', h('span', {class: 'mono'},
+      shortSha(range.last_good && range.last_good.sha) + '..' + shortSha(range.first_bad && range.first_bad.sha))),
+    h('span', {class: 'muted'}, (group ? group.member_count : members.length) + ' alert' + ((group ? group.member_count : members.length) === 1 ? '' : 's'),
+      group ? [' (', Object.entries(group.states).filter(([, n]) => n > 0).map(([st, n]) => label(st) + ' ' + n).join(', '), ')'] : '',
+      ' · last good ', commitLabel(range.last_good), ' · first bad ', commitLabel(range.first_bad)),
+    group ? h('span', {class: 'badge s-' + (group.state === 'open' ? 'open' : 'resolved'), testid: 'group-state'}, group.state) : null);
+  if (!group) return head;
+  const note = h('input', {type: 'text', placeholder: 'note for every alert (optional)', testid: 'group-note', value: ''});
+  const status = h('span', {testid: 'group-triage-status', class: saved ? 'triage-ok' : ''}, saved || '');
+  const buttons = GROUP_TRIAGE.map((t) => h('button', {type: 'button', testid: t.testid, onclick: async (e) => {
+    const all = e.target.parentNode.querySelectorAll('button');
+    all.forEach((b) => { b.disabled = true; });
+    status.className = '';
+    status.textContent = 'saving…';
+    const body = {state: t.state};
+    if (note.value.trim()) body.note = note.value.trim();
+    try {
+      const answer = await api.triageGroup(project, group.id, body);
+      onChange(answer, 'saved: ' + (answer.member_count || 0) + ' alerts now ' + label(t.state) + ' (group ' + answer.state + ')');
+    } catch (err) {
+      all.forEach((b) => { b.disabled = false; });
+      status.className = 'triage-error';
+      status.textContent = errorText(err) + (err.isAuth
+        ? ' — triage needs a token with the triage scope: use the "Token" button at the top right.' : '');
+    }
+  }}, t.label));
+  return h('div', null, head,
+    h('div', {class: 'group-sub muted'}, 'most significant: #' + group.most_significant,
+      ' · bisect: ', group.bisect_id ? '#' + group.bisect_id : h('span', {class: 'cmd'}, 'perfgate bisect --group ' + group.id)),
+    h('div', {class: 'triage group-triage', testid: 'group-triage'}, note, buttons, status));
+}
 
 function commitLabel(c) {
   if (!c) return '–';
@@ -91,8 +142,9 @@ export async function renderAlerts(ctx) {
   const state = STATES.includes(query.state) ? query.state : 'open';
   const kind = query.kind || '';
   const highlight = query.alert ? Number(query.alert) : null;
+  const only = query.group ? Number(query.group) : null;
   root.appendChild(h('div', {class: 'page-head'}, h('h1', null, 'Alerts'), h('span', {class: 'sub'}, project + ' · tracked branches')));
-  const filters = {state, kind: kind || undefined, alert: query.alert};
+  const filters = {state, kind: kind || undefined, alert: query.alert, group: query.group};
   root.appendChild(h('div', {class: 'toolbar'},
     h('label', null, 'State', select({testid: 'alert-state-filter', onchange: (e) => ctx.setQuery({...filters, state: e.target.value})},
       STATES.map((s) => ({value: s, label: s.replace('_', ' ')})), state)),
@@ -110,7 +162,16 @@ export async function renderAlerts(ctx) {
     return;
   }
   if (!ctx.alive()) return;
-  let alerts = res.alerts || [];
+  let alerts = (res.alerts || []).filter((a) => !only || a.group_id === only);
+  // The groups (their narrowest range, counts and bisect); the page works without them.
+  const groupInfo = new Map();
+  try {
+    const listed = await api.alertGroups(project, {state: 'all', limit: 500});
+    for (const g of listed.groups || []) groupInfo.set(g.id, g);
+  } catch {
+    // An older server: alerts grouped by their own range.
+  }
+  if (!ctx.alive()) return;
   // A linked alert (from a chart marker) is shown even when another page of the list holds it.
   if (highlight && !alerts.some((a) => a.id === highlight)) {
     try {
@@ -129,7 +190,7 @@ export async function renderAlerts(ctx) {
   if (res.next_cursor) list.appendChild(h('div', {class: 'muted'}, 'Showing the newest ' + alerts.length + ' alerts; narrow the filters for older ones.'));
   const groups = new Map();
   for (const a of alerts) {
-    const key = a.group || String(a.id);
+    const key = a.group_id ? 'g' + a.group_id : a.group || String(a.id);
     if (!groups.has(key)) groups.set(key, []);
     groups.get(key).push(a);
   }
@@ -150,14 +211,23 @@ export async function renderAlerts(ctx) {
     return row;
   };
   for (const [key, members] of groups) {
-    const first = members[0];
-    const range = first.range || {};
-    list.appendChild(h('div', {class: 'alert-group', testid: 'alert-group', dataset: {group: key}},
-      h('div', {class: 'alert-group-head'},
-        h('h3', null, 'Range ', h('span', {class: 'mono'}, key)),
-        h('span', {class: 'muted'}, members.length + ' alert' + (members.length === 1 ? '' : 's'), ' · last good ', commitLabel(range.last_good),
-          ' · first bad ', commitLabel(range.first_bad), range.first_bad && range.first_bad.author ? ' (' + range.first_bad.author + ')' : '')),
-      members.map((a) => place(a))));
+    const group = members[0].group_id ? groupInfo.get(members[0].group_id) : null;
+    let head = null;
+    const onChange = (answer, text) => {
+      for (const m of answer.members || []) {
+        if (!slots.has(m.id)) continue;
+        place(m);
+        const status = slots.get(m.id).querySelector('[data-testid=triage-status]');
+        status.className = 'triage-ok';
+        status.textContent = 'saved with its group: now ' + label(m.state);
+      }
+      const fresh = groupHead(project, key, members, answer, onChange, text);
+      head.replaceWith(fresh);
+      head = fresh;
+    };
+    head = groupHead(project, key, members, group, onChange);
+    list.appendChild(h('div', {class: 'alert-group', testid: 'alert-group', dataset: {group: key, groupId: group ? String(group.id) : ''}},
+      head, members.map((a) => place(a))));
   }
   if (highlight && slots.has(highlight)) slots.get(highlight).scrollIntoView({block: 'center'});
   // The bisects of each alert (GET alerts/{id}).

@@ -108,6 +108,8 @@ export const api = {
   alert: (p, id) => request('GET', projectPath(p, '/alerts/' + encodeURIComponent(id))),
   alertSummary: (p, params) => request('GET', projectPath(p, '/alert-summary'), {params}),
   triage: (p, id, body) => request('PATCH', projectPath(p, '/alerts/' + encodeURIComponent(id)), {body}),
+  alertGroups: (p, params) => request('GET', projectPath(p, '/alert-groups'), {params}),
+  triageGroup: (p, id, body) => request('PATCH', projectPath(p, '/alert-groups/' + encodeURIComponent(id)), {body}),
 };
 
 // An error as a block: the API's message, its field, and for 401/403 what to do about it.

@@ -1,6 +1,7 @@
 // docs/openapi.yaml against the alert messages (wire/alert.h): each type's encoding, with every
 // optional part present, names exactly the documented properties of its schema (Alert,
-// HistorySeries, CommitRef, AlertDetail, AlertPage, AlertSummary, AlertUpdate, ChangePoints), and
+// HistorySeries, CommitRef, AlertDetail, AlertPage, AlertSummary, AlertUpdate, ChangePoints,
+// AlertGroup, AlertGroupDetail, AlertGroupPage), and
 // what the server maps from its records (server/history/alert_json.h) writes every documented key;
 // a new field fails here until it is documented.
 #include <gtest/gtest.h>
@@ -124,6 +125,42 @@ TEST_F(OpenApiAlertTest, TheUpdateAndTheChangePointsNameExactlyTheDocumentedKeys
   EXPECT_EQ(KeysOf(step), RequiredOf(item));
   EXPECT_EQ(KeysOf(step["last_good"]), Properties("CommitRef"));
   EXPECT_EQ(KeysOf(step["first_bad"]), Properties("CommitRef"));
+}
+
+TEST_F(OpenApiAlertTest, TheGroupsNameExactlyTheDocumentedKeys) {
+  const json detail = json(wire::EncodeAlertGroupDetail(testing::SampleAlertGroupDetail()));
+  const YAML::Node added = Schema("AlertGroupDetail")["allOf"][1];
+  Keys documented = Properties("AlertGroup");
+  const Keys more = PropertiesOf(added);
+  documented.insert(more.begin(), more.end());
+  EXPECT_EQ(KeysOf(detail), documented);
+  EXPECT_EQ(more, RequiredOf(added));
+  json group = detail;
+  for (const std::string& key : more) group.erase(key);
+  EXPECT_EQ(KeysOf(group), Required("AlertGroup"));
+  const YAML::Node properties = Schema("AlertGroup")["properties"];
+  EXPECT_EQ(KeysOf(detail["range"]), PropertiesOf(properties["range"]));
+  EXPECT_EQ(KeysOf(detail["states"]), PropertiesOf(properties["states"]));
+  EXPECT_EQ(KeysOf(detail["states"]),
+            Keys(std::begin(wire::kAlertStates), std::end(wire::kAlertStates)));
+  EXPECT_EQ(KeysOf(detail["states"]), RequiredOf(properties["states"]));
+  ASSERT_FALSE(detail["bisects"].empty());
+  EXPECT_EQ(KeysOf(detail["bisects"][0]), PropertiesOf(added["properties"]["bisects"]["items"]));
+  EXPECT_EQ(KeysOf(detail["members"][0]), Required("Alert"));  // a step: no "creep"
+  wire::AlertGroupPage page;
+  page.groups = {testing::SampleAlertGroupDetail().group};
+  const json listed = json(wire::EncodeAlertGroupPage(page));
+  EXPECT_EQ(KeysOf(listed), Properties("AlertGroupPage"));
+  EXPECT_EQ(KeysOf(listed), Required("AlertGroupPage"));
+  // What the server maps from its records: every documented key, zero counts included.
+  store::AlertGroupDetail record;
+  record.group.states = {{"open", 2}};
+  record.members.push_back({});
+  record.bisects.push_back({});
+  const json mapped = json(wire::EncodeAlertGroupDetail(server::history::ToWire(record)));
+  EXPECT_EQ(KeysOf(mapped), documented);
+  EXPECT_EQ(KeysOf(mapped["states"]), PropertiesOf(properties["states"]));
+  EXPECT_EQ(mapped["states"]["went_away"], 0);
 }
 
 // What the server writes from its records, with as little as a record can hold.

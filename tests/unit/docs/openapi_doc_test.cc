@@ -198,6 +198,17 @@ class NoHistory : public store::HistoryStore {
                                          const store::AlertUpdate&) override {
     return MakeError(ErrorCode::kNotFound, "no alert", "id");
   }
+  Result<store::AlertGroupPage> ListAlertGroups(const store::Project&,
+                                                const store::AlertGroupFilter&) override {
+    return store::AlertGroupPage{};
+  }
+  Result<store::AlertGroupDetail> GetAlertGroup(const store::Project&, int64_t) override {
+    return MakeError(ErrorCode::kNotFound, "no alert group", "id");
+  }
+  Result<store::AlertGroupDetail> UpdateAlertGroup(const store::Project&, int64_t,
+                                                   const store::AlertUpdate&) override {
+    return MakeError(ErrorCode::kNotFound, "no alert group", "id");
+  }
   Result<store::BisectRecord> SaveBisect(const store::Project&, const store::NewBisect&) override {
     return MakeError(ErrorCode::kNotFound, "no alert", "alert_id");
   }

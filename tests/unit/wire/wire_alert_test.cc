@@ -77,12 +77,47 @@ TEST(WireAlert, TheUpdateRoundTripsThroughTheServersDecoder) {
   EXPECT_EQ(EncodeAlertUpdate({"open", "n"}).dump(), R"({"state":"open","note":"n"})");
 }
 
+TEST(WireAlert, GroupsRoundTripAndKeepTheirKeyOrder) {
+  const AlertGroupDetail detail = testing::SampleAlertGroupDetail();
+  auto decoded = DecodeAlertGroupDetail(EncodeAlertGroupDetail(detail).dump());
+  ASSERT_TRUE(decoded.has_value()) << decoded.error().ToString();
+  EXPECT_EQ(*decoded, detail);
+  AlertGroupPage page;
+  page.groups = {detail.group, detail.group};
+  page.groups[1].id = 4;
+  page.groups[1].bisect_id.reset();
+  page.next_cursor = "4";
+  auto page_back = DecodeAlertGroupPage(EncodeAlertGroupPage(page).dump());
+  ASSERT_TRUE(page_back.has_value()) << page_back.error().ToString();
+  EXPECT_EQ(*page_back, page);
+  const ordered_json group = EncodeAlertGroup(detail.group);
+  std::string keys;
+  for (auto it = group.begin(); it != group.end(); ++it) keys += it.key() + " ";
+  EXPECT_EQ(keys,
+            "id project branch range state states member_count most_significant bisect_id "
+            "created_at ");
+  EXPECT_TRUE(EncodeAlertGroup(page.groups[1])["bisect_id"].is_null());
+  // A member that is not an alert, and a group without its id, are refused by name.
+  ordered_json bad = EncodeAlertGroupDetail(detail);
+  bad["members"][0].erase("kind");
+  auto refused = DecodeAlertGroupDetail(bad.dump());
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().field, "members[0].kind");
+  ordered_json no_id = EncodeAlertGroup(detail.group);
+  no_id.erase("id");
+  no_id["members"] = ordered_json::array();
+  auto missing = DecodeAlertGroupDetail(no_id.dump());
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_EQ(missing.error().field, "id");
+}
+
 TEST(WireAlert, KeysComeInTheServersOrder) {
   const ordered_json alert = EncodeAlert(testing::SampleAlert());
   std::string keys;
   for (auto it = alert.begin(); it != alert.end(); ++it) keys += it.key() + " ";
   EXPECT_EQ(keys,
-            "id project series kind cause state position range group magnitude ci confidence "
+            "id project series kind cause state position range group group_id magnitude ci "
+            "confidence "
             "p_value q_value level_before level_after detectors environment_change parameters "
             "note state_changed_by state_changed_at created_at ");
   EXPECT_EQ(alert["series"].dump(),
@@ -249,7 +284,7 @@ TEST(WireAlert, TheUpdateIsReadStrictly) {
       {json::object(), "state", "give a state, a note or both"},
       {{{"state", "closed"}},
        "state",
-       "must be open, acknowledged, false_positive or resolved, got \"closed\""},
+       "must be open, acknowledged, false_positive, resolved or went_away, got \"closed\""},
       {{{"state", 1}}, "state", "must be a string"},
       {{{"note", nullptr}}, "note", "must be a string"},
       {{{"note", std::string(4097, 'x')}}, "note", "longer than 4096 bytes"},

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/testing/alert_samples.h"
 #include "wire/alert.h"
 
 namespace perfgate::report {
@@ -68,6 +69,7 @@ json Alert(int id, const std::string& benchmark, const std::string& good, const 
            {{"last_good", Commit(good, "Bump version")},
             {"first_bad", Commit(bad, "Sort: insertion sort below 32")}}},
           {"group", good.substr(0, 12) + ".." + bad.substr(0, 12)},
+          {"group_id", 3},
           {"magnitude", 0.081},
           {"ci", {0.072, 0.090}},
           {"confidence", 0.95},
@@ -436,6 +438,31 @@ TEST(RenderAlertSummaryText, CountsAndTheFalsePositiveRate) {
   EXPECT_TRUE(Contains(text, "false positives: 33.3%")) << text;
   const json none = {{"total", 0}, {"false_positive_rate", nullptr}};
   EXPECT_TRUE(Contains(RenderAlertSummaryText(AsSummary(none)), "none triaged yet"));
+}
+
+TEST(AlertsRenderTest, GroupsListShowAndTriage) {
+  wire::AlertGroupDetail detail = testing::SampleAlertGroupDetail();
+  const std::string list = RenderAlertGroupListText({{detail.group}, std::nullopt});
+  EXPECT_EQ(
+      list,
+      "1 alert group\n"
+      "GROUP  STATE  RANGE                       BRANCH  ALERTS  MEMBERS BY STATE        "
+      "BISECT  FIRST BAD\n"
+      "3      open   aaaaaaaaaaaa..bbbbbbbbbbbb  main    2       open 1, acknowledged 1  5    "
+      "   Sort: insertion sort\n");
+  EXPECT_EQ(RenderAlertGroupListText({}), "no alert groups\n");
+  const std::string shown = RenderAlertGroupText(detail);
+  EXPECT_TRUE(Contains(shown, "alert group 3 (open) in shop, branch main\n")) << shown;
+  EXPECT_TRUE(Contains(shown, "2 alerts: open 1, acknowledged 1\n")) << shown;
+  EXPECT_TRUE(Contains(shown, "most significant: alert 12")) << shown;
+  EXPECT_TRUE(Contains(shown, "bisect: 5 (one per group)")) << shown;
+  EXPECT_TRUE(Contains(shown, "\n13  acknowledged")) << shown;
+  detail.group.bisect_id.reset();
+  EXPECT_TRUE(Contains(RenderAlertGroupText(detail), "perfgate bisect --group 3"));
+  detail.group.state = "closed";
+  detail.group.states = {{"open", 0}, {"resolved", 2}};
+  EXPECT_EQ(RenderGroupTriageText(detail),
+            "alert group 3 is now closed (aaaaaaaaaaaa..bbbbbbbbbbbb): resolved 2\n");
 }
 
 }  // namespace

@@ -240,7 +240,10 @@ TEST(CreepAlerts, JsonAndWebhookSayCreepWithSlopeAndRange) {
   const nlohmann::ordered_json fixture = nlohmann::ordered_json::parse(in, nullptr, false);
   EXPECT_EQ(fixture, json) << json.dump(2);
 
-  const std::string text = WebhookBody({record}, "")["text"];
+  store::AlertGroupDetail group;
+  group.group.id = 7;
+  group.members = {record};
+  const std::string text = GroupWebhookBody(group, "")["text"];
   EXPECT_NE(text.find("\n• creep +9.0% BM_Leak real_time on ci-1 (+0.15% per point over points "
                       "61-119) (alert 42)"),
             std::string::npos)
