@@ -12,10 +12,15 @@
 
 namespace perfgate::server::history {
 std::string ParametersJson(const HistoryParams& params) {
-  return nlohmann::ordered_json{{"algorithm", "e-divisive+confirm/1"},
+  return nlohmann::ordered_json{{"algorithm", "e-divisive+binseg+confirm/2"},
                                 {"threshold", params.detector.threshold},
                                 {"window", params.detector.window},
                                 {"max_pvalue", params.detector.max_pvalue},
+                                {"rank_pvalue", params.detector.rank_pvalue},
+                                {"serial_correction", params.detector.serial_correction},
+                                {"mean_shift", params.detector.mean_shift},
+                                {"mean_shift_penalty", params.detector.mean_shift_penalty},
+                                {"clip_sigmas", params.detector.clip_sigmas},
                                 {"level_points", params.detector.level_points},
                                 {"min_segment", params.detector.min_segment},
                                 {"ewma_lambda", params.ewma_lambda},

@@ -349,3 +349,26 @@ TEST(AnalyseRun, AlertsCarryQValuesAndParameters) {
 
 }  // namespace
 }  // namespace perfgate::server::history
+
+namespace perfgate::server::history {
+namespace {
+
+// Every alert records the detector's settings, so that it can be replayed: the second revision's
+// (the rank test's own level, the serial correction, the binary segmentation) included.
+TEST(HistoryParameters, RecordTheWholeDetector) {
+  HistoryParams params;
+  params.detector.rank_pvalue = 0.001;
+  params.detector.mean_shift = false;
+  const auto json = nlohmann::json::parse(ParametersJson(params));
+  EXPECT_EQ(json["algorithm"], "e-divisive+binseg+confirm/2");
+  EXPECT_DOUBLE_EQ(json["rank_pvalue"].get<double>(), 0.001);
+  EXPECT_EQ(json["serial_correction"], true);
+  EXPECT_EQ(json["mean_shift"], false);
+  EXPECT_DOUBLE_EQ(json["mean_shift_penalty"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(json["clip_sigmas"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(json["max_pvalue"].get<double>(), 0.0001);
+  EXPECT_EQ(json["window"], 100);
+}
+
+}  // namespace
+}  // namespace perfgate::server::history
