@@ -252,30 +252,35 @@ Result<SeriesOutput> AnalyseSeries(const store::HistorySeriesData& series,
     if (std::count(creeps->replaced_steps.begin(), creeps->replaced_steps.end(), step.index) > 0) {
       continue;
     }
-    // The alert this step already has: the nearest within same_step_points.
-    std::optional<int64_t> alerted;
-    for (int64_t a : series.alerted_positions) {
-      const int64_t distance = std::llabs(a - position);
-      if (distance <= static_cast<int64_t>(params.same_step_points) &&
-          (!alerted || distance < std::llabs(*alerted - position))) {
-        alerted = a;
-      }
-    }
-    const auto open =
-        alerted
-            ? std::find_if(series.open_alerts.begin(), series.open_alerts.end(),
-                           [&](const store::OpenAlertRecord& o) { return o.position == *alerted; })
-            : series.open_alerts.end();
-    if (alerted && open == series.open_alerts.end()) continue;
+    const KnownAlert known = FindKnownAlert(series, position, params.same_step_points);
+    if (known.position && known.open == nullptr) continue;  // triaged: kept as it was
     store::NewAlertRecord alert = MakeAlert(series, params, steps, s, out.monitors);
-    if (alerted) {
-      alert.q_value = RefreshedQValue(*open, alert.p_value);
-      out.refreshed.emplace_back(*alerted, std::move(alert));
+    if (known.position) {
+      alert.q_value = RefreshedQValue(*known.open, alert.p_value);
+      out.refreshed.emplace_back(*known.position, std::move(alert));
     } else {
       out.alerts.push_back(std::move(alert));
     }
   }
   return out;
+}
+
+KnownAlert FindKnownAlert(const store::HistorySeriesData& series, int64_t position,
+                          std::size_t same_step_points) {
+  KnownAlert known;
+  for (int64_t a : series.alerted_positions) {
+    const int64_t distance = std::llabs(a - position);
+    if (distance <= static_cast<int64_t>(same_step_points) &&
+        (!known.position || distance < std::llabs(*known.position - position))) {
+      known.position = a;
+    }
+  }
+  if (known.position) {
+    for (const store::OpenAlertRecord& o : series.open_alerts) {
+      if (o.position == *known.position) known.open = &o;
+    }
+  }
+  return known;
 }
 
 double RefreshedQValue(const store::OpenAlertRecord& stored, double p_value) {

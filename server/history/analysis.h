@@ -97,6 +97,16 @@ struct SeriesOutput {
 Result<SeriesOutput> AnalyseSeries(const store::HistorySeriesData& series,
                                    const HistoryParams& params, const SeriesState& state = {});
 
+// The alert a step (or creep) whose first bad point is `position` already has: the nearest of
+// series.alerted_positions within same_step_points (none: nullopt), and that alert's open
+// record (nullptr when it was triaged: it is kept as it was, neither raised nor measured again).
+struct KnownAlert {
+  std::optional<int64_t> position;
+  const store::OpenAlertRecord* open = nullptr;
+};
+KnownAlert FindKnownAlert(const store::HistorySeriesData& series, int64_t position,
+                          std::size_t same_step_points);
+
 // The q-value of an open alert measured again with `p_value`: the Benjamini-Hochberg factor of
 // the ingest that raised it (stored q / stored p, in [1, m]) on the new p-value, at most 1; the
 // factor first: p-values of long series go far below 1e-154, where p * q underflows.

@@ -54,21 +54,8 @@ Result<CreepPass> FindCreepAlerts(const store::HistorySeriesData& series,
     // The first bad point needs a last good one before it.
     const std::size_t first = std::max<std::size_t>(c.start, 1);
     const int64_t position = series.baseline_from + static_cast<int64_t>(first);
-    // The alert this creep already has: the nearest within same_step_points.
-    std::optional<int64_t> alerted;
-    for (int64_t a : series.alerted_positions) {
-      const int64_t distance = std::llabs(a - position);
-      if (distance <= static_cast<int64_t>(params.same_step_points) &&
-          (!alerted || distance < std::llabs(*alerted - position))) {
-        alerted = a;
-      }
-    }
-    const auto open =
-        alerted
-            ? std::find_if(series.open_alerts.begin(), series.open_alerts.end(),
-                           [&](const store::OpenAlertRecord& o) { return o.position == *alerted; })
-            : series.open_alerts.end();
-    if (alerted && open == series.open_alerts.end()) continue;  // triaged: kept as it was
+    const KnownAlert known = FindKnownAlert(series, position, params.same_step_points);
+    if (known.position && known.open == nullptr) continue;  // triaged: kept as it was
     store::NewAlertRecord alert;
     alert.position = position;
     alert.kind = "creep";
@@ -84,9 +71,9 @@ Result<CreepPass> FindCreepAlerts(const store::HistorySeriesData& series,
     alert.detectors = {"mann-kendall", "theil-sen"};
     alert.creep = store::CreepFigures{series.baseline_from + static_cast<int64_t>(c.end), c.slope,
                                       c.slope_low, c.slope_high};
-    if (alerted) {
-      alert.q_value = RefreshedQValue(*open, alert.p_value);
-      pass.refreshed.emplace_back(*alerted, std::move(alert));
+    if (known.position) {
+      alert.q_value = RefreshedQValue(*known.open, alert.p_value);
+      pass.refreshed.emplace_back(*known.position, std::move(alert));
     } else {
       pass.alerts.push_back(std::move(alert));
     }
