@@ -180,6 +180,7 @@ struct AlertSummary {
   struct ByKind {
     int64_t regression = 0;
     int64_t improvement = 0;
+    int64_t creep = 0;
     bool operator==(const ByKind&) const = default;
   };
   struct ByCause {

@@ -200,7 +200,8 @@ AlertSummary ReadSummary(Reader& reader, const ordered_json& object, const std::
   }
   if (const ordered_json* by = reader.Object(object, k::kByKind, path)) {
     const std::string at = FieldPath(path, k::kByKind);
-    s.by_kind = {count(*by, k::kRegression, at), count(*by, k::kImprovement, at)};
+    s.by_kind = {count(*by, k::kRegression, at), count(*by, k::kImprovement, at),
+                 count(*by, k::kCreep, at)};
   }
   if (const ordered_json* by = reader.Object(object, k::kByCause, path)) {
     const std::string at = FieldPath(path, k::kByCause);

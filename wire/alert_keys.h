@@ -132,6 +132,7 @@ inline constexpr std::string_view kResolved = "resolved";
 inline constexpr std::string_view kWentAway = "went_away";
 inline constexpr std::string_view kRegression = "regression";
 inline constexpr std::string_view kImprovement = "improvement";
+inline constexpr std::string_view kCreep = "creep";
 inline constexpr std::string_view kCode = "code";
 inline constexpr std::string_view kEnvironment = "environment";
 }  // namespace alert_summary

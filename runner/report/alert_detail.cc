@@ -224,13 +224,13 @@ std::string RenderTriageText(const Alert& alert) {
 
 std::string RenderAlertSummaryText(const wire::AlertSummary& summary) {
   auto count = [](int64_t n) { return std::to_string(n); };
-  std::string out = "alerts: " + count(summary.total) + " (open " + count(summary.by_state.open) +
-                    ", acknowledged " + count(summary.by_state.acknowledged) + ", false positive " +
-                    count(summary.by_state.false_positive) + ", resolved " +
-                    count(summary.by_state.resolved) + "); regressions " +
-                    count(summary.by_kind.regression) + ", improvements " +
-                    count(summary.by_kind.improvement) + ", environment changes " +
-                    count(summary.by_cause.environment) + "\n";
+  std::string out =
+      "alerts: " + count(summary.total) + " (open " + count(summary.by_state.open) +
+      ", acknowledged " + count(summary.by_state.acknowledged) + ", false positive " +
+      count(summary.by_state.false_positive) + ", resolved " + count(summary.by_state.resolved) +
+      "); regressions " + count(summary.by_kind.regression) + ", improvements " +
+      count(summary.by_kind.improvement) + ", creeps " + count(summary.by_kind.creep) +
+      ", environment changes " + count(summary.by_cause.environment) + "\n";
   const std::optional<double>& rate = summary.false_positive_rate;
   out += "triaged regressions: " + count(summary.triaged_regressions) + ", false positives: " +
          (rate ? Percent(*rate).substr(1) : std::string("- (none triaged yet)")) + "\n";

@@ -168,6 +168,7 @@ wire::AlertSummary SummaryOf(const std::vector<store::AlertCount>& counts) {
     if (c.state == "went_away") out.by_state.went_away += c.count;
     if (c.kind == "regression") out.by_kind.regression += c.count;
     if (c.kind == "improvement") out.by_kind.improvement += c.count;
+    if (c.kind == "creep") out.by_kind.creep += c.count;
     if (c.cause == "code") out.by_cause.code += c.count;
     if (c.cause == "environment") out.by_cause.environment += c.count;
     if (c.kind == "regression" && c.cause == "code" && c.state != "open" &&

@@ -115,6 +115,8 @@ TEST_F(CreepE2eTest, ADriftIsOneCreepAlertAndNoStepAlert) {
   EXPECT_TRUE(Alerts("?kind=regression&state=all")["alerts"].empty());
   EXPECT_TRUE(Alerts("?kind=improvement&state=all")["alerts"].empty());
   EXPECT_EQ(http_->Get("/api/v1/projects/proj/alerts?kind=drift", reader_).status, 400);
+  const json summary = json::parse(http_->Get("/api/v1/projects/proj/alert-summary", reader_).body);
+  EXPECT_EQ(summary["by_kind"], json({{"regression", 0}, {"improvement", 0}, {"creep", 1}}));
 
   // The CLI prints it as a creep with its range and slope.
   auto dir = testing::MakePgTempDir("perfgate-creep-cli");

@@ -127,7 +127,7 @@ inline wire::AlertSummary SampleAlertSummary() {
   wire::AlertSummary s;
   s.total = 9;
   s.by_state = {4, 2, 1, 2, 1};
-  s.by_kind = {7, 2};
+  s.by_kind = {7, 2, 1};
   s.by_cause = {8, 1};
   s.triaged_regressions = 4;
   s.false_positive_rate = 0.25;

@@ -426,14 +426,16 @@ TEST(RenderAlertText, ListsTheAlertsBisects) {
 
 TEST(RenderAlertSummaryText, CountsAndTheFalsePositiveRate) {
   const json summary = {
-      {"total", 4},
-      {"by_state", {{"open", 1}, {"acknowledged", 1}, {"false_positive", 1}, {"resolved", 1}}},
-      {"by_kind", {{"regression", 3}, {"improvement", 1}}},
+      {"total", 6},
+      {"by_state", {{"open", 3}, {"acknowledged", 1}, {"false_positive", 1}, {"resolved", 1}}},
+      {"by_kind", {{"regression", 3}, {"improvement", 1}, {"creep", 2}}},
       {"by_cause", {{"code", 4}, {"environment", 0}}},
       {"triaged_regressions", 3},
       {"false_positive_rate", 1.0 / 3}};
   const std::string text = RenderAlertSummaryText(AsSummary(summary));
-  EXPECT_TRUE(Contains(text, "alerts: 4 (open 1, acknowledged 1, false positive 1, resolved 1)"))
+  EXPECT_TRUE(Contains(text, "alerts: 6 (open 3, acknowledged 1, false positive 1, resolved 1)"))
+      << text;
+  EXPECT_TRUE(Contains(text, "regressions 3, improvements 1, creeps 2, environment changes 0"))
       << text;
   EXPECT_TRUE(Contains(text, "false positives: 33.3%")) << text;
   const json none = {{"total", 0}, {"false_positive_rate", nullptr}};
