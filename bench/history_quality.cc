@@ -30,32 +30,11 @@ int main(int argc, char** argv) {
       return 2;
     }
     const char* value = argv[++i];
-    if (arg == "--threshold") {
-      options.threshold = std::strtod(value, nullptr);
-    } else if (arg == "--window") {
-      options.window = std::strtoul(value, nullptr, 10);
-    } else if (arg == "--max-pvalue") {
-      options.max_pvalue = std::strtod(value, nullptr);
-    } else if (arg == "--level-points") {
-      options.level_points = std::strtoul(value, nullptr, 10);
-    } else if (arg == "--serial-correction") {
-      options.serial_correction = std::string(value) != "0";
-    } else if (arg == "--rank-pvalue") {
-      options.rank_pvalue = std::strtod(value, nullptr);
-    } else if (arg == "--mean-shift") {
-      options.mean_shift = std::string(value) != "0";
-    } else if (arg == "--mean-shift-penalty") {
-      options.mean_shift_penalty = std::strtod(value, nullptr);
-    } else if (arg == "--clip-sigmas") {
-      options.clip_sigmas = std::strtod(value, nullptr);
-    } else if (arg == "--rank-test") {
-      options.rank_test = std::string(value) != "0";
-    } else if (arg == "--subset") {
+    if (perfgate::quality::SetDetectorOption(options, arg, value)) continue;
+    if (arg == "--subset") {
       subset = value;
     } else if (arg == "--list") {
       list = value;
-    } else if (arg == "--min-segment") {
-      options.min_segment = std::strtoul(value, nullptr, 10);
     } else {
       std::fprintf(stderr, "history_quality: unknown option %s\n", arg.c_str());
       return 2;

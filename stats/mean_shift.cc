@@ -82,10 +82,10 @@ std::vector<std::size_t> MeanShiftChangePoints(std::span<const double> x,
   // Binary segmentation: split [s, t) where the cost falls most, while it falls by more than
   // the penalty, then each part likewise.
   std::vector<std::size_t> out;
-  std::vector<std::pair<std::size_t, std::size_t>> todo = {{0, n}};
-  while (!todo.empty()) {
-    const auto [s, t] = todo.back();
-    todo.pop_back();
+  std::vector<std::pair<std::size_t, std::size_t>> pending = {{0, n}};
+  while (!pending.empty()) {
+    const auto [s, t] = pending.back();
+    pending.pop_back();
     if (t - s < 2 * m) continue;
     const double whole = cost(s, t);
     double best = 0;
@@ -99,8 +99,8 @@ std::vector<std::size_t> MeanShiftChangePoints(std::span<const double> x,
     }
     if (!(best > beta)) continue;
     out.push_back(arg);
-    todo.push_back({s, arg});
-    todo.push_back({arg, t});
+    pending.push_back({s, arg});
+    pending.push_back({arg, t});
   }
   std::sort(out.begin(), out.end());
   return out;

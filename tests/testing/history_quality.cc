@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -144,6 +145,36 @@ Score ScoreSeries(const LabelledSeries& series, std::span<const std::size_t> det
     }
   }
   return score;
+}
+
+bool SetDetectorOption(stats::HistoryOptions& options, const std::string& arg, const char* value) {
+  const auto on = [&] { return std::string(value) != "0"; };
+  if (arg == "--threshold") {
+    options.threshold = std::strtod(value, nullptr);
+  } else if (arg == "--window") {
+    options.window = std::strtoul(value, nullptr, 10);
+  } else if (arg == "--max-pvalue") {
+    options.max_pvalue = std::strtod(value, nullptr);
+  } else if (arg == "--rank-pvalue") {
+    options.rank_pvalue = std::strtod(value, nullptr);
+  } else if (arg == "--level-points") {
+    options.level_points = std::strtoul(value, nullptr, 10);
+  } else if (arg == "--min-segment") {
+    options.min_segment = std::strtoul(value, nullptr, 10);
+  } else if (arg == "--rank-test") {
+    options.rank_test = on();
+  } else if (arg == "--serial-correction") {
+    options.serial_correction = on();
+  } else if (arg == "--mean-shift") {
+    options.mean_shift = on();
+  } else if (arg == "--mean-shift-penalty") {
+    options.mean_shift_penalty = std::strtod(value, nullptr);
+  } else if (arg == "--clip-sigmas") {
+    options.clip_sigmas = std::strtod(value, nullptr);
+  } else {
+    return false;
+  }
+  return true;
 }
 
 std::vector<Method> Methods(const stats::HistoryOptions& options) {

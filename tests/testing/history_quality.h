@@ -66,6 +66,12 @@ struct Method {
 // github-action-benchmark's previous-point ratio at 200% and at 5% (both directions), Conbench's
 // lookback z > 5 over 100 points (10 points of history first), Perfherder's t > 7 over windows of
 // 12, Otava's e-divisive with p 0.001 on windows of 50.
+// The quality benches' detector options: sets the field `arg` (--threshold, --window,
+// --max-pvalue, --rank-pvalue, --level-points, --min-segment, --rank-test 0|1,
+// --serial-correction 0|1, --mean-shift 0|1, --mean-shift-penalty, --clip-sigmas) from `value`;
+// false when `arg` names none of them.
+bool SetDetectorOption(stats::HistoryOptions& options, const std::string& arg, const char* value);
+
 std::vector<Method> Methods(const stats::HistoryOptions& options = {});
 
 struct MethodScore {
