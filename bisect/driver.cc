@@ -58,6 +58,11 @@ class Driver {
   static bool Retry(bisect::Search& search, std::set<std::size_t>* retried);
   Result<void> MeasureCulprit(std::size_t lo, std::size_t hi, std::size_t last_good,
                               std::size_t first_bad, bool exact);
+  // Commit `a` against commit `b`, side by side (CheckEndpoints at `threshold`). Undecided (the
+  // interval of the change reaches the threshold, but the change is not a significant regression
+  // of that size): the repetitions double up to the cap. `name` prefixes the progress lines.
+  Result<EndpointCheck> Compare(std::size_t a, std::size_t b, double threshold,
+                                const std::string& name);
 
   const std::vector<CommitRef>& commits_;
   const SearchOptions& options_;
@@ -131,27 +136,12 @@ Result<Outcome> Driver::Run() {
         Short(report_.bad_sha) + "), about " + std::to_string(report_.expected_probes) + " steps");
     // The ends, side by side, until the regression shows between them (or the cap says it
     // does not).
-    auto ends = Measure({0, last}, options_.repetitions);
+    auto ends = Compare(0, last, options_.threshold, "ends");
     if (!ends) return tl::unexpected(ends.error());
     for (const std::size_t end : {std::size_t{0}, last}) {
       if (marks_[end] == Mark::kSkip) return EndFailed(end);
     }
-    auto check = [&] {
-      return CheckEndpoints((*ends)[0], (*ends)[1], direction_, options_.threshold, options_.alpha);
-    };
-    // Undecided (the interval of the change reaches the threshold, but the change is not a
-    // significant regression of that size): the repetitions double up to the cap.
-    report_.endpoints = check();
-    for (int n = options_.repetitions;
-         report_.endpoints.outcome == Reproduction::kUndecided && n < options_.max_repetitions;
-         n *= 2) {
-      Say("ends: " + report_.endpoints.reason + "; measuring " +
-          std::to_string(std::min(2 * n, options_.max_repetitions)) + " repetitions");
-      auto again = Measure({0, last}, std::min(n, options_.max_repetitions - n));
-      if (!again) return tl::unexpected(again.error());
-      Append(*ends, *again);
-      report_.endpoints = check();
-    }
+    report_.endpoints = *ends;
     Say("ends: " + report_.endpoints.reason);
     if (report_.endpoints.outcome == Reproduction::kNotReproduced) {
       report_.warnings.push_back(
@@ -260,6 +250,26 @@ Result<void> Driver::Search(std::size_t lo, std::size_t hi, bool first_window, i
   return MeasureCulprit(lo, hi, lo + search.LastGood(), lo + search.FirstBad(), search.Exact());
 }
 
+Result<EndpointCheck> Driver::Compare(std::size_t a, std::size_t b, double threshold,
+                                      const std::string& name) {
+  auto samples = Measure({a, b}, options_.repetitions);
+  if (!samples) return tl::unexpected(samples.error());
+  auto check = [&] {
+    return CheckEndpoints((*samples)[0], (*samples)[1], direction_, threshold, options_.alpha);
+  };
+  EndpointCheck result = check();
+  for (int n = options_.repetitions;
+       result.outcome == Reproduction::kUndecided && n < options_.max_repetitions; n *= 2) {
+    Say(name + ": " + result.reason + "; measuring " +
+        std::to_string(std::min(2 * n, options_.max_repetitions)) + " repetitions");
+    auto again = Measure({a, b}, std::min(n, options_.max_repetitions - n));
+    if (!again) return tl::unexpected(again.error());
+    Append(*samples, *again);
+    result = check();
+  }
+  return result;
+}
+
 bool Driver::Retry(bisect::Search& search, std::set<std::size_t>* retried) {
   bool again = false;
   for (std::size_t i = search.LastGood() + 1; i < search.FirstBad(); ++i) {
@@ -312,26 +322,20 @@ Result<void> Driver::MeasureCulprit(std::size_t lo, std::size_t hi, std::size_t 
     return {};
   }
   report_.culprits.push_back(culprit);
-  // What the culprits found so far explain together (their steps compound), and what they may
-  // explain (each step at the end of its CI away from zero): only when even that falls short is
-  // another step looked for, since a step measured low by the noise is no evidence of another.
-  double explained = 1, explained_at_most = 1;
-  for (const Culprit& found : report_.culprits) {
-    explained *= 1 + found.magnitude;
-    explained_at_most *= 1 + (change > 0 ? found.ci_high : found.ci_low);
-  }
+  // What the culprits found so far explain together (their steps compound): when it falls short,
+  // another step is looked for on the sides, whose own check (below) tells a step from noise.
+  double explained = 1;
+  for (const Culprit& found : report_.culprits) explained *= 1 + found.magnitude;
   const double share = change != 0 ? (explained - 1) / change : 1;
-  const double share_at_most = change != 0 ? (explained_at_most - 1) / change : 1;
-  if (share_at_most >= options_.explained_share) return {};
+  if (share >= options_.explained_share) return {};
   // The rest may be another step on a side of this window whose two ends still differ.
   std::size_t found = 0;
   for (const auto& [a, b] : {std::pair{lo, last_good}, std::pair{first_bad, hi}}) {
     if (b <= a) continue;
-    auto side = Measure({a, b}, options_.repetitions);
-    if (!side) return tl::unexpected(side.error());
-    const EndpointCheck rest =
-        CheckEndpoints((*side)[0], (*side)[1], direction_, options_.threshold / 2, options_.alpha);
-    if (rest.reproduced) {
+    auto rest = Compare(a, b, options_.threshold / 2,
+                        "side " + Short(commits_[a].sha) + ".." + Short(commits_[b].sha));
+    if (!rest) return tl::unexpected(rest.error());
+    if (rest->reproduced) {
       windows_.push_back({a, b});
       ++found;
     }

@@ -143,8 +143,10 @@ void FailStep(pqxx::work& tx, int64_t bisect_id, int64_t step_id, const std::str
 // same repetitions, benchmarks, suite, metric and build. A measurement stands on its own (its
 // commits measured interleaved), so it answers the same request of any bisect whatever its
 // range. Only original measurements qualify (not reused copies), and none this bisect already
-// reused, so that no sample is counted twice. Returns the step and its result with this
-// bisect's request (positions differ between ranges).
+// reused, so that no sample is counted twice. The newest bisect's measurements come first, in the
+// order it made them: a bisect that asked the same request twice (a side measured again with the
+// repetitions doubled) gets them back in that order, so that its replay decides as it did.
+// Returns the step and its result with this bisect's request (positions differ between ranges).
 struct Reusable {
   int64_t step_id = 0;
   std::string result_json;
@@ -176,7 +178,7 @@ std::optional<Reusable> FindReusable(pqxx::work& tx, int64_t bisect_id,
       "          AS t(v, i) ORDER BY t.i) = $7::text[] "
       "AND s.id NOT IN (SELECT reused_from FROM bisect_steps WHERE bisect_id = $1 "
       "                 AND reused_from IS NOT NULL) "
-      "ORDER BY s.finished_at DESC, s.id DESC LIMIT 1",
+      "ORDER BY j.created_at DESC, j.id DESC, s.ordinal, s.id LIMIT 1",
       bisect_id, job.value("benchmarks", json::array()).dump(), job.value("suite", json("")).dump(),
       job.value("metric", json("")).dump(), job.value("build", json("")).dump(), step_request_json,
       pgutil::TextArray(shas));
