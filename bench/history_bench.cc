@@ -236,6 +236,7 @@ const ServerFixture& GetServerFixture(std::size_t n) {
   f.series = Input(base.series);
   f.series.alerted_positions = Positions(prefix);
   f.with_state.detector = prefix.detector_state;
+  f.with_state.creep = prefix.creep_scan;
   f.with_state.monitors = prefix.monitors;
   for (const auto& s : base.reference.steps) {
     f.reference_positions.push_back(static_cast<int64_t>(s.index));
@@ -359,7 +360,9 @@ void BM_ManySeries_Append(benchmark::State& state) {
 }
 BENCHMARK(BM_ManySeries_Append)->Unit(benchmark::kMillisecond);
 
-// (c) The server's AnalyseSeries for one new point of each series, with its persisted state.
+// (c) The server's AnalyseSeries for one new point of each series, with its persisted state;
+// argument 0: the state without the creep search's (how it was before the server kept it: every
+// window of the 240-point tail judged again at each analysis).
 void BM_ManySeries_AnalyseAppend(benchmark::State& state) {
   struct Appended {
     store::HistorySeriesData series;
@@ -373,7 +376,7 @@ void BM_ManySeries_AnalyseAppend(benchmark::State& state) {
       const std::span<const double> x(m.series[s]);
       const history::SeriesOutput prefix =
           Check(history::AnalyseSeries(Input(x.first(kManyPoints - 1)), params), "AnalyseSeries");
-      Appended in{Input(x), {prefix.detector_state, prefix.monitors}};
+      Appended in{Input(x), {prefix.detector_state, prefix.creep_scan, prefix.monitors}};
       in.series.alerted_positions = Positions(prefix);
       out.push_back(std::move(in));
     }
@@ -382,12 +385,18 @@ void BM_ManySeries_AnalyseAppend(benchmark::State& state) {
   const Many& m = GetMany();
   history::HistoryParams params;
   params.detector = kHistory;
+  const bool keep_creep = state.range(0) != 0;
+  std::vector<history::SeriesState> states;
+  for (const Appended& in : inputs) {
+    states.push_back(in.state);
+    if (!keep_creep) states.back().creep.reset();
+  }
   std::size_t steps = 0;
   bool all_match = true;
   for (auto _ : state) {
     steps = 0;
     for (std::size_t s = 0; s < kManySeries; ++s) {
-      auto out = history::AnalyseSeries(inputs[s].series, params, inputs[s].state);
+      auto out = history::AnalyseSeries(inputs[s].series, params, states[s]);
       if (!out) Fail("AnalyseSeries");
       steps += out->steps.size();
       all_match = all_match && out->steps.size() == m.references[s].steps.size();
@@ -397,7 +406,7 @@ void BM_ManySeries_AnalyseAppend(benchmark::State& state) {
   if (!all_match || steps != m.total_steps) Fail("many series: AnalyseSeries steps differ");
   ManyCounters(state, steps);
 }
-BENCHMARK(BM_ManySeries_AnalyseAppend)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ManySeries_AnalyseAppend)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

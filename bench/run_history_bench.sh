@@ -42,7 +42,11 @@ row("detector, 10,000 points, server's entry point given no state", "BM_Incremen
 row("AnalyseSeries, 10,000 points", "BM_AnalyseSeries_Scratch/10000",
     "BM_AnalyseSeries_Append/10000")
 row("10,000 series x 200 points (total)", "BM_ManySeries_Full", "BM_ManySeries_Append")
-row("  same, append through AnalyseSeries", "BM_ManySeries_Full", "BM_ManySeries_AnalyseAppend")
+row("  same, append through AnalyseSeries", "BM_ManySeries_Full", "BM_ManySeries_AnalyseAppend/1")
+row("  same, without the creep search's state", "BM_ManySeries_Full", "BM_ManySeries_AnalyseAppend/0")
+if "BM_ManySeries_AnalyseAppend/0" in med and "BM_ManySeries_AnalyseAppend/1" in med:
+    print("creep state kept / judged again: "
+          f"{med['BM_ManySeries_AnalyseAppend/1'] / med['BM_ManySeries_AnalyseAppend/0']:.3f}")
 for name in ("BM_IncrementalAppendEDivisiveOnly/10000", "BM_IncrementalAppendEDivisiveOnly/100000",
              "BM_MonitorArming"):
     if name in med:

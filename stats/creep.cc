@@ -178,16 +178,9 @@ Verdict Judge(std::span<const double> y, double p_value, const CreepOptions& opt
   return {line.slope > 0 ? 1 : -1, line.slope / start};
 }
 
-struct Run {
-  std::size_t start = 0, end = 0;
-  int sign = 0;
-  std::size_t steepest = 0;  // the start of the window of steepest slope
-  double steepest_slope = 0;
-};
-
 // The figures of a creep: its range and levels from the data, its slope from its steepest window
 // (a window inside the drift, where the union of windows also holds flat points).
-Creep Measure(std::span<const double> levels, const Run& run, std::size_t w,
+Creep Measure(std::span<const double> levels, const CreepRun& run, std::size_t w,
               const CreepOptions& options) {
   const std::size_t len = run.end - run.start + 1;
   const std::span<const double> window = levels.subspan(run.steepest, w);
@@ -211,7 +204,7 @@ Creep Measure(std::span<const double> levels, const Run& run, std::size_t w,
 
 // The runs of creeping windows in levels[a, b), windows of w points.
 void ScanSegment(std::span<const double> levels, std::size_t a, std::size_t b, std::size_t w,
-                 const CreepOptions& options, std::vector<Run>& runs) {
+                 const CreepOptions& options, std::vector<CreepRun>& runs) {
   Scratch scratch;
   double s = 0;
   double ties = 0;
@@ -231,7 +224,7 @@ void ScanSegment(std::span<const double> levels, std::size_t a, std::size_t b, s
     for (std::size_t j = i + 1; j < a + w; ++j) s += Sign(levels[j] - levels[i]);
   }
   const double variance = KendallVariance(static_cast<double>(w), 0);
-  std::optional<Run> open;
+  std::optional<CreepRun> open;
   for (std::size_t t = a + w;; ++t) {  // the window is levels[t - w, t)
     const double p = TwoSidedP(s, variance - ties / 18);
     const Verdict v = Judge(levels.subspan(t - w, w), p, options, scratch);
@@ -240,7 +233,7 @@ void ScanSegment(std::span<const double> levels, std::size_t a, std::size_t b, s
     } else {
       if (open) runs.push_back(*open);
       open.reset();
-      if (v.sign != 0) open = Run{t - w, t - 1, v.sign, t - w, 0};
+      if (v.sign != 0) open = CreepRun{t - w, t - 1, v.sign, t - w, 0};
     }
     if (v.sign != 0 && std::fabs(v.relative_slope) > std::fabs(open->steepest_slope)) {
       open->steepest = t - w;
@@ -256,6 +249,13 @@ void ScanSegment(std::span<const double> levels, std::size_t a, std::size_t b, s
     insert(in);
   }
   if (open) runs.push_back(*open);
+}
+
+// Whether two option sets judge a window alike (the confidence only shapes the reported interval).
+bool SameJudging(const CreepOptions& a, const CreepOptions& b) {
+  return a.threshold == b.threshold && a.window == b.window && a.min_points == b.min_points &&
+         a.max_pvalue == b.max_pvalue && a.min_segment == b.min_segment &&
+         a.line_margin == b.line_margin;
 }
 
 Result<void> Check(std::span<const double> levels, std::span<const std::size_t> steps,
@@ -306,18 +306,58 @@ SlopeInterval SenSlopeInterval(std::span<const double> y, double confidence) {
   return SenInterval(x, y, confidence);
 }
 
-Result<std::vector<Creep>> DetectCreeps(std::span<const double> levels,
+Result<CreepScan> ScanCreeps(std::span<const double> levels, const CreepOptions& options,
+                             const CreepScan* previous) {
+  if (auto ok = Check(levels, {}, options); !ok) return tl::unexpected(ok.error());
+  const std::size_t n = levels.size();
+  CreepScan scan;
+  scan.length = n;
+  scan.options = options;
+  if (n < options.min_points) return scan;
+  const std::size_t w = std::min(options.window, n);
+  // The windows judged before are judged alike (same points, same options) while the window
+  // kept its size: only the windows that end past the previous length are new.
+  std::size_t first = 0;             // the first window to judge starts here
+  std::optional<std::size_t> joins;  // the last judged window's end, when windows were judged
+  if (previous != nullptr && previous->length >= options.window && previous->length <= n &&
+      SameJudging(previous->options, options)) {
+    scan.runs = previous->runs;
+    if (previous->length == n) return scan;
+    first = previous->length + 1 - w;
+    joins = previous->length - 1;
+  }
+  std::vector<CreepRun> fresh;
+  ScanSegment(levels, first, n, w, options, fresh);
+  for (CreepRun& r : fresh) {
+    // The window after the previous scan's last continues its run when it creeps the same way.
+    CreepRun* last = scan.runs.empty() ? nullptr : &scan.runs.back();
+    if (last != nullptr && joins && last->end == *joins && r.start == first &&
+        last->sign == r.sign) {
+      last->end = r.end;
+      if (std::fabs(r.steepest_slope) > std::fabs(last->steepest_slope)) {
+        last->steepest = r.steepest;
+        last->steepest_slope = r.steepest_slope;
+      }
+    } else {
+      scan.runs.push_back(r);
+    }
+  }
+  return scan;
+}
+
+Result<std::vector<Creep>> CreepsOfRuns(std::span<const double> levels,
+                                        std::span<const CreepRun> runs,
                                         std::span<const std::size_t> steps,
                                         const CreepOptions& options) {
   if (auto ok = Check(levels, steps, options); !ok) return tl::unexpected(ok.error());
   std::vector<Creep> out;
   const std::size_t n = levels.size();
-  if (n < options.min_points) return out;
-  std::vector<Run> runs;
-  ScanSegment(levels, 0, n, std::min(options.window, n), options, runs);
   // Runs parted by a window that did not creep still overlap: one drift, one creep.
-  std::vector<Run> merged;
-  for (const Run& r : runs) {
+  std::vector<CreepRun> merged;
+  for (const CreepRun& r : runs) {
+    if (r.end >= n || r.start > r.end) {
+      return InvalidArgument("a run must lie inside the series", "runs");
+    }
     if (!merged.empty() && merged.back().sign == r.sign && r.start <= merged.back().end) {
       merged.back().end = std::max(merged.back().end, r.end);
       if (std::fabs(r.steepest_slope) > std::fabs(merged.back().steepest_slope)) {
@@ -328,7 +368,7 @@ Result<std::vector<Creep>> DetectCreeps(std::span<const double> levels,
       merged.push_back(r);
     }
   }
-  for (const Run& r : merged) {
+  for (const CreepRun& r : merged) {
     Creep creep = Measure(levels, r, std::min(options.window, n), options);
     for (std::size_t step : steps) {
       if (step > r.start && step <= r.end) creep.steps.push_back(step);
@@ -336,6 +376,15 @@ Result<std::vector<Creep>> DetectCreeps(std::span<const double> levels,
     out.push_back(std::move(creep));
   }
   return out;
+}
+
+Result<std::vector<Creep>> DetectCreeps(std::span<const double> levels,
+                                        std::span<const std::size_t> steps,
+                                        const CreepOptions& options) {
+  if (auto ok = Check(levels, steps, options); !ok) return tl::unexpected(ok.error());
+  auto scan = ScanCreeps(levels, options, nullptr);
+  if (!scan) return tl::unexpected(scan.error());
+  return CreepsOfRuns(levels, scan->runs, steps, options);
 }
 
 }  // namespace perfgate::stats

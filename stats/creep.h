@@ -51,6 +51,8 @@ struct CreepOptions {
   std::size_t min_segment = 3;  // >= 1; the smallest side of the step that competes with a trend
   double line_margin = 0.05;    // >= 0; the line's residuals must be below the best step's by this
   double confidence = 0.95;     // in (0, 1); of the reported slope interval
+
+  friend bool operator==(const CreepOptions&, const CreepOptions&) = default;
 };
 
 // One drift. Positions are indices into the series; the range is [start, end], inclusive: the
@@ -87,6 +89,44 @@ struct Creep {
 // only for significant windows. Errors (kInvalidArgument naming the field): an option out of
 // range, steps not increasing inside (0, n), a non-finite level ("levels[i]").
 Result<std::vector<Creep>> DetectCreeps(std::span<const double> levels,
+                                        std::span<const std::size_t> steps,
+                                        const CreepOptions& options);
+
+// A run of consecutive windows that creep the same way: [start, end] is the union of their
+// points, `steepest` the start of the one of steepest slope (relative to its line's start).
+struct CreepRun {
+  std::size_t start = 0;
+  std::size_t end = 0;
+  int sign = 0;
+  std::size_t steepest = 0;
+  double steepest_slope = 0;
+
+  friend bool operator==(const CreepRun&, const CreepRun&) = default;
+};
+
+// The windows of a series judged so far, as runs: what the server keeps with a series'
+// detector state, so that an analysis judges only the windows its new points end.
+struct CreepScan {
+  std::size_t length = 0;  // points scanned
+  CreepOptions options;    // the options the windows were judged with
+  std::vector<CreepRun> runs;
+
+  friend bool operator==(const CreepScan&, const CreepScan&) = default;
+};
+
+// DetectCreeps' scan of `levels` (its runs in order, before overlapping ones are merged). Given
+// `previous`, made on a prefix of `levels` (the caller guarantees it: the server's points are
+// append-only between re-baselines) with the same options but the confidence and at least
+// options.window points, only the windows that end past its length are judged: the runs are
+// those of a whole scan (tested). Another `previous` is ignored. Errors as DetectCreeps.
+Result<CreepScan> ScanCreeps(std::span<const double> levels, const CreepOptions& options,
+                             const CreepScan* previous = nullptr);
+
+// The creeps of `runs` (ScanCreeps' of `levels`, or a later part of them): runs that overlap and
+// creep the same way merge, each merged run is measured as DetectCreeps does. Errors as
+// DetectCreeps, and for a run outside the series ("runs").
+Result<std::vector<Creep>> CreepsOfRuns(std::span<const double> levels,
+                                        std::span<const CreepRun> runs,
                                         std::span<const std::size_t> steps,
                                         const CreepOptions& options);
 

@@ -172,13 +172,55 @@ Result<MonitorState> ParseMonitorState(const std::string& text) {
   return m;
 }
 
-std::string DetectorStateJson(const stats::ChangePointState& s) {
-  return json{{"length", s.length},
+std::string DetectorStateJson(const stats::ChangePointState& s,
+                              const std::optional<stats::CreepScan>& creep) {
+  json out = {{"length", s.length},
               {"window_len", s.window_len},
               {"first_pass_pvalue", Num(s.first_pass_pvalue)},
               {"resume_start", s.resume_start},
-              {"split_indices", s.split_indices}}
-      .dump();
+              {"split_indices", s.split_indices}};
+  if (creep) {
+    const stats::CreepOptions& o = creep->options;
+    json runs = json::array();
+    for (const stats::CreepRun& r : creep->runs) {
+      runs.push_back({r.start, r.end, r.sign, r.steepest, Num(r.steepest_slope)});
+    }
+    out["creep"] = {{"length", creep->length},
+                    {"threshold", Num(o.threshold)},
+                    {"window", o.window},
+                    {"min_points", o.min_points},
+                    {"max_pvalue", Num(o.max_pvalue)},
+                    {"min_segment", o.min_segment},
+                    {"line_margin", Num(o.line_margin)},
+                    {"confidence", Num(o.confidence)},
+                    {"runs", std::move(runs)}};
+  }
+  return out.dump();
+}
+
+Result<std::optional<stats::CreepScan>> ParseCreepScan(const std::string& text) {
+  if (text.empty()) return std::optional<stats::CreepScan>();
+  try {
+    const json j = json::parse(text);
+    if (!j.is_object() || !j.contains("creep")) return std::optional<stats::CreepScan>();
+    const json& c = j.at("creep");
+    stats::CreepScan scan;
+    scan.length = c.at("length").get<std::size_t>();
+    scan.options.threshold = ReadNum(c.at("threshold"));
+    scan.options.window = c.at("window").get<std::size_t>();
+    scan.options.min_points = c.at("min_points").get<std::size_t>();
+    scan.options.max_pvalue = ReadNum(c.at("max_pvalue"));
+    scan.options.min_segment = c.at("min_segment").get<std::size_t>();
+    scan.options.line_margin = ReadNum(c.at("line_margin"));
+    scan.options.confidence = ReadNum(c.at("confidence"));
+    for (const json& r : c.at("runs")) {
+      scan.runs.push_back({r.at(0).get<std::size_t>(), r.at(1).get<std::size_t>(),
+                           r.at(2).get<int>(), r.at(3).get<std::size_t>(), ReadNum(r.at(4))});
+    }
+    return std::optional<stats::CreepScan>(std::move(scan));
+  } catch (const json::exception& e) {
+    return InvalidArgument(std::string("unreadable creep state: ") + e.what(), "detector_state");
+  }
 }
 
 Result<std::optional<stats::ChangePointState>> ParseDetectorState(const std::string& text) {
@@ -200,14 +242,16 @@ Result<std::optional<stats::ChangePointState>> ParseDetectorState(const std::str
 SeriesState ParseSeriesState(const store::HistorySeriesData& series, bool* unreadable) {
   SeriesState state;
   auto detector = ParseDetectorState(series.detector_state_json);
+  auto creep = ParseCreepScan(series.detector_state_json);
   auto monitors = ParseMonitorState(series.monitor_state_json);
   if (detector) state.detector = std::move(*detector);
+  if (detector && creep) state.creep = std::move(*creep);
   if (monitors) {
     state.monitors = *monitors;
   } else {
     state.monitors.next_position = series.baseline_from;
   }
-  if (unreadable != nullptr) *unreadable = !detector || !monitors;
+  if (unreadable != nullptr) *unreadable = !detector || !creep || !monitors;
   return state;
 }
 
@@ -240,8 +284,9 @@ Result<SeriesOutput> AnalyseSeries(const store::HistorySeriesData& series,
       stats::ConfirmSteps(series.levels, incremental->analysis, params.detector);
 
   // Creeps first: the steps a drift was cut into raise its one creep alert instead of their own.
-  auto creeps = FindCreepAlerts(series, params, steps);
+  auto creeps = FindCreepAlerts(series, params, steps, state.creep ? &*state.creep : nullptr);
   if (!creeps) return tl::unexpected(creeps.error());
+  out.creep_scan = std::move(creeps->scan);
   out.alerts = std::move(creeps->alerts);
   out.refreshed = std::move(creeps->refreshed);
 

@@ -19,6 +19,7 @@
 #include "core/result.h"
 #include "server/store/history_store.h"
 #include "stats/change_points.h"
+#include "stats/creep.h"
 #include "stats/history_detector.h"
 #include "stats/monitors.h"
 
@@ -56,15 +57,21 @@ std::string MonitorStateJson(const MonitorState& state);
 // "" or "{}" give a fresh state; kInvalidArgument for anything unreadable.
 Result<MonitorState> ParseMonitorState(const std::string& json);
 
-std::string DetectorStateJson(const stats::ChangePointState& state);
+// The detector's state with the creep search's (its "creep" member, when given).
+std::string DetectorStateJson(const stats::ChangePointState& state,
+                              const std::optional<stats::CreepScan>& creep = std::nullopt);
 // "" gives nullopt (recompute); kInvalidArgument for anything unreadable.
 Result<std::optional<stats::ChangePointState>> ParseDetectorState(const std::string& json);
+// The creep search's state in a detector state's JSON: nullopt when there is none ("", or a state
+// written before it was kept); kInvalidArgument for anything unreadable.
+Result<std::optional<stats::CreepScan>> ParseCreepScan(const std::string& json);
 
 // The resumable state of a series' detectors: what the store persisted for it
 // (HistorySeriesData's detector_state_json and monitor_state_json), parsed. Empty: analyse from
 // scratch.
 struct SeriesState {
   std::optional<stats::ChangePointState> detector;
+  std::optional<stats::CreepScan> creep;
   MonitorState monitors;
 };
 
@@ -79,6 +86,7 @@ struct StepFound {
 
 struct SeriesOutput {
   stats::ChangePointState detector_state;
+  std::optional<stats::CreepScan> creep_scan;  // none when there is no threshold to creep beyond
   MonitorState monitors;
   std::vector<StepFound> steps;  // every confirmed step from baseline_from on
   // The steps with no alert yet: kind, cause, figures and detectors (q-value, environment

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -26,21 +27,31 @@ struct CreepPass {
   // q-value refreshed as a step's), as SeriesOutput::refreshed.
   std::vector<std::pair<int64_t, store::NewAlertRecord>> refreshed;
   std::vector<std::size_t> replaced_steps;  // indices (into levels) of steps a creep spans
+  std::optional<stats::CreepScan> scan;     // the windows judged, for the next analysis
+};
+
+struct RecentCreepsResult {
+  std::vector<stats::Creep> creeps;
+  stats::CreepScan scan;  // stats::ScanCreeps' of `levels`
 };
 
 // The creeps of stats::DetectCreeps(levels, steps, options) that reach the last 4 windows of
 // `levels` (a tail doubled until no creep starts in its first window, so each is whole), in
 // `levels`' indices. A window's verdict depends on its own points alone, so a creep that ends
-// before the tail was the same at the analyses that saw it end: this bounds the cost of an
-// analysis by the tail, not by the series' length. Errors as stats::DetectCreeps.
-Result<std::vector<stats::Creep>> RecentCreeps(std::span<const double> levels,
-                                               const std::vector<stats::Step>& steps,
-                                               const stats::CreepOptions& options);
+// before the tail was the same at the analyses that saw it end: this bounds the cost of
+// measuring creeps by the tail, not by the series' length; and with `previous` (the scan of the
+// last analysis, stats::ScanCreeps) only the windows the new points end are judged. Errors as
+// stats::DetectCreeps.
+Result<RecentCreepsResult> RecentCreeps(std::span<const double> levels,
+                                        const std::vector<stats::Step>& steps,
+                                        const stats::CreepOptions& options,
+                                        const stats::CreepScan* previous = nullptr);
 
 // Creeps of series.levels with the detector's threshold and min_segment, the stats::CreepOptions
-// defaults otherwise. Errors as stats::DetectCreeps.
+// defaults otherwise, resuming from `previous` when given. Errors as stats::DetectCreeps.
 Result<CreepPass> FindCreepAlerts(const store::HistorySeriesData& series,
                                   const HistoryParams& params,
-                                  const std::vector<stats::Step>& steps);
+                                  const std::vector<stats::Step>& steps,
+                                  const stats::CreepScan* previous = nullptr);
 
 }  // namespace perfgate::server::history

@@ -72,7 +72,7 @@ Result<std::vector<store::HistorySeriesUpdate>> AnalyseRun(const store::HistoryR
     u.went_away = std::move(gone.went_away);
     u.rebaseline_from = gone.rebaseline_from;
     u.series_id = s.key.id;
-    u.detector_state_json = DetectorStateJson(output->detector_state);
+    u.detector_state_json = DetectorStateJson(output->detector_state, output->creep_scan);
     u.monitor_state_json = MonitorStateJson(output->monitors);
     for (const StepFound& found : output->steps) {
       u.steps.push_back({found.position, found.step.magnitude, found.step.p_value,

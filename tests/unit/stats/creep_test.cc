@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "stats/history_detector.h"
@@ -207,6 +208,40 @@ TEST(CreepTest, NoiseAStepAndASmallDriftAreNotCreeps) {
     low.threshold = 0.02;
     EXPECT_EQ(DetectCreeps(small, StepIndices(small), low).value().size(), 1u);
   }
+}
+
+// The scan resumed point by point (as the server's analyses go) judges the new windows only and
+// finds a whole scan's runs at every length, through drifts up and down that start, pause and end;
+// a scan made with other options, or on a series shorter than a window, is not resumed.
+TEST(CreepTest, AResumedScanIsAWholeScan) {
+  std::vector<double> y = Ramp(60, 80, 0.0015, 0.005, 21);  // flat, 80-point ramp, flat
+  const std::vector<double> down = Ramp(40, 50, -0.002, 0.005, 22);
+  for (double x : down) y.push_back(x * y.back() / down.front());
+  std::optional<CreepScan> previous;
+  std::size_t runs_seen = 0;
+  for (std::size_t n = 1; n <= y.size(); ++n) {
+    SCOPED_TRACE(n);
+    const std::span<const double> part(y.data(), n);
+    auto whole = ScanCreeps(part, {});
+    auto resumed = ScanCreeps(part, {}, previous ? &*previous : nullptr);
+    ASSERT_TRUE(whole && resumed);
+    ASSERT_EQ(resumed->runs, whole->runs);
+    EXPECT_EQ(resumed->length, n);
+    runs_seen = std::max(runs_seen, resumed->runs.size());
+    previous = *resumed;
+  }
+  EXPECT_GE(runs_seen, 2u);  // both drifts crept
+  EXPECT_EQ(CreepsOfRuns(y, previous->runs, {}, {}).value(), DetectCreeps(y, {}, {}).value());
+  // Another threshold judges windows anew: the old runs are not taken.
+  CreepOptions low;
+  low.threshold = 0.02;
+  EXPECT_EQ(ScanCreeps(y, low, &*previous)->runs, ScanCreeps(y, low)->runs);
+  // A state longer than the series is not of a prefix of it.
+  const std::span<const double> shorter(y.data(), y.size() - 30);
+  EXPECT_EQ(ScanCreeps(shorter, {}, &*previous)->runs, ScanCreeps(shorter, {})->runs);
+  // A run outside the series is refused.
+  CreepRun outside{0, y.size(), 1, 0, 0.001};
+  EXPECT_EQ(CreepsOfRuns(y, std::vector<CreepRun>{outside}, {}, {}).error().field, "runs");
 }
 
 TEST(CreepTest, BadInputNamesTheField) {

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <optional>
 #include <vector>
 
 #include "server/history/alert_json.h"
@@ -121,12 +122,19 @@ TEST(CreepAlerts, RecentCreepsAreTheWholeScansCreepsThatReachTheEnd) {
     levels.push_back(level * (1 + 0.004 * noise.Next()));
   }
   std::size_t compared = 0, extended = 0;
+  std::optional<stats::CreepScan> previous;
   for (std::size_t n = 2000; n <= levels.size(); n += 20) {
     SCOPED_TRACE(n);
     const std::span<const double> series(levels.data(), n);
     auto whole = stats::DetectCreeps(series, {}, options);
-    auto recent = RecentCreeps(series, {}, options);
-    ASSERT_TRUE(whole.has_value() && recent.has_value());
+    auto result = RecentCreeps(series, {}, options);
+    // Resuming from the last length's scan judges only the new windows, to the same answer.
+    auto resumed = RecentCreeps(series, {}, options, previous ? &*previous : nullptr);
+    ASSERT_TRUE(whole.has_value() && result.has_value() && resumed.has_value());
+    EXPECT_EQ(resumed->creeps, result->creeps);
+    EXPECT_EQ(resumed->scan, result->scan);
+    previous = resumed->scan;
+    const std::vector<stats::Creep>* recent = &result->creeps;
     for (const stats::Creep& c : *whole) {
       const bool reaches = c.end + 3 * w >= n;
       const auto same = std::find_if(recent->begin(), recent->end(), [&](const stats::Creep& r) {

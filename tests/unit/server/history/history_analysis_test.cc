@@ -144,13 +144,18 @@ TEST(AnalyseSeries, PersistedStatesGiveTheFreshAnswerAfterEveryAppend) {
       EXPECT_EQ(out->steps[i].step.magnitude, expected->steps[i].step.magnitude) << n;
     }
     EXPECT_EQ(MonitorStateJson(out->monitors), MonitorStateJson(expected->monitors)) << n;
+    EXPECT_EQ(out->creep_scan, expected->creep_scan) << n;
     for (const store::NewAlertRecord& a : out->alerts) alerted.push_back(a.position);
     alerts += out->alerts.size();
     // Through JSON, as the store keeps them.
-    auto detector = ParseDetectorState(DetectorStateJson(out->detector_state));
+    const std::string detector_json = DetectorStateJson(out->detector_state, out->creep_scan);
+    auto detector = ParseDetectorState(detector_json);
+    auto creep = ParseCreepScan(detector_json);
     auto monitors = ParseMonitorState(MonitorStateJson(out->monitors));
-    ASSERT_TRUE(detector.has_value() && monitors.has_value());
+    ASSERT_TRUE(detector.has_value() && creep.has_value() && monitors.has_value());
+    EXPECT_EQ(*creep, out->creep_scan) << n;  // every figure reads back as written
     carried.detector = *detector;
+    carried.creep = *creep;
     carried.monitors = *monitors;
   }
   EXPECT_EQ(alerts, 1u);
@@ -241,6 +246,13 @@ TEST(HistoryStates, UnreadableStatesAreErrorsAndEmptyOnesFresh) {
   auto none = ParseDetectorState("");
   ASSERT_TRUE(none.has_value());
   EXPECT_FALSE(none->has_value());
+  // A detector state from before the creep search kept its own: none, so it scans afresh.
+  auto older = ParseCreepScan(R"({"length": 3, "window_len": 30, "split_indices": []})");
+  ASSERT_TRUE(older.has_value());
+  EXPECT_FALSE(older->has_value());
+  auto bad = ParseCreepScan(R"({"creep": {"length": 70, "runs": [[1, 2]]}})");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().field, "detector_state");
 }
 
 // Values near the double's range (1.7e308) overflow the monitors' sums to infinity: the state
