@@ -181,9 +181,14 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnHeader() {
     const auto& request = parser_->get();
-    if (auto refused = RefuseFraming(
-            {request.version(), request.find(bhttp::field::host) != request.end(),
-             request[bhttp::field::content_encoding], request[bhttp::field::transfer_encoding]})) {
+    std::string_view repeated;
+    for (std::string_view name : kSingletonFields) {
+      if (repeated.empty() && request.count(name) > 1) repeated = name;
+    }
+    if (auto refused =
+            RefuseFraming({request.version(), request.find(bhttp::field::host) != request.end(),
+                           request[bhttp::field::content_encoding],
+                           request[bhttp::field::transfer_encoding], repeated})) {
       server_->Observe(kProtocolRoute, refused->status, 0.0);
       // The body (if any) stays unread: the connection closes after the answer.
       return Write(std::move(*refused), /*keep_alive=*/false, /*linger=*/true, request.version());
