@@ -111,11 +111,13 @@ class Session : public std::enable_shared_from_this<Session> {
     net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->WaitForRequest(); });
   }
 
-  // Called from Stop(), on any thread.
+  // Called from Stop(), on any thread. A connection waiting for a request, or for the rest of
+  // one, with no byte of it unread is cut; one whose request is (or may be) fully received goes
+  // on, is answered and then closes (Stop() caps how long).
   void Shutdown() {
     net::post(stream_.get_executor(), [self = shared_from_this()] {
-      // Only an idle connection is cut; one mid-request finishes and then closes.
-      if (self->state_ == State::kIdle) self->stream_.cancel();
+      const bool waiting = self->state_ == State::kIdle || self->state_ == State::kReading;
+      if (waiting && !self->BytesUnread(self->state_ == State::kIdle)) self->stream_.cancel();
     });
   }
 
@@ -144,8 +146,15 @@ class Session : public std::enable_shared_from_this<Session> {
     return std::min(options().header_timeout, options().read_timeout);
   }
 
+  // Bytes of a request that the kernel holds and nobody has read (or, `buffered`, the buffer
+  // holds): a client that sent them before the stop is answered.
+  bool BytesUnread(bool buffered) {
+    beast::error_code ec;
+    return (buffered && buffer_.size() > 0) || stream_.socket().available(ec) > 0;
+  }
+
   void WaitForRequest() {
-    if (server_->stopping) return Close();
+    if (server_->stopping && !BytesUnread(true)) return Close();
     state_ = State::kIdle;
     // Pipelined bytes already buffered: the next request has begun.
     if (buffer_.size() > 0) return ReadHeader();
@@ -442,8 +451,9 @@ void Server::Stop() {
   impl.stopped = true;
   impl.stopping = true;
   // Closed here rather than on the pool: new connections are refused at once even while every
-  // pool thread is busy in a handler.
-  impl.listener->Close();
+  // pool thread is busy in a handler. The connections already made (in the backlog) are
+  // admitted first: their requests may be sent whole, and closing them unaccepted resets them.
+  impl.listener->Close(/*admit_backlog=*/true);
   for (const auto& session : impl.sessions.Live()) session->Shutdown();
   impl.sessions.WaitUntilEmpty(impl.options.shutdown_timeout);
   impl.ioc->stop();
