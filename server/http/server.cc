@@ -46,6 +46,9 @@ constexpr std::string_view kProtocolRoute = "protocol";
 // How long a connection closed after an error keeps draining what the client still sends, so
 // that the kernel does not answer the unread bytes with a reset that destroys our response.
 constexpr std::chrono::milliseconds kMaxLinger{5'000};
+// While the server stops, a request is read only from what has arrived: a read begun then (the
+// rest of a request whose first bytes were waiting, or a body after its header) ends after this.
+constexpr std::chrono::milliseconds kStopReadGrace{1'000};
 
 class Session;
 
@@ -153,6 +156,10 @@ class Session : public std::enable_shared_from_this<Session> {
     return (buffered && buffer_.size() > 0) || stream_.socket().available(ec) > 0;
   }
 
+  std::chrono::steady_clock::time_point ReadDeadline(std::chrono::steady_clock::time_point at) {
+    return server_->stopping ? std::min(at, std::chrono::steady_clock::now() + kStopReadGrace) : at;
+  }
+
   void WaitForRequest() {
     if (server_->stopping && !BytesUnread(true)) return Close();
     state_ = State::kIdle;
@@ -180,7 +187,7 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_->body_limit(options().body_limit);
     request_started_ = std::chrono::steady_clock::now();
     head_request_ = false;
-    stream_.expires_at(request_started_ + HeaderTimeout());
+    stream_.expires_at(ReadDeadline(request_started_ + HeaderTimeout()));
     bhttp::async_read_header(stream_, buffer_, *parser_,
                              [self = shared_from_this()](beast::error_code ec, std::size_t) {
                                if (ec) return self->OnReadError(ec);
@@ -216,7 +223,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void ReadBody() {
-    stream_.expires_at(request_started_ + options().read_timeout);
+    stream_.expires_at(ReadDeadline(request_started_ + options().read_timeout));
     bhttp::async_read(stream_, buffer_, *parser_,
                       [self = shared_from_this()](beast::error_code ec, std::size_t) {
                         if (ec) return self->OnReadError(ec);

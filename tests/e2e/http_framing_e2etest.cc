@@ -49,7 +49,9 @@ class HttpFramingTest : public ::testing::Test {
     std::string head = socket.ReceiveHead();
     EXPECT_EQ(head.substr(0, 12), std::string(version) + " " + std::to_string(status)) << head;
     // HTTP/1.0 closes unless told otherwise: no Connection field is needed to say so.
-    if (version != "HTTP/1.0") EXPECT_NE(head.find("Connection: close"), std::string::npos) << head;
+    if (version != "HTTP/1.0") {
+      EXPECT_NE(head.find("Connection: close"), std::string::npos) << head;
+    }
     auto length_at = head.find("Content-Length: ");
     ASSERT_NE(length_at, std::string::npos) << head;
     std::string body = socket.Receive(std::stoul(head.substr(length_at + 16)));
