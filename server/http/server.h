@@ -67,10 +67,11 @@ class Server {
 
   // Stops accepting at once (new connections are refused; those already in the backlog are
   // taken), closes idle connections and ones whose request is half sent (no byte of it waiting
-  // unread), answers every request already received -- handled, queued for the heavy pool, or
-  // with its bytes waiting unread -- (Connection: close) until options.shutdown_timeout, then
-  // drops what is left and joins the threads. A handler still running past the deadline is
-  // waited for (it cannot be interrupted). Idempotent; must not be called from a handler.
+  // unread; a read begun while stopping ends after 1 s), answers every request already received --
+  // handled, queued for the heavy pool, or with its bytes waiting unread -- (Connection: close)
+  // until options.shutdown_timeout, then drops what is left and joins the threads. A handler still
+  // running past the deadline is waited for (it cannot be interrupted). Idempotent; must not be
+  // called from a handler.
   void Stop();
 
   struct Impl;
