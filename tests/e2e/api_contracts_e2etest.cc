@@ -4,9 +4,11 @@
 // The pairs: project names (wire::kMaxNameLength against projects.name's CHECK), timestamps
 // (wire::ParseRfc3339 against timestamptz: year, UTC offset, fraction), series texts
 // (wire::kMaxSeriesTextBytes against the unique indexes' row size) and an upload's nesting depth
-// (32, docs/wire-format.md, on a server whose limits.json_depth is its default 64).
+// (32, docs/wire-format.md, on a server whose limits.json_depth is its default 64), and a bisect
+// answer's shas (lower case, as bisect_jobs' CHECKs take them).
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -144,6 +146,31 @@ TEST_F(ApiContractsE2eTest, SeriesTextsUpToTheLimitAreStoredAndLongerOnesNameThe
     EXPECT_EQ(r.ErrorField(), "results[0]." + key) << Describe(r);
   }
   EXPECT_EQ(http_->Get("/api/v1/projects/p/runs", admin_).Json()["runs"].size(), 1u);
+}
+
+// A bisect's answer (perfgate bisect --format json) is stored with its shas in bisect_jobs, whose
+// CHECKs take lower case only: an upper-case sha is refused naming it, a lower-case one stored.
+TEST_F(ApiContractsE2eTest, BisectAnswersWithUpperCaseShasNameTheField) {
+  CreateProject("p");
+  auto upper = [](std::string sha) {
+    for (char& c : sha) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return sha;
+  };
+  const std::string good = TestSha(1, 0xabc), bad = TestSha(2, 0xabc), culprit = TestSha(3, 0xabc);
+  for (const std::string field : {"good", "bad", "culprits[0].sha"}) {
+    json answer = {{"good", good}, {"bad", bad}, {"culprits", {{{"sha", culprit}}}}};
+    if (field == "culprits[0].sha") {
+      answer["culprits"][0]["sha"] = upper(culprit);
+    } else {
+      answer[field] = upper(answer[field].get<std::string>());
+    }
+    HttpResponse r = http_->Post("/api/v1/projects/p/bisects", answer.dump(), admin_);
+    EXPECT_EQ(r.status, 400) << field << ": " << Describe(r);
+    EXPECT_EQ(r.ErrorField(), field) << Describe(r);
+  }
+  json answer = {{"good", good}, {"bad", bad}, {"culprits", {{{"sha", culprit}}}}};
+  HttpResponse stored = http_->Post("/api/v1/projects/p/bisects", answer.dump(), admin_);
+  EXPECT_EQ(stored.status, 201) << Describe(stored);
 }
 
 TEST_F(ApiContractsE2eTest, UploadsNestDeeperThan32AreRefusedWhateverLimitsJsonDepthSays) {
