@@ -174,6 +174,10 @@ frames=(
   'GET /api/v1/projects/p%%00/runs HTTP/1.1\r\nHost: h\r\n\r\n'
   '\x00\x01\x02\x03\r\n\r\n'
   'GET / HTTP/1.1\r\nHost: h\r\nHost: i\r\nBad Header: x\r\n\r\n'
+  # Two Authorization headers, the first the admin's: refused, whichever comes first.
+  "POST /api/v1/projects HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer $admin\r\nAuthorization: Bearer pgt_x\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n{\"name\":\"dd\"}"
+  # HTTP/1.0 with Transfer-Encoding (RFC 9112 6.1), a valid body and the admin's token.
+  "POST /api/v1/projects HTTP/1.0\r\nAuthorization: Bearer $admin\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nd\r\n{\"name\":\"de\"}\r\n0\r\n\r\n"
 )
 for frame in "${frames[@]}"; do
   record "framing" "$(raw "$frame")" "${frame:0:60}"

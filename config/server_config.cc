@@ -115,6 +115,13 @@ Result<void> SetHeaderTimeout(ServerConfig& config, std::string_view text) {
   return {};
 }
 
+Result<void> SetDrain(ServerConfig& config, std::string_view text) {
+  auto value = ParseInteger(text, 1, kMaxTimeoutMs, "an integer (milliseconds)");
+  if (!value) return tl::unexpected(value.error());
+  config.limits.drain_ms = static_cast<int>(*value);
+  return {};
+}
+
 Result<void> SetMaxConnections(ServerConfig& config, std::string_view text) {
   auto value = ParseInteger(text, 1, 1'000'000, "an integer");
   if (!value) return tl::unexpected(value.error());
@@ -181,7 +188,7 @@ struct KeySetter {
   Setter set;
 };
 
-constexpr std::array<KeySetter, 22> kKeys = {{
+constexpr std::array<KeySetter, 23> kKeys = {{
     {"listen", SetListen},
     {"threads", SetThreads},
     {"database_url", SetDatabaseUrl},
@@ -194,6 +201,7 @@ constexpr std::array<KeySetter, 22> kKeys = {{
     {"limits.read_timeout_ms", SetReadTimeout},
     {"limits.idle_timeout_ms", SetIdleTimeout},
     {"limits.header_timeout_ms", SetHeaderTimeout},
+    {"limits.drain_ms", SetDrain},
     {"limits.max_connections", SetMaxConnections},
     {"limits.statement_timeout_ms", SetStatementTimeout},
     {"limits.json_depth", SetJsonDepth},
@@ -428,6 +436,7 @@ std::string DescribeForLog(const ServerConfig& config) {
       << " read_timeout_ms=" << config.limits.read_timeout_ms
       << " idle_timeout_ms=" << config.limits.idle_timeout_ms
       << " header_timeout_ms=" << config.limits.header_timeout_ms
+      << " drain_ms=" << config.limits.drain_ms
       << " max_connections=" << config.limits.max_connections
       << " statement_timeout_ms=" << config.limits.statement_timeout_ms
       << " json_depth=" << config.limits.json_depth

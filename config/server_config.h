@@ -39,6 +39,8 @@ struct ServerLimits {
   int idle_timeout_ms = 60'000;  // a keep-alive connection with no request is closed after this
   // A new connection's first byte, and every request's header, must arrive within this.
   int header_timeout_ms = 10'000;
+  // On SIGTERM: how long the server answers the requests it has read before it exits anyway.
+  int drain_ms = 10'000;
   // Open client connections at most; more are closed as soon as they are accepted.
   int max_connections = 512;
   // A database statement running longer is cancelled and its request answered 503.

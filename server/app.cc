@@ -244,6 +244,7 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
   options.idle_timeout = std::chrono::milliseconds(config.limits.idle_timeout_ms);
   options.header_timeout = std::chrono::milliseconds(config.limits.header_timeout_ms);
   options.max_connections = static_cast<std::size_t>(config.limits.max_connections);
+  options.shutdown_timeout = std::chrono::milliseconds(config.limits.drain_ms);
   options.heavy_requests = static_cast<std::size_t>(config.limits.heavy_requests);
   options.heavy_requests_per_caller =
       static_cast<std::size_t>(config.limits.heavy_requests_per_caller);

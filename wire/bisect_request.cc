@@ -214,10 +214,11 @@ Result<BisectReportUpload> DecodeBisectReportUpload(const json& body) {
       remote != body.end() && !(remote->is_boolean() && !remote->get<bool>())) {
     return InvalidArgument("must be false (a bisect's answer)", "remote");
   }
+  // Lower case only, as the bisect_jobs table's CHECKs take them (and as git prints them).
   for (const char* field : {"good", "bad"}) {
     const auto it = body.find(field);
-    if (it == body.end() || !it->is_string() || !IsSha(it->get<std::string>())) {
-      return InvalidArgument("must be a full commit sha (40 hex digits)", field);
+    if (it == body.end() || !it->is_string() || !IsSha(it->get<std::string>(), HexCase::kLower)) {
+      return InvalidArgument("must be a full commit sha (40 lowercase hex digits)", field);
     }
   }
   const auto culprits = body.find("culprits");
@@ -227,8 +228,8 @@ Result<BisectReportUpload> DecodeBisectReportUpload(const json& body) {
   for (std::size_t i = 0; i < culprits->size(); ++i) {
     const json& c = (*culprits)[i];
     if (!c.is_object() || !c.contains("sha") || !c["sha"].is_string() ||
-        !IsSha(c["sha"].get<std::string>())) {
-      return InvalidArgument("must be an object with a full commit sha",
+        !IsSha(c["sha"].get<std::string>(), HexCase::kLower)) {
+      return InvalidArgument("must be an object with a full commit sha (40 lowercase hex digits)",
                              ElementPath("culprits", i) + ".sha");
     }
   }

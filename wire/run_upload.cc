@@ -180,8 +180,7 @@ class Decoder {
     if (Member(object, key) == nullptr) return {};
     const std::optional<Rfc3339Time> time = ParseRfc3339(*out);
     if (!time) {
-      return InvalidArgument("not an RFC 3339 timestamp (YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM))",
-                             FieldPath(path, key));
+      return InvalidArgument(std::string(kRfc3339Rule), FieldPath(path, key));
     }
     *instant = time->instant;
     return {};
@@ -283,6 +282,14 @@ class Decoder {
         ReadString(object, "benchmark", path, Need::kRequired, &series->key.benchmark));
     PERFGATE_WIRE_TRY(ReadString(object, "metric", path, Need::kRequired, &series->key.metric));
     PERFGATE_WIRE_TRY(ReadString(object, "unit", path, Need::kOptional, &series->unit));
+    for (auto [key, text] :
+         {std::pair{"suite", &series->key.suite}, std::pair{"benchmark", &series->key.benchmark},
+          std::pair{"metric", &series->key.metric}, std::pair{"unit", &series->unit}}) {
+      if (text->size() > kMaxSeriesTextBytes) {
+        return InvalidArgument("longer than " + std::to_string(kMaxSeriesTextBytes) + " bytes",
+                               FieldPath(path, key));
+      }
+    }
     std::string direction;
     PERFGATE_WIRE_TRY(ReadString(object, "direction", path, Need::kRequired, &direction));
     if (direction == "lower") {

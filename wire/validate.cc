@@ -100,6 +100,7 @@ std::optional<Rfc3339Time> ParseRfc3339(std::string_view text) {
     }
     if (pos == begin) return std::nullopt;
     time.fraction_digits = pos - begin;
+    if (time.fraction_digits > kMaxFractionDigits) return std::nullopt;
     for (size_t i = time.fraction_digits; i < 9; ++i) nanos *= 10;
   }
   if (literal('Z')) {
@@ -111,7 +112,9 @@ std::optional<Rfc3339Time> ParseRfc3339(std::string_view text) {
     if (!number(2, &offset_hours) || !literal(':') || !number(2, &offset_minutes)) {
       return std::nullopt;
     }
-    if (offset_hours > 23 || offset_minutes > 59) return std::nullopt;
+    if (offset_minutes > 59 || offset_hours * 60 + offset_minutes > kMaxUtcOffsetMinutes) {
+      return std::nullopt;
+    }
     time.offset_seconds = sign * (offset_hours * 3600 + offset_minutes * 60);
   } else {
     return std::nullopt;
@@ -121,6 +124,9 @@ std::optional<Rfc3339Time> ParseRfc3339(std::string_view text) {
                               time.hour * 3600 + time.minute * 60 + time.second -
                               time.offset_seconds;
   time.instant.nanos = nanos;
+  static const int64_t kFirst = DaysFromCivil(kMinYear, 1, 1) * 86400;
+  static const int64_t kLast = DaysFromCivil(kMaxYear, 12, 31) * 86400 + 86399;
+  if (time.instant.unix_seconds < kFirst || time.instant.unix_seconds > kLast) return std::nullopt;
   return time;
 }
 

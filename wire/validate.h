@@ -21,8 +21,14 @@ bool IsSha(std::string_view text, HexCase letters = HexCase::kAny);
 // A canonical UUID: 8-4-4-4-12 hex digits.
 bool IsUuid(std::string_view text, HexCase letters = HexCase::kAny);
 
-// Project, branch and testbed names: 1..kMaxNameLength characters from [A-Za-z0-9._/-].
+// Project, branch and testbed names: 1..kMaxNameLength characters from [A-Za-z0-9._/-]. The
+// database's CHECKs allow as much (projects since migration 0018, branches and testbeds 256).
 inline constexpr size_t kMaxNameLength = 200;
+
+// A series' suite, benchmark, metric and unit: at most this many bytes each. PostgreSQL's
+// unique indexes on (project, suite, benchmark) and (project, metric, unit) take 2,704 bytes a
+// row at most; two of these fit with room to spare.
+inline constexpr size_t kMaxSeriesTextBytes = 1024;
 bool IsName(std::string_view text);
 
 // A build's version (`git describe` output, "v1.2.0-3-g1a2b3c4-dirty"): 1..kMaxVersionLength
@@ -50,8 +56,22 @@ struct Rfc3339Time {
   Instant instant;             // nanoseconds from the first 9 fraction digits
 };
 
+// What PostgreSQL's timestamptz takes as written, where every accepted time ends up, and what
+// reads back as RFC 3339: the instant within the years 0001..9999 in UTC (PostgreSQL has no
+// year 0; a 5-digit year is no RFC 3339), UTC offsets within +-15:59 (its "time zone
+// displacement" range), no more fraction digits than nanoseconds (a long fraction overflows its
+// date/time text).
+inline constexpr int64_t kMinYear = 1, kMaxYear = 9999;
+inline constexpr int64_t kMaxUtcOffsetMinutes = 15 * 60 + 59;
+inline constexpr size_t kMaxFractionDigits = 9;
+// The refusal every decoder and query parameter gives for a timestamp ParseRfc3339 refuses.
+inline constexpr std::string_view kRfc3339Rule =
+    "not an RFC 3339 timestamp (YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM)) that can be stored: years "
+    "0001..9999 in UTC, UTC offset within +-15:59, at most 9 fraction digits";
+
 // Strict RFC 3339 date-time: YYYY-MM-DDTHH:MM:SS(.frac)?(Z|+HH:MM|-HH:MM), upper-case T and Z,
-// calendar-checked (leap years; second 60 allowed for leap seconds). nullopt otherwise.
+// calendar-checked (leap years; second 60 allowed for leap seconds), narrowed to the limits
+// above. nullopt otherwise.
 std::optional<Rfc3339Time> ParseRfc3339(std::string_view text);
 bool IsRfc3339(std::string_view text);
 

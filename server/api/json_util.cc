@@ -91,8 +91,7 @@ Result<std::string> TimeParam(const http::Request& request, std::string_view nam
   auto text = request.Query(name);
   if (!text) return std::string();
   if (!wire::IsRfc3339(*text)) {
-    return InvalidArgument("not an RFC 3339 timestamp (YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM))",
-                           std::string(name));
+    return InvalidArgument(std::string(wire::kRfc3339Rule), std::string(name));
   }
   return *text;
 }

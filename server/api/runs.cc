@@ -1,6 +1,7 @@
 // Runs: POST /api/v1/projects/{project}/runs (ingest, wire format v1),
 // GET /api/v1/projects/{project}/runs (filtered, paged) and GET .../runs/{id}. Everything is
 // validated before the store is called, so a rejected upload stores nothing.
+#include <algorithm>
 #include <cctype>
 
 #include "server/api/auth.h"
@@ -20,7 +21,8 @@ using nlohmann::json;
 Result<wire::RunUpload> DecodeUpload(const http::Request& request, const store::Project& project,
                                      int json_max_depth) {
   wire::DecodeLimits limits;
-  limits.max_depth = json_max_depth;
+  // An upload is at most 32 deep (docs/wire-format.md), however deep other bodies may go.
+  limits.max_depth = std::min(limits.max_depth, json_max_depth);
   auto run = wire::DecodeRunUpload(request.body, limits);
   if (!run) return run;
   if (run->project != project.name) {

@@ -43,7 +43,17 @@ std::optional<Response> RefuseFraming(const RequestFraming& framing) {
   if (framing.version >= 11 && !framing.has_host) {
     return ErrorResponse(400, "INVALID_ARGUMENT", "HTTP/1.1 request without a Host header", "Host");
   }
+  if (!framing.repeated_field.empty()) {
+    const std::string field(framing.repeated_field);
+    return ErrorResponse(400, "INVALID_ARGUMENT", "more than one " + field + " header", field);
+  }
   const std::string_view transfer = Trim(framing.transfer_encoding);
+  if (framing.version < 11 && !transfer.empty()) {
+    return ErrorResponse(400, "INVALID_ARGUMENT",
+                         "Transfer-Encoding in an HTTP/1.0 request (RFC 9112 section 6.1); send "
+                         "the body with Content-Length",
+                         "Transfer-Encoding");
+  }
   if (!transfer.empty() && !EqualsIgnoringCase(transfer, "chunked")) {
     return ErrorResponse(501, "NOT_IMPLEMENTED",
                          "Transfer-Encoding \"" + std::string(transfer) +

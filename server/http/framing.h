@@ -15,10 +15,20 @@ struct RequestFraming {
   bool has_host = false;               // a Host field is present (its value may be empty)
   std::string_view content_encoding;   // the Content-Encoding field, "" when absent
   std::string_view transfer_encoding;  // the Transfer-Encoding field, "" when absent
+  // The first of kSingletonFields that the request repeats, "" when none is.
+  std::string_view repeated_field;
 };
+
+// Fields a request may carry once: a second Host is ambiguous framing (RFC 9112 section 3.2), a
+// second Authorization or Content-Type would be ignored by whichever reader takes the first
+// (Content-Length twice is refused by the parser already).
+inline constexpr std::string_view kSingletonFields[] = {"Host", "Authorization", "Content-Type"};
 
 // The error response for a request the server refuses to read, nullopt when it may go on:
 //   400 an HTTP/1.1 request without Host (RFC 9112 section 3.2);
+//   400 a field of kSingletonFields given twice, naming it;
+//   400 Transfer-Encoding in an HTTP/1.0 request (RFC 9112 section 6.1: faulty framing; the
+//       connection closes after the answer, as after every refusal here);
 //   501 a Transfer-Encoding other than "chunked" (gzip, deflate, "gzip, chunked", ...);
 //   415 a Content-Encoding other than "identity" (request bodies are never decoded).
 // Field names and codings compare case-insensitively; each message names the coding.

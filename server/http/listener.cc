@@ -64,10 +64,21 @@ bool Listener::BurstLog::End(std::size_t count) {
   return false;
 }
 
-void Listener::Close() {
+void Listener::Close(bool admit_backlog) {
+  admit_after_close_ = admit_backlog;
   closed_ = true;
   std::lock_guard lock(mutex_);
   boost::system::error_code ignored;
+  if (admit_backlog && acceptor_.is_open()) {
+    acceptor_.non_blocking(true, ignored);
+    while (ConnectionPending()) {
+      tcp::socket socket(net::make_strand(ioc_));
+      boost::system::error_code ec;
+      acceptor_.accept(socket, ec);
+      if (ec) break;  // taken by the accept in flight, or out of descriptors
+      callbacks_.admit(std::move(socket));
+    }
+  }
   acceptor_.close(ignored);
   backoff_.cancel();
 }
@@ -91,7 +102,7 @@ void Listener::Resume() {
 }
 
 void Listener::OnAccept(const boost::system::error_code& ec, tcp::socket socket) {
-  if (!ec && !closed_) Admit(std::move(socket), last_accept_failed_);
+  if (!ec && (!closed_ || admit_after_close_)) Admit(std::move(socket), last_accept_failed_);
   last_accept_failed_ = ec && IsResourceExhaustion(ec);
   std::lock_guard lock(mutex_);
   if (!acceptor_.is_open()) return;  // closed by Close()

@@ -58,10 +58,12 @@ class Listener {
   void Start();
 
   // Stops accepting at once, from any thread, even while every I/O thread is busy: the socket
-  // is closed (new connections are refused) and a pause cancelled; a connection whose accept
-  // completes meanwhile is closed, not admitted. Idempotent. The context's threads must be
-  // stopped before the Listener is destroyed.
-  void Close();
+  // is closed (new connections are refused) and a pause cancelled. With `admit_backlog`, the
+  // connections already waiting in the backlog are first accepted and admitted (their clients
+  // may have sent a whole request), and so is one whose accept completes meanwhile; without,
+  // they are closed. Idempotent. The context's threads must be stopped before the Listener is
+  // destroyed.
+  void Close(bool admit_backlog = false);
 
   // A connection asked to close for room has closed: accepting goes on at once (posted to the
   // context). Any thread, under any lock.
@@ -96,6 +98,7 @@ class Listener {
   boost::asio::steady_timer backoff_;        // under mutex_
   std::uint16_t port_ = 0;
   std::atomic<bool> closed_{false};
+  std::atomic<bool> admit_after_close_{false};  // Close(true): late accepts are admitted
   // Connections closed at once (over max_connections) or accept() failures since the last
   // connection admitted. Touched only by the accept chain, which has one step in flight at a time.
   std::size_t refused_in_burst_ = 0;

@@ -46,6 +46,9 @@ constexpr std::string_view kProtocolRoute = "protocol";
 // How long a connection closed after an error keeps draining what the client still sends, so
 // that the kernel does not answer the unread bytes with a reset that destroys our response.
 constexpr std::chrono::milliseconds kMaxLinger{5'000};
+// While the server stops, a request is read only from what has arrived: a read begun then (the
+// rest of a request whose first bytes were waiting, or a body after its header) ends after this.
+constexpr std::chrono::milliseconds kStopReadGrace{1'000};
 
 class Session;
 
@@ -111,11 +114,13 @@ class Session : public std::enable_shared_from_this<Session> {
     net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->WaitForRequest(); });
   }
 
-  // Called from Stop(), on any thread.
+  // Called from Stop(), on any thread. A connection waiting for a request, or for the rest of
+  // one, with no byte of it unread is cut; one whose request is (or may be) fully received goes
+  // on, is answered and then closes (Stop() caps how long).
   void Shutdown() {
     net::post(stream_.get_executor(), [self = shared_from_this()] {
-      // Only an idle connection is cut; one mid-request finishes and then closes.
-      if (self->state_ == State::kIdle) self->stream_.cancel();
+      const bool waiting = self->state_ == State::kIdle || self->state_ == State::kReading;
+      if (waiting && !self->BytesUnread(self->state_ == State::kIdle)) self->stream_.cancel();
     });
   }
 
@@ -144,8 +149,19 @@ class Session : public std::enable_shared_from_this<Session> {
     return std::min(options().header_timeout, options().read_timeout);
   }
 
+  // Bytes of a request that the kernel holds and nobody has read (or, `buffered`, the buffer
+  // holds): a client that sent them before the stop is answered.
+  bool BytesUnread(bool buffered) {
+    beast::error_code ec;
+    return (buffered && buffer_.size() > 0) || stream_.socket().available(ec) > 0;
+  }
+
+  std::chrono::steady_clock::time_point ReadDeadline(std::chrono::steady_clock::time_point at) {
+    return server_->stopping ? std::min(at, std::chrono::steady_clock::now() + kStopReadGrace) : at;
+  }
+
   void WaitForRequest() {
-    if (server_->stopping) return Close();
+    if (server_->stopping && !BytesUnread(true)) return Close();
     state_ = State::kIdle;
     // Pipelined bytes already buffered: the next request has begun.
     if (buffer_.size() > 0) return ReadHeader();
@@ -171,7 +187,7 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_->body_limit(options().body_limit);
     request_started_ = std::chrono::steady_clock::now();
     head_request_ = false;
-    stream_.expires_at(request_started_ + HeaderTimeout());
+    stream_.expires_at(ReadDeadline(request_started_ + HeaderTimeout()));
     bhttp::async_read_header(stream_, buffer_, *parser_,
                              [self = shared_from_this()](beast::error_code ec, std::size_t) {
                                if (ec) return self->OnReadError(ec);
@@ -181,9 +197,14 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnHeader() {
     const auto& request = parser_->get();
-    if (auto refused = RefuseFraming(
-            {request.version(), request.find(bhttp::field::host) != request.end(),
-             request[bhttp::field::content_encoding], request[bhttp::field::transfer_encoding]})) {
+    std::string_view repeated;
+    for (std::string_view name : kSingletonFields) {
+      if (repeated.empty() && request.count(name) > 1) repeated = name;
+    }
+    if (auto refused =
+            RefuseFraming({request.version(), request.find(bhttp::field::host) != request.end(),
+                           request[bhttp::field::content_encoding],
+                           request[bhttp::field::transfer_encoding], repeated})) {
       server_->Observe(kProtocolRoute, refused->status, 0.0);
       // The body (if any) stays unread: the connection closes after the answer.
       return Write(std::move(*refused), /*keep_alive=*/false, /*linger=*/true, request.version());
@@ -202,7 +223,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void ReadBody() {
-    stream_.expires_at(request_started_ + options().read_timeout);
+    stream_.expires_at(ReadDeadline(request_started_ + options().read_timeout));
     bhttp::async_read(stream_, buffer_, *parser_,
                       [self = shared_from_this()](beast::error_code ec, std::size_t) {
                         if (ec) return self->OnReadError(ec);
@@ -437,8 +458,9 @@ void Server::Stop() {
   impl.stopped = true;
   impl.stopping = true;
   // Closed here rather than on the pool: new connections are refused at once even while every
-  // pool thread is busy in a handler.
-  impl.listener->Close();
+  // pool thread is busy in a handler. The connections already made (in the backlog) are
+  // admitted first: their requests may be sent whole, and closing them unaccepted resets them.
+  impl.listener->Close(/*admit_backlog=*/true);
   for (const auto& session : impl.sessions.Live()) session->Shutdown();
   impl.sessions.WaitUntilEmpty(impl.options.shutdown_timeout);
   impl.ioc->stop();

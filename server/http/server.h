@@ -43,8 +43,9 @@ struct ServerOptions {
   // is read. Kept below the process's file descriptor limit, it also keeps accept() from
   // failing with EMFILE (which the server then answers with a short pause, not a busy loop).
   std::size_t max_connections = 512;
-  // How long Stop() waits for in-flight requests before it abandons their connections.
-  std::chrono::milliseconds shutdown_timeout{30'000};
+  // The drain cap (limits.drain_ms): how long Stop() waits for the requests already received
+  // to be answered before it abandons their connections.
+  std::chrono::milliseconds shutdown_timeout{10'000};
 };
 
 class Server {
@@ -64,11 +65,13 @@ class Server {
   // Client connections open now (admitted and not yet closed).
   std::size_t ConnectionCount() const;
 
-  // Stops accepting at once (new connections are refused), closes idle keep-alive connections,
-  // lets requests being read, handled or written finish (their responses say Connection: close)
-  // until options.shutdown_timeout, then drops what is left and joins the threads. A handler
-  // still running past the deadline is waited for (it cannot be interrupted). Idempotent; must
-  // not be called from a handler.
+  // Stops accepting at once (new connections are refused; those already in the backlog are
+  // taken), closes idle connections and ones whose request is half sent (no byte of it waiting
+  // unread; a read begun while stopping ends after 1 s), answers every request already received --
+  // handled, queued for the heavy pool, or with its bytes waiting unread -- (Connection: close)
+  // until options.shutdown_timeout, then drops what is left and joins the threads. A handler still
+  // running past the deadline is waited for (it cannot be interrupted). Idempotent; must not be
+  // called from a handler.
   void Stop();
 
   struct Impl;

@@ -143,7 +143,7 @@ std::vector<double> ParseFloat8Array(std::string_view text) {
 
 bool IsStorableRfc3339(std::string_view text) {
   const std::optional<wire::Rfc3339Time> time = wire::ParseRfc3339(text);
-  return time && time->year >= 1 && time->second <= 59 && time->fraction_digits <= 9;
+  return time && time->second <= 59;
 }
 
 std::string HexEncode(std::string_view bytes) {

@@ -39,8 +39,8 @@ std::vector<double> ParseFloat8Array(std::string_view text);
 // server printing and the client parsing decimal text. False on anything else.
 bool AppendFloat8ArraySend(std::string_view bytea_hex, std::vector<double>& out);
 
-// wire::IsRfc3339 narrowed to what the stores take as written: year 1 or later, no leap
-// second, at most 9 fraction digits (so that PostgreSQL's cast cannot fail on it).
+// wire::IsRfc3339 (already narrowed to what PostgreSQL's cast takes: year, offset, fraction)
+// without a leap second.
 bool IsStorableRfc3339(std::string_view text);
 
 std::string HexEncode(std::string_view bytes);

@@ -42,12 +42,16 @@ class HttpFramingTest : public ::testing::Test {
 
   // Sends `request` on a fresh connection; expects a refusal with `status` whose body names
   // `named`, the connection closed after it, and no handler run.
-  void ExpectRefused(const std::string& request, int status, std::string_view named) {
+  void ExpectRefused(const std::string& request, int status, std::string_view named,
+                     std::string_view version = "HTTP/1.1") {
     RawSocket socket(server_->port());
     ASSERT_TRUE(socket.Send(request));
     std::string head = socket.ReceiveHead();
-    EXPECT_EQ(head.substr(0, 12), "HTTP/1.1 " + std::to_string(status)) << head;
-    EXPECT_NE(head.find("Connection: close"), std::string::npos) << head;
+    EXPECT_EQ(head.substr(0, 12), std::string(version) + " " + std::to_string(status)) << head;
+    // HTTP/1.0 closes unless told otherwise: no Connection field is needed to say so.
+    if (version != "HTTP/1.0") {
+      EXPECT_NE(head.find("Connection: close"), std::string::npos) << head;
+    }
     auto length_at = head.find("Content-Length: ");
     ASSERT_NE(length_at, std::string::npos) << head;
     std::string body = socket.Receive(std::stoul(head.substr(length_at + 16)));
@@ -63,6 +67,28 @@ class HttpFramingTest : public ::testing::Test {
 
 TEST_F(HttpFramingTest, Http11WithoutHostIs400) {
   ExpectRefused("GET /hello HTTP/1.1\r\n\r\n", 400, "Host");
+}
+
+// RFC 9112 section 6.1: Transfer-Encoding in an HTTP/1.0 message is faulty framing (1.0 has no
+// chunked coding; an intermediary may read the body differently), answered 400 and closed.
+TEST_F(HttpFramingTest, Http10WithTransferEncodingIs400AndClosed) {
+  ExpectRefused("POST /echo HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+                400, "Transfer-Encoding", "HTTP/1.0");
+}
+
+// A second Authorization, Host or Content-Type is refused naming it, whichever came first;
+// no handler sees the request (it would read only the first).
+TEST_F(HttpFramingTest, RepeatedSingletonHeadersAre400NamingThem) {
+  ExpectRefused(
+      "GET /hello HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer a\r\n"
+      "authorization: Bearer b\r\n\r\n",
+      400, "more than one Authorization header");
+  ExpectRefused("GET /hello HTTP/1.1\r\nHost: t\r\nHost: u\r\n\r\n", 400,
+                "more than one Host header");
+  ExpectRefused(
+      "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\n"
+      "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+      400, "more than one Content-Type header");
 }
 
 TEST_F(HttpFramingTest, Http10WithoutHostIsServed) {

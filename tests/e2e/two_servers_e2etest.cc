@@ -30,68 +30,12 @@
 #include "tests/testing/ids.h"
 #include "tests/testing/level_results.h"
 #include "tests/testing/pg_cluster.h"
+#include "tests/testing/server_process.h"
 
 namespace perfgate::testing {
 namespace {
 
 using nlohmann::json;
-
-// One perfgate-server child process on `dsn`, on a loopback port it picks; SIGTERM on Stop().
-class ServerProcess {
- public:
-  // Forks and execs the server; Port() then waits for its "listening on" line.
-  ServerProcess(const std::string& dsn, const std::string& admin_token) {
-    int out[2];
-    if (::pipe(out) != 0) return;
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(out[1], STDOUT_FILENO);
-      ::close(out[0]);
-      ::close(out[1]);
-      ::setenv("PERFGATE_ADMIN_TOKEN", admin_token.c_str(), 1);
-      const std::string binary = std::string(PERFGATE_BIN_DIR) + "/perfgate-server";
-      ::execl(binary.c_str(), binary.c_str(), "--database-url", dsn.c_str(), "--listen",
-              "127.0.0.1:0", "--threads", "4", "--log-level", "warn", static_cast<char*>(nullptr));
-      std::perror("exec perfgate-server");
-      ::_exit(127);
-    }
-    ::close(out[1]);
-    stdout_ = ::fdopen(out[0], "r");
-  }
-  ~ServerProcess() { Stop(); }
-
-  // The port from the server's "listening on http://127.0.0.1:PORT" line; 0 when it exited first.
-  int Port() {
-    if (port_ != 0 || stdout_ == nullptr) return port_;
-    std::array<char, 1024> line{};
-    while (std::fgets(line.data(), static_cast<int>(line.size()), stdout_) != nullptr) {
-      const std::string text(line.data());
-      const std::string marker = "listening on http://127.0.0.1:";
-      if (auto at = text.find(marker); at != std::string::npos) {
-        port_ = std::atoi(text.c_str() + at + marker.size());
-        break;
-      }
-    }
-    return port_;
-  }
-
-  // SIGTERM and wait; the exit status (0: a graceful stop), -1 when not running.
-  int Stop() {
-    if (pid_ <= 0) return -1;
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    if (stdout_ != nullptr) std::fclose(stdout_);
-    stdout_ = nullptr;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-  FILE* stdout_ = nullptr;
-  int port_ = 0;
-};
 
 // A main-branch run of three benchmarks at `scale` (BM_A times a) with ~1% run-to-run noise.
 json Upload(int run, int commit, double a_factor, double c_factor) {

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "server/http/framing.h"
 #include "server/http/router.h"
@@ -63,9 +64,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (!parser.is_header_done()) return 0;  // the server would wait for more, then time out
   const auto& message = parser.get();
+  std::string_view repeated;  // as the server finds it (server.cc, Session::OnHeader)
+  for (std::string_view name : http::kSingletonFields) {
+    if (repeated.empty() && message.count(name) > 1) repeated = name;
+  }
   if (http::RefuseFraming({message.version(), message.find(bhttp::field::host) != message.end(),
                            message[bhttp::field::content_encoding],
-                           message[bhttp::field::transfer_encoding]})) {
+                           message[bhttp::field::transfer_encoding], repeated})) {
     return 0;
   }
   if (!parser.is_done()) return 0;

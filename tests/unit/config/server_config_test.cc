@@ -43,6 +43,7 @@ TEST(ServerConfig, Defaults) {
   EXPECT_EQ(config.limits.read_timeout_ms, 30000);
   EXPECT_EQ(config.limits.idle_timeout_ms, 60000);
   EXPECT_EQ(config.limits.header_timeout_ms, 10000);
+  EXPECT_EQ(config.limits.drain_ms, 10000);
   EXPECT_EQ(config.limits.max_connections, 512);
   EXPECT_EQ(config.limits.statement_timeout_ms, 30000);
   EXPECT_EQ(config.limits.json_depth, 64);
@@ -70,6 +71,7 @@ limits:
   read_timeout_ms: 5000
   idle_timeout_ms: 7000
   header_timeout_ms: 3000
+  drain_ms: 1500
   max_connections: 64
   statement_timeout_ms: 2500
   json_depth: 20
@@ -96,6 +98,7 @@ admin_token: )" + std::string(kToken) + "\n");
   EXPECT_EQ(config->limits.read_timeout_ms, 5000);
   EXPECT_EQ(config->limits.idle_timeout_ms, 7000);
   EXPECT_EQ(config->limits.header_timeout_ms, 3000);
+  EXPECT_EQ(config->limits.drain_ms, 1500);
   EXPECT_EQ(config->limits.max_connections, 64);
   EXPECT_EQ(config->limits.statement_timeout_ms, 2500);
   EXPECT_EQ(config->limits.json_depth, 20);
@@ -164,6 +167,7 @@ TEST(ServerConfig, BadFilesNameFileLineAndKey) {
       {"limits:\n  read_timeout_ms: 0\n", "server.yaml:2: limits.read_timeout_ms: ", "must be"},
       {"limits:\n  idle_timeout_ms: 1h\n", "server.yaml:2: limits.idle_timeout_ms: ", "integer"},
       {"limits:\n  header_timeout_ms: 0\n", "server.yaml:2: limits.header_timeout_ms: ", "must be"},
+      {"limits:\n  drain_ms: 0\n", "server.yaml:2: limits.drain_ms: ", "must be"},
       {"limits:\n  max_connections: 0\n", "server.yaml:2: limits.max_connections: ", "must be"},
       {"limits:\n  statement_timeout_ms: 0\n",
        "server.yaml:2: limits.statement_timeout_ms: ", "must be in"},

@@ -122,9 +122,10 @@ TEST(WireDecode, SqlLookingStringsAreJustData) {
   EXPECT_EQ(json::parse(run.ci.extra_json)["note"], "DELETE FROM tokens");
 }
 
-TEST(WireDecode, TimestampsAcceptTheWholeRfc3339Grammar) {
-  for (const char* time : {"2024-02-29T23:59:60Z", "2000-02-29T00:00:00.123456789123-00:30",
-                           "1999-12-31T23:59:59+23:59", "2024-01-01T00:00:00.5+00:00"}) {
+TEST(WireDecode, TimestampsAcceptRfc3339WithinWhatPostgresqlStores) {
+  for (const char* time :
+       {"2024-02-29T23:59:60Z", "2000-02-29T00:00:00.123456789-00:30", "1999-12-31T23:59:59+15:59",
+        "2024-01-01T00:00:00.5+00:00", "0001-01-01T00:00:00-15:59", "9999-12-31T23:59:59+15:59"}) {
     json body = Minimal();
     body["commit"]["time"] = time;
     EXPECT_EQ(MustDecode(body.dump()).commit.time, time);
@@ -136,6 +137,39 @@ TEST(WireDecode, TimestampsAcceptTheWholeRfc3339Grammar) {
   MustDecode(body.dump());
   body["finished_at"] = body["started_at"];
   MustDecode(body.dump());
+}
+
+// Each of these is RFC 3339 yet refused by PostgreSQL's timestamptz; the decoder refuses them
+// first, naming the field, instead of the store failing without one.
+TEST(WireDecode, TimestampsPostgresqlCannotStoreAreRefusedNamingTheField) {
+  for (const char* time : {"0000-01-01T00:00:00Z", "0001-01-01T00:00:00+00:01",
+                           "9999-12-31T23:59:59-00:01", "1999-12-31T23:59:59+16:00",
+                           "1999-12-31T23:59:59-23:59", "2000-02-29T00:00:00.1234567891Z"}) {
+    for (const char* field : {"started_at", "finished_at"}) {
+      json body = Minimal();
+      body[field] = time;
+      auto run = DecodeRunUpload(body.dump());
+      ASSERT_FALSE(run.has_value()) << field << " " << time;
+      EXPECT_EQ(run.error().field, field) << time;
+    }
+    json body = Minimal();
+    body["commit"]["time"] = time;
+    auto run = DecodeRunUpload(body.dump());
+    ASSERT_FALSE(run.has_value()) << time;
+    EXPECT_EQ(run.error().field, "commit.time") << time;
+  }
+}
+
+TEST(WireDecode, SeriesTextsLongerThanTheIndexesTakeAreRefusedNamingTheField) {
+  for (const char* key : {"suite", "benchmark", "metric", "unit"}) {
+    json body = Minimal();
+    body["results"][0][key] = std::string(kMaxSeriesTextBytes, 'x');
+    MustDecode(body.dump());
+    body["results"][0][key] = std::string(kMaxSeriesTextBytes + 1, 'x');
+    auto run = DecodeRunUpload(body.dump());
+    ASSERT_FALSE(run.has_value()) << key;
+    EXPECT_EQ(run.error().field, std::string("results[0].") + key);
+  }
 }
 
 TEST(WireDecode, NegativeValuesAreFineForNonTimeUnits) {

@@ -1,0 +1,93 @@
+// One perfgate-server child process (the built binary, PERFGATE_BIN_DIR) on a database DSN and a
+// loopback port it picks, with extra flags (--config ...); SIGTERM and the exit status on Stop().
+// For tests of the process as an operator runs it: several servers on one database, shutdown.
+#pragma once
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace perfgate::testing {
+
+class ServerProcess {
+ public:
+  // Forks and execs the server; Port() then waits for its "listening on" line.
+  ServerProcess(const std::string& dsn, const std::string& admin_token,
+                const std::vector<std::string>& extra_args = {}) {
+    int out[2];
+    if (::pipe(out) != 0) return;
+    std::vector<std::string> args = {std::string(PERFGATE_BIN_DIR) + "/perfgate-server",
+                                     "--database-url",
+                                     dsn,
+                                     "--listen",
+                                     "127.0.0.1:0",
+                                     "--threads",
+                                     "4",
+                                     "--log-level",
+                                     "warn"};
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(out[1], STDOUT_FILENO);
+      ::close(out[0]);
+      ::close(out[1]);
+      ::setenv("PERFGATE_ADMIN_TOKEN", admin_token.c_str(), 1);
+      ::execv(argv[0], argv.data());
+      std::perror("exec perfgate-server");
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    stdout_ = ::fdopen(out[0], "r");
+  }
+  ~ServerProcess() { Stop(); }
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  // The port from the server's "listening on http://127.0.0.1:PORT" line; 0 when it exited first.
+  int Port() {
+    if (port_ != 0 || stdout_ == nullptr) return port_;
+    std::array<char, 1024> line{};
+    while (std::fgets(line.data(), static_cast<int>(line.size()), stdout_) != nullptr) {
+      const std::string text(line.data());
+      const std::string marker = "listening on http://127.0.0.1:";
+      if (auto at = text.find(marker); at != std::string::npos) {
+        port_ = std::atoi(text.c_str() + at + marker.size());
+        break;
+      }
+    }
+    return port_;
+  }
+
+  // Sends SIGTERM without waiting.
+  void Terminate() {
+    if (pid_ > 0) ::kill(pid_, SIGTERM);
+  }
+
+  // SIGTERM and wait; the exit status (0: a graceful stop), -1 when not running or killed.
+  int Stop() {
+    if (pid_ <= 0) return -1;
+    Terminate();
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    if (stdout_ != nullptr) std::fclose(stdout_);
+    stdout_ = nullptr;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  FILE* stdout_ = nullptr;
+  int port_ = 0;
+};
+
+}  // namespace perfgate::testing
