@@ -132,6 +132,24 @@ TEST_F(CreepStoreTest, StoredReadRefreshedAndNeverTurnedIntoAStep) {
   EXPECT_DOUBLE_EQ(a.creep->slope, 0.012);
   EXPECT_NEAR(a.magnitude, 0.084, 1e-12);
 
+  // The Grafana alerts view (migration 0019) shows the range's end, its commit, the slope and the
+  // group.
+  auto view = pool_->WithTransaction<pqxx::result>([&](pqxx::work& tx) -> Result<pqxx::result> {
+    return tx.exec(
+        "SELECT kind, range_end, range_end_sha, creep_slope, creep_slope_low, creep_slope_high, "
+        "group_id IS NOT NULL FROM perfgate_views.alerts");
+  });
+  ASSERT_TRUE(view.has_value()) << view.error().ToString();
+  ASSERT_EQ(view->size(), 1u);
+  const pqxx::row row = (*view)[0];
+  EXPECT_EQ(row[0].as<std::string>(), "creep");
+  EXPECT_EQ(row[1].as<int>(), 10);
+  EXPECT_EQ(row[2].as<std::string>(), testing::StoreSha(11));
+  EXPECT_DOUBLE_EQ(row[3].as<double>(), 0.012);
+  EXPECT_DOUBLE_EQ(row[4].as<double>(), 0.012 * 0.9);
+  EXPECT_DOUBLE_EQ(row[5].as<double>(), 0.012 * 1.1);
+  EXPECT_TRUE(row[6].as<bool>());
+
   // The schema itself: a creep without its figures, or a step with them, is refused.
   auto refused = [&](const std::string& sql) {
     auto r = pool_->WithTransaction<int>([&](pqxx::work& tx) -> Result<int> {
