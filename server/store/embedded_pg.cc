@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -408,6 +409,34 @@ Result<std::string> EmbeddedPostgres::EnsureAppRole() {
   app_dsn_ = "host=127.0.0.1 port=" + std::to_string(port_) + " user=" + kAppRole +
              " password=" + QuoteDsnValue(password) + " dbname=" + QuoteDsnValue(options_.database);
   return app_dsn_;
+}
+
+Result<void> EmbeddedPostgres::Restart() {
+  if (bin_dir_.empty() || password_.empty()) {
+    return MakeError(ErrorCode::kUnavailable, "the embedded PostgreSQL was never started");
+  }
+  if (auto r = StartServer(); !r) return r;
+  running_ = true;
+  return {};
+}
+
+int EmbeddedPostgres::LivePostmasterPid() const {
+  std::ifstream pid_file(data_dir_ / "postmaster.pid");
+  int pid = 0;
+  if (!(pid_file >> pid) || pid <= 0) return 0;
+  std::error_code ec;
+  if (!fs::exists("/proc/self/stat", ec)) return kill(pid, 0) == 0 || errno == EPERM ? pid : 0;
+  // "<pid> (<comm>) <state> ...": a zombie (Z, X) is dead; another name means the pid was reused.
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(stat, text)) return 0;
+  const size_t open = text.find('(');
+  const size_t close = text.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close + 2 >= text.size()) return 0;
+  const std::string comm = text.substr(open + 1, close - open - 1);
+  const char state = text[close + 2];
+  if (comm != "postgres" || state == 'Z' || state == 'X') return 0;
+  return pid;
 }
 
 Result<void> EmbeddedPostgres::Stop() {
