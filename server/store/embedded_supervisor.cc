@@ -22,6 +22,7 @@ using std::chrono::milliseconds;
 // Before a restart counts the postmaster as gone, it is looked for once more after this: an
 // operator's `pg_ctl restart` leaves a moment without a postmaster.pid.
 constexpr milliseconds kConfirmGone{200};
+constexpr const char* kNoSpace = "no space left on device";
 
 std::string Lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),
@@ -40,7 +41,19 @@ std::string LogTail(const std::filesystem::path& data_dir) {
   return Tail(text.str());
 }
 
-long long Seconds(milliseconds wait) { return (wait.count() + 999) / 1000; }
+// "0.5", "4", "30": a wait in seconds, for messages.
+std::string Seconds(milliseconds wait) {
+  const long long ms = std::max<long long>(0, wait.count());
+  const long long tenths = (ms + 99) / 100;
+  if (tenths % 10 == 0) return std::to_string(tenths / 10);
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10);
+}
+
+std::uint64_t FreeBytes(const std::filesystem::path& dir) {
+  struct statvfs fs {};
+  if (statvfs(dir.c_str(), &fs) != 0) return UINT64_MAX;
+  return static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+}
 
 // Reaps this process's exited children that are postgres processes (a killed postmaster and its
 // backends, adopted through AdoptOrphanedPostmasters: left unreaped, pg_ctl and PostgreSQL take
@@ -89,7 +102,7 @@ std::string SummarizeStartFailure(const std::string& output, const std::string& 
   const std::string text = Lower(output);
   auto has = [&](const char* needle) { return text.find(needle) != std::string::npos; };
   if (has("no space left on device") || has("could not extend file") || has("disk full")) {
-    return "no space left on device";
+    return kNoSpace;
   }
   if (has("could not bind") || has("address already in use")) {
     return "its port is taken by another process";
@@ -177,6 +190,7 @@ void EmbeddedSupervisor::Recover() {
   spdlog::error("embedded PostgreSQL: the postmaster of {} is gone ({}); restarting it. {}: {}",
                 cluster_.data_dir().string(), how.empty() ? "exited" : how,
                 (cluster_.data_dir() / "postgres.log").string(), log_tail);
+  bool disk_bound = false;  // the last attempt failed for want of space
   for (;;) {
     milliseconds wait;
     {
@@ -184,7 +198,13 @@ void EmbeddedSupervisor::Recover() {
       wait = Backoff();
       next_attempt_ = Clock::now() + wait;
     }
-    if (!SleepFor(wait)) return;
+    // A start that failed for want of space is tried again as soon as there is room.
+    const auto until = Clock::now() + wait;
+    while (Clock::now() < until) {
+      const auto left = std::chrono::duration_cast<milliseconds>(until - Clock::now());
+      if (!SleepFor(std::min(left, options_.probe_interval))) return;
+      if (disk_bound && FreeBytes(cluster_.data_dir()) >= options_.min_free_bytes) break;
+    }
     (void)ReapPostgresZombies(0);  // the old backends, as they exit
     if (cluster_.LivePostmasterPid() != 0) {
       // Someone else (an operator's pg_ctl start) brought it back meanwhile.
@@ -219,6 +239,7 @@ void EmbeddedSupervisor::Recover() {
     }
     ++failed_restarts_;
     reason_ = SummarizeStartFailure(started.error().message, "pg_ctl start failed");
+    disk_bound = reason_ == kNoSpace;
     const milliseconds next = Backoff();
     lock.unlock();
     spdlog::error("embedded PostgreSQL: restart attempt {} failed (next in {} s): {}", attempt,
@@ -260,7 +281,7 @@ std::string EmbeddedSupervisor::DownReason() const {
     const auto left = std::max(
         milliseconds(0), std::chrono::duration_cast<milliseconds>(next_attempt_ - Clock::now()));
     return "embedded PostgreSQL restarting (attempt " + std::to_string(attempt_ + 1) +
-           ", next in " + std::to_string(Seconds(left)) + " s): " + reason_;
+           ", next in " + Seconds(left) + " s): " + reason_;
   }
   if (disk_full_) {
     return "embedded PostgreSQL's disk is full (" + std::to_string(free_bytes_ >> 10) +

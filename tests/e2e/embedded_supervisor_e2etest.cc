@@ -2,8 +2,8 @@
 // perfgate-server on its own cluster, whose postmaster is killed (SIGKILL) five times, must take
 // a run (201) again within 10 s each time with no person involved, saying why in /readyz while it
 // is down; and whose disk fills (a small tmpfs, when this process may mount one) must refuse
-// writes with a 503 naming the full disk, store nothing of them, and take them again once space
-// is freed.
+// writes with a 503 naming the full disk, store nothing of them, say why in /readyz (also once
+// PostgreSQL itself stops for want of WAL space), and take writes again once space is freed.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -20,6 +20,7 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -286,6 +287,31 @@ TEST_F(EmbeddedSupervisorE2eTest, AFullDiskRefusesWritesWith503AndRecoversWhenSp
   if (http_->Get("/readyz").body.find("restarting") == std::string::npos) {
     EXPECT_EQ(http_->Get("/api/v1/projects/proj/runs/" + TestRunId(1), ci_).status, 200);
   }
+
+  // PostgreSQL itself stops when it cannot make a WAL segment (PANIC, then a recovery that cannot
+  // write its checkpoint): a switch to the next segment, then a write, as the superuser.
+  {
+    const std::string dsn =
+        "host=127.0.0.1 port=" + ReadFile(pg() / "perfgate.port") +
+        " user=perfgate dbname=perfgate password=" + ReadFile(pg() / "perfgate.password");
+    try {
+      pqxx::connection conn(dsn);
+      pqxx::nontransaction tx(conn);
+      tx.exec("SELECT pg_switch_wal()");
+      tx.exec("CREATE TABLE filler AS SELECT generate_series(1, 100000) AS g");
+    } catch (const std::exception&) {
+      // The PANIC ends this connection; a refused write is enough too.
+    }
+  }
+  std::string down;
+  for (int i = 0; i < 200 && down.empty(); ++i) {
+    ready = http_->Get("/readyz");
+    if (ready.body.find("restarting") != std::string::npos) down = ready.body;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_NE(down.find("no space left on device"), std::string::npos) << down << ready.body;
+  HttpResponse while_down = PostRun(2, 400);
+  EXPECT_EQ(while_down.status, 503) << while_down.body;
 
   // Space freed: writes are taken again, with no person involved.
   fs::remove(filler);
