@@ -99,6 +99,14 @@ std::string QuoteDsnValue(const std::string& value) {
   return quoted + "'";
 }
 
+// The cluster's PostgreSQL major version (PG_VERSION), 0 when unknown.
+int MajorVersion(const fs::path& data_dir) {
+  std::ifstream in(data_dir / "PG_VERSION");
+  int version = 0;
+  in >> version;
+  return version;
+}
+
 }  // namespace
 
 Result<fs::path> FindPostgresBinDir(const fs::path& configured) {
@@ -285,6 +293,10 @@ Result<void> EmbeddedPostgres::StartServer() {
       port_ = *port;
     }
     std::string server_options = "-p " + std::to_string(port_);
+    // After a crash (a killed postmaster), PostgreSQL syncs the data directory before replaying
+    // its WAL; one syncfs() instead of an fsync per file (1,000+ after the migrations) takes
+    // seconds off the supervisor's restart on a busy disk (PostgreSQL 14 and later).
+    if (MajorVersion(data_dir_) >= 14) server_options += " -c recovery_init_sync_method=syncfs";
     if (!options_.durable) {
       server_options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off";
     }
