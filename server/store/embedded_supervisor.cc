@@ -249,9 +249,8 @@ void EmbeddedSupervisor::Recover() {
 }
 
 void EmbeddedSupervisor::CheckDisk() {
-  struct statvfs fs {};
-  if (statvfs(cluster_.data_dir().c_str(), &fs) != 0) return;
-  const std::uint64_t free_bytes = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+  const std::uint64_t free_bytes = FreeBytes(cluster_.data_dir());
+  if (free_bytes == UINT64_MAX) return;  // statvfs failed: nothing known
   const bool full = free_bytes < options_.min_free_bytes;
   bool was_full = false;
   {
