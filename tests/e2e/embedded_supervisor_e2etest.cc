@@ -185,22 +185,29 @@ TEST_F(EmbeddedSupervisorE2eTest, AKilledPostmasterIsBackWithinTenSecondsWithNoP
     ASSERT_GT(pid, 0);
     ASSERT_EQ(::kill(pid, SIGKILL), 0);
     const auto killed = Clock::now();
+    // A backend of the killed postmaster may still commit a moment after the kill: only a run
+    // taken while a new postmaster runs counts as "back".
     HttpResponse posted;
-    while (Clock::now() - killed < std::chrono::seconds(30)) {
+    bool back = false;
+    while (!back && Clock::now() - killed < std::chrono::seconds(30)) {
       HttpResponse ready = http_->Get("/readyz");
       if (ready.status == 503 &&
-          ready.body.find("embedded PostgreSQL restarting") != std::string::npos)
+          ready.body.find("embedded PostgreSQL restarting") != std::string::npos) {
         reason_seen = ready.body;
+      }
       EXPECT_EQ(http_->Get("/healthz").status, 200) << "the process answers throughout";
       posted = PostRun(run);
-      if (posted.status == 201) break;
+      if (posted.status == 201 || posted.status == 200) {
+        ++run;  // stored (200: an earlier try was committed, its answer lost with the kill)
+        const int now = PostmasterPid(pg());
+        back = posted.status == 201 && now != 0 && now != pid;
+        continue;
+      }
       EXPECT_EQ(posted.status, 503) << posted.body;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    ASSERT_EQ(posted.status, 201) << "no run taken 30 s after the kill: " << posted.body;
+    ASSERT_TRUE(back) << "no run taken by a new postmaster 30 s after the kill: " << posted.body;
     seconds.push_back(std::chrono::duration<double>(Clock::now() - killed).count());
-    EXPECT_NE(PostmasterPid(pg()), pid) << "a new postmaster serves";
-    ++run;
     // Ready again (the 201 may come a moment before pg_ctl, polling, sees the cluster up).
     int ready = 0;
     for (int i = 0; i < 100 && ready != 200; ++i) {
