@@ -45,7 +45,7 @@ class EmbeddedSupervisor {
  public:
   // `cluster` must be started and outlive this object; while the supervisor runs, only it calls
   // the cluster's Restart (Stop the supervisor before stopping the cluster).
-  EmbeddedSupervisor(EmbeddedPostgres& cluster, SupervisorOptions options = {});
+  explicit EmbeddedSupervisor(EmbeddedPostgres& cluster, SupervisorOptions options = {});
   ~EmbeddedSupervisor();  // Stop()
   EmbeddedSupervisor(const EmbeddedSupervisor&) = delete;
   EmbeddedSupervisor& operator=(const EmbeddedSupervisor&) = delete;
