@@ -56,7 +56,7 @@ class EmbeddedSupervisor {
   void Stop();
 
   // "" while the cluster runs and has disk space; else why not, for clients (no host, port or
-  // path), e.g. "embedded PostgreSQL restarting (attempt 3, next in 4 s): no space left on device".
+  // path), e.g. "embedded PostgreSQL restarting (attempt 4, next in 2 s): no space left on device".
   std::string DownReason() const;
   SupervisorStats Stats() const;
 
