@@ -5,7 +5,7 @@
 # runner's spool is replayed), while, every F seconds in turn:
 #   1. PostgreSQL is restarted (pg_ctl restart -m fast), the server staying up;
 #   2. the server is killed (SIGKILL) and started again on the same data directory and port;
-#   3. the postmaster is killed (SIGKILL) and the cluster started again (pg_ctl restart);
+#   3. the postmaster is killed (SIGKILL) and the server's supervisor starts the cluster again;
 #   4. the server and its postmaster are killed together and the server started again (it
 #      recovers the cluster from its WAL).
 # At the end the load program counts, from the database: posted, acknowledged, stored, lost,
@@ -102,6 +102,20 @@ kill_server() {
   wait "$server" 2>/dev/null || true
 }
 postmaster() { head -1 "$pgdata/postmaster.pid"; }
+# The server's supervisor (server/store/embedded_supervisor.h) starts a killed postmaster again:
+# waits until another postmaster serves and the server is ready, with no help.
+wait_supervisor() {
+  for _ in $(seq 1 240); do
+    if [ "$(postmaster 2>/dev/null)" != "$1" ] &&
+      curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; then
+      return 0
+    fi
+    sleep 0.25
+  done
+  echo "run_reliability: the server's supervisor did not restart the postmaster within 60 s" >&2
+  tail -20 "$data/server.out" >&2
+  return 1
+}
 # pg_ctl restart starts the cluster with its last options even when the postmaster is gone; its
 # old backends may hold the shared memory a moment after a SIGKILL, so it is tried again.
 restart_pg() {
@@ -142,7 +156,8 @@ while kill -0 "$load" 2>/dev/null; do
   case $((kind % 4)) in
     0) restart_pg; what="PostgreSQL restarted (pg_ctl restart -m fast)" ;;
     1) kill_server; restart_server; what="server killed (SIGKILL) and started again" ;;
-    2) kill -9 "$(postmaster)"; restart_pg; what="postmaster killed (SIGKILL), cluster restarted" ;;
+    2) pm=$(postmaster); kill -9 "$pm"; wait_supervisor "$pm"
+       what="postmaster killed (SIGKILL), started again by the server's supervisor" ;;
     3) pm=$(postmaster); kill -9 "$server" "$pm"; wait "$server" 2>/dev/null || true
        restart_server; what="server and postmaster killed together, server started again" ;;
   esac

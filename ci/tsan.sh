@@ -18,6 +18,7 @@ tests=(
   baseline_cache_test             # baselines prepared on several threads, shared by verdicts
   api_e2etest                     # the whole server: routes, the pool, the history worker
   verdict_e2etest                 # heavy verdicts on the compute pool, the baseline cache warmer
+  embedded_supervisor_e2etest     # the built server: its cluster's supervisor, restarts, Stop()
 )
 
 cmake --preset tsan >/dev/null

@@ -13,6 +13,7 @@
 #include "server/http/router.h"
 #include "server/http/server.h"
 #include "server/store/embedded_pg.h"
+#include "server/store/embedded_supervisor.h"
 #include "server/store/migrator.h"
 #include "server/store/pg_stores.h"
 #include "server/store/pool.h"
@@ -61,14 +62,39 @@ struct App::Impl {
   std::unique_ptr<gate::VerdictService> verdicts;
   std::unique_ptr<history::HistoryService> history;
   http::Metrics metrics;
+  // After embedded and metrics: stopped and destroyed before them.
+  std::unique_ptr<store::EmbeddedSupervisor> supervisor;
   api::ApiDeps deps;
   std::unique_ptr<http::Server> http;
   std::string new_admin_token;
   bool stopped = false;
 
   Result<void> EnsureAdminToken();
+  void StartSupervisor();
   void Stop();
 };
+
+// The embedded cluster's supervisor (server/store/embedded_supervisor.h), its restarts counted
+// in /metrics.
+void App::Impl::StartSupervisor() {
+  http::Counter* restarts =
+      metrics.AddCounter("perfgate_embedded_pg_restarts_total",
+                         "Restarts of the embedded PostgreSQL after its postmaster was found gone");
+  http::Counter* failures = metrics.AddCounter(
+      "perfgate_embedded_pg_restart_failures_total",
+      "Failed attempts to restart the embedded PostgreSQL (each logged at error)");
+  store::SupervisorOptions options;
+  options.on_restart = [restarts, failures](bool ok) { (ok ? restarts : failures)->Increment(); };
+  supervisor = std::make_unique<store::EmbeddedSupervisor>(*embedded, options);
+  store::EmbeddedSupervisor* watched = supervisor.get();
+  metrics.AddGauge("perfgate_embedded_pg_up",
+                   "1 while the embedded PostgreSQL's postmaster runs and its disk has room",
+                   [watched]() -> double {
+                     const store::SupervisorStats stats = watched->Stats();
+                     return stats.up && !stats.disk_full ? 1.0 : 0.0;
+                   });
+  supervisor->Start();
+}
 
 // An admin token must exist: the configured one (PERFGATE_ADMIN_TOKEN / admin_token), or at
 // the very first start a generated one that main() prints once.
@@ -123,7 +149,8 @@ Result<void> App::Impl::EnsureAdminToken() {
 void App::Impl::Stop() {
   if (stopped) return;
   stopped = true;
-  if (http) http->Stop();  // stop accepting, finish in-flight requests
+  if (supervisor) supervisor->Stop();  // no restart of the cluster during the shutdown
+  if (http) http->Stop();              // stop accepting, finish in-flight requests
   if (verdicts) verdicts->StopWarming();
   if (history) history->Stop();
   if (pool) pool->Close();
@@ -144,6 +171,7 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
   impl->config = config;
   if (config.database_url.empty()) {
     impl->embedded = MakeEmbedded(config);
+    store::AdoptOrphanedPostmasters();  // a killed postmaster is reaped at once: supervisor
     spdlog::info("starting the embedded PostgreSQL in {}/pg", config.data_dir);
     auto dsn = impl->embedded->Start();
     if (!dsn) return tl::unexpected(InStep("embedded PostgreSQL", dsn.error()));
@@ -167,11 +195,16 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
     auto app_dsn = s.embedded->EnsureAppRole();
     if (!app_dsn) return tl::unexpected(InStep("database role", app_dsn.error()));
     serving_dsn = *app_dsn;
+    s.StartSupervisor();
   }
   store::PoolOptions pool_options;
   pool_options.dsn = serving_dsn;
   pool_options.max_size = config.pool_size;
   pool_options.statement_timeout_ms = config.limits.statement_timeout_ms;
+  store::EmbeddedSupervisor* supervisor = s.supervisor.get();
+  if (supervisor != nullptr) {
+    pool_options.outage_reason = [supervisor]() { return supervisor->DownReason(); };
+  }
   s.pool = std::make_unique<store::ConnectionPool>(pool_options);
   s.stores = std::make_unique<store::PgStore>(*s.pool);
   if (auto admin = s.EnsureAdminToken(); !admin) {
@@ -229,7 +262,14 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
   s.deps.json_max_depth = config.limits.json_depth;
   s.deps.open_bisects_per_testbed = config.limits.open_bisects_per_testbed;
   s.deps.protected_branches = config.history.branches;
-  s.deps.database_ready = [pool]() { return pool->Ping(); };
+  s.deps.database_ready = [pool, supervisor]() -> Result<bool> {
+    if (supervisor != nullptr) {
+      if (std::string why = supervisor->DownReason(); !why.empty()) {
+        return MakeError(ErrorCode::kUnavailable, why);
+      }
+    }
+    return pool->Ping();
+  };
   http::Router router;
   api::RegisterRoutes(router, s.deps);
   web::RegisterDashboardRoutes(router, web::DashboardOptions{config.web_root});

@@ -22,7 +22,7 @@ void RegisterHealthRoutes(http::Router& router, const ApiDeps& deps) {
         auto ready = deps.database_ready();
         if (!ready) {
           return MakeError(ErrorCode::kUnavailable,
-                           "the database does not answer: " + ready.error().message);
+                           "the database is not ready: " + ready.error().message);
         }
         if (!*ready) return MakeError(ErrorCode::kUnavailable, "the database is not ready");
         return JsonResponse(200, {{"status", "ready"}});

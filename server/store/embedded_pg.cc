@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -96,6 +97,14 @@ std::string QuoteDsnValue(const std::string& value) {
     quoted += c;
   }
   return quoted + "'";
+}
+
+// The cluster's PostgreSQL major version (PG_VERSION), 0 when unknown.
+int MajorVersion(const fs::path& data_dir) {
+  std::ifstream in(data_dir / "PG_VERSION");
+  int version = 0;
+  in >> version;
+  return version;
 }
 
 }  // namespace
@@ -284,6 +293,10 @@ Result<void> EmbeddedPostgres::StartServer() {
       port_ = *port;
     }
     std::string server_options = "-p " + std::to_string(port_);
+    // After a crash (a killed postmaster), PostgreSQL syncs the data directory before replaying
+    // its WAL; one syncfs() instead of an fsync per file (1,000+ after the migrations) takes
+    // seconds off the supervisor's restart on a busy disk (PostgreSQL 14 and later).
+    if (MajorVersion(data_dir_) >= 14) server_options += " -c recovery_init_sync_method=syncfs";
     if (!options_.durable) {
       server_options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off";
     }
@@ -408,6 +421,34 @@ Result<std::string> EmbeddedPostgres::EnsureAppRole() {
   app_dsn_ = "host=127.0.0.1 port=" + std::to_string(port_) + " user=" + kAppRole +
              " password=" + QuoteDsnValue(password) + " dbname=" + QuoteDsnValue(options_.database);
   return app_dsn_;
+}
+
+Result<void> EmbeddedPostgres::Restart() {
+  if (bin_dir_.empty() || password_.empty()) {
+    return MakeError(ErrorCode::kUnavailable, "the embedded PostgreSQL was never started");
+  }
+  if (auto r = StartServer(); !r) return r;
+  running_ = true;
+  return {};
+}
+
+int EmbeddedPostgres::LivePostmasterPid() const {
+  std::ifstream pid_file(data_dir_ / "postmaster.pid");
+  int pid = 0;
+  if (!(pid_file >> pid) || pid <= 0) return 0;
+  std::error_code ec;
+  if (!fs::exists("/proc/self/stat", ec)) return kill(pid, 0) == 0 || errno == EPERM ? pid : 0;
+  // "<pid> (<comm>) <state> ...": a zombie (Z, X) is dead; another name means the pid was reused.
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(stat, text)) return 0;
+  const size_t open = text.find('(');
+  const size_t close = text.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close + 2 >= text.size()) return 0;
+  const std::string comm = text.substr(open + 1, close - open - 1);
+  const char state = text[close + 2];
+  if (comm != "postgres" || state == 'Z' || state == 'X') return 0;
+  return pid;
 }
 
 Result<void> EmbeddedPostgres::Stop() {

@@ -54,6 +54,16 @@ class EmbeddedPostgres {
   // pg_ctl stop -m fast. A later Start reuses the cluster and the port.
   Result<void> Stop();
 
+  // After Start, for the supervisor (embedded_supervisor.h): starts the cluster again on the same
+  // data directory and port (a stale postmaster.pid is PostgreSQL's to clear; a crashed cluster
+  // recovers from its WAL while pg_ctl waits). Never runs initdb. Errors as Start's, ending with
+  // the tail of postgres.log. Not thread-safe: one caller at a time, none concurrent with Stop.
+  Result<void> Restart();
+  // The pid of the postmaster that serves data_dir when one is alive (postmaster.pid names it
+  // and /proc shows a live "postgres" process under that pid, not a zombie or a reused pid);
+  // 0 when none is. Only reads files: safe from any thread.
+  int LivePostmasterPid() const;
+
   bool running() const { return running_; }
   int port() const { return port_; }
   const std::string& dsn() const { return dsn_; }

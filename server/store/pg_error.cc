@@ -54,6 +54,9 @@ Classified Classify(const std::exception& e) {
     if (StartsWith(state, "08") || StartsWith(state, "57P")) {
       return {ErrorCode::kUnavailable, true, kUnavailable};
     }
+    // 53100: disk full: nothing of the statement's transaction was stored; named, since an
+    // operator has to free space.
+    if (state == "53100") return {ErrorCode::kUnavailable, false, "the database's disk is full"};
     // 53: insufficient resources (too many connections, disk full); 55P03: lock timeout;
     // 40: transaction rollback. All are worth a retry by the client.
     if (StartsWith(state, "53") || state == "55P03" || StartsWith(state, "40")) {

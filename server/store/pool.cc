@@ -145,6 +145,15 @@ void ConnectionPool::Close() {
   returned_.notify_all();
 }
 
+Error ConnectionPool::Explain(Error error) const {
+  if (error.code != ErrorCode::kUnavailable || !options_.outage_reason) return error;
+  const std::string reason = options_.outage_reason();
+  if (!reason.empty() && error.message.find(reason) == std::string::npos) {
+    error.message += ": " + reason;
+  }
+  return error;
+}
+
 PoolStats ConnectionPool::Stats() const {
   std::lock_guard lock(mu_);
   PoolStats stats;

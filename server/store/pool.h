@@ -32,6 +32,9 @@ struct PoolOptions {
   // answered 503, so a runaway query or a lock wait cannot hold a pool slot for ever.
   // Transactions left idle are ended after the same time. 0: no limit.
   int statement_timeout_ms = 30'000;
+  // Why the database is down when something knows (the embedded cluster's supervisor), added to
+  // the message of every kUnavailable error; "" when it is up. Must be thread-safe and quick.
+  std::function<std::string()> outage_reason;
 };
 
 // A snapshot for /metrics.
@@ -109,6 +112,9 @@ class ConnectionPool {
 
   void Close();
 
+  // `error` with ": <outage_reason>" added when it is kUnavailable and a reason is known.
+  Error Explain(Error error) const;
+
   PoolStats Stats() const;
   const std::string& dsn() const { return dsn_; }
 
@@ -137,7 +143,7 @@ template <class T>
 Result<T> ConnectionPool::WithTransaction(const std::function<Result<T>(pqxx::work&)>& fn) {
   for (int attempt = 0;; ++attempt) {
     Result<Lease> lease = Acquire();
-    if (!lease) return tl::unexpected(lease.error());
+    if (!lease) return tl::unexpected(Explain(lease.error()));
     try {
       pqxx::work tx(lease->conn());
       Result<T> result = fn(tx);
@@ -148,7 +154,7 @@ Result<T> ConnectionPool::WithTransaction(const std::function<Result<T>(pqxx::wo
       if (failure.connection_lost) lease->MarkBroken();
       const bool retry = failure.connection_lost && lease->reused() && attempt == 0 &&
                          dynamic_cast<const pqxx::in_doubt_error*>(&e) == nullptr;
-      if (!retry) return tl::unexpected(std::move(failure.error));
+      if (!retry) return tl::unexpected(Explain(std::move(failure.error)));
     }
   }
 }
@@ -158,7 +164,7 @@ Result<T> ConnectionPool::WithStatements(
     const std::function<Result<T>(pqxx::transaction_base&)>& fn) {
   for (int attempt = 0;; ++attempt) {
     Result<Lease> lease = Acquire();
-    if (!lease) return tl::unexpected(lease.error());
+    if (!lease) return tl::unexpected(Explain(lease.error()));
     try {
       pqxx::nontransaction statements(lease->conn());
       return fn(statements);
@@ -166,7 +172,7 @@ Result<T> ConnectionPool::WithStatements(
       PgFailure failure = MapPgException(e);
       if (failure.connection_lost) lease->MarkBroken();
       if (!(failure.connection_lost && lease->reused() && attempt == 0)) {
-        return tl::unexpected(std::move(failure.error));
+        return tl::unexpected(Explain(std::move(failure.error)));
       }
     }
   }
