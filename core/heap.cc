@@ -1,5 +1,7 @@
 #include "core/heap.h"
 
+#include <cstdlib>  // defines __GLIBC__ on glibc
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
