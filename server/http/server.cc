@@ -309,19 +309,18 @@ class Session : public std::enable_shared_from_this<Session> {
     if (head_request_) response_.body().clear();  // Content-Length stays the GET body's
     // The body's place goes back before the client can send its next request; the heap the
     // request freed goes back to the system once the answer is out (memory_budget.h).
-    const bool trim = body_memory_.bytes() >= MemoryBudget::kTrimAfterBytes;
+    trim_after_write_ = body_memory_.bytes() >= MemoryBudget::kTrimAfterBytes;
     body_memory_.Release();
     stream_.expires_after(options().read_timeout);
-    bhttp::async_write(
-        stream_, response_,
-        [self = shared_from_this(), linger, trim](beast::error_code ec, std::size_t) {
-          if (trim) ReturnFreedMemory();
-          if (ec) return self->Close();
-          if (linger) return self->Linger();
-          if (!self->response_.keep_alive()) return self->Close();
-          self->first_request_ = false;
-          self->WaitForRequest();
-        });
+    bhttp::async_write(stream_, response_,
+                       [self = shared_from_this(), linger](beast::error_code ec, std::size_t) {
+                         if (self->trim_after_write_) ReturnFreedMemory();
+                         if (ec) return self->Close();
+                         if (linger) return self->Linger();
+                         if (!self->response_.keep_alive()) return self->Close();
+                         self->first_request_ = false;
+                         self->WaitForRequest();
+                       });
   }
 
   // Half-closes and discards input until the client closes (or a short deadline), so the error
@@ -357,6 +356,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   bhttp::response<bhttp::string_body> response_;
   MemoryBudget::Reservation body_memory_;  // the request's body, until its answer is ready
+  bool trim_after_write_ = false;          // the answer is to a large body's request
   std::array<char, 4096> drain_{};
   State state_ = State::kIdle;
   std::chrono::steady_clock::time_point request_started_;
