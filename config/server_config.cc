@@ -85,6 +85,13 @@ Result<void> SetBaselineCacheBytes(ServerConfig& config, std::string_view text) 
   return {};
 }
 
+Result<void> SetRequestMemoryBytes(ServerConfig& config, std::string_view text) {
+  auto value = ParseByteSize(text, std::int64_t{1} << 20, std::int64_t{64} << 30);
+  if (!value) return tl::unexpected(value.error());
+  config.limits.request_memory_bytes = static_cast<std::size_t>(*value);
+  return {};
+}
+
 Result<void> SetHeaderBytes(ServerConfig& config, std::string_view text) {
   auto value = ParseByteSize(text, 1024, std::int64_t{1} << 20);
   if (!value) return tl::unexpected(value.error());
@@ -206,6 +213,7 @@ constexpr std::array<KeySetter, 23> kKeys = {{
     {"limits.statement_timeout_ms", SetStatementTimeout},
     {"limits.json_depth", SetJsonDepth},
     {"limits.baseline_cache_bytes", SetBaselineCacheBytes},
+    {"limits.request_memory_bytes", SetRequestMemoryBytes},
     {"limits.heavy_requests", SetInFlightLimit<&ServerLimits::heavy_requests>},
     {"limits.heavy_requests_per_caller",
      SetInFlightLimit<&ServerLimits::heavy_requests_per_caller>},
@@ -441,6 +449,7 @@ std::string DescribeForLog(const ServerConfig& config) {
       << " statement_timeout_ms=" << config.limits.statement_timeout_ms
       << " json_depth=" << config.limits.json_depth
       << " baseline_cache_bytes=" << config.limits.baseline_cache_bytes
+      << " request_memory_bytes=" << config.limits.request_memory_bytes
       << " heavy_requests=" << config.limits.heavy_requests << "/"
       << config.limits.heavy_requests_per_caller
       << " open_bisects_per_testbed=" << config.limits.open_bisects_per_testbed

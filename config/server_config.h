@@ -52,6 +52,10 @@ struct ServerLimits {
   // Heavy requests (verdicts, compare, change points, bisect reads: docs/api.md) queued or
   // running at most, every caller together (over it: 503), and of one caller, its bearer token
   // or else its address (over it: 429); both answered at once with Retry-After.
+  // Request bodies in memory at once, every connection together: a request whose body does not
+  // fit is answered 503 with Retry-After before its body is read (the server takes at least
+  // body_bytes). The decoders bound a body's cost at a few times its size (docs/reliability.md).
+  std::size_t request_memory_bytes = 256u << 20;
   int heavy_requests = 64;
   int heavy_requests_per_caller = 8;
   // Remote bisects pending or running at most on one testbed of a project; one more is 409.

@@ -279,6 +279,7 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
   options.port = config.listen.port;
   options.threads = config.threads;
   options.body_limit = config.limits.body_bytes;
+  options.request_memory_bytes = config.limits.request_memory_bytes;
   options.header_limit = config.limits.header_bytes;
   options.read_timeout = std::chrono::milliseconds(config.limits.read_timeout_ms);
   options.idle_timeout = std::chrono::milliseconds(config.limits.idle_timeout_ms);

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <set>
 #include <utility>
 #include <vector>
+
+#include "wire/json_type_name.h"
 
 namespace perfgate::wire {
 namespace {
@@ -61,29 +64,38 @@ std::string Detail(std::string_view what) {
 // max_elements DOM nodes at most, not a million), depth (the parser itself is iterative, so
 // stopping here means a 100,000-deep body costs 33 frames), string size and NUL characters
 // (PostgreSQL text and jsonb cannot hold U+0000), and duplicate keys (nlohmann would keep the last
-// one silently).
+// one silently). The elements of streamed arrays go to DOMs of their own (a stack of builders, the
+// document's at the bottom), each handed to its sink when complete.
 class CheckingSax {
  public:
-  CheckingSax(json& root, std::string_view text, const JsonLimits& limits)
-      : dom_(root, /*allow_exceptions_=*/false), text_(text), limits_(limits) {}
+  CheckingSax(json& root, std::string_view text, const JsonLimits& limits,
+              std::span<const StreamedArray> streamed)
+      : text_(text), limits_(limits), streamed_(streamed) {
+    builders_.push_back(std::make_unique<Builder>(root, /*depth=*/0, nullptr));
+  }
 
-  bool null() { return BeginValue() && dom_.null(); }
-  bool boolean(bool value) { return BeginValue() && dom_.boolean(value); }
+  bool null() { return BeginValue(json::value_t::null) && dom().null() && EndValue(); }
+  bool boolean(bool value) {
+    return BeginValue(json::value_t::boolean) && dom().boolean(value) && EndValue();
+  }
   bool number_integer(json::number_integer_t value) {
-    return BeginValue() && dom_.number_integer(value);
+    return BeginValue(json::value_t::number_integer) && dom().number_integer(value) && EndValue();
   }
   bool number_unsigned(json::number_unsigned_t value) {
-    return BeginValue() && dom_.number_unsigned(value);
+    return BeginValue(json::value_t::number_unsigned) && dom().number_unsigned(value) && EndValue();
   }
   bool number_float(json::number_float_t value, const json::string_t& text) {
-    return BeginValue() && dom_.number_float(value, text);
+    return BeginValue(json::value_t::number_float) && dom().number_float(value, text) && EndValue();
   }
   bool string(json::string_t& value) {
-    return BeginValue() && CheckString(value, Path(), "string") && dom_.string(value);
+    return BeginValue(json::value_t::string) && CheckString(value, Path(), "string") &&
+           dom().string(value) && EndValue();
   }
-  bool binary(json::binary_t& value) { return BeginValue() && dom_.binary(value); }
+  bool binary(json::binary_t& value) {
+    return BeginValue(json::value_t::binary) && dom().binary(value) && EndValue();
+  }
   bool start_object(std::size_t size) {
-    return BeginValue() && Enter(/*object=*/true) && dom_.start_object(size);
+    return BeginValue(json::value_t::object) && Enter(/*object=*/true) && dom().start_object(size);
   }
   bool key(json::string_t& value) {
     // The object's own path: the key is what is wrong, and the previous key is not to blame.
@@ -91,18 +103,18 @@ class CheckingSax {
     Frame& frame = frames_.back();
     frame.key = value;
     if (!frame.keys.insert(value).second) return Fail(Path(), "duplicate key");
-    return dom_.key(value);
+    return dom().key(value);
   }
   bool end_object() {
     frames_.pop_back();
-    return dom_.end_object();
+    return dom().end_object() && EndValue();
   }
   bool start_array(std::size_t size) {
-    return BeginValue() && Enter(/*object=*/false) && dom_.start_array(size);
+    return BeginValue(json::value_t::array) && Enter(/*object=*/false) && dom().start_array(size);
   }
   bool end_array() {
     frames_.pop_back();
-    return dom_.end_array();
+    return dom().end_array() && EndValue();
   }
 
   template <class Exception>
@@ -130,18 +142,91 @@ class CheckingSax {
     std::set<std::string, std::less<>> keys;
   };
 
+  // One DOM being built: the document's, or a streamed element's (which owns its value).
+  struct Builder {
+    Builder(json& root, size_t depth_, const StreamedArray* stream_)
+        : dom(root, /*allow_exceptions_=*/false), depth(depth_), stream(stream_) {}
+    std::unique_ptr<json> element;  // set for a streamed element: `dom` builds into it
+    nlohmann::detail::json_sax_dom_parser<json> dom;
+    size_t depth;                 // frames open when its value began
+    const StreamedArray* stream;  // nullptr: the document
+    size_t values = 0;            // values begun in it, streamed elements not counted
+    std::string path;             // a streamed element's path
+    std::vector<size_t> indices;
+  };
+
+  nlohmann::detail::json_sax_dom_parser<json>& dom() { return builders_.back()->dom; }
+
   bool Fail(std::string field, std::string message) {
     if (!error_) error_ = Error{ErrorCode::kInvalidArgument, std::move(message), std::move(field)};
     return false;
   }
 
-  bool BeginValue() {
+  bool BeginValue(json::value_t type) {
+    if (frames_.empty() && limits_.object_root && type != json::value_t::object) {
+      return Fail("",
+                  "the body must be a JSON object, got " + std::string(JsonTypeName(json(type))));
+    }
     if (!frames_.empty() && !frames_.back().object) ++frames_.back().elements;
-    if (++values_ > limits_.max_elements) {
-      return Fail(Path(), "JSON body has more than " + std::to_string(limits_.max_elements) +
-                              " elements (values)");
+    if (const StreamedArray* stream = StreamAt(); stream != nullptr) {
+      auto element = std::make_unique<json>();
+      auto builder = std::make_unique<Builder>(*element, frames_.size(), stream);
+      builder->element = std::move(element);
+      builder->path = Path();
+      for (const Frame& frame : frames_) {
+        if (!frame.object) builder->indices.push_back(frame.elements - 1);
+      }
+      builders_.push_back(std::move(builder));
+    }
+    Builder& builder = *builders_.back();
+    if (builder.stream == nullptr) {
+      if (++builder.values > limits_.max_elements) {
+        return Fail(Path(), "JSON body has more than " + std::to_string(limits_.max_elements) +
+                                " elements (values)");
+      }
+    } else if (++builder.values > builder.stream->max_element_values) {
+      return Fail(Path(), "an element of " + Pattern(builder.stream->path) + " holds more than " +
+                              std::to_string(builder.stream->max_element_values) + " JSON values");
     }
     return true;
+  }
+
+  // After a scalar or a container's end: a streamed element that is complete goes to its sink.
+  bool EndValue() {
+    Builder& builder = *builders_.back();
+    if (builder.stream == nullptr || frames_.size() != builder.depth) return true;
+    std::unique_ptr<Builder> done = std::move(builders_.back());
+    builders_.pop_back();
+    Result<void> taken = done->stream->sink(std::move(*done->element), done->path, done->indices);
+    if (!taken) {
+      if (!error_) error_ = std::move(taken.error());
+      return false;
+    }
+    return true;
+  }
+
+  // The streamed array whose element the value about to begin is, or nullptr.
+  const StreamedArray* StreamAt() const {
+    if (frames_.empty() || frames_.back().object) return nullptr;
+    for (const StreamedArray& stream : streamed_) {
+      if (stream.path.size() + 1 != frames_.size()) continue;
+      bool match = true;
+      for (size_t i = 0; i < stream.path.size() && match; ++i) {
+        const Frame& frame = frames_[i];
+        match = stream.path[i] == "*" ? !frame.object : frame.object && frame.key == stream.path[i];
+      }
+      if (match) return &stream;
+    }
+    return nullptr;
+  }
+
+  // {"series", "*", "blocks"} -> "series[*].blocks".
+  static std::string Pattern(const std::vector<std::string>& path) {
+    std::string out;
+    for (const std::string& step : path) {
+      out += step == "*" ? "[*]" : (out.empty() ? "" : ".") + step;
+    }
+    return out;
   }
 
   bool Enter(bool object) {
@@ -191,11 +276,11 @@ class CheckingSax {
     return false;
   }
 
-  nlohmann::detail::json_sax_dom_parser<json> dom_;
   std::string_view text_;
   const JsonLimits& limits_;
+  std::span<const StreamedArray> streamed_;
+  std::vector<std::unique_ptr<Builder>> builders_;  // the document's first
   std::vector<Frame> frames_;
-  size_t values_ = 0;  // values begun so far, the root included
   std::optional<Error> error_;
 };
 
@@ -209,10 +294,11 @@ std::string ElementPath(const std::string& path, size_t index) {
   return path + "[" + std::to_string(index) + "]";
 }
 
-Result<json> ParseCheckedJson(std::string_view text, const JsonLimits& limits) {
+Result<json> ParseCheckedJson(std::string_view text, const JsonLimits& limits,
+                              std::span<const StreamedArray> streamed) {
   try {
     json root;
-    CheckingSax sax(root, text, limits);
+    CheckingSax sax(root, text, limits, streamed);
     const bool ok = json::sax_parse(text.begin(), text.end(), &sax, json::input_format_t::json,
                                     /*strict=*/true);
     if (!ok || sax.error()) {

@@ -1,5 +1,6 @@
 #include "wire/paired.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -17,10 +18,16 @@ namespace {
 using nlohmann::json;
 using Reader = JsonReader<json>;
 
+// Values of a series or a block besides its values: the object, its keys' values, the arrays.
+constexpr size_t kMaxKeyValues = 64;
+
 // One side of a block: finite numbers, at most limits.max_values of them.
 std::vector<double> ReadSide(Reader& reader, const json& block, std::string_view key,
                              const std::string& path, const DecodeLimits& limits) {
   std::vector<double> values;
+  if (const auto it = block.find(key); it != block.end() && it->is_array()) {
+    values.reserve(std::min(it->size(), limits.max_values));
+  }
   reader.ForEach(block, key, path, /*required=*/true, [&](const json& item, const std::string& at) {
     if (!reader.Expect(item, item.is_number(), "a number", at)) return;
     const double value = item.get<double>();
@@ -35,28 +42,31 @@ std::vector<double> ReadSide(Reader& reader, const json& block, std::string_view
   return values;
 }
 
+// One element of a series' "blocks", as the parse streams it.
+PairedBlock ReadBlock(Reader& reader, const json& item, const std::string& at,
+                      const DecodeLimits& limits) {
+  PairedBlock block;
+  if (!reader.Expect(item, item.is_object(), "an object", at)) return block;
+  reader.OnlyKeys(item, at, {"base_first", "base", "head"});
+  block.base_first = reader.Bool(item, "base_first", at).value_or(false);
+  block.base = ReadSide(reader, item, "base", at, limits);
+  block.head = ReadSide(reader, item, "head", at, limits);
+  return block;
+}
+
+// A series without its blocks, which the parse streamed out of it (its "blocks" is empty here).
 PairedSeries ReadSeries(Reader& reader, const json& object, const std::string& path,
-                        const DecodeLimits& limits) {
+                        std::vector<PairedBlock> blocks) {
   PairedSeries s;
+  if (!reader.Expect(object, object.is_object(), "an object", path)) return s;
   reader.OnlyKeys(object, path, {"suite", "benchmark", "metric", "unit", "direction", "blocks"});
   s.key.suite = reader.String(object, "suite", path, /*required=*/true);
   s.key.benchmark = reader.String(object, "benchmark", path, /*required=*/true);
   s.key.metric = reader.String(object, "metric", path, /*required=*/true);
   s.unit = reader.String(object, "unit", path);
   s.direction = reader.Direction(object, "direction", path);
-  reader.ForEachObject(
-      object, "blocks", path, /*required=*/true, [&](const json& item, const std::string& at) {
-        if (static_cast<int64_t>(s.blocks.size()) >= kMaxPairedBlocks) {
-          reader.Fail(at, "more than " + std::to_string(kMaxPairedBlocks) + " blocks");
-          return;
-        }
-        reader.OnlyKeys(item, at, {"base_first", "base", "head"});
-        PairedBlock block;
-        block.base_first = reader.Bool(item, "base_first", at).value_or(false);
-        block.base = ReadSide(reader, item, "base", at, limits);
-        block.head = ReadSide(reader, item, "head", at, limits);
-        s.blocks.push_back(std::move(block));
-      });
+  reader.Array(object, "blocks", path, /*required=*/true);
+  s.blocks = std::move(blocks);
   if (!reader.failed() && s.blocks.empty()) {
     reader.Fail(FieldPath(path, "blocks"), "must hold at least one block");
   }
@@ -99,7 +109,8 @@ PairedDesign ReadDesign(Reader& reader, const json& object, const std::string& p
   return d;
 }
 
-PairedMeasurement Read(Reader& reader, const json& root, const DecodeLimits& limits) {
+// `series`: what the parse streamed out of the root's "series" (which the root holds empty).
+PairedMeasurement Read(Reader& reader, const json& root, std::vector<PairedSeries> series) {
   PairedMeasurement m;
   reader.OnlyKeys(root, "",
                   {"baseline_commit", "amends", "testbed", "parameters", "design", "series"});
@@ -133,30 +144,15 @@ PairedMeasurement Read(Reader& reader, const json& root, const DecodeLimits& lim
   if (const json* design = reader.Object(root, "design", "", /*required=*/true)) {
     m.design = ReadDesign(reader, *design, "design");
   }
-  std::map<SeriesKey, size_t> seen;
-  reader.ForEachObject(
-      root, "series", "", /*required=*/true, [&](const json& item, const std::string& at) {
-        if (m.series.size() >= limits.max_results) {
-          reader.Fail(at, "more than " + std::to_string(limits.max_results) + " series");
-          return;
-        }
-        PairedSeries s = ReadSeries(reader, item, at, limits);
-        if (reader.failed()) return;
-        auto [it, inserted] = seen.emplace(s.key, m.series.size());
-        if (!inserted) {
-          reader.Fail(at,
-                      "duplicate series (suite, benchmark, metric): same "
-                      "as series[" +
-                          std::to_string(it->second) + "]");
-          return;
-        }
-        if (static_cast<int64_t>(s.blocks.size()) > m.design.max_blocks) {
-          reader.Fail(FieldPath(at, "blocks"), "more blocks than design.max_blocks (" +
-                                                   std::to_string(m.design.max_blocks) + ")");
-          return;
-        }
-        m.series.push_back(std::move(s));
-      });
+  reader.Array(root, "series", "", /*required=*/true);
+  m.series = std::move(series);
+  for (size_t i = 0; i < m.series.size() && !reader.failed(); ++i) {
+    if (static_cast<int64_t>(m.series[i].blocks.size()) > m.design.max_blocks) {
+      reader.Fail(
+          FieldPath(ElementPath("series", i), "blocks"),
+          "more blocks than design.max_blocks (" + std::to_string(m.design.max_blocks) + ")");
+    }
+  }
   if (!reader.failed() && m.series.empty()) reader.Fail("series", "must hold at least one series");
   return m;
 }
@@ -169,11 +165,57 @@ bool IsPairedStop(std::string_view word) {
 
 Result<PairedMeasurement> DecodePairedMeasurement(std::string_view json_text,
                                                   const DecodeLimits& limits) {
-  Result<json> root = ParseCheckedJson(json_text, JsonLimits{limits.max_string, limits.max_depth});
+  // Each block, then each series, is decoded as soon as the parse has it and its DOM dropped:
+  // the memory a measurement costs is its typed values plus one block's DOM.
+  std::vector<PairedSeries> series;
+  std::vector<PairedBlock> blocks;  // of the series being read
+  std::map<SeriesKey, size_t> seen;
+  auto read = [](auto read_value) -> auto{
+    Reader reader;
+    auto value = read_value(reader);
+    return reader.failed() ? Result<decltype(value)>(tl::unexpected(reader.TakeError()))
+                           : Result<decltype(value)>(std::move(value));
+  };
+  const StreamedArray streamed[] = {
+      {{"series", "*", "blocks"},
+       2 * std::min(limits.max_values, size_t{1} << 40) + kMaxKeyValues,
+       [&](json element, const std::string& path, const std::vector<size_t>&) -> Result<void> {
+         if (static_cast<int64_t>(blocks.size()) >= kMaxPairedBlocks) {
+           return InvalidArgument("more than " + std::to_string(kMaxPairedBlocks) + " blocks",
+                                  path);
+         }
+         auto block = read([&](Reader& r) { return ReadBlock(r, element, path, limits); });
+         if (!block) return tl::unexpected(block.error());
+         blocks.push_back(std::move(*block));
+         return {};
+       }},
+      {{"series"},
+       kMaxKeyValues,
+       [&](json element, const std::string& path, const std::vector<size_t>&) -> Result<void> {
+         if (series.size() >= limits.max_results) {
+           return InvalidArgument("more than " + std::to_string(limits.max_results) + " series",
+                                  path);
+         }
+         auto s = read([&](Reader& r) { return ReadSeries(r, element, path, std::move(blocks)); });
+         blocks.clear();
+         if (!s) return tl::unexpected(s.error());
+         auto [it, inserted] = seen.emplace(s->key, series.size());
+         if (!inserted) {
+           return InvalidArgument("duplicate series (suite, benchmark, metric): same as series[" +
+                                      std::to_string(it->second) + "]",
+                                  path);
+         }
+         series.push_back(std::move(*s));
+         return {};
+       }}};
+  JsonLimits json_limits{limits.max_string, limits.max_depth};
+  json_limits.max_elements = limits.max_other_values;
+  json_limits.object_root = true;
+  Result<json> root = ParseCheckedJson(json_text, json_limits, streamed);
   if (!root) return tl::unexpected(std::move(root.error()));
   return ReadDocument<PairedMeasurement>(
       *root, "", [&](Reader& reader, const json& object, const std::string&) {
-        return Read(reader, object, limits);
+        return Read(reader, object, std::move(series));
       });
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <exception>
 #include <initializer_list>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -50,7 +51,9 @@ class Decoder {
  public:
   explicit Decoder(const DecodeLimits& limits) : limits_(limits) {}
 
-  Result<RunUpload> Decode(const json& root) {
+  // `results`: the series the parse streamed out of the root's "results" (DecodeRunUpload), which
+  // the root holds as an empty array.
+  Result<RunUpload> Decode(const json& root, std::vector<ResultSeries> results) {
     RunUpload run;
     if (!root.is_object()) {
       return InvalidArgument(
@@ -88,7 +91,8 @@ class Decoder {
       return InvalidArgument("finished_at is before started_at (" + run.started_at + ")",
                              "finished_at");
     }
-    PERFGATE_WIRE_TRY(ReadResults(root, &run.results));
+    PERFGATE_WIRE_TRY(CheckResults(root, results.size()));
+    run.results = std::move(results);
     PERFGATE_WIRE_TRY(ReadString(root, "runner_version", "", Need::kOptional, &run.runner_version));
     if (Member(root, "runner_version") != nullptr && !IsVersion(run.runner_version)) {
       return InvalidArgument("must be 1.." + std::to_string(kMaxVersionLength) +
@@ -96,6 +100,34 @@ class Decoder {
                              "runner_version");
     }
     return run;
+  }
+
+  static Status CheckResults(const json& root, size_t streamed) {
+    const json* array = Member(root, "results");
+    if (array == nullptr) return Missing("results");
+    if (!array->is_array()) return WrongType("results", "an array", *array);
+    if (streamed == 0) return InvalidArgument("must hold at least one series", "results");
+    return {};
+  }
+
+  // One element of "results", as the parse streams it; refused when it is one too many or
+  // repeats an earlier series' key.
+  Status AddSeries(const json& element, const std::string& path,
+                   std::vector<ResultSeries>* results) {
+    if (results->size() >= limits_.max_results) {
+      return InvalidArgument("more than " + std::to_string(limits_.max_results) + " series",
+                             "results");
+    }
+    ResultSeries series;
+    PERFGATE_WIRE_TRY(ReadSeries(element, path, &series));
+    auto [it, inserted] = seen_.emplace(series.key, results->size());
+    if (!inserted) {
+      return InvalidArgument("duplicate series (suite, benchmark, metric): same as results[" +
+                                 std::to_string(it->second) + "]",
+                             path);
+    }
+    results->push_back(std::move(series));
+    return {};
   }
 
  private:
@@ -248,31 +280,6 @@ class Decoder {
     return {};
   }
 
-  Status ReadResults(const json& root, std::vector<ResultSeries>* results) const {
-    const json* array = Member(root, "results");
-    if (array == nullptr) return Missing("results");
-    if (!array->is_array()) return WrongType("results", "an array", *array);
-    if (array->empty()) return InvalidArgument("must hold at least one series", "results");
-    if (array->size() > limits_.max_results) {
-      return InvalidArgument("more than " + std::to_string(limits_.max_results) + " series",
-                             "results");
-    }
-    results->resize(array->size());
-    std::map<SeriesKey, size_t> seen;
-    for (size_t i = 0; i < array->size(); ++i) {
-      const std::string path = ElementPath("results", i);
-      PERFGATE_WIRE_TRY(ReadSeries((*array)[i], path, &(*results)[i]));
-      const ResultSeries& series = (*results)[i];
-      auto [it, inserted] = seen.emplace(series.key, i);
-      if (!inserted) {
-        return InvalidArgument("duplicate series (suite, benchmark, metric): same as results[" +
-                                   std::to_string(it->second) + "]",
-                               path);
-      }
-    }
-    return {};
-  }
-
   Status ReadSeries(const json& object, const std::string& path, ResultSeries* series) const {
     if (!object.is_object()) return WrongType(path, "an object", object);
     PERFGATE_WIRE_TRY(
@@ -325,9 +332,17 @@ class Decoder {
   }
 
   const DecodeLimits& limits_;
+  std::map<SeriesKey, size_t> seen_;  // the series added so far, by key
 };
 
 #undef PERFGATE_WIRE_TRY
+
+// Values of a series besides its values: the object, its keys' values and the array.
+constexpr size_t kMaxSeriesKeys = 64;
+
+size_t SaturatingSum(size_t a, size_t b) {
+  return a > std::numeric_limits<size_t>::max() - b ? std::numeric_limits<size_t>::max() : a + b;
+}
 
 // The object that a *_json field holds, or an empty object when it holds anything else.
 json ParseObject(const std::string& text) {
@@ -344,10 +359,25 @@ size_t RunUpload::SampleCount() const {
 }
 
 Result<RunUpload> DecodeRunUpload(std::string_view json_text, const DecodeLimits& limits) {
-  Result<json> root = ParseCheckedJson(json_text, JsonLimits{limits.max_string, limits.max_depth});
+  Decoder decoder(limits);
+  std::vector<ResultSeries> results;
+  // Each series is decoded as soon as the parse has it and its DOM dropped: the memory an upload
+  // costs is its typed values plus one series' DOM, whatever the body holds.
+  const StreamedArray streamed[] = {
+      {{"results"},
+       SaturatingSum(limits.max_values, kMaxSeriesKeys),
+       [&](json element, const std::string& path, const std::vector<size_t>&) -> Result<void> {
+         return decoder.AddSeries(element, path, &results);
+       }}};
+  // The rest of the document: commit.parents and ancestry, and the free-form objects.
+  JsonLimits json_limits{limits.max_string, limits.max_depth};
+  json_limits.max_elements =
+      SaturatingSum(SaturatingSum(limits.max_values, limits.max_values), limits.max_other_values);
+  json_limits.object_root = true;
+  Result<json> root = ParseCheckedJson(json_text, json_limits, streamed);
   if (!root) return tl::unexpected(std::move(root.error()));
   try {
-    return Decoder(limits).Decode(*root);
+    return decoder.Decode(*root, std::move(results));
   } catch (const std::exception& e) {
     // nlohmann only throws here on internal inconsistencies; never let one escape the adapter.
     return InvalidArgument(std::string("malformed JSON: ") + e.what(), "");

@@ -84,6 +84,11 @@ struct DecodeLimits {
   size_t max_values = 100000;   // repetitions per series; also commit.parents, ancestry
   size_t max_string = 4096;     // bytes per string or key, anywhere in the document
   int max_depth = 32;           // JSON nesting
+  // Values of the body outside its series, which are decoded and dropped one by one as the body
+  // is read: besides commit.parents and ancestry, the free-form testbed.fingerprint and ci (a
+  // paired measurement: its parameters). Together with the limits above it bounds the memory
+  // a body costs while it is decoded (docs/reliability.md, "Memory").
+  size_t max_other_values = 100000;
 };
 
 // Decodes and validates a run upload (docs/wire-format.md lists every rule). Errors are

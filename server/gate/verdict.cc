@@ -4,6 +4,7 @@
 
 #include <span>
 
+#include "core/heap.h"
 #include "judge/run_verdict.h"
 #include "wire/verdict_replay.h"
 
@@ -212,6 +213,8 @@ void VerdictService::WarmLoop() {
       Warm(next.first, next.second);
     } catch (const std::exception&) {  // bad_alloc: the gate prepares on demand instead
     }
+    // Reading a large run and its baseline's samples freed far more than the cache keeps.
+    ReturnFreedMemory();
   }
 }
 

@@ -24,12 +24,14 @@
 #include <thread>
 #include <vector>
 
+#include "core/heap.h"
 #include "core/request_id.h"
 #include "server/http/compression.h"
 #include "server/http/errors.h"
 #include "server/http/framing.h"
 #include "server/http/heavy_queue.h"
 #include "server/http/listener.h"
+#include "server/http/memory_budget.h"
 #include "server/http/session_registry.h"
 
 namespace perfgate::http {
@@ -68,7 +70,8 @@ struct Server::Impl {
   // Heavy handlers, admitted and taken first come, first served (the I/O threads, never
   // blocked by them, read each request as it arrives).
   std::optional<HeavyQueue> heavy;
-  std::optional<Listener> listener;  // the accept loop and the connection cap
+  std::optional<MemoryBudget> memory;  // request bodies in flight (memory_budget.h)
+  std::optional<Listener> listener;    // the accept loop and the connection cap
   std::vector<std::thread> threads;
   std::atomic<std::uint16_t> port{0};
   std::atomic<bool> stopping{false};
@@ -209,6 +212,15 @@ class Session : public std::enable_shared_from_this<Session> {
       // The body (if any) stays unread: the connection closes after the answer.
       return Write(std::move(*refused), /*keep_alive=*/false, /*linger=*/true, request.version());
     }
+    // A chunked body's size is known only once read: it counts as the largest allowed.
+    const std::size_t body =
+        parser_->chunked()
+            ? options().body_limit
+            : std::min<std::uint64_t>(parser_->content_length().value_or(0), options().body_limit);
+    if (auto refused = server_->memory->Admit(body, &body_memory_)) {
+      server_->Observe(kProtocolRoute, refused->status, 0.0);
+      return Write(std::move(*refused), /*keep_alive=*/false, /*linger=*/true, request.version());
+    }
     auto expect = request[bhttp::field::expect];
     if (request.version() >= 11 && beast::iequals(expect, "100-continue") && !parser_->is_done()) {
       static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -316,9 +328,14 @@ class Session : public std::enable_shared_from_this<Session> {
     response_.keep_alive(keep_alive);
     response_.prepare_payload();
     if (head_request_) response_.body().clear();  // Content-Length stays the GET body's
+    // The body's place goes back before the client can send its next request; the heap the
+    // request freed goes back to the system once the answer is out (memory_budget.h).
+    trim_after_write_ = body_memory_.bytes() >= MemoryBudget::kTrimAfterBytes;
+    body_memory_.Release();
     stream_.expires_after(options().read_timeout);
     bhttp::async_write(stream_, response_,
                        [self = shared_from_this(), linger](beast::error_code ec, std::size_t) {
+                         if (self->trim_after_write_) ReturnFreedMemory();
                          if (ec) return self->Close();
                          if (linger) return self->Linger();
                          if (!self->response_.keep_alive()) return self->Close();
@@ -359,6 +376,8 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   bhttp::response<bhttp::string_body> response_;
+  MemoryBudget::Reservation body_memory_;  // the request's body, until its answer is ready
+  bool trim_after_write_ = false;          // the answer is to a large body's request
   std::array<char, 4096> drain_{};
   State state_ = State::kIdle;
   std::chrono::steady_clock::time_point request_started_;
@@ -435,6 +454,8 @@ Result<void> Server::Start() {
           static_cast<std::size_t>(impl.options.compute_threads > 0 ? impl.options.compute_threads
                                                                     : threads + 1)},
       impl.metrics);
+  impl.memory.emplace(std::max(impl.options.request_memory_bytes, impl.options.body_limit),
+                      impl.metrics);
   impl.listener->Start();
   for (int i = 0; i < threads; ++i) {
     impl.threads.emplace_back([&impl] {

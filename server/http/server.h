@@ -31,6 +31,10 @@ struct ServerOptions {
   // 64 MiB: a large run (thousands of benchmarks x 100 repetitions) is a few MiB of JSON; the
   // limit only stops runaway or hostile uploads. Bodies are held in memory while handled.
   std::size_t body_limit = 64u << 20;
+  // Request bodies in memory at once, all connections together (memory_budget.h): a request
+  // whose Content-Length does not fit (a chunked one counts as body_limit) is answered 503 with
+  // Retry-After before its body is read. At least body_limit.
+  std::size_t request_memory_bytes = 256u << 20;
   std::size_t header_limit = 16u << 10;  // request line + all header fields
   // From the first byte of a request to its last; also bounds writing the response.
   std::chrono::milliseconds read_timeout{30'000};

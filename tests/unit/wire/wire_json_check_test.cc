@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "wire/json_check.h"
 
@@ -78,6 +79,82 @@ TEST(WireJsonCheck, MalformedTextNamesLineAndColumn) {
       << bad.error().message;
   EXPECT_FALSE(ParseCheckedJson("").has_value());
   EXPECT_FALSE(ParseCheckedJson("{} {}").has_value());
+}
+
+// The elements of a streamed array reach the sink one by one, as each is complete (before the
+// rest of the text is read), and the document keeps the array empty.
+TEST(WireJsonCheck, StreamedElementsGoToTheSinkAsTheyComplete) {
+  std::vector<std::string> seen;
+  const StreamedArray streamed[] = {
+      {{"series", "*", "blocks"},
+       8,
+       [&](json element, const std::string& path, const std::vector<size_t>& indices) {
+         seen.push_back(path + "=" + element.dump() + " " + std::to_string(indices.at(0)) + "," +
+                        std::to_string(indices.at(1)));
+         return Result<void>();
+       }},
+      {{"series"}, 8, [&](json element, const std::string& path, const std::vector<size_t>&) {
+         seen.push_back(path + "=" + element.dump());
+         return Result<void>();
+       }}};
+  Result<json> root = ParseCheckedJson(
+      R"({"a": 1, "series": [{"k": "x", "blocks": [[1], 2]}, 3], "z": {"series": [4]}})", {},
+      streamed);
+  ASSERT_TRUE(root.has_value()) << root.error().ToString();
+  EXPECT_EQ(*root, json::parse(R"({"a": 1, "series": [], "z": {"series": [4]}})"));
+  EXPECT_EQ(seen,
+            (std::vector<std::string>{"series[0].blocks[0]=[1] 0,0", "series[0].blocks[1]=2 0,1",
+                                      R"(series[0]={"blocks":[],"k":"x"})", "series[1]=3"}));
+}
+
+TEST(WireJsonCheck, ASinkErrorStopsTheParseBeforeTheRestIsRead) {
+  int calls = 0;
+  const StreamedArray streamed[] = {
+      {{"results"}, 100, [&](json, const std::string& path, const std::vector<size_t>&) {
+         ++calls;
+         return Result<void>(InvalidArgument("bad element", path));
+       }}};
+  // The text after the first element is not even JSON: the sink's error is the answer.
+  Result<json> root = ParseCheckedJson(R"({"results": [{}, {}, not json at all)", {}, streamed);
+  ASSERT_FALSE(root.has_value());
+  EXPECT_EQ(root.error().field, "results[0]");
+  EXPECT_EQ(root.error().message, "bad element");
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(WireJsonCheck, EachStreamedElementAndTheRestHaveTheirOwnBound) {
+  const StreamedArray streamed[] = {
+      {{"results"}, 3, [](json, const std::string&, const std::vector<size_t>&) {
+         return Result<void>();
+       }}};
+  JsonLimits limits;
+  limits.max_elements = 3;  // the root, "results" and "other"
+  // Any number of elements of up to 3 values each.
+  EXPECT_TRUE(
+      ParseCheckedJson(R"({"results": [[1, 2], [3, 4], [5, 6]], "other": 1})", limits, streamed)
+          .has_value());
+  Result<json> big = ParseCheckedJson(R"({"results": [[1, 2], [3, 4, 5]]})", limits, streamed);
+  ASSERT_FALSE(big.has_value());
+  EXPECT_EQ(big.error().field, "results[1][2]");
+  EXPECT_EQ(big.error().message, "an element of results holds more than 3 JSON values");
+  Result<json> rest = ParseCheckedJson(R"({"results": [], "other": [1]})", limits, streamed);
+  ASSERT_FALSE(rest.has_value());
+  EXPECT_EQ(rest.error().field, "other[0]");
+  EXPECT_EQ(rest.error().message, "JSON body has more than 3 elements (values)");
+}
+
+TEST(WireJsonCheck, AnObjectRootIsRequiredAtTheFirstByte) {
+  JsonLimits limits;
+  limits.object_root = true;
+  limits.max_elements = 1;
+  // Refused before its first element is read, whatever follows.
+  Result<json> array = ParseCheckedJson("[{}, {}, not json", limits);
+  ASSERT_FALSE(array.has_value());
+  EXPECT_EQ(array.error().field, "");
+  EXPECT_EQ(array.error().message, "the body must be a JSON object, got an array");
+  EXPECT_EQ(ParseCheckedJson("12", limits).error().message,
+            "the body must be a JSON object, got a number");
+  EXPECT_TRUE(ParseCheckedJson("{}", limits).has_value());
 }
 
 TEST(WireJsonCheck, Paths) {

@@ -126,6 +126,29 @@ TEST(WirePaired, EveryRejectionNamesItsField) {
   }
 }
 
+// Each block, then each series, is decoded as soon as it is read: a bad first block is the answer
+// even when the rest of the body is not JSON at all, and one block's DOM is bounded.
+TEST(WirePaired, BlocksAreDecodedAsTheBodyIsRead) {
+  std::string text = json::parse(EncodePairedMeasurement(Sample())).dump();
+  const std::string head = text.substr(0, text.find("\"series\""));
+  Result<PairedMeasurement> early =
+      DecodePairedMeasurement(head + R"("series": [{"blocks": [{}, {}, {} and no more JSON)");
+  ASSERT_FALSE(early.has_value());
+  EXPECT_EQ(early.error().field, "series[0].blocks[0].base");
+  EXPECT_EQ(early.error().message, "missing");
+  DecodeLimits limits;
+  limits.max_values = 10;
+  const std::string ones = json(std::vector<int>(500, 1)).dump();
+  Result<PairedMeasurement> big = DecodePairedMeasurement(
+      head + R"("series": [{"blocks": [{"base": )" + ones + "}]}]}", limits);
+  ASSERT_FALSE(big.has_value());
+  EXPECT_EQ(big.error().field, "series[0].blocks[0].base[82]");
+  EXPECT_EQ(big.error().message, "an element of series[*].blocks holds more than 84 JSON values");
+  Result<PairedMeasurement> array = DecodePairedMeasurement("[{}, {}, {} and no more JSON");
+  ASSERT_FALSE(array.has_value());
+  EXPECT_EQ(array.error().message, "the body must be a JSON object, got an array");
+}
+
 TEST(WirePaired, NonFiniteValuesAndMalformedTextAreRefused) {
   std::string text = EncodePairedMeasurement(Sample());
   const size_t at = text.find("108");

@@ -190,6 +190,53 @@ TEST(WireDecode, LimitsAreInclusive) {
   MustDecode(body.dump(), limits);
 }
 
+// ---- bounded memory: the series are decoded as the body is read --------------------------------
+
+// Each series is decoded as soon as it is read: a bad first series is the answer even when the
+// rest of the body is not JSON at all (the DOM of the whole body is never built).
+TEST(WireDecode, ABadSeriesIsRefusedBeforeTheRestOfTheBodyIsRead) {
+  std::string text = Minimal().dump();
+  text = text.substr(0, text.find("\"results\"")) + R"("results": [{}, {}, {} and no more JSON)";
+  Result<RunUpload> run = DecodeRunUpload(text);
+  ASSERT_FALSE(run.has_value());
+  EXPECT_EQ(run.error().field, "results[0].suite");
+  EXPECT_EQ(run.error().message, "missing required field");
+  Result<RunUpload> array = DecodeRunUpload("[{}, {}, {} and no more JSON");
+  ASSERT_FALSE(array.has_value());
+  EXPECT_EQ(array.error().message, "the body must be a JSON object, got an array");
+}
+
+// A series' DOM holds at most max_values values and a few keys; the rest of the body
+// max_other_values besides commit.parents and ancestry. Each bound names where it was passed.
+TEST(WireDecode, EverySeriesAndTheRestOfTheBodyAreBounded) {
+  DecodeLimits limits;
+  limits.max_values = 10;
+  limits.max_other_values = 50;
+  json body = Minimal();
+  body["results"][0]["values"] = std::vector<int>(500, 1);
+  Result<RunUpload> values = DecodeRunUpload(body.dump(), limits);
+  ASSERT_FALSE(values.has_value());
+  EXPECT_EQ(values.error().field, "results[0].values[68]");  // 6 values before the array's
+  EXPECT_EQ(values.error().message, "an element of results holds more than 74 JSON values");
+  body = Minimal();
+  body["testbed"]["fingerprint"] = {{"gpu", std::vector<json>(500, json::object())}};
+  Result<RunUpload> free_form = DecodeRunUpload(body.dump(), limits);
+  ASSERT_FALSE(free_form.has_value());
+  EXPECT_EQ(free_form.error().message, "JSON body has more than 70 elements (values)");
+  EXPECT_EQ(free_form.error().field.rfind("testbed.fingerprint.gpu[", 0), 0u)
+      << free_form.error().field;
+  // Within the bounds the same upload decodes, and the series are kept in order.
+  body["testbed"]["fingerprint"] = {{"gpu", std::vector<json>(10, json::object())}};
+  body["results"][0]["values"] = std::vector<int>(10, 1);
+  json second = body["results"][0];
+  second["benchmark"] = "BM_Second";
+  body["results"].push_back(second);
+  const RunUpload run = MustDecode(body.dump(), limits);
+  ASSERT_EQ(run.results.size(), 2u);
+  EXPECT_EQ(run.results[1].key.benchmark, "BM_Second");
+  EXPECT_EQ(run.results[0].values, std::vector<double>(10, 1.0));
+}
+
 // ---- round trip ------------------------------------------------------------------------------
 
 TEST(WireEncode, RoundTripsTheFixtures) {
@@ -262,17 +309,22 @@ std::string Nested(size_t depth, const std::string& open, const std::string& clo
 
 TEST(WireDecode, HundredThousandBracketsAreRefusedWithoutRecursion) {
   for (const std::string& body :
-       {std::string(100000, '['), Nested(100000, "[", "]"), Nested(100000, "{\"a\":", "}")}) {
+       {"{\"a\":" + std::string(100000, '['), "{\"a\":" + Nested(100000, "[", "]") + "}",
+        Nested(100000, "{\"a\":", "}")}) {
     Result<RunUpload> run = DecodeRunUpload(body);
     ASSERT_FALSE(run.has_value());
     EXPECT_NE(run.error().message.find("nesting deeper than 32 levels"), std::string::npos)
         << run.error().message;
   }
-  Result<RunUpload> run = DecodeRunUpload(Nested(100000, "[", "]"));
+  Result<RunUpload> run = DecodeRunUpload("{\"a\":" + Nested(100000, "[", "]") + "}");
   ASSERT_FALSE(run.has_value());
-  std::string field;
-  for (int i = 0; i < 32; ++i) field += "[0]";
+  std::string field = "a";
+  for (int i = 0; i < 31; ++i) field += "[0]";
   EXPECT_EQ(run.error().field, field);
+  // A root that is not an object is refused at its first byte, before any depth.
+  Result<RunUpload> array = DecodeRunUpload(std::string(100000, '['));
+  ASSERT_FALSE(array.has_value());
+  EXPECT_EQ(array.error().message, "the body must be a JSON object, got an array");
 }
 
 TEST(WireDecode, DepthLimitIsExact) {
