@@ -195,7 +195,7 @@ struct KeySetter {
   Setter set;
 };
 
-constexpr std::array<KeySetter, 23> kKeys = {{
+constexpr std::array<KeySetter, 24> kKeys = {{
     {"listen", SetListen},
     {"threads", SetThreads},
     {"database_url", SetDatabaseUrl},
