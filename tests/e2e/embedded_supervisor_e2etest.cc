@@ -31,6 +31,7 @@
 #include "tests/testing/http_client.h"
 #include "tests/testing/ids.h"
 #include "tests/testing/level_results.h"
+#include "tests/testing/server_process.h"
 
 namespace perfgate::testing {
 namespace {
@@ -40,72 +41,18 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 // perfgate-server (the built binary) on its embedded cluster under `data_dir`; its log (stderr)
-// goes to <data_dir>/../server.log.
-class ServerProcess {
- public:
-  ServerProcess(const fs::path& data_dir, const std::string& admin_token, const fs::path& log) {
-    int out[2];
-    if (::pipe(out) != 0) return;
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(out[1], STDOUT_FILENO);
-      std::FILE* err = std::fopen(log.c_str(), "a");
-      if (err != nullptr) ::dup2(::fileno(err), STDERR_FILENO);
-      ::close(out[0]);
-      ::close(out[1]);
-      ::setenv("PERFGATE_ADMIN_TOKEN", admin_token.c_str(), 1);
-      // As tests/testing/pg_cluster.cc tells this process's LSan: libpq 15 under libpqxx 6.4 leaks
-      // one PGresult when the server ends a session in use, which a killed postmaster does to
-      // every statement in flight; the server's own allocations stay checked (ASan builds).
-      const std::string suppressions = (log.parent_path() / "lsan.supp").string();
-      if (std::FILE* supp = std::fopen(suppressions.c_str(), "w"); supp != nullptr) {
-        std::fputs("leak:libpq.so\n", supp);
-        std::fclose(supp);
-        ::setenv("LSAN_OPTIONS", ("suppressions=" + suppressions).c_str(), 1);
-      }
-      const std::string binary = std::string(PERFGATE_BIN_DIR) + "/perfgate-server";
-      ::execl(binary.c_str(), binary.c_str(), "--data-dir", data_dir.c_str(), "--listen",
-              "127.0.0.1:0", "--threads", "4", "--log-level", "info", static_cast<char*>(nullptr));
-      std::perror("exec perfgate-server");
-      ::_exit(127);
-    }
-    ::close(out[1]);
-    stdout_ = ::fdopen(out[0], "r");
-  }
-  ~ServerProcess() { Stop(); }
-
-  // The port from the "listening on http://127.0.0.1:PORT" line; 0 when it exited first.
-  int Port() {
-    if (port_ != 0 || stdout_ == nullptr) return port_;
-    std::array<char, 1024> line{};
-    while (std::fgets(line.data(), static_cast<int>(line.size()), stdout_) != nullptr) {
-      const std::string text(line.data());
-      const std::string marker = "listening on http://127.0.0.1:";
-      if (auto at = text.find(marker); at != std::string::npos) {
-        port_ = std::atoi(text.c_str() + at + marker.size());
-        break;
-      }
-    }
-    return port_;
-  }
-
-  // SIGTERM and wait; the exit status (0: a graceful stop), -1 when not running.
-  int Stop() {
-    if (pid_ <= 0) return -1;
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    if (stdout_ != nullptr) std::fclose(stdout_);
-    stdout_ = nullptr;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-  std::FILE* stdout_ = nullptr;
-  int port_ = 0;
-};
+// goes to `log`. As tests/testing/pg_cluster.cc tells this process's LSan: libpq 15 under libpqxx
+// 6.4 leaks one PGresult when the server ends a session in use, which a killed postmaster does to
+// every statement in flight; the server's own allocations stay checked (ASan builds).
+std::unique_ptr<ServerProcess> LaunchServer(const fs::path& data_dir,
+                                            const std::string& admin_token, const fs::path& log) {
+  ServerLaunch launch;
+  launch.args = {"--data-dir", data_dir.string(), "--listen", "127.0.0.1:0", "--threads",
+                 "4",          "--log-level",     "info"};
+  launch.stderr_log = log.string();
+  launch.lsan_suppressions = "leak:libpq.so\n";
+  return std::make_unique<ServerProcess>(std::move(launch), admin_token);
+}
 
 std::string ReadFile(const fs::path& path) {
   std::ifstream in(path);
@@ -162,7 +109,7 @@ class EmbeddedSupervisorE2eTest : public ::testing::Test {
 
   void StartServer(const fs::path& data_dir) {
     data_dir_ = data_dir;
-    server_ = std::make_unique<ServerProcess>(data_dir, admin_, root_ / "server.log");
+    server_ = LaunchServer(data_dir, admin_, root_ / "server.log");
     const int port = server_->Port();
     ASSERT_GT(port, 0) << "the server did not start:\n" << ReadFile(root_ / "server.log");
     http_ = std::make_unique<HttpClient>(static_cast<std::uint16_t>(port));

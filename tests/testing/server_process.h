@@ -1,8 +1,10 @@
 // One perfgate-server child process (the built binary, PERFGATE_BIN_DIR) on a database DSN and a
-// loopback port it picks, with extra flags (--config ...); SIGTERM and the exit status on Stop().
-// For tests of the process as an operator runs it: several servers on one database, shutdown.
+// loopback port it picks, with extra flags (--config ...), or with arguments of its own (its
+// embedded cluster); SIGTERM and the exit status on Stop(). For tests of the process as an
+// operator runs it: several servers on one database, shutdown, the embedded cluster's supervisor.
 #pragma once
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,32 +17,50 @@
 
 namespace perfgate::testing {
 
+// How to start the server: its arguments after the binary's name, where its stderr goes ("":
+// inherited) and, for an LSan build, suppressions for the child (written to a file beside the
+// log).
+struct ServerLaunch {
+  std::vector<std::string> args;
+  std::string stderr_log;
+  std::string lsan_suppressions;
+};
+
 class ServerProcess {
  public:
-  // Forks and execs the server; Port() then waits for its "listening on" line.
+  // Forks and execs the server on `dsn`; Port() then waits for its "listening on" line.
   ServerProcess(const std::string& dsn, const std::string& admin_token,
-                const std::vector<std::string>& extra_args = {}) {
+                const std::vector<std::string>& extra_args = {})
+      : ServerProcess(DsnLaunch(dsn, extra_args), admin_token) {}
+
+  ServerProcess(ServerLaunch launch, const std::string& admin_token) {
     int out[2];
     if (::pipe(out) != 0) return;
-    std::vector<std::string> args = {std::string(PERFGATE_BIN_DIR) + "/perfgate-server",
-                                     "--database-url",
-                                     dsn,
-                                     "--listen",
-                                     "127.0.0.1:0",
-                                     "--threads",
-                                     "4",
-                                     "--log-level",
-                                     "warn"};
-    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    std::vector<std::string> args = {std::string(PERFGATE_BIN_DIR) + "/perfgate-server"};
+    args.insert(args.end(), launch.args.begin(), launch.args.end());
     std::vector<char*> argv;
     for (std::string& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
+    std::string lsan_options;
+    if (!launch.lsan_suppressions.empty() && !launch.stderr_log.empty()) {
+      const std::string file = launch.stderr_log + ".lsan.supp";
+      if (std::FILE* supp = std::fopen(file.c_str(), "w"); supp != nullptr) {
+        std::fputs(launch.lsan_suppressions.c_str(), supp);
+        std::fclose(supp);
+        lsan_options = "suppressions=" + file;
+      }
+    }
     pid_ = ::fork();
     if (pid_ == 0) {
       ::dup2(out[1], STDOUT_FILENO);
+      if (!launch.stderr_log.empty()) {
+        const int err = ::open(launch.stderr_log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (err >= 0) ::dup2(err, STDERR_FILENO);
+      }
       ::close(out[0]);
       ::close(out[1]);
       ::setenv("PERFGATE_ADMIN_TOKEN", admin_token.c_str(), 1);
+      if (!lsan_options.empty()) ::setenv("LSAN_OPTIONS", lsan_options.c_str(), 1);
       ::execv(argv[0], argv.data());
       std::perror("exec perfgate-server");
       ::_exit(127);
@@ -85,6 +105,14 @@ class ServerProcess {
   }
 
  private:
+  static ServerLaunch DsnLaunch(const std::string& dsn, const std::vector<std::string>& extra) {
+    ServerLaunch launch;
+    launch.args = {"--database-url", dsn, "--listen",    "127.0.0.1:0",
+                   "--threads",      "4", "--log-level", "warn"};
+    launch.args.insert(launch.args.end(), extra.begin(), extra.end());
+    return launch;
+  }
+
   pid_t pid_ = -1;
   FILE* stdout_ = nullptr;
   int port_ = 0;
