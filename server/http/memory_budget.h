@@ -6,8 +6,10 @@
 // budget bounds the memory all requests in flight take together.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 
@@ -46,6 +48,15 @@ class MemoryBudget {
   // the gauge perfgate_http_request_memory_bytes{state="in_use"|"limit"} and the counter
   // perfgate_http_memory_refused_total.
   explicit MemoryBudget(std::size_t limit, Metrics* metrics = nullptr);
+
+  // What a request reserves: its Content-Length, or for a chunked body, whose size is known only
+  // once read, the largest allowed (`body_limit`); never more than `body_limit`.
+  static std::size_t BodyBytes(std::optional<std::uint64_t> content_length, bool chunked,
+                               std::size_t body_limit) {
+    if (chunked) return body_limit;
+    return static_cast<std::size_t>(
+        std::min<std::uint64_t>(content_length.value_or(0), body_limit));
+  }
 
   // A reservation of `bytes` (0: an empty one that holds nothing), or nullopt when the bodies in
   // flight and this one would pass the limit. Never waits.

@@ -208,18 +208,12 @@ class Session : public std::enable_shared_from_this<Session> {
             RefuseFraming({request.version(), request.find(bhttp::field::host) != request.end(),
                            request[bhttp::field::content_encoding],
                            request[bhttp::field::transfer_encoding], repeated})) {
-      server_->Observe(kProtocolRoute, refused->status, 0.0);
-      // The body (if any) stays unread: the connection closes after the answer.
-      return Write(std::move(*refused), /*keep_alive=*/false, /*linger=*/true, request.version());
+      return Refuse(std::move(*refused), request.version());
     }
-    // A chunked body's size is known only once read: it counts as the largest allowed.
-    const std::size_t body =
-        parser_->chunked()
-            ? options().body_limit
-            : std::min<std::uint64_t>(parser_->content_length().value_or(0), options().body_limit);
+    const std::size_t body = MemoryBudget::BodyBytes(parser_->content_length().value_or(0),
+                                                     parser_->chunked(), options().body_limit);
     if (auto refused = server_->memory->Admit(body, &body_memory_)) {
-      server_->Observe(kProtocolRoute, refused->status, 0.0);
-      return Write(std::move(*refused), /*keep_alive=*/false, /*linger=*/true, request.version());
+      return Refuse(std::move(*refused), request.version());
     }
     auto expect = request[bhttp::field::expect];
     if (request.version() >= 11 && beast::iequals(expect, "100-continue") && !parser_->is_done()) {
@@ -258,8 +252,14 @@ class Session : public std::enable_shared_from_this<Session> {
     } else {
       response = BadRequest("malformed HTTP request: " + ec.message());
     }
+    Refuse(std::move(response), 11);
+  }
+
+  // An answer before any route (framing, limits, a malformed request; a body stays unread): counted
+  // under the protocol route, then the connection lingers and closes.
+  void Refuse(Response response, unsigned version) {
     server_->Observe(kProtocolRoute, response.status, 0.0);
-    Write(std::move(response), /*keep_alive=*/false, /*linger=*/true, 11);
+    Write(std::move(response), /*keep_alive=*/false, /*linger=*/true, version);
   }
 
   void Dispatch() {
