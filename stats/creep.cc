@@ -381,7 +381,7 @@ Result<std::vector<Creep>> CreepsOfRuns(std::span<const double> levels,
 Result<std::vector<Creep>> DetectCreeps(std::span<const double> levels,
                                         std::span<const std::size_t> steps,
                                         const CreepOptions& options) {
-  if (auto ok = Check(levels, steps, options); !ok) return tl::unexpected(ok.error());
+  // ScanCreeps checks the options and levels, CreepsOfRuns the steps.
   auto scan = ScanCreeps(levels, options, nullptr);
   if (!scan) return tl::unexpected(scan.error());
   return CreepsOfRuns(levels, scan->runs, steps, options);

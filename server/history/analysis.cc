@@ -172,6 +172,41 @@ Result<MonitorState> ParseMonitorState(const std::string& text) {
   return m;
 }
 
+namespace {
+
+// The detector's part and the creep search's part of a parsed detector state; json::exception
+// for anything unreadable.
+stats::ChangePointState DetectorFromJson(const json& j) {
+  stats::ChangePointState s;
+  s.length = j.at("length").get<std::size_t>();
+  s.window_len = j.at("window_len").get<std::size_t>();
+  s.first_pass_pvalue = ReadNum(j.at("first_pass_pvalue"));
+  s.resume_start = j.at("resume_start").get<std::size_t>();
+  s.split_indices = j.at("split_indices").get<std::vector<std::size_t>>();
+  return s;
+}
+
+std::optional<stats::CreepScan> CreepFromJson(const json& j) {
+  if (!j.is_object() || !j.contains("creep")) return std::nullopt;
+  const json& c = j.at("creep");
+  stats::CreepScan scan;
+  scan.length = c.at("length").get<std::size_t>();
+  scan.options.threshold = ReadNum(c.at("threshold"));
+  scan.options.window = c.at("window").get<std::size_t>();
+  scan.options.min_points = c.at("min_points").get<std::size_t>();
+  scan.options.max_pvalue = ReadNum(c.at("max_pvalue"));
+  scan.options.min_segment = c.at("min_segment").get<std::size_t>();
+  scan.options.line_margin = ReadNum(c.at("line_margin"));
+  scan.options.confidence = ReadNum(c.at("confidence"));
+  for (const json& r : c.at("runs")) {
+    scan.runs.push_back({r.at(0).get<std::size_t>(), r.at(1).get<std::size_t>(), r.at(2).get<int>(),
+                         r.at(3).get<std::size_t>(), ReadNum(r.at(4))});
+  }
+  return scan;
+}
+
+}  // namespace
+
 std::string DetectorStateJson(const stats::ChangePointState& s,
                               const std::optional<stats::CreepScan>& creep) {
   json out = {{"length", s.length},
@@ -201,23 +236,7 @@ std::string DetectorStateJson(const stats::ChangePointState& s,
 Result<std::optional<stats::CreepScan>> ParseCreepScan(const std::string& text) {
   if (text.empty()) return std::optional<stats::CreepScan>();
   try {
-    const json j = json::parse(text);
-    if (!j.is_object() || !j.contains("creep")) return std::optional<stats::CreepScan>();
-    const json& c = j.at("creep");
-    stats::CreepScan scan;
-    scan.length = c.at("length").get<std::size_t>();
-    scan.options.threshold = ReadNum(c.at("threshold"));
-    scan.options.window = c.at("window").get<std::size_t>();
-    scan.options.min_points = c.at("min_points").get<std::size_t>();
-    scan.options.max_pvalue = ReadNum(c.at("max_pvalue"));
-    scan.options.min_segment = c.at("min_segment").get<std::size_t>();
-    scan.options.line_margin = ReadNum(c.at("line_margin"));
-    scan.options.confidence = ReadNum(c.at("confidence"));
-    for (const json& r : c.at("runs")) {
-      scan.runs.push_back({r.at(0).get<std::size_t>(), r.at(1).get<std::size_t>(),
-                           r.at(2).get<int>(), r.at(3).get<std::size_t>(), ReadNum(r.at(4))});
-    }
-    return std::optional<stats::CreepScan>(std::move(scan));
+    return CreepFromJson(json::parse(text));
   } catch (const json::exception& e) {
     return InvalidArgument(std::string("unreadable creep state: ") + e.what(), "detector_state");
   }
@@ -226,14 +245,7 @@ Result<std::optional<stats::CreepScan>> ParseCreepScan(const std::string& text) 
 Result<std::optional<stats::ChangePointState>> ParseDetectorState(const std::string& text) {
   if (text.empty()) return std::optional<stats::ChangePointState>();
   try {
-    const json j = json::parse(text);
-    stats::ChangePointState s;
-    s.length = j.at("length").get<std::size_t>();
-    s.window_len = j.at("window_len").get<std::size_t>();
-    s.first_pass_pvalue = ReadNum(j.at("first_pass_pvalue"));
-    s.resume_start = j.at("resume_start").get<std::size_t>();
-    s.split_indices = j.at("split_indices").get<std::vector<std::size_t>>();
-    return std::optional<stats::ChangePointState>(std::move(s));
+    return std::optional<stats::ChangePointState>(DetectorFromJson(json::parse(text)));
   } catch (const json::exception& e) {
     return InvalidArgument(std::string("unreadable detector state: ") + e.what(), "detector_state");
   }
@@ -241,17 +253,30 @@ Result<std::optional<stats::ChangePointState>> ParseDetectorState(const std::str
 
 SeriesState ParseSeriesState(const store::HistorySeriesData& series, bool* unreadable) {
   SeriesState state;
-  auto detector = ParseDetectorState(series.detector_state_json);
-  auto creep = ParseCreepScan(series.detector_state_json);
+  // The detector's and the creep search's states share one document: parsed once, each part read
+  // on its own (an unreadable part starts from scratch; the creep search's is read only with a
+  // detector's).
+  auto read = [](auto&& part) {
+    try {
+      part();
+      return true;
+    } catch (const json::exception&) {
+      return false;
+    }
+  };
+  bool detector_ok = true, creep_ok = true;
+  if (!series.detector_state_json.empty()) {
+    const json j = json::parse(series.detector_state_json, nullptr, /*allow_exceptions=*/false);
+    detector_ok = !j.is_discarded() && read([&] { state.detector = DetectorFromJson(j); });
+    creep_ok = !state.detector || read([&] { state.creep = CreepFromJson(j); });
+  }
   auto monitors = ParseMonitorState(series.monitor_state_json);
-  if (detector) state.detector = std::move(*detector);
-  if (detector && creep) state.creep = std::move(*creep);
   if (monitors) {
     state.monitors = *monitors;
   } else {
     state.monitors.next_position = series.baseline_from;
   }
-  if (unreadable != nullptr) *unreadable = !detector || !creep || !monitors;
+  if (unreadable != nullptr) *unreadable = !detector_ok || !creep_ok || !monitors;
   return state;
 }
 
