@@ -8,6 +8,7 @@
 //                 --rank-pvalue P --mean-shift 0|1 --mean-shift-penalty X --clip-sigmas X]
 //                (perfgate's; defaults: HistoryOptions{})
 //                [--subset even|odd]   (every other series: tune on one half, check on the other)
+//                [--series NAME]       (that series alone)
 //                [--list]              (perfgate's detections and the annotations, series by
 //                series)
 #include <cstdio>
@@ -25,6 +26,7 @@ using perfgate::quality::TcpdFMeasure;
 int Run(int argc, char** argv) {
   std::string dir = PERFGATE_FIXTURES_DIR "/oracles/tcpd";
   std::string subset;
+  std::string only;
   bool list = false;
   perfgate::stats::HistoryOptions options;
   for (int i = 1; i < argc; ++i) {
@@ -45,6 +47,8 @@ int Run(int argc, char** argv) {
     if (perfgate::quality::SetDetectorOption(options, arg, value)) continue;
     if (arg == "--subset") {
       subset = value;
+    } else if (arg == "--series") {
+      only = value;
     } else {
       std::fprintf(stderr, "tcpd_quality: unknown option %s\n", arg.c_str());
       return 2;
@@ -57,7 +61,13 @@ int Run(int argc, char** argv) {
   }
   std::vector<perfgate::quality::TcpdSeries> series;
   for (std::size_t i = 0; i < corpus->series.size(); ++i) {
+    if (!only.empty() && corpus->series[i].name != only) continue;
     if (subset.empty() || (i % 2 == 0) == (subset == "even")) series.push_back(corpus->series[i]);
+  }
+  if (series.empty()) {
+    std::fprintf(stderr, "tcpd_quality: no series %s%s in %s\n", only.c_str(),
+                 subset.empty() ? "" : (" in the " + subset + " half").c_str(), dir.c_str());
+    return 2;
   }
   const auto methods = perfgate::quality::Methods(options);
   std::printf("%zu series (excluded:", series.size());
