@@ -34,8 +34,8 @@ std::string ScanWholeFile(const std::string& path) {
 }
 
 void BM_SectionHeaders(benchmark::State& state, const std::string& path) {
-  for (auto _ : state) benchmark::DoNotOptimize(perfgate::run::BinaryCompiler(path));
-  state.SetLabel(perfgate::run::BinaryCompiler(path));
+  for (auto _ : state) benchmark::DoNotOptimize(perfwarden::run::BinaryCompiler(path));
+  state.SetLabel(perfwarden::run::BinaryCompiler(path));
 }
 
 void BM_ScanWholeFile(benchmark::State& state, const std::string& path) {

@@ -9,8 +9,8 @@
 #include <string>
 
 int main(int argc, char** argv) {
-  using namespace perfgate;
-  const std::string dir = argc > 1 ? argv[1] : std::string(PERFGATE_FIXTURES_DIR) + "/history";
+  using namespace perfwarden;
+  const std::string dir = argc > 1 ? argv[1] : std::string(PERFWARDEN_FIXTURES_DIR) + "/history";
   stats::CreepOptions options;
   if (argc > 2) options.window = std::strtoul(argv[2], nullptr, 10);
   if (argc > 3) options.max_pvalue = std::strtod(argv[3], nullptr);

@@ -1,4 +1,4 @@
-// Benchmarks of the history analysis: perfgate's detector (e-divisive, then the
+// Benchmarks of the history analysis: perfwarden's detector (e-divisive, then the
 // confirmation stage) on a whole series from scratch against one append resumed from the state
 // left by the previous run, at 1,000 / 10,000 / 100,000 points; the server's per-series
 // analysis (server::history::AnalyseSeries) for one new point with and without persisted state;
@@ -25,14 +25,14 @@
 
 namespace {
 
-using perfgate::stats::ChangePointAnalysis;
-using perfgate::stats::ChangePointOptions;
-using perfgate::stats::ChangePointState;
-using perfgate::stats::HistoryOptions;
-using perfgate::stats::Rng;
-using perfgate::stats::Step;
-namespace history = perfgate::server::history;
-namespace store = perfgate::store;
+using perfwarden::stats::ChangePointAnalysis;
+using perfwarden::stats::ChangePointOptions;
+using perfwarden::stats::ChangePointState;
+using perfwarden::stats::HistoryOptions;
+using perfwarden::stats::Rng;
+using perfwarden::stats::Step;
+namespace history = perfwarden::server::history;
+namespace store = perfwarden::store;
 
 constexpr std::size_t kManySeries = 10000;
 constexpr std::size_t kManyPoints = 200;
@@ -43,7 +43,7 @@ constexpr std::size_t kManyPoints = 200;
 }
 
 template <typename T>
-T Check(perfgate::Result<T> result, const char* what) {
+T Check(perfwarden::Result<T> result, const char* what) {
   if (!result) Fail(what);
   return std::move(*result);
 }
@@ -76,9 +76,9 @@ std::vector<double> MakeSeries(std::size_t n, uint64_t seed) {
   return out;
 }
 
-const HistoryOptions kHistory;  // perfgate's defaults: window 100, p 1e-4, threshold 5%
+const HistoryOptions kHistory;  // perfwarden's defaults: window 100, p 1e-4, threshold 5%
 
-ChangePointOptions Options() { return perfgate::stats::EDivisiveOptions(kHistory); }
+ChangePointOptions Options() { return perfwarden::stats::EDivisiveOptions(kHistory); }
 
 std::vector<std::size_t> Indices(const ChangePointAnalysis& analysis) {
   std::vector<std::size_t> out;
@@ -94,8 +94,8 @@ struct Reference {
 
 Reference Full(std::span<const double> series) {
   const ChangePointAnalysis analysis =
-      Check(perfgate::stats::DetectChangePoints(series, Options()), "DetectChangePoints");
-  return {Indices(analysis), perfgate::stats::ConfirmSteps(series, analysis, kHistory)};
+      Check(perfwarden::stats::DetectChangePoints(series, Options()), "DetectChangePoints");
+  return {Indices(analysis), perfwarden::stats::ConfirmSteps(series, analysis, kHistory)};
 }
 
 // A long series, its reference analysis, and the state left by the analysis of all but its
@@ -114,7 +114,7 @@ const Fixture& GetFixture(std::size_t n) {
   f.series = MakeSeries(n, 3 * (n / 1000));  // a multiple of 3: 1,000 points get a step
   f.reference = Full(f.series);
   const auto& prefix =
-      Check(perfgate::stats::DetectChangePointsIncremental(
+      Check(perfwarden::stats::DetectChangePointsIncremental(
                 std::span<const double>(f.series).first(n - 1), Options(), nullptr),
             "prefix analysis");
   f.state = prefix.state;
@@ -122,12 +122,12 @@ const Fixture& GetFixture(std::size_t n) {
   return cache.emplace(n, std::move(f)).first->second;
 }
 
-// Both stages from scratch (stats::DetectSteps), as `perfgate analyze` or a lost state does.
+// Both stages from scratch (stats::DetectSteps), as `perfwarden analyze` or a lost state does.
 void BM_FullDetection(benchmark::State& state) {
   const Fixture& f = GetFixture(static_cast<std::size_t>(state.range(0)));
   std::vector<Step> steps;
   for (auto _ : state) {
-    steps = Check(perfgate::stats::DetectSteps(f.series, kHistory), "DetectSteps");
+    steps = Check(perfwarden::stats::DetectSteps(f.series, kHistory), "DetectSteps");
     benchmark::DoNotOptimize(steps.data());
   }
   if (steps != f.reference.steps) Fail("DetectSteps differs from the reference");
@@ -147,9 +147,9 @@ void BM_IncrementalAppend(benchmark::State& state) {
   ChangePointAnalysis last;
   bool resumed = true;
   for (auto _ : state) {
-    auto result = perfgate::stats::DetectChangePointsIncremental(f.series, options, &f.state);
+    auto result = perfwarden::stats::DetectChangePointsIncremental(f.series, options, &f.state);
     if (!result) Fail("DetectChangePointsIncremental");
-    steps = perfgate::stats::ConfirmSteps(f.series, result->analysis, kHistory);
+    steps = perfwarden::stats::ConfirmSteps(f.series, result->analysis, kHistory);
     resumed = resumed && result->resumed;
     benchmark::DoNotOptimize(steps.data());
     last = std::move(result->analysis);
@@ -170,9 +170,9 @@ void BM_IncrementalNoState(benchmark::State& state) {
   const ChangePointOptions options = Options();
   std::vector<Step> steps;
   for (auto _ : state) {
-    auto result = perfgate::stats::DetectChangePointsIncremental(f.series, options, nullptr);
+    auto result = perfwarden::stats::DetectChangePointsIncremental(f.series, options, nullptr);
     if (!result || result->resumed) Fail("DetectChangePointsIncremental without a state");
-    steps = perfgate::stats::ConfirmSteps(f.series, result->analysis, kHistory);
+    steps = perfwarden::stats::ConfirmSteps(f.series, result->analysis, kHistory);
     benchmark::DoNotOptimize(steps.data());
   }
   if (steps != f.reference.steps) Fail("steps without a state differ");
@@ -186,7 +186,7 @@ void BM_IncrementalAppendEDivisiveOnly(benchmark::State& state) {
   std::vector<std::size_t> change_points;
   ChangePointAnalysis last;
   for (auto _ : state) {
-    auto result = perfgate::stats::DetectChangePointsIncremental(f.series, options, &f.state);
+    auto result = perfwarden::stats::DetectChangePointsIncremental(f.series, options, &f.state);
     if (!result || !result->resumed) Fail("DetectChangePointsIncremental");
     benchmark::DoNotOptimize(result->analysis.change_points.data());
     last = std::move(result->analysis);
@@ -272,8 +272,8 @@ void BM_MonitorArming(benchmark::State& state) {
   const history::HistoryParams params;
   double sum = 0;
   for (auto _ : state) {
-    sum = perfgate::stats::EwmaCriticalL(params.ewma_lambda, params.monitor_arl0) +
-          perfgate::stats::CusumCriticalH(1.25, params.monitor_arl0);
+    sum = perfwarden::stats::EwmaCriticalL(params.ewma_lambda, params.monitor_arl0) +
+          perfwarden::stats::CusumCriticalH(1.25, params.monitor_arl0);
     benchmark::DoNotOptimize(sum);
   }
   if (!std::isfinite(sum) || sum <= 0) Fail("monitor critical values");
@@ -297,7 +297,7 @@ const Many& GetMany() {
       const std::span<const double> x(m.series.back());
       m.references.push_back(Full(x));
       m.total_steps += m.references.back().steps.size();
-      m.states.push_back(Check(perfgate::stats::DetectChangePointsIncremental(
+      m.states.push_back(Check(perfwarden::stats::DetectChangePointsIncremental(
                                    x.first(kManyPoints - 1), Options(), nullptr),
                                "prefix analysis")
                              .state);
@@ -325,7 +325,7 @@ void BM_ManySeries_Full(benchmark::State& state) {
   for (auto _ : state) {
     steps = 0;
     for (std::size_t s = 0; s < kManySeries; ++s) {
-      const auto found = Check(perfgate::stats::DetectSteps(m.series[s], kHistory), "DetectSteps");
+      const auto found = Check(perfwarden::stats::DetectSteps(m.series[s], kHistory), "DetectSteps");
       steps += found.size();
       benchmark::DoNotOptimize(found.data());
     }
@@ -345,10 +345,10 @@ void BM_ManySeries_Append(benchmark::State& state) {
     steps = 0;
     for (std::size_t s = 0; s < kManySeries; ++s) {
       auto result =
-          perfgate::stats::DetectChangePointsIncremental(m.series[s], options, &m.states[s]);
+          perfwarden::stats::DetectChangePointsIncremental(m.series[s], options, &m.states[s]);
       if (!result || !result->resumed) Fail("DetectChangePointsIncremental");
       const std::vector<Step> found =
-          perfgate::stats::ConfirmSteps(m.series[s], result->analysis, kHistory);
+          perfwarden::stats::ConfirmSteps(m.series[s], result->analysis, kHistory);
       steps += found.size();
       all_match = all_match && found == m.references[s].steps;
       benchmark::DoNotOptimize(found.data());

@@ -22,7 +22,7 @@
 
 namespace {
 
-using perfgate::stats::Rng;
+using perfwarden::stats::Rng;
 using Json = nlohmann::ordered_json;
 
 constexpr double kSizes[] = {0.02, 0.03, 0.04, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3};

@@ -1,12 +1,12 @@
 // Prints the detection-quality tables of docs/statistics.md ("History detection quality"):
-// perfgate's history detector and the peers' default methods on the labelled corpus.
+// perfwarden's history detector and the peers' default methods on the labelled corpus.
 //
 //   history_quality [CORPUS_DIR] [--threshold X --window N --max-pvalue P --level-points N
 //                    --min-segment N --rank-test 0|1 --serial-correction 0|1
 //                 --rank-pvalue P --mean-shift 0|1 --mean-shift-penalty X --clip-sigmas X]
-//                   (perfgate's; defaults: HistoryOptions{})
+//                   (perfwarden's; defaults: HistoryOptions{})
 //                   [--subset even|odd]  (every other series: tune on one half, check on the other)
-//                   [--list CATEGORY]    (perfgate's detections, series by series)
+//                   [--list CATEGORY]    (perfwarden's detections, series by series)
 #include "tests/testing/history_quality.h"
 
 #include <cstdio>
@@ -15,10 +15,10 @@
 #include <vector>
 
 int main(int argc, char** argv) {
-  std::string dir = PERFGATE_FIXTURES_DIR "/history";
+  std::string dir = PERFWARDEN_FIXTURES_DIR "/history";
   std::string list;    // --list CATEGORY
   std::string subset;  // --subset even|odd
-  perfgate::stats::HistoryOptions options;
+  perfwarden::stats::HistoryOptions options;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.rfind("--", 0) != 0) {
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     const char* value = argv[++i];
-    if (perfgate::quality::SetDetectorOption(options, arg, value)) continue;
+    if (perfwarden::quality::SetDetectorOption(options, arg, value)) continue;
     if (arg == "--subset") {
       subset = value;
     } else if (arg == "--list") {
@@ -40,13 +40,13 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  auto corpus = perfgate::quality::LoadCorpus(dir);
+  auto corpus = perfwarden::quality::LoadCorpus(dir);
   if (!corpus) {
     std::fprintf(stderr, "history_quality: %s\n", corpus.error().ToString().c_str());
     return 1;
   }
   if (!subset.empty()) {
-    std::vector<perfgate::quality::LabelledSeries> half;
+    std::vector<perfwarden::quality::LabelledSeries> half;
     for (std::size_t i = 0; i < corpus->size(); ++i) {
       if ((i % 2 == 0) == (subset == "even")) half.push_back((*corpus)[i]);
     }
@@ -55,9 +55,9 @@ int main(int argc, char** argv) {
   if (!list.empty()) {
     for (const auto& series : *corpus) {
       if (series.category != list) continue;
-      auto steps = perfgate::stats::DetectSteps(series.levels, options);
+      auto steps = perfwarden::stats::DetectSteps(series.levels, options);
       if (!steps) return 1;
-      const auto score = perfgate::quality::ScoreSeries(series, [&] {
+      const auto score = perfwarden::quality::ScoreSeries(series, [&] {
         std::vector<std::size_t> indices;
         for (const auto& step : *steps) indices.push_back(step.index);
         return indices;
@@ -73,17 +73,17 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  auto scores = perfgate::quality::Evaluate(*corpus, perfgate::quality::Methods(options));
+  auto scores = perfwarden::quality::Evaluate(*corpus, perfwarden::quality::Methods(options));
   if (!scores) {
     std::fprintf(stderr, "history_quality: %s\n", scores.error().ToString().c_str());
     return 1;
   }
   std::printf(
-      "%zu series; perfgate: threshold %g, window %zu, max p-value %g, level points %zu, "
+      "%zu series; perfwarden: threshold %g, window %zu, max p-value %g, level points %zu, "
       "min segment %zu, rank test %s at %g, mean-shift candidates %s (penalty %g, clip %g)\n\n%s",
       corpus->size(), options.threshold, options.window, options.max_pvalue, options.level_points,
       options.min_segment, options.rank_test ? "on" : "off", options.rank_pvalue,
       options.mean_shift ? "on" : "off", options.mean_shift_penalty, options.clip_sigmas,
-      perfgate::quality::FormatTables(*scores).c_str());
+      perfwarden::quality::FormatTables(*scores).c_str());
   return 0;
 }

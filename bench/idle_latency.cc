@@ -4,7 +4,7 @@
 // or at its header timeout, is opened again at once, so N stay open or connecting). Each phase
 // sends R requests, alternately GET /healthz and an authenticated GET of the project's runs, in
 // two ways: on one keep-alive connection opened before the idle ones (a runner's libcurl handle)
-// and on a new connection per request (a new `perfgate` process). Prints requests, failures
+// and on a new connection per request (a new `perfwarden` process). Prints requests, failures
 // (no answer, or an answer other than 200), p50/p99/max of the answered ones, and how many idle
 // connections were open at the end and how often they were opened again.
 //
@@ -14,7 +14,7 @@
 //   keepalive: each sends one GET /healthz first, reads the answer and then sits idle (cut at
 //   limits.idle_timeout_ms). S bounds each request (default 15 s) and P each line (default 60 s:
 //   a line stopped early says so), so that a phase of refused or queued connections ends. The
-//   token comes from PERFGATE_TOKEN when --token is absent (off the command line).
+//   token comes from PERFWARDEN_TOKEN when --token is absent (off the command line).
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -43,7 +43,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
-using perfgate::testing::HttpClient;
+using perfwarden::testing::HttpClient;
 
 struct Options {
   uint16_t port = 0;
@@ -65,7 +65,7 @@ Options ParseArgs(int argc, char** argv) {
       ->required()
       ->check(CLI::Range(1, 65535));
   app.add_option("--project", o.project, "A project with runs")->required();
-  app.add_option("--token", o.token, "A read token")->envname("PERFGATE_TOKEN")->required();
+  app.add_option("--token", o.token, "A read token")->envname("PERFWARDEN_TOKEN")->required();
   app.add_option("--idle", o.idle, "Idle connections to hold")->check(CLI::NonNegativeNumber);
   app.add_option("--requests", o.requests, "Requests per line")->check(CLI::PositiveNumber);
   app.add_option("--idle-kind", idle_kind, "silent or keepalive")
@@ -225,7 +225,7 @@ void Print(const char* phase_name, const char* mode, const Phase& phase) {
   std::vector<double> sorted = phase.ms;
   std::sort(sorted.begin(), sorted.end());
   const auto q = [&](double p) {
-    return sorted.empty() ? 0.0 : perfgate::stats::QuantileSorted(sorted, p);
+    return sorted.empty() ? 0.0 : perfwarden::stats::QuantileSorted(sorted, p);
   };
   const auto slow = std::count_if(sorted.begin(), sorted.end(), [](double ms) { return ms > 100; });
   std::printf("  %-26s %-15s %6zu %6d %6td %9.2f %9.2f %9.2f%s%s%s\n", phase_name, mode,
@@ -240,7 +240,7 @@ bool SeedRuns(const Options& options) {
   HttpClient client(options.port);
   std::mt19937_64 rng(7);
   for (int i = 0; i < 20; ++i) {
-    perfgate::wire::RunUpload run;
+    perfwarden::wire::RunUpload run;
     char id[40];
     std::snprintf(id, sizeof(id), "00000000-0000-4000-8000-%012d", i + 1);
     run.id = id;
@@ -249,14 +249,14 @@ bool SeedRuns(const Options& options) {
     run.commit.sha = std::string(39, 'a') + "0123456789abcdef"[i % 16];
     run.testbed.name = "idle-latency";
     for (int b = 0; b < 10; ++b) {
-      perfgate::wire::ResultSeries series;
+      perfwarden::wire::ResultSeries series;
       series.key = {"idle", "BM_" + std::to_string(b), "real_time"};
       series.unit = "ns";
       for (int r = 0; r < 5; ++r) series.values.push_back(1000.0 + static_cast<double>(rng() % 50));
       run.results.push_back(std::move(series));
     }
     const auto answer = client.Post("/api/v1/projects/" + options.project + "/runs",
-                                    perfgate::wire::EncodeRunUpload(run), options.token);
+                                    perfwarden::wire::EncodeRunUpload(run), options.token);
     if (answer.status != 200 && answer.status != 201) {
       std::fprintf(stderr, "idle_latency: seeding runs: HTTP %d %s\n", answer.status,
                    answer.body.c_str());

@@ -1,4 +1,4 @@
-// Ingest throughput of perfgate-server, end to end: an in-process App (embedded PostgreSQL in
+// Ingest throughput of perfwarden-server, end to end: an in-process App (embedded PostgreSQL in
 // a temp directory, or --database-url) receives N runs of B benchmarks x R repetitions from K
 // concurrent keep-alive clients over loopback HTTP. The baseline, in the same process and the
 // same database, is PostgreSQL's own COPY of the same number of rows into a samples-shaped
@@ -129,10 +129,10 @@ struct CopyFigures {
 
 // COPY of the bench's samples (same count and shape of noise as the uploads) into a scratch
 // table, K connections, one transaction per run. kPerRow: one row per sample, in a table
-// shaped as perfgate's samples table was before migration 0004 (primary key, series index,
+// shaped as perfwarden's samples table was before migration 0004 (primary key, series index,
 // finite check; no foreign keys). kPacked: one row per series with its values as float8[],
 // shaped as sample_sets (primary key and series index; no foreign keys or checks), which is
-// the cheapest way PostgreSQL can take perfgate's own rows.
+// the cheapest way PostgreSQL can take perfwarden's own rows.
 CopyFigures CopyBaseline(const std::string& url, const Options& options, std::uint32_t session,
                          CopyShape shape) {
   CopyFigures figures;
@@ -232,7 +232,7 @@ int main(int argc, char** argv) {
   const long long total_samples = samples_per_run * options.runs;
 
   std::filesystem::path data_dir;
-  perfgate::config::ServerConfig config;
+  perfwarden::config::ServerConfig config;
   config.listen.host = "127.0.0.1";
   config.listen.port = 0;
   config.threads = options.threads > 0
@@ -244,12 +244,12 @@ int main(int argc, char** argv) {
   config.history.enabled = false;
   config.database_url = options.database_url;
   if (config.database_url.empty()) {
-    data_dir = perfgate::store::MakeClusterTempDir("perfgate-ingest-bench-")
+    data_dir = perfwarden::store::MakeClusterTempDir("perfwarden-ingest-bench-")
                    .value_or(std::filesystem::path());
     if (data_dir.empty()) Usage("cannot make a data directory for PostgreSQL");
     config.data_dir = data_dir.string();
   }
-  auto admin = perfgate::auth::GenerateToken();
+  auto admin = perfwarden::auth::GenerateToken();
   if (!admin) Usage("token generation failed");
   config.admin_token = *admin;
 
@@ -258,16 +258,16 @@ int main(int argc, char** argv) {
       "%d clients, %d server threads, %s PostgreSQL\n",
       options.runs, options.benchmarks, options.repetitions, total_samples, options.clients,
       config.threads, config.database_url.empty() ? "embedded" : "external");
-  auto started = perfgate::server::App::Start(config);
+  auto started = perfwarden::server::App::Start(config);
   if (!started) {
     std::fprintf(stderr, "ingest_bench: server: %s\n", started.error().ToString().c_str());
     return 1;
   }
-  std::unique_ptr<perfgate::server::App> app = std::move(*started);
+  std::unique_ptr<perfwarden::server::App> app = std::move(*started);
   const auto port = static_cast<std::uint16_t>(app->port());
   int status = 0;
   {
-    perfgate::testing::HttpClient setup(port);
+    perfwarden::testing::HttpClient setup(port);
     auto created = setup.Post("/api/v1/projects", nlohmann::json{{"name", project}}.dump(),
                               config.admin_token);
     if (created.status != 201) {
@@ -300,7 +300,7 @@ int main(int argc, char** argv) {
     std::vector<std::thread> clients;
     for (int c = 0; c < options.clients; ++c) {
       clients.emplace_back([&, c]() {
-        perfgate::testing::HttpClient client(port, std::chrono::seconds(600));
+        perfwarden::testing::HttpClient client(port, std::chrono::seconds(600));
         for (int n = next++; n < options.runs; n = next++) {
           const auto t0 = Clock::now();
           auto response = client.Post("/api/v1/projects/" + project + "/runs",
@@ -341,7 +341,7 @@ int main(int argc, char** argv) {
         copy_seconds > 0 ? static_cast<double>(total_samples) / copy_seconds : 0;
     std::printf("\n| what | rows | time | rows/s | ratio |\n|---|---:|---:|---:|---:|\n");
     std::printf(
-        "| perfgate-server: POST /runs, %d clients, %d runs x %d samples (%.1f MB JSON) "
+        "| perfwarden-server: POST /runs, %d clients, %d runs x %d samples (%.1f MB JSON) "
         "| %lld | %.2f s | %.0f | %.2f |\n",
         options.clients, options.runs, static_cast<int>(samples_per_run),
         static_cast<double>(body_bytes) / 1e6, total_samples, http_seconds, http_rate,
@@ -360,8 +360,8 @@ int main(int argc, char** argv) {
     std::printf(
         "\nrequest latency (POST of one %d-sample run): p50 %.1f ms, p99 %.1f ms, "
         "max %.1f ms\n",
-        static_cast<int>(samples_per_run), 1e3 * perfgate::stats::Quantile(all, 0.50),
-        1e3 * perfgate::stats::Quantile(all, 0.99), 1e3 * perfgate::stats::Quantile(all, 1.0));
+        static_cast<int>(samples_per_run), 1e3 * perfwarden::stats::Quantile(all, 0.50),
+        1e3 * perfwarden::stats::Quantile(all, 0.99), 1e3 * perfwarden::stats::Quantile(all, 1.0));
     std::printf("server/COPY throughput ratio: %.2f\n", copy_rate > 0 ? http_rate / copy_rate : 0);
   }
   app->Stop();

@@ -1,5 +1,5 @@
 // The reliability scenario's load (bench/run_reliability.sh starts the server and its faults):
-// N clients post run uploads and ask for verdicts against a perfgate-server for S seconds, as
+// N clients post run uploads and ask for verdicts against a perfwarden-server for S seconds, as
 // the runner does (net::HttpClient, wire/'s run upload; an upload retried with backoff until the
 // server acknowledges it, 200 or 201, as the spool is replayed), then drain: no new run is
 // started and the ones in flight are retried until acknowledged. Then it counts from the
@@ -12,7 +12,7 @@
 // Usage: reliability_load --url URL --project P [--token T] [--database-url DSN]
 //          [--clients N] [--seconds S] [--drain-seconds D] [--server-pid-file F]
 //          [--benchmarks B] [--repetitions R] [--post-twice-every K]
-// The token and the DSN come from PERFGATE_TOKEN and PERFGATE_DATABASE_URL when the flags are
+// The token and the DSN come from PERFWARDEN_TOKEN and PERFWARDEN_DATABASE_URL when the flags are
 // absent (as the runner and the server read them), so that they stay off the command line.
 // --post-twice-every K checks the counting itself: every K-th run is also posted under a second
 // id, as a client without the spool's stable run id would after a lost answer; the run must then
@@ -41,9 +41,9 @@
 
 namespace {
 
-using perfgate::Result;
-namespace net = perfgate::net;
-namespace wire = perfgate::wire;
+using perfwarden::Result;
+namespace net = perfwarden::net;
+namespace wire = perfwarden::wire;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
@@ -68,10 +68,10 @@ Options ParseArgs(int argc, char** argv) {
   app.add_option("--url", o.url, "The server, http://127.0.0.1:PORT")->required();
   app.add_option("--project", o.project, "The project to post to")->required();
   app.add_option("--token", o.token, "An ingest and read token")
-      ->envname("PERFGATE_TOKEN")
+      ->envname("PERFWARDEN_TOKEN")
       ->required();
   app.add_option("--database-url", o.database_url, "The server's database, to count what it stored")
-      ->envname("PERFGATE_DATABASE_URL")
+      ->envname("PERFWARDEN_DATABASE_URL")
       ->required();
   app.add_option("--server-pid-file", o.server_pid_file, "For the server's peak RSS");
   app.add_option("--clients", o.clients, "Concurrent clients")->check(CLI::PositiveNumber);
@@ -366,7 +366,7 @@ Stored CountStored(const Options& options, const Tally& tally) {
 
 double Quantile(std::vector<double> values, double q) {
   if (values.empty()) return 0;
-  return perfgate::stats::Quantile(values, q);
+  return perfwarden::stats::Quantile(values, q);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `perfgate analyze` on 160 series: one batch process (a directory; a JSON-lines file) against one
+# `perfwarden analyze` on 160 series: one batch process (a directory; a JSON-lines file) against one
 # process per series, as whole-process wall times by hyperfine (Debian's `hyperfine`; installed
 # when missing). The series are the 160 of the labelled corpus' "step" category
 # (tests/fixtures/history/step.json: 71,763 points, 21 to 1,943 per series), written out once as
@@ -18,11 +18,11 @@ if ! command -v hyperfine >/dev/null; then
   $sudo apt-get install -y -qq hyperfine >/dev/null
 fi
 cmake --preset release >/dev/null
-cmake --build --preset release --target perfgate >/dev/null
+cmake --build --preset release --target perfwarden >/dev/null
 
-work=$(mktemp -d /tmp/perfgate-analyze-batch.XXXXXX)
+work=$(mktemp -d /tmp/perfwarden-analyze-batch.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-perfgate="$PWD/build/release/bin/perfgate"
+perfwarden="$PWD/build/release/bin/perfwarden"
 python3 - "tests/fixtures/history/$category.json" "$count" "$work" <<'PY'
 import json, os, sys
 corpus, count, work = sys.argv[1], int(sys.argv[2]), sys.argv[3]
@@ -38,19 +38,19 @@ print(f"{len(series)} series of {corpus}: {sum(lengths)} points, {min(lengths)}-
       f"per series, repetitions {reps}")
 PY
 # The per-series outputs must agree before the times mean anything.
-for f in "$work"/series/*.json; do printf '== %s ==\n' "$f"; "$perfgate" analyze "$f"; done |
+for f in "$work"/series/*.json; do printf '== %s ==\n' "$f"; "$perfwarden" analyze "$f"; done |
   sed '1!s/^==/\n==/' >"$work/each.txt"
-"$perfgate" analyze "$work/series" >"$work/batch.txt"
+"$perfwarden" analyze "$work/series" >"$work/batch.txt"
 cmp -s "$work/each.txt" "$work/batch.txt" || { echo "batch output differs" >&2; exit 1; }
 
 (
   cd "$work"
   hyperfine --warmup 1 --runs "$runs" --export-json "$work/hyperfine.json" \
     --command-name "one process per series" \
-    "for f in series/*.json; do $perfgate analyze \$f >/dev/null; done" \
-    --command-name "one process, directory" "$perfgate analyze series >/dev/null" \
-    --command-name "one process, JSON lines" "$perfgate analyze all.jsonl >/dev/null" \
-    --command-name "one process, directory, JSON" "$perfgate analyze --format json series >/dev/null"
+    "for f in series/*.json; do $perfwarden analyze \$f >/dev/null; done" \
+    --command-name "one process, directory" "$perfwarden analyze series >/dev/null" \
+    --command-name "one process, JSON lines" "$perfwarden analyze all.jsonl >/dev/null" \
+    --command-name "one process, directory, JSON" "$perfwarden analyze --format json series >/dev/null"
 )
 python3 - "$work/hyperfine.json" <<'PY'
 import json, sys

@@ -1,23 +1,23 @@
 #!/usr/bin/env bash
-# A battery of hostile and faulty requests against a real perfgate-server (docs/reliability.md,
+# A battery of hostile and faulty requests against a real perfwarden-server (docs/reliability.md,
 # "Bad input"): every JSON route with every kind of bad body, bad path and query parameters,
 # bad HTTP framing and bad credentials. Each case is refused by design; the battery counts the
 # answers by class, checks after every case that the server still answers, and at the end that
 # nothing was stored (runs, projects, tokens, benchmarks).
 #
-#   bash bench/run_bad_input.sh [SERVER_BIN]    # default build/release/bin/perfgate-server
+#   bash bench/run_bad_input.sh [SERVER_BIN]    # default build/release/bin/perfwarden-server
 #
 # Prints one row per category (cases; refused: a 4xx, or 501 for a Transfer-Encoding the server
 # does not implement; any other 5xx; 2xx; no answer) and the stored counts; exits 1 when any case
 # was not refused, went unanswered, or left something stored.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=${1:-build/release/bin/perfgate-server}
-[ -x "$bin" ] || { echo "no $bin: cmake --build --preset release --target perfgate-server" >&2; exit 2; }
+bin=${1:-build/release/bin/perfwarden-server}
+[ -x "$bin" ] || { echo "no $bin: cmake --build --preset release --target perfwarden-server" >&2; exit 2; }
 
 # shellcheck source=bench/lib/local_server.sh
 . bench/lib/local_server.sh
-work=$(mktemp -d /tmp/perfgate-bad-input.XXXXXX)
+work=$(mktemp -d /tmp/perfwarden-bad-input.XXXXXX)
 chmod 755 "$work"
 trap 'stop_local_server; rm -rf "$work"' EXIT
 start_local_server "$bin" "$work"
@@ -175,7 +175,7 @@ frames=(
   '\x00\x01\x02\x03\r\n\r\n'
   'GET / HTTP/1.1\r\nHost: h\r\nHost: i\r\nBad Header: x\r\n\r\n'
   # Two Authorization headers, the first the admin's: refused, whichever comes first.
-  "POST /api/v1/projects HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer $admin\r\nAuthorization: Bearer pgt_x\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n{\"name\":\"dd\"}"
+  "POST /api/v1/projects HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer $admin\r\nAuthorization: Bearer pwt_x\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n{\"name\":\"dd\"}"
   # HTTP/1.0 with Transfer-Encoding (RFC 9112 6.1), a valid body and the admin's token.
   "POST /api/v1/projects HTTP/1.0\r\nAuthorization: Bearer $admin\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nd\r\n{\"name\":\"de\"}\r\n0\r\n\r\n"
 )
@@ -202,7 +202,7 @@ revoked=$(curl -sf -X POST "$api/projects/p/tokens" -H "Authorization: Bearer $a
   -H 'Content-Type: application/json' -d '{"name":"old","scopes":["ingest"]}' | jq -r '.token, .id' | paste -sd' ')
 curl -sf -X DELETE "$api/tokens/${revoked#* }" -H "Authorization: Bearer $admin" >/dev/null
 before=$(counts)  # project q and the tokens just made were made on purpose
-for auth in "" "Bearer" "Bearer " "Bearer pgt_wrong" "Basic dXNlcjpwYXNz" "Bearer ${revoked% *}" \
+for auth in "" "Bearer" "Bearer " "Bearer pwt_wrong" "Basic dXNlcjpwYXNz" "Bearer ${revoked% *}" \
             "Bearer $other" "Bearer $read_only" "Bearer $token$token" "bearer  $token x"; do
   record "credentials" "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$api/projects/p/runs" \
     -H "Authorization: $auth" -H 'Content-Type: application/json' \

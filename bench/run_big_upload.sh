@@ -24,7 +24,7 @@ bins=("$@")
 
 # shellcheck source=bench/lib/local_server.sh
 . bench/lib/local_server.sh
-work=$(mktemp -d /tmp/perfgate-big-upload.XXXXXX)
+work=$(mktemp -d /tmp/perfwarden-big-upload.XXXXXX)
 chmod 755 "$work"
 trap 'stop_local_server 2>/dev/null; rm -rf "$work"' EXIT
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The gate's trial on this machine, as a user would run it (docs/performance.md, "The gate on a
-# noisy machine"): a throwaway git repository whose perfgate.yaml builds six small Google
+# noisy machine"): a throwaway git repository whose perfwarden.yaml builds six small Google
 # Benchmark kernels from source (bench/workloads/gate_trial/trial_bench.cc), a run of main, then
 # N A/A pull requests (a docs change) and N slowed ones (a real code change: BM_Sum does 1/E
-# more additions, E = --extra-work, 14 by default: about +7%), each measured with `perfgate run`
+# more additions, E = --extra-work, 14 by default: about +7%), each measured with `perfwarden run`
 # and gated twice on the same run: unpaired (the server's verdict, without re-measuring shifts)
 # and paired (--paired). With --load, a background loop keeps one core busy for 3 s out of every
 # 7 s (a noisy neighbour), so the machine's speed moves between and within runs.
@@ -12,16 +12,16 @@
 #                                [--gate "{interleave: suite}"] [--extra-work E] [--measure-twice]
 #                                [--ground-truth BLOCKS] [--wide]
 #
-# The paired PR job is `perfgate run --paired` (this build measured once, side by side with the
-# merge-base, its side posted as the run) + `perfgate gate` (which judges that measurement);
-# --measure-twice makes it a plain `perfgate run` + a gate that measures both sides again.
+# The paired PR job is `perfwarden run --paired` (this build measured once, side by side with the
+# merge-base, its side posted as the run) + `perfwarden gate` (which judges that measurement);
+# --measure-twice makes it a plain `perfwarden run` + a gate that measures both sides again.
 # --ground-truth BLOCKS first measures the slowed build against main in BLOCKS interleaved blocks
 # (one look) and prints each benchmark's change with its interval, on stderr. --wide builds the
 # 45-benchmark suite (the six kernels at seven sizes each, three noisy ones with a CV of 5-10%).
 # --keep DIR keeps each gate's output and each paired measurement; --gate appends a `gate:` map
-# to the trial's perfgate.yaml. Needs build/release (perfgate, perfgate-server) and Google
+# to the trial's perfwarden.yaml. Needs build/release (perfwarden, perfwarden-server) and Google
 # Benchmark's development files. Prints one line per gate and a summary (the gate's time and the
-# PR job's: `perfgate run` + the gate, the baseline build included; the baseline build cache is
+# PR job's: `perfwarden run` + the gate, the baseline build included; the baseline build cache is
 # cold for the first pull request and warm after); --out writes the lines as CSV.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,15 +51,15 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-perfgate="$PWD/build/release/bin/perfgate"
-server_bin="$PWD/build/release/bin/perfgate-server"
-for bin in "$perfgate" "$server_bin"; do
+perfwarden="$PWD/build/release/bin/perfwarden"
+server_bin="$PWD/build/release/bin/perfwarden-server"
+for bin in "$perfwarden" "$server_bin"; do
   [ -x "$bin" ] || { echo "run_gate_trial: $bin missing: cmake --build --preset release" >&2; exit 2; }
 done
 
 # shellcheck source=bench/lib/local_server.sh
 . bench/lib/local_server.sh
-data=$(mktemp -d /tmp/perfgate-trial.XXXXXX)  # mktemp's template
+data=$(mktemp -d /tmp/perfwarden-trial.XXXXXX)  # mktemp's template
 chmod 755 "$data"
 loader=""
 server=""
@@ -72,8 +72,8 @@ trap cleanup EXIT
 start_local_server "$server_bin" "$data"
 curl -sf -X POST "$api/projects" -H "Authorization: Bearer $admin" \
   -H 'Content-Type: application/json' -d '{"name":"trial"}' >/dev/null
-export PERFGATE_TOKEN
-PERFGATE_TOKEN=$(curl -sf -X POST "$api/projects/trial/tokens" -H "Authorization: Bearer $admin" \
+export PERFWARDEN_TOKEN
+PERFWARDEN_TOKEN=$(curl -sf -X POST "$api/projects/trial/tokens" -H "Authorization: Bearer $admin" \
   -H 'Content-Type: application/json' -d '{"name":"ci","scopes":["ingest","read"]}' |
   python3 -c 'import sys,json; print(json.load(sys.stdin)["token"])')
 
@@ -83,7 +83,7 @@ git_() { git -C "$repo" -c user.name=trial -c user.email=trial@example.com \
   -c init.defaultBranch=main "$@"; }
 git_ init -q
 cp bench/workloads/gate_trial/trial_bench.cc "$repo/"
-cat >"$repo/perfgate.yaml" <<EOF
+cat >"$repo/perfwarden.yaml" <<EOF
 version: 1
 server: {url: "http://127.0.0.1:$port", project: trial}
 target_branch: main
@@ -96,10 +96,10 @@ suites:
     repetitions: 10
     min_time: 0.02
 EOF
-[ -n "$gate_yaml" ] && echo "gate: $gate_yaml" >>"$repo/perfgate.yaml"
-printf '.perfgate/\nbin/\n' >"$repo/.gitignore"
+[ -n "$gate_yaml" ] && echo "gate: $gate_yaml" >>"$repo/perfwarden.yaml"
+printf '.perfwarden/\nbin/\n' >"$repo/.gitignore"
 git_ add -A && git_ commit -q -m "baseline"
-pg() { (cd "$repo" && "$perfgate" "$@"); }
+pg() { (cd "$repo" && "$perfwarden" "$@"); }
 pg run --branch main >/dev/null 2>"$data/run.err" || { cat "$data/run.err"; exit 1; }
 
 # The ground truth of the slowed build (--ground-truth N): N blocks of both builds interleaved,
@@ -115,7 +115,7 @@ if [ "$truth_blocks" -gt 0 ]; then
   pg gate --mode paired --min-blocks "$truth_blocks" --max-blocks "$truth_blocks" \
     --no-baseline-cache --format json >/dev/null 2>"$data/truth.err" || true
   run_id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' \
-    "$repo/.perfgate/last-run.json")
+    "$repo/.perfwarden/last-run.json")
   curl -sf "$api/projects/trial/runs/$run_id/verdict" -H "Authorization: Bearer $admin" |
     python3 -c '
 import json, sys
@@ -165,7 +165,7 @@ for kind in aa slow; do
       { cat "$data/run.err"; exit 1; }
     run_seconds=$(awk -v s="$run_start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e - s}')
     for mode in unpaired paired; do
-      # The paired job measures this build once: `perfgate run --paired` measures it side by
+      # The paired job measures this build once: `perfwarden run --paired` measures it side by
       # side with the merge-base and the gate judges that measurement (--measure-twice: a plain
       # run, then the gate measures both sides).
       job_run=$run_seconds

@@ -2,21 +2,21 @@
 # The paired gate on a real GPU, with a training suite (docs/gpu.md, "The paired gate on a GPU"):
 #
 #   bash bench/run_gpu_paired_check.sh prepare DIR   # here: DIR/ gets a git repository of
-#                                                    # cuda_train's sources and perfgate.yaml
-#                                                    # (branches main, aa, slow) and the perfgate
+#                                                    # cuda_train's sources and perfwarden.yaml
+#                                                    # (branches main, aa, slow) and the perfwarden
 #                                                    # runner with its shared libraries
 #   bash DIR/check.sh OUT                            # on the GPU host (nvcc, cmake): cuda_train
 #                                                    # built alone, `--check`, an fp32 and a bf16
-#                                                    # run; for aa and slow, `perfgate run
-#                                                    # --no-push` and `perfgate gate --paired
+#                                                    # run; for aa and slow, `perfwarden run
+#                                                    # --no-push` and `perfwarden gate --paired
 #                                                    # --no-post --save-measurement`; last
-#                                                    # `perfgate ab` fp32 against bf16
+#                                                    # `perfwarden ab` fp32 against bf16
 #   bash bench/run_gpu_paired_check.sh judge OUT     # here (OUT or OUT/results.tgz): a
-#                                                    # perfgate-server on an embedded
+#                                                    # perfwarden-server on an embedded
 #                                                    # PostgreSQL takes both runs and measurements
 #                                                    # and answers their verdicts
 #
-# The GPU host needs no perfgate build and no network: the runner travels with its libraries
+# The GPU host needs no perfwarden build and no network: the runner travels with its libraries
 # (started through the bundled loader), and each gate builds the merge-base from source in a
 # temporary tree, as a CI job would. `slow` is a real change of the suite's command: a 12% wider
 # hidden layer (more FLOPs per step); `aa` changes a file only. Expected: aa passes (no
@@ -27,11 +27,11 @@ cd "$(dirname "$0")/.."
 prepare() {
   local dir=$1 repo bundle
   rm -rf "$dir" && mkdir -p "$dir"
-  repo="$dir/repo" bundle="$dir/perfgate"
+  repo="$dir/repo" bundle="$dir/perfwarden"
   mkdir -p "$repo/src" "$bundle/lib"
   cp bench/workloads/cuda_train/* "$repo/src/"
   write_yaml() {  # $1: the hidden layer's width
-    cat >"$repo/perfgate.yaml" <<EOF
+    cat >"$repo/perfwarden.yaml" <<EOF
 version: 1
 server: {url: "http://127.0.0.1:9", project: gpu}
 target_branch: main
@@ -50,7 +50,7 @@ EOF
   local g=(git -C "$repo" -c user.name=gpu -c user.email=gpu@example.com -c init.defaultBranch=main)
   "${g[@]}" init -q
   write_yaml 2048
-  printf 'build/\n.perfgate/\n' >"$repo/.gitignore"
+  printf 'build/\n.perfwarden/\n' >"$repo/.gitignore"
   "${g[@]}" add -A && "${g[@]}" commit -q -m baseline
   "${g[@]}" checkout -q -b aa && echo "docs" >"$repo/NOTES" && "${g[@]}" add -A &&
     "${g[@]}" commit -q -m "aa: docs only"
@@ -59,8 +59,8 @@ EOF
   "${g[@]}" checkout -q main
   # One clone per pull request, its branch checked out: the GPU host needs no git command.
   for branch in aa slow; do git clone -q -b "$branch" "$repo" "$dir/repo-$branch"; done
-  cp build/release/bin/perfgate "$bundle/"
-  ldd build/release/bin/perfgate | awk '/=>/ {print $3} /ld-linux/ {print $1}' | while read -r lib; do
+  cp build/release/bin/perfwarden "$bundle/"
+  ldd build/release/bin/perfwarden | awk '/=>/ {print $3} /ld-linux/ {print $1}' | while read -r lib; do
     [ -f "$lib" ] && cp -L "$lib" "$bundle/lib/"
   done
   cat >"$dir/check.sh" <<'EOF'
@@ -70,9 +70,9 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: check.sh OUT}
 mkdir -p "$out"
-runner=("$here/perfgate/lib/ld-linux-x86-64.so.2" --library-path "$here/perfgate/lib"
-  "$here/perfgate/perfgate")
-perfgate() { "${runner[@]}" "$@"; }
+runner=("$here/perfwarden/lib/ld-linux-x86-64.so.2" --library-path "$here/perfwarden/lib"
+  "$here/perfwarden/perfwarden")
+perfwarden() { "${runner[@]}" "$@"; }
 export PATH=/usr/local/cuda/bin:$PATH
 nvidia-smi --query-gpu=name,driver_version,memory.total,power.limit --format=csv,noheader |
   tee "$out/gpu.txt"
@@ -95,18 +95,18 @@ for precision in fp32 bf16; do
 done
 for branch in aa slow; do
   cd "$here/repo-$branch" || exit 1
-  perfgate run --no-push --branch "$branch" --target-branch main >"$out/run-$branch.out" 2>&1
+  perfwarden run --no-push --branch "$branch" --target-branch main >"$out/run-$branch.out" 2>&1
   echo "run $branch: exit $?"
-  cp .perfgate/last-run.json "$out/last-run-$branch.json"
-  cp .perfgate/spool/*.json "$out/" 2>/dev/null
-  rm -f .perfgate/spool/*.json
+  cp .perfwarden/last-run.json "$out/last-run-$branch.json"
+  cp .perfwarden/spool/*.json "$out/" 2>/dev/null
+  rm -f .perfwarden/spool/*.json
   start=$(date +%s)
-  perfgate gate --paired --no-post --save-measurement "$out/measurement-$branch.json" \
+  perfwarden gate --paired --no-post --save-measurement "$out/measurement-$branch.json" \
     --block-repetitions 2 --min-blocks 4 --max-blocks 9 >"$out/gate-$branch.out" 2>&1
   echo "gate $branch: exit $? in $(( $(date +%s) - start )) s"
   tail -3 "$out/gate-$branch.out"
 done
-# Last, if the lease allows: bf16 against fp32 interleaved (perfgate ab).
+# Last, if the lease allows: bf16 against fp32 interleaved (perfwarden ab).
 cd "$here/repo-aa" || exit 1
 timeout 150 "${runner[@]}" ab --runs 6 --name-a fp32 --name-b bf16 \
   --a "$train --precision fp32 --width 2048 --depth 4 --classes 512 --batch 256 --steps 200 --warmup-max 60" \
@@ -123,16 +123,16 @@ judge() {
   local out=$1
   if [ -f "$out" ]; then  # check.sh's results.tgz
     local unpacked
-    unpacked=$(mktemp -d /tmp/perfgate-gpu-out.XXXXXX)
+    unpacked=$(mktemp -d /tmp/perfwarden-gpu-out.XXXXXX)
     tar xzf "$out" -C "$unpacked"
     out=$unpacked
   fi
   # shellcheck source=bench/lib/local_server.sh
   . bench/lib/local_server.sh
-  data=$(mktemp -d /tmp/perfgate-gpu-judge.XXXXXX)  # mktemp's template
+  data=$(mktemp -d /tmp/perfwarden-gpu-judge.XXXXXX)  # mktemp's template
   chmod 755 "$data"
   trap 'stop_local_server; rm -rf "$data"' EXIT
-  start_local_server build/release/bin/perfgate-server "$data"
+  start_local_server build/release/bin/perfwarden-server "$data"
   curl -sf -X POST "$api/projects" -H "Authorization: Bearer $admin" \
     -H 'Content-Type: application/json' -d '{"name":"gpu"}' >/dev/null
   for branch in aa slow; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A normal request's p99 with idle connections holding the server (docs/performance.md, "Idle
-# connections"; the target: under 100 ms). One perfgate-server on its embedded PostgreSQL in a
+# connections"; the target: under 100 ms). One perfwarden-server on its embedded PostgreSQL in a
 # temporary directory (a new one for each case):
 #   cap 512    limits.max_connections at its default, descriptor limit 8192, 2,000 idle held;
 #   cap 2500   the cap raised above them, descriptor limit 8192, 2,000 idle held;
@@ -11,8 +11,8 @@
 #
 #   bash bench/run_idle_latency.sh [--requests R] [--idle-kind silent|keepalive] [--build-dir DIR]
 #
-# Needs build/release (perfgate-server, idle_latency: cmake --build --preset release --target
-# perfgate-server idle_latency) and prlimit (util-linux).
+# Needs build/release (perfwarden-server, idle_latency: cmake --build --preset release --target
+# perfwarden-server idle_latency) and prlimit (util-linux).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,7 +29,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-server_bin="$build/bin/perfgate-server"
+server_bin="$build/bin/perfwarden-server"
 driver="$build/bin/idle_latency"
 for bin in "$server_bin" "$driver"; do
   [ -x "$bin" ] || { echo "run_idle_latency: $bin missing (see --help)" >&2; exit 2; }
@@ -38,7 +38,7 @@ server_bin=$(realpath "$server_bin")
 
 # shellcheck source=bench/lib/local_server.sh
 . bench/lib/local_server.sh
-data=$(mktemp -d /tmp/perfgate-idle.XXXXXX)  # mktemp's template
+data=$(mktemp -d /tmp/perfwarden-idle.XXXXXX)  # mktemp's template
 chmod 755 "$data"
 server=""
 cleanup() {
@@ -73,7 +73,7 @@ run_case() {  # LABEL NOFILE CAP IDLE
     python3 -c 'import sys,json; print(json.load(sys.stdin)["token"])')
   echo "== $1: max_connections $3, server nofile $(prlimit --pid "$server" --nofile \
     --output SOFT --noheadings | tr -d ' '), $4 idle ($kind)"
-  PERFGATE_TOKEN="$token" \
+  PERFWARDEN_TOKEN="$token" \
     "$driver" --port "$port" --project idle --idle "$4" --requests "$requests" \
     --idle-kind "$kind"
   echo "  server log lines about the cap or descriptors: $(grep -cE \

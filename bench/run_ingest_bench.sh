@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures perfgate-server's ingest throughput (bench/ingest_bench.cc, Release) against
+# Measures perfwarden-server's ingest throughput (bench/ingest_bench.cc, Release) against
 # PostgreSQL's own COPY of the same rows in the same run and database; the figures go to
 # docs/performance.md. Extra arguments go to ingest_bench (--clients, --runs, --database-url...).
 # BUILD_DIR overrides the Release build directory (default: the release preset's).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The reliability scenario (docs/reliability.md, "The fault scenario"): a perfgate-server on its
+# The reliability scenario (docs/reliability.md, "The fault scenario"): a perfwarden-server on its
 # embedded PostgreSQL in a temporary directory, N clients posting runs and asking for verdicts
 # for M minutes (bench/reliability_load.cc: each upload retried until acknowledged, as the
 # runner's spool is replayed), while, every F seconds in turn:
@@ -17,8 +17,8 @@
 #                                 [--build-dir DIR] [--post-twice-every K]
 #
 # Defaults: 8 clients, 5 minutes, a fault every 30 s (with --seconds under 150: five slots),
-# build/release (perfgate-server and reliability_load: cmake --build --preset release --target
-# perfgate-server reliability_load). Needs PostgreSQL's binaries (as the server does); as root
+# build/release (perfwarden-server and reliability_load: cmake --build --preset release --target
+# perfwarden-server reliability_load). Needs PostgreSQL's binaries (as the server does); as root
 # the cluster runs as the postgres user. --post-twice-every K checks the counting itself (every
 # K-th run is also posted under a second id: the run must fail, counting duplicates).
 set -euo pipefail
@@ -44,18 +44,18 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$fault_every" ] || fault_every=$((seconds / 5 < 30 ? seconds / 5 : 30))
 [ "$fault_every" -ge 5 ] || { echo "run_reliability: faults at least 5 s apart" >&2; exit 2; }
-server_bin="$build/bin/perfgate-server"
+server_bin="$build/bin/perfwarden-server"
 load_bin="$build/bin/reliability_load"
 for bin in "$server_bin" "$load_bin"; do
   [ -x "$bin" ] || { echo "run_reliability: $bin missing (see --help)" >&2; exit 2; }
 done
 server_bin=$(realpath "$server_bin")
-pg_bin=${PERFGATE_PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
-[ -x "$pg_bin/pg_ctl" ] || { echo "run_reliability: no pg_ctl (set PERFGATE_PG_BIN)" >&2; exit 2; }
+pg_bin=${PERFWARDEN_PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
+[ -x "$pg_bin/pg_ctl" ] || { echo "run_reliability: no pg_ctl (set PERFWARDEN_PG_BIN)" >&2; exit 2; }
 
 # shellcheck source=bench/lib/local_server.sh
 . bench/lib/local_server.sh
-data=$(mktemp -d /tmp/perfgate-reliability.XXXXXX)  # mktemp's template
+data=$(mktemp -d /tmp/perfwarden-reliability.XXXXXX)  # mktemp's template
 chmod 755 "$data"
 server=""
 load=""
@@ -81,8 +81,8 @@ curl -sf -X POST "$api/projects" -H "Authorization: Bearer $admin" \
 token=$(curl -sf -X POST "$api/projects/reliability/tokens" -H "Authorization: Bearer $admin" \
   -H 'Content-Type: application/json' -d '{"name":"load","scopes":["ingest","read"]}' |
   jq -r .token)
-dsn="host=127.0.0.1 port=$(cat "$pgdata/perfgate.port") user=perfgate dbname=perfgate"
-dsn+=" password=$(cat "$pgdata/perfgate.password")"
+dsn="host=127.0.0.1 port=$(cat "$pgdata/perfwarden.port") user=perfwarden dbname=perfwarden"
+dsn+=" password=$(cat "$pgdata/perfwarden.password")"
 
 # Starts the server again on the same data directory and port; waits until it is ready.
 restart_server() {
@@ -130,7 +130,7 @@ restart_pg() {
 }
 
 # The token and the DSN (with its password) go through the environment, not the command line.
-PERFGATE_TOKEN="$token" PERFGATE_DATABASE_URL="$dsn" \
+PERFWARDEN_TOKEN="$token" PERFWARDEN_DATABASE_URL="$dsn" \
   "$load_bin" --url "http://127.0.0.1:$port" --project reliability \
   --clients "$clients" --seconds "$seconds" \
   --server-pid-file "$data/server.pid" "${extra[@]}" &

@@ -21,7 +21,7 @@ if ! /usr/bin/python3 -c "import scipy" 2>/dev/null; then
   export PYTHONPATH="$PWD/build/scipy/usr/lib/python3/dist-packages"
 fi
 
-echo "== perfgate (one core, Release)"
+echo "== perfwarden (one core, Release)"
 taskset -c 0 build/release/bin/stats_bench --dump_data="$data" \
   --benchmark_repetitions=5 --benchmark_report_aggregates_only=true "$@"
 echo "== SciPy on the same data (one core)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Times SciPy doing what `perfgate compare` does, on the data stats_bench dumps.
+"""Times SciPy doing what `perfwarden compare` does, on the data stats_bench dumps.
 
 Per benchmark: scipy.stats.ttest_ind(equal_var=False), scipy.stats.mannwhitneyu (two-sided,
 method='auto'), a percentile bootstrap CI of the relative change of medians with 2,000

@@ -18,7 +18,7 @@
 
 namespace {
 
-using perfgate::stats::Rng;
+using perfwarden::stats::Rng;
 
 constexpr int kBenchmarks = 1000;
 constexpr int kRepetitions = 30;
@@ -26,7 +26,7 @@ constexpr int kRepetitions = 30;
 struct Data {
   std::vector<std::vector<double>> base;
   std::vector<std::vector<double>> contender;
-  std::vector<perfgate::stats::MetricInput> inputs;
+  std::vector<perfwarden::stats::MetricInput> inputs;
 };
 
 double StandardNormal(Rng& rng) {
@@ -56,7 +56,7 @@ const Data& GetData() {
       d.contender.push_back(std::move(contender));
     }
     for (int b = 0; b < kBenchmarks; ++b) {
-      d.inputs.push_back({"BM_" + std::to_string(b), perfgate::Direction::kLowerIsBetter, d.base[b],
+      d.inputs.push_back({"BM_" + std::to_string(b), perfwarden::Direction::kLowerIsBetter, d.base[b],
                           d.contender[b], 0});
     }
     return d;
@@ -66,10 +66,10 @@ const Data& GetData() {
 
 void BM_Compare1000x30(benchmark::State& state) {
   const Data& d = GetData();
-  perfgate::stats::VerdictPolicy policy;  // U test, Holm, 2,000 resamples
+  perfwarden::stats::VerdictPolicy policy;  // U test, Holm, 2,000 resamples
   int regressions = 0;
   for (auto _ : state) {
-    auto result = perfgate::stats::JudgeMetrics(d.inputs, policy);
+    auto result = perfwarden::stats::JudgeMetrics(d.inputs, policy);
     regressions = result->regressions;
     benchmark::DoNotOptimize(result);
   }
@@ -82,7 +82,7 @@ void BM_WelchOnly(benchmark::State& state) {
   const Data& d = GetData();
   for (auto _ : state) {
     for (int b = 0; b < kBenchmarks; ++b) {
-      benchmark::DoNotOptimize(perfgate::stats::WelchTTest(d.base[b], d.contender[b]));
+      benchmark::DoNotOptimize(perfwarden::stats::WelchTTest(d.base[b], d.contender[b]));
     }
   }
 }
@@ -92,7 +92,7 @@ void BM_UTestOnly(benchmark::State& state) {
   const Data& d = GetData();
   for (auto _ : state) {
     for (int b = 0; b < kBenchmarks; ++b) {
-      benchmark::DoNotOptimize(perfgate::stats::MannWhitneyU(d.base[b], d.contender[b]));
+      benchmark::DoNotOptimize(perfwarden::stats::MannWhitneyU(d.base[b], d.contender[b]));
     }
   }
 }
@@ -103,7 +103,7 @@ void BM_BootstrapOnly(benchmark::State& state) {
   for (auto _ : state) {
     for (int b = 0; b < kBenchmarks; ++b) {
       benchmark::DoNotOptimize(
-          perfgate::stats::BootstrapMedianChangeCi(d.base[b], d.contender[b], {2000, 0.95, 7}));
+          perfwarden::stats::BootstrapMedianChangeCi(d.base[b], d.contender[b], {2000, 0.95, 7}));
     }
   }
 }
@@ -114,7 +114,7 @@ void BM_HolmOnly(benchmark::State& state) {
   std::vector<double> p;
   for (int b = 0; b < kBenchmarks; ++b) p.push_back(rng.Uniform());
   for (auto _ : state) {
-    benchmark::DoNotOptimize(perfgate::stats::AdjustPValues(p, perfgate::stats::Correction::kHolm));
+    benchmark::DoNotOptimize(perfwarden::stats::AdjustPValues(p, perfwarden::stats::Correction::kHolm));
   }
 }
 BENCHMARK(BM_HolmOnly)->Unit(benchmark::kMicrosecond);

@@ -1,4 +1,4 @@
-// perfgate's history detector and the peers' default methods on the TCPD series
+// perfwarden's history detector and the peers' default methods on the TCPD series
 // (tests/fixtures/oracles/tcpd; docs/statistics.md, "TCPD"), scored as TCPDBench scores its
 // default-parameter experiment: F1 with a margin of 5 points against all five annotators, one
 // run per series with the method's defaults, the series' values as the levels.
@@ -6,10 +6,10 @@
 //   tcpd_quality [TCPD_DIR] [--threshold X --window N --max-pvalue P --level-points N
 //                 --min-segment N --rank-test 0|1 --serial-correction 0|1
 //                 --rank-pvalue P --mean-shift 0|1 --mean-shift-penalty X --clip-sigmas X]
-//                (perfgate's; defaults: HistoryOptions{})
+//                (perfwarden's; defaults: HistoryOptions{})
 //                [--subset even|odd]   (every other series: tune on one half, check on the other)
 //                [--series NAME]       (that series alone)
-//                [--list]              (perfgate's detections and the annotations, series by
+//                [--list]              (perfwarden's detections and the annotations, series by
 //                series)
 #include <cstdio>
 #include <cstdlib>
@@ -21,14 +21,14 @@
 
 namespace {
 
-using perfgate::quality::TcpdFMeasure;
+using perfwarden::quality::TcpdFMeasure;
 
 int Run(int argc, char** argv) {
-  std::string dir = PERFGATE_FIXTURES_DIR "/oracles/tcpd";
+  std::string dir = PERFWARDEN_FIXTURES_DIR "/oracles/tcpd";
   std::string subset;
   std::string only;
   bool list = false;
-  perfgate::stats::HistoryOptions options;
+  perfwarden::stats::HistoryOptions options;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.rfind("--", 0) != 0) {
@@ -44,7 +44,7 @@ int Run(int argc, char** argv) {
       return 2;
     }
     const char* value = argv[++i];
-    if (perfgate::quality::SetDetectorOption(options, arg, value)) continue;
+    if (perfwarden::quality::SetDetectorOption(options, arg, value)) continue;
     if (arg == "--subset") {
       subset = value;
     } else if (arg == "--series") {
@@ -54,12 +54,12 @@ int Run(int argc, char** argv) {
       return 2;
     }
   }
-  auto corpus = perfgate::quality::LoadTcpd(dir);
+  auto corpus = perfwarden::quality::LoadTcpd(dir);
   if (!corpus) {
     std::fprintf(stderr, "tcpd_quality: %s\n", corpus.error().ToString().c_str());
     return 1;
   }
-  std::vector<perfgate::quality::TcpdSeries> series;
+  std::vector<perfwarden::quality::TcpdSeries> series;
   for (std::size_t i = 0; i < corpus->series.size(); ++i) {
     if (!only.empty() && corpus->series[i].name != only) continue;
     if (subset.empty() || (i % 2 == 0) == (subset == "even")) series.push_back(corpus->series[i]);
@@ -69,11 +69,11 @@ int Run(int argc, char** argv) {
                  subset.empty() ? "" : (" in the " + subset + " half").c_str(), dir.c_str());
     return 2;
   }
-  const auto methods = perfgate::quality::Methods(options);
+  const auto methods = perfwarden::quality::Methods(options);
   std::printf("%zu series (excluded:", series.size());
   for (const auto& e : corpus->excluded) std::printf(" %s", e.c_str());
   std::printf(
-      "); perfgate: threshold %g, window %zu, max p-value %g, level points %zu, "
+      "); perfwarden: threshold %g, window %zu, max p-value %g, level points %zu, "
       "min segment %zu, rank test %s at %g, mean-shift candidates %s (penalty %g, clip %g)"
       "\n\n| series | points | zero |",
       options.threshold, options.window, options.max_pvalue, options.level_points,
@@ -85,7 +85,7 @@ int Run(int argc, char** argv) {
   std::printf("\n");
   double zero_sum = 0;
   std::vector<double> sums(methods.size(), 0.0);
-  std::size_t below_zero = 0;  // series where perfgate is more than 0.1 below zero
+  std::size_t below_zero = 0;  // series where perfwarden is more than 0.1 below zero
   for (const auto& s : series) {
     const double zero = TcpdFMeasure(s.annotations, {}).f1;
     zero_sum += zero;
@@ -117,7 +117,7 @@ int Run(int argc, char** argv) {
   const double n = static_cast<double>(series.size());
   std::printf("| **mean** | | %.3f |", zero_sum / n);
   for (double sum : sums) std::printf(" %.3f |", sum / n);
-  std::printf("\n\nperfgate: mean F1 %.4f; %zu series more than 0.1 below zero\n", sums[0] / n,
+  std::printf("\n\nperfwarden: mean F1 %.4f; %zu series more than 0.1 below zero\n", sums[0] / n,
               below_zero);
   return 0;
 }

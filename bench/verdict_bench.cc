@@ -1,4 +1,4 @@
-// Verdict latency of perfgate-server: a pull-request run of B benchmark metrics judged
+// Verdict latency of perfwarden-server: a pull-request run of B benchmark metrics judged
 // against a baseline of 5 runs x 20 repetitions at its merge-base, with K concurrent gate
 // requests (POST .../runs/{id}/verdict, each for its own run). Reports p50/p99/max request
 // latency next to the same judgement done in-process by the stats engine (Judge, one thread),
@@ -117,9 +117,9 @@ int RegressionCount(const std::string& body) {
 // The stats engine alone on the same shapes: one judgement, in this thread.
 double InProcessSeconds(const Options& o, std::mt19937_64& rng) {
   std::lognormal_distribution<double> noise(0.0, 0.02);
-  std::vector<perfgate::store::SampleSet> base, contender;
+  std::vector<perfwarden::store::SampleSet> base, contender;
   for (int b = 0; b < o.benchmarks; ++b) {
-    perfgate::store::SampleSet set;
+    perfwarden::store::SampleSet set;
     set.key = {"bench", "BM_" + std::to_string(b), "real_time"};
     set.unit = "ns";
     const double center = 1000.0 * (1 + b % 97);
@@ -134,8 +134,8 @@ double InProcessSeconds(const Options& o, std::mt19937_64& rng) {
   double best = 1e9;
   for (int i = 0; i < 5; ++i) {
     const auto t0 = Clock::now();
-    auto prepared = perfgate::server::gate::PrepareBaseline(base, SIZE_MAX);
-    auto judged = perfgate::server::gate::Judge(contender, prepared.get(), {});
+    auto prepared = perfwarden::server::gate::PrepareBaseline(base, SIZE_MAX);
+    auto judged = perfwarden::server::gate::Judge(contender, prepared.get(), {});
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     if (!judged) Usage("in-process judge failed: " + judged.error().message);
     best = std::min(best, s);
@@ -149,10 +149,10 @@ int main(int argc, char** argv) {
   const Options o = ParseArgs(argc, argv);
   spdlog::set_level(spdlog::level::warn);
   const std::filesystem::path data_dir =
-      perfgate::store::MakeClusterTempDir("perfgate-verdict-bench-")
+      perfwarden::store::MakeClusterTempDir("perfwarden-verdict-bench-")
           .value_or(std::filesystem::path());
   if (data_dir.empty()) Usage("cannot make a data directory for PostgreSQL");
-  perfgate::config::ServerConfig config;
+  perfwarden::config::ServerConfig config;
   config.listen.host = "127.0.0.1";
   config.listen.port = 0;
   config.threads = o.threads > 0
@@ -170,16 +170,16 @@ int main(int argc, char** argv) {
   if (o.baseline_cache_bytes >= 0) {
     config.limits.baseline_cache_bytes = static_cast<std::size_t>(o.baseline_cache_bytes);
   }
-  auto admin = perfgate::auth::GenerateToken();
+  auto admin = perfwarden::auth::GenerateToken();
   if (!admin) Usage("token generation failed");
   config.admin_token = *admin;
-  auto started = perfgate::server::App::Start(config);
+  auto started = perfwarden::server::App::Start(config);
   if (!started) Usage("server: " + started.error().ToString());
-  std::unique_ptr<perfgate::server::App> app = std::move(*started);
+  std::unique_ptr<perfwarden::server::App> app = std::move(*started);
   const auto port = static_cast<std::uint16_t>(app->port());
   int status = 0;
   {
-    perfgate::testing::HttpClient setup(port);
+    perfwarden::testing::HttpClient setup(port);
     if (setup.Post("/api/v1/projects", json{{"name", "bench"}}.dump(), config.admin_token).status !=
         201) {
       Usage("create project failed");
@@ -225,7 +225,7 @@ int main(int argc, char** argv) {
     std::vector<std::thread> clients;
     for (int c = 0; c < o.clients; ++c) {
       clients.emplace_back([&, c]() {
-        perfgate::testing::HttpClient http(port, std::chrono::seconds(600));
+        perfwarden::testing::HttpClient http(port, std::chrono::seconds(600));
         for (int r = 0; r < o.rounds; ++r) {
           const std::string run = Uuid(1, c * o.rounds + r);
           const auto t0 = Clock::now();
@@ -257,7 +257,7 @@ int main(int argc, char** argv) {
     clients.clear();
     for (int c = 0; c < o.clients; ++c) {
       clients.emplace_back([&, c]() {
-        perfgate::testing::HttpClient http(port, std::chrono::seconds(600));
+        perfwarden::testing::HttpClient http(port, std::chrono::seconds(600));
         for (int r = 0; r < o.rounds; ++r) {
           const std::string run = Uuid(1, c * o.rounds + r);
           const auto t0 = Clock::now();
@@ -277,23 +277,23 @@ int main(int argc, char** argv) {
         "\n| what | p50 | p99 | max | per verdict (throughput) |\n|---|---:|---:|---:|---:|\n");
     std::printf(
         "| POST .../verdict, %d concurrent | %.1f ms | %.1f ms | %.1f ms | %.1f ms |\n", o.clients,
-        1e3 * perfgate::stats::Quantile(all, 0.5), 1e3 * perfgate::stats::Quantile(all, 0.99),
-        1e3 * perfgate::stats::Quantile(all, 1.0), 1e3 * wall / static_cast<double>(all.size()));
+        1e3 * perfwarden::stats::Quantile(all, 0.5), 1e3 * perfwarden::stats::Quantile(all, 0.99),
+        1e3 * perfwarden::stats::Quantile(all, 1.0), 1e3 * wall / static_cast<double>(all.size()));
     std::printf(
         "| POST, first round (a fresh server) | %.1f ms | %.1f ms | "
         "%.1f ms | |\n",
-        1e3 * perfgate::stats::Quantile(first, 0.5), 1e3 * perfgate::stats::Quantile(first, 0.99),
-        1e3 * perfgate::stats::Quantile(first, 1.0));
+        1e3 * perfwarden::stats::Quantile(first, 0.5), 1e3 * perfwarden::stats::Quantile(first, 0.99),
+        1e3 * perfwarden::stats::Quantile(first, 1.0));
     if (!later.empty()) {
       std::printf("| POST, later rounds | %.1f ms | %.1f ms | %.1f ms | |\n",
-                  1e3 * perfgate::stats::Quantile(later, 0.5),
-                  1e3 * perfgate::stats::Quantile(later, 0.99),
-                  1e3 * perfgate::stats::Quantile(later, 1.0));
+                  1e3 * perfwarden::stats::Quantile(later, 0.5),
+                  1e3 * perfwarden::stats::Quantile(later, 0.99),
+                  1e3 * perfwarden::stats::Quantile(later, 1.0));
     }
     std::printf("| GET .../verdict (stored), %d concurrent | %.1f ms | %.1f ms | %.1f ms | |\n",
-                o.clients, 1e3 * perfgate::stats::Quantile(gets, 0.5),
-                1e3 * perfgate::stats::Quantile(gets, 0.99),
-                1e3 * perfgate::stats::Quantile(gets, 1.0));
+                o.clients, 1e3 * perfwarden::stats::Quantile(gets, 0.5),
+                1e3 * perfwarden::stats::Quantile(gets, 0.99),
+                1e3 * perfwarden::stats::Quantile(gets, 1.0));
     std::printf(
         "| stats engine alone (in-process Judge, one thread, best of 5) | %.1f ms | | | "
         "|\n",

@@ -12,7 +12,7 @@
 #include "stats/power.h"
 #include "stats/verdict.h"
 
-namespace perfgate::bisect {
+namespace perfwarden::bisect {
 namespace {
 
 // The bootstraps' seeds are fixed: a decision is a function of the samples, so that a log of
@@ -159,4 +159,4 @@ EndpointCheck CheckEndpoints(std::span<const double> good, std::span<const doubl
   return check;
 }
 
-}  // namespace perfgate::bisect
+}  // namespace perfwarden::bisect

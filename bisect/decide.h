@@ -1,4 +1,4 @@
-// How `perfgate bisect` judges what it measures: a call is made only when an interval clears it,
+// How `perfwarden bisect` judges what it measures: a call is made only when an interval clears it,
 // never on a point estimate alone (docs/bisect.md, "How it decides"). The ends: REPRODUCED when
 // the bad end is worse by at least the threshold and significantly, NOT REPRODUCED when the
 // interval of the change lies below the threshold (the data rule out a regression of that size),
@@ -15,7 +15,7 @@
 
 #include "core/metric.h"
 
-namespace perfgate::bisect {
+namespace perfwarden::bisect {
 
 enum class Side { kGood, kBad, kUnknown };
 
@@ -65,4 +65,4 @@ struct EndpointCheck {
 EndpointCheck CheckEndpoints(std::span<const double> good, std::span<const double> bad,
                              Direction direction, double threshold, double alpha);
 
-}  // namespace perfgate::bisect
+}  // namespace perfwarden::bisect

@@ -9,7 +9,7 @@
 #include "stats/bootstrap.h"
 #include "stats/descriptive.h"
 
-namespace perfgate::bisect {
+namespace perfwarden::bisect {
 namespace {
 
 std::string Short(const std::string& sha) { return sha.substr(0, 12); }
@@ -87,7 +87,7 @@ Result<Paired> Driver::Measure(const std::vector<std::size_t>& targets, int repe
     if (!(m->request == request) || m->results.size() != targets.size()) {
       return InvalidArgument("measurement " + std::to_string(cursor_ + 1) +
                                  " of the log is not the one this bisect asks for (the log is "
-                                 "of another bisect, or of another version of perfgate)",
+                                 "of another bisect, or of another version of perfwarden)",
                              "log");
     }
   } else if (measure_) {
@@ -374,4 +374,4 @@ Result<Outcome> RunSearch(const std::vector<CommitRef>& commits, const SearchOpt
   return driver.Run();
 }
 
-}  // namespace perfgate::bisect
+}  // namespace perfwarden::bisect

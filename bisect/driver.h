@@ -1,4 +1,4 @@
-// The whole bisect algorithm of `perfgate bisect`, without I/O: the ends measured side by side
+// The whole bisect algorithm of `perfwarden bisect`, without I/O: the ends measured side by side
 // until the regression shows (or the cap says it does not), the search over the range (each
 // probe measured interleaved with the window's two ends, repetitions doubled while undecided,
 // commits that do not build stepped around), the culprit's step measured side by side with a
@@ -22,7 +22,7 @@
 #include "core/metric.h"
 #include "core/result.h"
 
-namespace perfgate::bisect {
+namespace perfwarden::bisect {
 
 // A commit of the range; position 0 is the good end, the last position the bad end.
 struct CommitRef {
@@ -59,7 +59,7 @@ struct TargetResult {
 struct Measurement {
   Request request;
   std::vector<TargetResult> results;  // one per target, in the request's order
-  // What the measurer resolved from perfgate.yaml; the driver takes them from the first
+  // What the measurer resolved from perfwarden.yaml; the driver takes them from the first
   // measurement of the log.
   std::string suite;
   std::string metric;
@@ -96,4 +96,4 @@ Result<Measurement> MeasurementFromJson(const nlohmann::json& j);
 nlohmann::json SearchOptionsJson(const SearchOptions& options);
 Result<SearchOptions> SearchOptionsFromJson(const nlohmann::json& j);
 
-}  // namespace perfgate::bisect
+}  // namespace perfwarden::bisect

@@ -8,7 +8,7 @@
 
 #include "bisect/driver.h"
 
-namespace perfgate::bisect {
+namespace perfwarden::bisect {
 namespace {
 
 using nlohmann::json;
@@ -159,4 +159,4 @@ Result<SearchOptions> SearchOptionsFromJson(const json& j) {
   return o;
 }
 
-}  // namespace perfgate::bisect
+}  // namespace perfwarden::bisect

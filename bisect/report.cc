@@ -1,6 +1,6 @@
 #include "bisect/report.h"
 
-namespace perfgate::bisect {
+namespace perfwarden::bisect {
 
 using nlohmann::json;
 using nlohmann::ordered_json;
@@ -144,4 +144,4 @@ Result<Report> ReportFromJson(const json& j) {
   return r;
 }
 
-}  // namespace perfgate::bisect
+}  // namespace perfwarden::bisect

@@ -1,6 +1,6 @@
 // The answer of a bisect (local, or remote on the server's agents): culprits with their steps,
-// the evidence table, and what it cost. Its JSON is what `perfgate bisect --format json` prints,
-// what the server stores with the bisect, and what `perfgate bisect status` reads back.
+// the evidence table, and what it cost. Its JSON is what `perfwarden bisect --format json` prints,
+// what the server stores with the bisect, and what `perfwarden bisect status` reads back.
 #pragma once
 
 #include <cstddef>
@@ -11,7 +11,7 @@
 #include "bisect/decide.h"
 #include "core/result.h"
 
-namespace perfgate::bisect {
+namespace perfwarden::bisect {
 
 struct ProbeRecord {
   std::size_t position = 0;  // 0 the good end, commits in order, the bad end last
@@ -56,4 +56,4 @@ nlohmann::ordered_json ReportJson(const Report& report);
 // Reads what ReportJson wrote; kInvalidArgument naming the field that is missing or mistyped.
 Result<Report> ReportFromJson(const nlohmann::json& j);
 
-}  // namespace perfgate::bisect
+}  // namespace perfwarden::bisect

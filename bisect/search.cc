@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 
-namespace perfgate::bisect {
+namespace perfwarden::bisect {
 
 std::string MarkName(Mark mark) {
   switch (mark) {
@@ -67,4 +67,4 @@ std::size_t Search::ExpectedProbes(std::size_t last) {
   return static_cast<std::size_t>(std::ceil(std::log2(static_cast<double>(last))));
 }
 
-}  // namespace perfgate::bisect
+}  // namespace perfwarden::bisect

@@ -1,4 +1,4 @@
-// The search of `perfgate bisect`, without I/O: positions 0..n stand for the good end, the
+// The search of `perfwarden bisect`, without I/O: positions 0..n stand for the good end, the
 // commits of the range in order, and the bad end. Each measured position is GOOD, BAD, SKIP (its
 // build failed) or UNKNOWN (still undecided at the repetition cap). The next probe is the
 // measurable position nearest the middle of the current window (last GOOD, first BAD); skipped
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace perfgate::bisect {
+namespace perfwarden::bisect {
 
 enum class Mark { kUnmeasured, kGood, kBad, kSkip, kUnknown };
 
@@ -46,4 +46,4 @@ class Search {
   std::vector<Mark> marks_;
 };
 
-}  // namespace perfgate::bisect
+}  // namespace perfwarden::bisect

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Creates or updates perfgate's pull/merge request comment. `perfgate gate --comment-file F`
-# writes a body whose first line is the marker `<!-- perfgate:gate project=<p> testbed=<tb> -->`;
+# Creates or updates perfwarden's pull/merge request comment. `perfwarden gate --comment-file F`
+# writes a body whose first line is the marker `<!-- perfwarden:gate project=<p> testbed=<tb> -->`;
 # the comment whose body starts with that same line is edited in place, so every push to a pull
 # request updates one comment per project and testbed instead of adding another. Only a comment
 # written by this token's own identity is edited: anyone may post a comment that starts with the
@@ -10,16 +10,16 @@
 #          needs gh (on GitHub's runners); env GH_TOKEN (or GITHUB_TOKEN): a token that may write
 #          pull request comments (the job's token with `permissions: pull-requests: write`);
 #          GITHUB_REPOSITORY (owner/name, set by Actions). The author whose comments are edited:
-#          PERFGATE_COMMENT_AUTHOR when set (a GitHub App's "<slug>[bot]"), else the token's user
+#          PERFWARDEN_COMMENT_AUTHOR when set (a GitHub App's "<slug>[bot]"), else the token's user
 #          (`gh api user`, for a personal access token), else github-actions[bot] (the job's
 #          GITHUB_TOKEN, an installation token that /user refuses).
 #        comment.sh gitlab BODY_FILE [MR_IID]
-#          needs curl and jq; env PERFGATE_GITLAB_TOKEN: a project access token with the `api`
+#          needs curl and jq; env PERFWARDEN_GITLAB_TOKEN: a project access token with the `api`
 #          scope (CI_JOB_TOKEN cannot write merge request notes); CI_API_V4_URL, CI_PROJECT_ID
 #          and CI_MERGE_REQUEST_IID (set by GitLab in merge request pipelines). Only notes whose
 #          author is the token's user (GET /user: its id) are edited.
 # Exit status: 0 created or updated, 1 the API call failed, 2 usage error. The token is never
-# printed. ci/gitlab/perfgate.gitlab-ci.yml inlines the gitlab mode (an included template cannot
+# printed. ci/gitlab/perfwarden.gitlab-ci.yml inlines the gitlab mode (an included template cannot
 # ship this file); keep the two in step.
 set -euo pipefail
 
@@ -38,10 +38,10 @@ mode=$1
 body=$2
 [ -s "$body" ] || usage "no comment body in '$body'"
 marker=$(head -n 1 -- "$body")
-# The marker's names are percent-encoded by perfgate, so it holds no quote or backslash and can
-# be spliced into a jq string literal below; anything else is not perfgate's comment.
-marker_re='^<!-- perfgate:gate [A-Za-z0-9%._~:@+/= -]+ -->$'
-[[ $marker =~ $marker_re ]] || usage "'$body' does not start with the perfgate marker line"
+# The marker's names are percent-encoded by perfwarden, so it holds no quote or backslash and can
+# be spliced into a jq string literal below; anything else is not perfwarden's comment.
+marker_re='^<!-- perfwarden:gate [A-Za-z0-9%._~:@+/= -]+ -->$'
+[[ $marker =~ $marker_re ]] || usage "'$body' does not start with the perfwarden marker line"
 
 post_github() {
   local pr=${1:-}
@@ -51,13 +51,13 @@ post_github() {
   [ -n "$GH_TOKEN" ] || usage "set GH_TOKEN (or GITHUB_TOKEN) to a token that may write comments"
   local repo=${GITHUB_REPOSITORY:-}
   [[ $repo =~ ^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$ ]] || usage "GITHUB_REPOSITORY is not owner/name"
-  local author=${PERFGATE_COMMENT_AUTHOR:-} ids id
+  local author=${PERFWARDEN_COMMENT_AUTHOR:-} ids id
   if [ -z "$author" ]; then
     author=$(gh api user --jq .login 2>/dev/null) || author='github-actions[bot]'
   fi
   # A GitHub login: checked, so that it can be spliced into the jq string literal below.
   [[ $author =~ ^[A-Za-z0-9][A-Za-z0-9-]*(\[bot\])?$ ]] ||
-    usage "PERFGATE_COMMENT_AUTHOR is not a GitHub login, got '$author'"
+    usage "PERFWARDEN_COMMENT_AUTHOR is not a GitHub login, got '$author'"
   # gh's built-in jq, so nothing else needs installing; --paginate walks every page.
   ids=$(gh api --paginate "repos/$repo/issues/$pr/comments?per_page=100" \
     --jq ".[] | select(.user.login == \"$author\" and (.body | startswith(\"$marker\"))) | .id")
@@ -78,8 +78,8 @@ post_gitlab() {
   command -v curl >/dev/null || fail "curl is not installed"
   command -v jq >/dev/null || fail "jq is not installed"
   # CI_JOB_TOKEN is not accepted by the notes API, so a token of the project's own is needed.
-  [ -n "${PERFGATE_GITLAB_TOKEN:-}" ] ||
-    usage "set PERFGATE_GITLAB_TOKEN to a project access token with the api scope"
+  [ -n "${PERFWARDEN_GITLAB_TOKEN:-}" ] ||
+    usage "set PERFWARDEN_GITLAB_TOKEN to a project access token with the api scope"
   [ -n "${CI_API_V4_URL:-}" ] && [ -n "${CI_PROJECT_ID:-}" ] ||
     usage "CI_API_V4_URL and CI_PROJECT_ID must be set (GitLab sets them in a job)"
   local api="$CI_API_V4_URL/projects/$CI_PROJECT_ID/merge_requests/$iid/notes"
@@ -87,7 +87,7 @@ post_gitlab() {
   tmp=$(mktemp -d)  # global: the EXIT trap runs after this function has returned
   trap 'rm -rf "$tmp"' EXIT
   # A header file keeps the token out of the process list.
-  (umask 077 && printf 'PRIVATE-TOKEN: %s\n' "$PERFGATE_GITLAB_TOKEN" >"$tmp/auth")
+  (umask 077 && printf 'PRIVATE-TOKEN: %s\n' "$PERFWARDEN_GITLAB_TOKEN" >"$tmp/auth")
   # The token's own user (a project access token's bot user): only its notes are edited.
   curl -sS --fail -H "@$tmp/auth" -o "$tmp/user.json" "$CI_API_V4_URL/user"
   me=$(jq -r '.id // empty' "$tmp/user.json")

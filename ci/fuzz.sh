@@ -31,7 +31,7 @@ server_answers  | tests/fixtures/verdicts/*.json tests/fixtures/verdicts/golden/
 gbench          | tests/fixtures/gbench/*.json tests/fixtures/oracles/gbench/*.json   | json | 65536
 train_lines     | tests/fuzz/seeds/train_lines/*                                      | json | 16384
 series          | tests/fixtures/series/*.json tests/fixtures/series/*.csv            | json | 16384
-runner_config   | config/perfgate.example.yaml tests/fuzz/seeds/runner_config/*       | yaml | 16384
+runner_config   | config/perfwarden.example.yaml tests/fuzz/seeds/runner_config/*       | yaml | 16384
 server_config   | config/server.example.yaml                                          | yaml | 16384
 http_request    | tests/fuzz/seeds/http_request/*                                     | http | 8192
 "

@@ -1,26 +1,26 @@
 #!/usr/bin/env bash
 # The main job on the bundled data, on a fresh machine:
-#  1. builds perfgate and perfgate-server (Release);
-#  2. `perfgate compare` on two Google Benchmark outputs of bench/workloads/gbench_sample, where
-#     the contender carries a planted 10% slowdown of one benchmark: perfgate must report it and
+#  1. builds perfwarden and perfwarden-server (Release);
+#  2. `perfwarden compare` on two Google Benchmark outputs of bench/workloads/gbench_sample, where
+#     the contender carries a planted 10% slowdown of one benchmark: perfwarden must report it and
 #     exit 1;
-#  3. starts perfgate-server on its embedded PostgreSQL (a cluster it creates under a temporary
+#  3. starts perfwarden-server on its embedded PostgreSQL (a cluster it creates under a temporary
 #     data directory), creates a project and a CI token, posts a run in the wire format and reads
 #     it back;
-#  4. the gate end to end, as a CI job runs it: a throwaway git repository whose perfgate.yaml
-#     runs the sample workload; a baseline commit on main (`perfgate run`), then a pull-request
+#  4. the gate end to end, as a CI job runs it: a throwaway git repository whose perfwarden.yaml
+#     runs the sample workload; a baseline commit on main (`perfwarden run`), then a pull-request
 #     commit that plants a 10% slowdown in BM_Sort/16384 (the rest only has the machine's
-#     noise); `perfgate run --paired` (the merge-base built in a temporary tree and measured
+#     noise); `perfwarden run --paired` (the merge-base built in a temporary tree and measured
 #     interleaved with the pull request on this host; the pull request's side posted as the run)
-#     + `perfgate gate --paired` (which judges that measurement; the server stores the verdict)
+#     + `perfwarden gate --paired` (which judges that measurement; the server stores the verdict)
 #     must fail (exit 1) on exactly that benchmark;
 #  5. history: 30 nightly runs of main posted to the server (a synthetic series with 1% noise and
 #     a planted 8% step at the 15th commit); the server's history analysis must raise exactly one
-#     regression alert on that benchmark with the right commit range, which `perfgate alerts
-#     list` and `perfgate alerts show` print;
+#     regression alert on that benchmark with the right commit range, which `perfwarden alerts
+#     list` and `perfwarden alerts show` print;
 #  6. creates a read/triage token for the browser and ends by printing the dashboard's page of
 #     the planted regression (the history step and its alert); the server keeps running for it
-#     (the script prints how to stop it) unless CI=true or PERFGATE_KEEP_SERVER=0, which stop
+#     (the script prints how to stop it) unless CI=true or PERFWARDEN_KEEP_SERVER=0, which stop
 #     it gracefully.
 # Exits 0 when all of that behaved as expected.
 set -euo pipefail
@@ -28,23 +28,23 @@ cd "$(dirname "$0")/.."
 
 bash ci/setup.sh
 cmake --preset release >/dev/null
-cmake --build --preset release --target perfgate perfgate-server gbench_sample
+cmake --build --preset release --target perfwarden perfwarden-server gbench_sample
 
-echo "== perfgate compare (the contender has a planted regression)"
+echo "== perfwarden compare (the contender has a planted regression)"
 results=bench/workloads/gbench_sample/results
 status=0
-build/release/bin/perfgate compare "$results/base.json" "$results/contender.json" "$@" || status=$?
+build/release/bin/perfwarden compare "$results/base.json" "$results/contender.json" "$@" || status=$?
 if [ "$status" -ne 1 ]; then
-  echo "main-job: perfgate compare exited $status; expected 1 (the planted regression)" >&2
+  echo "main-job: perfwarden compare exited $status; expected 1 (the planted regression)" >&2
   exit 1
 fi
-echo "main-job: perfgate compare exited 1: it caught the planted regression, as expected"
+echo "main-job: perfwarden compare exited 1: it caught the planted regression, as expected"
 
-echo "== perfgate-server with its embedded PostgreSQL"
-data=$(mktemp -d /tmp/perfgate-main-job.XXXXXX)
+echo "== perfwarden-server with its embedded PostgreSQL"
+data=$(mktemp -d /tmp/perfwarden-main-job.XXXXXX)
 chmod 755 "$data"  # when run as root, PostgreSQL runs as the postgres user and must reach it
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-build/release/bin/perfgate-server --listen "127.0.0.1:$port" --data-dir "$data" >"$data/server.out" 2>&1 &
+build/release/bin/perfwarden-server --listen "127.0.0.1:$port" --data-dir "$data" >"$data/server.out" 2>&1 &
 server=$!
 cleanup() { kill -TERM "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$data"; }
 trap cleanup EXIT
@@ -70,14 +70,14 @@ echo "POST run:"; curl -sf -X POST "$api/projects/demo/runs" -H "Authorization: 
   "${json[@]}" --data @"$data/run.json"; echo
 echo "GET runs:"; curl -sf "$api/projects/demo/runs?limit=1" -H "Authorization: Bearer $token"; echo
 
-echo "== the gate: perfgate run --paired + perfgate gate on a pull request with a planted 10% slowdown"
-perfgate="$PWD/build/release/bin/perfgate"
+echo "== the gate: perfwarden run --paired + perfwarden gate on a pull request with a planted 10% slowdown"
+perfwarden="$PWD/build/release/bin/perfwarden"
 sample="$PWD/build/release/bin/gbench_sample"
 repo="$data/repo"
 mkdir -p "$repo"
-git_() { git -C "$repo" -c user.name=perfgate-demo -c user.email=demo@example.com \
+git_() { git -C "$repo" -c user.name=perfwarden-demo -c user.email=demo@example.com \
   -c init.defaultBranch=main "$@"; }
-write_config() {  # $1: PERFGATE_SAMPLE_SLOWDOWN for the suite ("" for none)
+write_config() {  # $1: PERFWARDEN_SAMPLE_SLOWDOWN for the suite ("" for none)
   {
     echo "version: 1"
     echo "server: {url: \"http://127.0.0.1:$port\", project: demo}"
@@ -92,27 +92,27 @@ write_config() {  # $1: PERFGATE_SAMPLE_SLOWDOWN for the suite ("" for none)
     echo "    binary: bin/gbench_sample"
     echo "    repetitions: 12"
     echo "    min_time: 0.05"
-    if [ -n "$1" ]; then echo "    env: {PERFGATE_SAMPLE_SLOWDOWN: \"$1\"}"; fi
+    if [ -n "$1" ]; then echo "    env: {PERFWARDEN_SAMPLE_SLOWDOWN: \"$1\"}"; fi
     echo "thresholds:"
     echo "  - {benchmark: \"*\", percent: 5}"
-  } >"$repo/perfgate.yaml"
-  printf '.perfgate/\nbin/\n' >"$repo/.gitignore"
+  } >"$repo/perfwarden.yaml"
+  printf '.perfwarden/\nbin/\n' >"$repo/.gitignore"
 }
 git_ init -q
 write_config ""
 git_ add -A && git_ commit -q -m "baseline"
-( cd "$repo" && PERFGATE_TOKEN="$token" "$perfgate" run --branch main )
+( cd "$repo" && PERFWARDEN_TOKEN="$token" "$perfwarden" run --branch main )
 git_ checkout -q -b slow-sort
 write_config "BM_Sort/16384=10"
 git_ add -A && git_ commit -q -m "make BM_Sort/16384 10% slower"
 pr_start=$SECONDS
-( cd "$repo" && PERFGATE_TOKEN="$token" "$perfgate" run --paired --branch slow-sort --target-branch main )
+( cd "$repo" && PERFWARDEN_TOKEN="$token" "$perfwarden" run --paired --branch slow-sort --target-branch main )
 status=0
-( cd "$repo" && PERFGATE_TOKEN="$token" "$perfgate" gate --paired --color never \
+( cd "$repo" && PERFWARDEN_TOKEN="$token" "$perfwarden" gate --paired --color never \
     --junit "$data/junit.xml" --comment-file "$data/comment.md" ) || status=$?
 pr_seconds=$((SECONDS - pr_start))
 if [ "$status" -ne 1 ]; then
-  echo "main-job: perfgate gate exited $status; expected 1 (the planted regression)" >&2
+  echo "main-job: perfwarden gate exited $status; expected 1 (the planted regression)" >&2
   exit 1
 fi
 failed=$(python3 - "$data/junit.xml" <<'PY'
@@ -129,8 +129,8 @@ if [ "$failed" != "BM_Sort/16384" ]; then
   exit 1
 fi
 run_id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' \
-  "$repo/.perfgate/last-run.json")
-echo "main-job: perfgate gate exited 1, failing on exactly BM_Sort/16384, as expected (the pull request's paired run and gate: ${pr_seconds} s)"
+  "$repo/.perfwarden/last-run.json")
+echo "main-job: perfwarden gate exited 1, failing on exactly BM_Sort/16384, as expected (the pull request's paired run and gate: ${pr_seconds} s)"
 echo "  the verdict as JSON:  curl -H \"Authorization: Bearer \$TOKEN\" $api/projects/demo/runs/$run_id/verdict"
 echo "  the PR comment body:  (first lines)"; head -5 "$data/comment.md" | sed 's/^/    /'
 
@@ -158,7 +158,7 @@ for k in range(1, 31):
                                               "Content-Type": "application/json"})
     urllib.request.urlopen(request).read()
 PY
-alerts_cli() { ( cd "$repo" && PERFGATE_TOKEN="$token" "$perfgate" alerts "$@" --testbed nightly-host ); }
+alerts_cli() { ( cd "$repo" && PERFWARDEN_TOKEN="$token" "$perfwarden" alerts "$@" --testbed nightly-host ); }
 count=0
 for _ in $(seq 1 120); do
   count=$(alerts_cli list --format json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["alerts"]))')
@@ -177,7 +177,7 @@ if [ -z "$check" ]; then
   echo "main-job: expected exactly one regression alert on BM_Train/step at the 15th commit" >&2
   exit 1
 fi
-PERFGATE_TOKEN="$token" "$perfgate" alerts show "$check" --config "$repo/perfgate.yaml"
+PERFWARDEN_TOKEN="$token" "$perfwarden" alerts show "$check" --config "$repo/perfwarden.yaml"
 echo "main-job: the history analysis raised one alert on the planted step, with its commit range"
 
 echo "== the dashboard"
@@ -194,7 +194,7 @@ echo "  the pull request's verdict (the link in the PR comment):"
 echo "    $site/#/p/demo/runs/$run_id/verdict?token=$view"
 echo "  the alerts of main, with triage buttons:  $site/#/p/demo/alerts?token=$view"
 
-if [ "${CI:-}" = "true" ] || [ "${PERFGATE_KEEP_SERVER:-1}" = "0" ]; then
+if [ "${CI:-}" = "true" ] || [ "${PERFWARDEN_KEEP_SERVER:-1}" = "0" ]; then
   kill -TERM "$server"; wait "$server"
   trap - EXIT
   rm -rf "$data"

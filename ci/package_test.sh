@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
 # The Debian packages as an operator meets them, on this machine (root; it installs, upgrades
-# and purges packages and the perfgate user, so it runs only under CI=true or with --yes):
-#  1. builds perfgate and perfgate-server packages of this tree (preset `package`), checks them
+# and purges packages and the perfwarden user, so it runs only under CI=true or with --yes):
+#  1. builds perfwarden and perfwarden-server packages of this tree (preset `package`), checks them
 #     with lintian, and builds the packages of the previous commit's tree (the newest ancestor
 #     that has packaging) in build/package-prev, mostly from ccache;
 #  2. installs the previous packages (apt-get install ./*.deb), checks the files, the user, the
 #     unit (systemd-analyze verify), starts the server as the unit does (the unit's User,
 #     WorkingDirectory, EnvironmentFile and ExecStart, in a mount namespace with the file system
-#     read-only but /var/lib/perfgate, a private /tmp, no home directories, no capabilities and
+#     read-only but /var/lib/perfwarden, a private /tmp, no home directories, no capabilities and
 #     no new privileges; systemd itself does not run here) on its embedded PostgreSQL under
-#     /var/lib/perfgate, and gates a pull request with the installed
-#     runner against it (`perfgate run` on main, then `perfgate run` + `perfgate gate`);
+#     /var/lib/perfwarden, and gates a pull request with the installed
+#     runner against it (`perfwarden run` on main, then `perfwarden run` + `perfwarden gate`);
 #  3. edits the conffile, upgrades to this tree's packages: the edit, the admin token and every
 #     run are still there, each migration is applied once, and a new gate works;
-#  4. purges both packages: nothing is left but the data directory /var/lib/perfgate.
-# With no earlier commit that has packaging, step 2 installs this tree's packages and step 3 is
-# skipped (said so). Prints the package sizes and the install-to-first-gate time.
+#  4. purges both packages: nothing is left but the data directory /var/lib/perfwarden.
+# With no earlier commit that has packaging, or when the previous commit is the one before the
+# rename to perfwarden (its packages had another name), step 2 installs this tree's packages and
+# step 3 is skipped (said so). Prints the package sizes and the install-to-first-gate time.
 # Usage: ci/package_test.sh [--yes] [--fresh]   (--fresh: only steps 1, 2 and 4 on this tree)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,9 +41,9 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "package_test: needs root (apt-get install, setpriv)" >&2
   exit 2
 fi
-if [ -e /var/lib/perfgate ] || dpkg-query -W perfgate-server >/dev/null 2>&1 ||
-   dpkg-query -W perfgate >/dev/null 2>&1; then
-  echo "package_test: perfgate is installed or /var/lib/perfgate exists on this machine;" \
+if [ -e /var/lib/perfwarden ] || dpkg-query -W perfwarden-server >/dev/null 2>&1 ||
+   dpkg-query -W perfwarden >/dev/null 2>&1; then
+  echo "package_test: perfwarden is installed or /var/lib/perfwarden exists on this machine;" \
     "the test needs neither (purge them first)" >&2
   exit 2
 fi
@@ -56,7 +57,7 @@ since() {  # seconds since $1 (from now), one decimal
   printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100))
 }
 
-work=$(mktemp -d /tmp/perfgate-package-test.XXXXXX)
+work=$(mktemp -d /tmp/perfwarden-package-test.XXXXXX)
 chmod 755 "$work"
 server_pid=""
 stop_server() {
@@ -72,8 +73,8 @@ stop_server() {
 cleanup() {
   stop_server || true
   if [ "${keep:-}" != 1 ]; then
-    DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq perfgate perfgate-server >/dev/null 2>&1 || true
-    rm -rf /var/lib/perfgate "$work"
+    DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq perfwarden perfwarden-server >/dev/null 2>&1 || true
+    rm -rf /var/lib/perfwarden "$work"
     git -C "$repo_root" worktree remove --force "$repo_root/build/package-prev/src" 2>/dev/null || true
   fi
 }
@@ -94,13 +95,13 @@ build_packages() {  # $1: source tree; prints the package directory
 t=$(now)
 new_dir=$(build_packages "$repo_root")
 say "built this tree's packages in $(since "$t") s"
-new_runner=$(ls "$new_dir"/perfgate_*_amd64.deb)
-new_server=$(ls "$new_dir"/perfgate-server_*_amd64.deb)
+new_runner=$(ls "$new_dir"/perfwarden_*_amd64.deb)
+new_server=$(ls "$new_dir"/perfwarden-server_*_amd64.deb)
 new_version=$(dpkg-deb -f "$new_server" Version)
 for deb in "$new_runner" "$new_server"; do
   say "$(basename "$deb"): $(stat -c %s "$deb") bytes, installed $(dpkg-deb -f "$deb" Installed-Size) KiB"
 done
-# Lintian-clean but for one explained warning: postinst's `chown -R` of /var/lib/perfgate,
+# Lintian-clean but for one explained warning: postinst's `chown -R` of /var/lib/perfwarden,
 # run only when a purge and reinstall left the data to a deleted user's uid (docs/operations.md).
 if command -v lintian >/dev/null; then
   lintian_status=0
@@ -125,6 +126,11 @@ if [ "$fresh" != true ]; then
   done
   if [ -z "$prev" ]; then
     say "no earlier commit has packaging: the upgrade is not tested this time"
+  elif ! git cat-file -e "$prev:packaging/perfwarden-server.service" 2>/dev/null; then
+    # The one commit that renamed the project: the previous packages have another name, and
+    # nothing was released under it (CHANGELOG.md), so there is nothing to upgrade from.
+    say "the previous commit $(git rev-parse --short "$prev") predates the rename to perfwarden:" \
+      "its packages have another name, so the upgrade is not tested this time"
   else
     rm -rf build/package-prev
     mkdir -p build/package-prev
@@ -136,7 +142,7 @@ if [ "$fresh" != true ]; then
 fi
 
 # --- helpers for the installed system ---------------------------------------------------------
-unit=/lib/systemd/system/perfgate-server.service
+unit=/lib/systemd/system/perfwarden-server.service
 port=$(free_port)
 api="http://127.0.0.1:$port/api/v1"
 
@@ -146,25 +152,25 @@ install_debs() {  # $@: .deb files
 }
 
 check_installed() {  # $1: expected package version
-  for p in perfgate perfgate-server; do
+  for p in perfwarden perfwarden-server; do
     [ "$(dpkg-query -W -f='${Version}' "$p")" = "$1" ] || fail "$p is not at version $1"
   done
-  for f in /usr/bin/perfgate /usr/bin/perfgate-server /etc/perfgate/server.yaml "$unit" \
-           /etc/perfgate/server.env /usr/share/man/man1/perfgate.1.gz \
-           /usr/share/man/man1/perfgate-server.1.gz /usr/share/doc/perfgate/copyright \
-           /usr/share/doc/perfgate-server/operations.md; do
+  for f in /usr/bin/perfwarden /usr/bin/perfwarden-server /etc/perfwarden/server.yaml "$unit" \
+           /etc/perfwarden/server.env /usr/share/man/man1/perfwarden.1.gz \
+           /usr/share/man/man1/perfwarden-server.1.gz /usr/share/doc/perfwarden/copyright \
+           /usr/share/doc/perfwarden-server/operations.md; do
     [ -e "$f" ] || fail "$f is missing"
   done
-  getent passwd perfgate | grep -q ':/var/lib/perfgate:/usr/sbin/nologin$' ||
-    fail "no perfgate system user with home /var/lib/perfgate and no shell"
-  [ "$(stat -c '%U:%G %a' /var/lib/perfgate)" = "perfgate:perfgate 750" ] ||
-    fail "/var/lib/perfgate is $(stat -c '%U:%G %a' /var/lib/perfgate), not perfgate:perfgate 750"
-  [ "$(stat -c '%U:%G %a' /etc/perfgate/server.env)" = "root:perfgate 640" ] ||
-    fail "/etc/perfgate/server.env is $(stat -c '%U:%G %a' /etc/perfgate/server.env)"
-  grep -qx 'PERFGATE_ADMIN_TOKEN=pgt_[A-Za-z0-9_-]\{43\}' /etc/perfgate/server.env ||
+  getent passwd perfwarden | grep -q ':/var/lib/perfwarden:/usr/sbin/nologin$' ||
+    fail "no perfwarden system user with home /var/lib/perfwarden and no shell"
+  [ "$(stat -c '%U:%G %a' /var/lib/perfwarden)" = "perfwarden:perfwarden 750" ] ||
+    fail "/var/lib/perfwarden is $(stat -c '%U:%G %a' /var/lib/perfwarden), not perfwarden:perfwarden 750"
+  [ "$(stat -c '%U:%G %a' /etc/perfwarden/server.env)" = "root:perfwarden 640" ] ||
+    fail "/etc/perfwarden/server.env is $(stat -c '%U:%G %a' /etc/perfwarden/server.env)"
+  grep -qx 'PERFWARDEN_ADMIN_TOKEN=pwt_[A-Za-z0-9_-]\{43\}' /etc/perfwarden/server.env ||
     fail "server.env has no generated admin token"
-  /usr/bin/perfgate --version | grep -q '^perfgate ' || fail "perfgate --version"
-  /usr/bin/perfgate-server --version | grep -q '^perfgate-server ' || fail "perfgate-server --version"
+  /usr/bin/perfwarden --version | grep -q '^perfwarden ' || fail "perfwarden --version"
+  /usr/bin/perfwarden-server --version | grep -q '^perfwarden-server ' || fail "perfwarden-server --version"
   if command -v systemd-analyze >/dev/null; then
     systemd-analyze verify --man=no "$unit" || fail "systemd-analyze verify $unit"
   elif [ -z "${said_no_verify:-}" ]; then
@@ -178,15 +184,15 @@ start_installed_server() {  # as the unit would, but on a free port (systemd doe
   user=$(sed -n 's/^User=//p' "$unit")
   dir=$(sed -n 's/^WorkingDirectory=//p' "$unit")
   exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
-  [ "$user" = perfgate ] && [ "$dir" = /var/lib/perfgate ] || fail "unexpected unit: $user $dir"
+  [ "$user" = perfwarden ] && [ "$dir" = /var/lib/perfwarden ] || fail "unexpected unit: $user $dir"
   local env_args=()
-  while IFS= read -r line; do env_args+=("$line"); done < <(grep -E '^[A-Z_]+=' /etc/perfgate/server.env)
+  while IFS= read -r line; do env_args+=("$line"); done < <(grep -E '^[A-Z_]+=' /etc/perfwarden/server.env)
   # shellcheck disable=SC2086  # ExecStart is a command line, split as systemd splits it here
   # The unit's main restrictions where this machine allows a mount namespace: the file system
   # read-only but the state directory (ProtectSystem=strict, StateDirectory), a private /tmp
   # (PrivateTmp), no home directories (ProtectHome), no new privileges and no capabilities.
   local sandbox=(unshare --mount --propagation private sh -c '
-      mount --bind /var/lib/perfgate /var/lib/perfgate && mount -o remount,bind,ro / &&
+      mount --bind /var/lib/perfwarden /var/lib/perfwarden && mount -o remount,bind,ro / &&
       mount -t tmpfs -o mode=1777 tmpfs /tmp &&
       for d in /home /root /run/user; do
         if [ -d "$d" ]; then mount -t tmpfs -o mode=000 tmpfs "$d" || exit 1; fi
@@ -225,7 +231,7 @@ start_installed_server() {  # as the unit would, but on a free port (systemd doe
   fail "the installed server was not ready in 60 s"
 }
 
-admin() { sed -n 's/^PERFGATE_ADMIN_TOKEN=//p' /etc/perfgate/server.env; }
+admin() { sed -n 's/^PERFWARDEN_ADMIN_TOKEN=//p' /etc/perfwarden/server.env; }
 json=(-H 'Content-Type: application/json')
 make_project() {
   curl -sf -X POST "$api/projects" -H "Authorization: Bearer $(admin)" "${json[@]}" \
@@ -234,13 +240,13 @@ make_project() {
     -d '{"name":"ci","scopes":["ingest","read"]}' | jq -r .token
 }
 
-# A repository whose perfgate.yaml measures a command: a main commit, then a pull request.
+# A repository whose perfwarden.yaml measures a command: a main commit, then a pull request.
 repo="$work/repo"
 git_() { git -C "$repo" -c user.name=pkgtest -c user.email=pkgtest@example.com \
   -c init.defaultBranch=main "$@"; }
 mkdir -p "$repo"
 git_ init -q
-cat >"$repo/perfgate.yaml" <<EOF
+cat >"$repo/perfwarden.yaml" <<EOF
 version: 1
 server: {url: "http://127.0.0.1:$port", project: pkgtest}
 target_branch: main
@@ -253,23 +259,23 @@ suites:
 thresholds:
   - {benchmark: "*", percent: 50}
 EOF
-printf '.perfgate/\n' >"$repo/.gitignore"
+printf '.perfwarden/\n' >"$repo/.gitignore"
 git_ add -A && git_ commit -q -m "main"
 
 gate_a_pull_request() {  # $1: name of the pull request's branch
   (cd "$repo" && git_ checkout -q main &&
-     PERFGATE_TOKEN="$token" /usr/bin/perfgate run --branch main >>"$work/runner.log" 2>&1) ||
-    { tail -20 "$work/runner.log" >&2; fail "perfgate run on main"; }
+     PERFWARDEN_TOKEN="$token" /usr/bin/perfwarden run --branch main >>"$work/runner.log" 2>&1) ||
+    { tail -20 "$work/runner.log" >&2; fail "perfwarden run on main"; }
   git_ checkout -q -b "$1"
   echo "$1" >"$repo/$1.txt"
   git_ add -A && git_ commit -q -m "$1"
-  (cd "$repo" && PERFGATE_TOKEN="$token" /usr/bin/perfgate run --branch "$1" --target-branch main \
-     >>"$work/runner.log" 2>&1) || { tail -20 "$work/runner.log" >&2; fail "perfgate run on $1"; }
+  (cd "$repo" && PERFWARDEN_TOKEN="$token" /usr/bin/perfwarden run --branch "$1" --target-branch main \
+     >>"$work/runner.log" 2>&1) || { tail -20 "$work/runner.log" >&2; fail "perfwarden run on $1"; }
   local status=0
-  (cd "$repo" && PERFGATE_TOKEN="$token" /usr/bin/perfgate gate --mode unpaired --color never \
+  (cd "$repo" && PERFWARDEN_TOKEN="$token" /usr/bin/perfwarden gate --mode unpaired --color never \
      --format json >"$work/gate-$1.json" 2>>"$work/runner.log") || status=$?
   # 0 pass or 1 regression: either is a verdict (the command's noise decides); 2 and 3 are not.
-  [ "$status" -le 1 ] || { tail -20 "$work/runner.log" >&2; fail "perfgate gate exited $status"; }
+  [ "$status" -le 1 ] || { tail -20 "$work/runner.log" >&2; fail "perfwarden gate exited $status"; }
   local run_id verdict_id
   run_id=$(jq -r .run_id "$work/gate-$1.json")
   verdict_id=$(jq -r .verdict_id "$work/gate-$1.json")
@@ -285,15 +291,15 @@ run_count() {
 }
 
 psql_() {
-  PGPASSWORD=$(cat /var/lib/perfgate/pg/perfgate.password) psql -X -q -A -t -h 127.0.0.1 \
-    -p "$(cat /var/lib/perfgate/pg/perfgate.port)" -U perfgate -d perfgate -c "$1"
+  PGPASSWORD=$(cat /var/lib/perfwarden/pg/perfwarden.password) psql -X -q -A -t -h 127.0.0.1 \
+    -p "$(cat /var/lib/perfwarden/pg/perfwarden.port)" -U perfwarden -d perfwarden -c "$1"
 }
 
 # --- 2. install (the previous packages when there are, else these) and a first gate ------------
 first_dir=${prev_dir:-$new_dir}
-first_version=$(dpkg-deb -f "$(ls "$first_dir"/perfgate-server_*_amd64.deb)" Version)
+first_version=$(dpkg-deb -f "$(ls "$first_dir"/perfwarden-server_*_amd64.deb)" Version)
 t_install=$(now)
-install_debs "$first_dir"/perfgate_*_amd64.deb "$first_dir"/perfgate-server_*_amd64.deb
+install_debs "$first_dir"/perfwarden_*_amd64.deb "$first_dir"/perfwarden-server_*_amd64.deb
 say "installed $first_version in $(since "$t_install") s"
 check_installed "$first_version"
 start_installed_server
@@ -305,18 +311,18 @@ say "install-to-first-gate: $first_gate s (apt-get install, server start, projec
 runs_before=$(run_count)
 stop_server || fail "the server did not stop cleanly on SIGTERM"
 # (Zombies do not count: the stopped postmaster's parent is PID 1, which may not reap here.)
-left=$(ps -u perfgate -o stat=,pid=,args= | awk '$1 !~ /^Z/') || true
-[ -z "$left" ] || fail "perfgate processes outlived the server: $left"
+left=$(ps -u perfwarden -o stat=,pid=,args= | awk '$1 !~ /^Z/') || true
+[ -z "$left" ] || fail "perfwarden processes outlived the server: $left"
 
 # --- 3. upgrade ---------------------------------------------------------------------------------
 if [ -n "$prev_dir" ]; then
-  echo "# kept across upgrades (package test)" >>/etc/perfgate/server.yaml
+  echo "# kept across upgrades (package test)" >>/etc/perfwarden/server.yaml
   admin_before=$(admin)
   t=$(now)
   install_debs "$new_runner" "$new_server"
   say "upgraded $first_version -> $new_version in $(since "$t") s"
   check_installed "$new_version"
-  grep -q '^# kept across upgrades (package test)$' /etc/perfgate/server.yaml ||
+  grep -q '^# kept across upgrades (package test)$' /etc/perfwarden/server.yaml ||
     fail "the upgrade replaced the edited conffile"
   [ "$(admin)" = "$admin_before" ] || fail "the upgrade changed the admin token"
   start_installed_server
@@ -331,18 +337,18 @@ if [ -n "$prev_dir" ]; then
 fi
 
 # --- 4. purge -----------------------------------------------------------------------------------
-DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq perfgate perfgate-server >"$work/apt.log" 2>&1 ||
+DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq perfwarden perfwarden-server >"$work/apt.log" 2>&1 ||
   { cat "$work/apt.log" >&2; fail "apt-get purge"; }
-for f in /usr/bin/perfgate /usr/bin/perfgate-server /etc/perfgate "$unit" \
-         /usr/share/doc/perfgate /usr/share/doc/perfgate-server \
-         /usr/share/man/man1/perfgate.1.gz /usr/share/man/man1/perfgate-server.1.gz; do
+for f in /usr/bin/perfwarden /usr/bin/perfwarden-server /etc/perfwarden "$unit" \
+         /usr/share/doc/perfwarden /usr/share/doc/perfwarden-server \
+         /usr/share/man/man1/perfwarden.1.gz /usr/share/man/man1/perfwarden-server.1.gz; do
   [ ! -e "$f" ] || fail "$f is left after the purge"
 done
-! getent passwd perfgate >/dev/null || fail "the perfgate user is left after the purge"
-! getent group perfgate >/dev/null || fail "the perfgate group is left after the purge"
-[ -d /var/lib/perfgate/pg ] || fail "the purge removed the data directory (it must keep it)"
-for p in perfgate perfgate-server; do
+! getent passwd perfwarden >/dev/null || fail "the perfwarden user is left after the purge"
+! getent group perfwarden >/dev/null || fail "the perfwarden group is left after the purge"
+[ -d /var/lib/perfwarden/pg ] || fail "the purge removed the data directory (it must keep it)"
+for p in perfwarden perfwarden-server; do
   ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q installed || fail "$p is still installed"
 done
-say "purged: nothing left but the data directory /var/lib/perfgate (kept by design)"
+say "purged: nothing left but the data directory /var/lib/perfwarden (kept by design)"
 say "passed"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages that perfgate's build, tests and benchmarks need (Chromium for
+# Installs the Debian 12 packages that perfwarden's build, tests and benchmarks need (Chromium for
 # the dashboard's browser tests; Node.js and npm when the machine has none), then the browser
 # tests' npm packages (tests/browser/package-lock.json).
 # Idempotent and quiet: when everything is installed it prints one line and touches nothing.

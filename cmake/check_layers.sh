@@ -1,7 +1,7 @@
 #!/bin/sh
 # The layering check (ctest `layering_check`): fails, naming file:line and the rule, when product
 # code includes a header of a layer it may not use; with a link map (written by CMake at configure
-# time, cmake/perfgate.cmake's perfgate_write_link_map) the same rules apply to the targets' links.
+# time, cmake/perfwarden.cmake's perfwarden_write_link_map) the same rules apply to the targets' links.
 #   sh cmake/check_layers.sh SOURCE_ROOT [LINK_MAP]
 #
 # The rules: a file (or a target's folder) matching FROM may not include (or link) what matches

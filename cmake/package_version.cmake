@@ -1,14 +1,14 @@
-# perfgate_package_version(SOURCE_DIR FALLBACK OUT): the Debian package version of the tree at
+# perfwarden_package_version(SOURCE_DIR FALLBACK OUT): the Debian package version of the tree at
 # SOURCE_DIR, from git: a release tag vX.Y.Z gives X.Y.Z, N commits after it X.Y.Z+N.gHASH, and
 # with no tag FALLBACK~gitN.gHASH (N: commits in HEAD's history), so that every later commit of
 # a branch sorts higher (apt upgrades in order) and a first tagged release sorts above the
 # untagged builds before it. A dirty tree adds ".dirty"; no git: FALLBACK. Shared by CPack
 # (cmake/cpack_project.cmake) and the install step that writes the changelog.
-function(perfgate_package_version source_dir fallback out)
+function(perfwarden_package_version source_dir fallback out)
   set(version "${fallback}")
-  find_program(PERFGATE_GIT git)
-  if(PERFGATE_GIT AND EXISTS "${source_dir}/.git")
-    execute_process(COMMAND "${PERFGATE_GIT}" -C "${source_dir}" describe --tags --long
+  find_program(PERFWARDEN_GIT git)
+  if(PERFWARDEN_GIT AND EXISTS "${source_dir}/.git")
+    execute_process(COMMAND "${PERFWARDEN_GIT}" -C "${source_dir}" describe --tags --long
                             --match "v[0-9]*" --dirty=.dirty
                     OUTPUT_VARIABLE described OUTPUT_STRIP_TRAILING_WHITESPACE
                     RESULT_VARIABLE no_tag ERROR_QUIET)
@@ -19,10 +19,10 @@ function(perfgate_package_version source_dir fallback out)
         set(version "${CMAKE_MATCH_1}+${CMAKE_MATCH_2}.g${CMAKE_MATCH_3}${CMAKE_MATCH_4}")
       endif()
     else()
-      execute_process(COMMAND "${PERFGATE_GIT}" -C "${source_dir}" rev-list --count HEAD
+      execute_process(COMMAND "${PERFWARDEN_GIT}" -C "${source_dir}" rev-list --count HEAD
                       OUTPUT_VARIABLE count OUTPUT_STRIP_TRAILING_WHITESPACE
                       RESULT_VARIABLE failed ERROR_QUIET)
-      execute_process(COMMAND "${PERFGATE_GIT}" -C "${source_dir}" describe --always
+      execute_process(COMMAND "${PERFWARDEN_GIT}" -C "${source_dir}" describe --always
                               --abbrev=7 --dirty=.dirty
                       OUTPUT_VARIABLE hash OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
       if(NOT failed AND count MATCHES "^[0-9]+$" AND hash MATCHES "^[0-9a-f]+(\\.dirty)?$")

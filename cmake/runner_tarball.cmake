@@ -1,14 +1,14 @@
 # `cmake --build --preset release --target runner-tarball`: the portable runner tarball that CI
-# jobs download (docs/ci.md, "Installing the runner in CI"), made from the perfgate target by
+# jobs download (docs/ci.md, "Installing the runner in CI"), made from the perfwarden target by
 # packaging/tarball/make-runner-tarball.sh into ${CMAKE_BINARY_DIR}/packages/ as
-# perfgate-runner-VERSION-linux-x86_64.tar.gz, where VERSION is what the built binary's
-# `perfgate --version` prints (git describe: cmake/version.cmake) without its "perfgate " prefix.
+# perfwarden-runner-VERSION-linux-x86_64.tar.gz, where VERSION is what the built binary's
+# `perfwarden --version` prints (git describe: cmake/version.cmake) without its "perfwarden " prefix.
 # Always rebuilt when asked for: the version can change without any file of the target changing.
 add_custom_target(runner-tarball
-  COMMAND bash -c [[set -eo pipefail; v=$("$1" --version); v=${v#perfgate }; exec bash "$2" "$1" "$3" "$v"]]
-          runner-tarball $<TARGET_FILE:perfgate>
+  COMMAND bash -c [[set -eo pipefail; v=$("$1" --version); v=${v#perfwarden }; exec bash "$2" "$1" "$3" "$v"]]
+          runner-tarball $<TARGET_FILE:perfwarden>
           ${PROJECT_SOURCE_DIR}/packaging/tarball/make-runner-tarball.sh
           ${CMAKE_BINARY_DIR}/packages
-  DEPENDS perfgate
+  DEPENDS perfwarden
   COMMENT "The runner tarball in ${CMAKE_BINARY_DIR}/packages"
   VERBATIM)

@@ -14,7 +14,7 @@
 
 extern char** environ;
 
-namespace perfgate::config {
+namespace perfwarden::config {
 namespace {
 
 // Written once by HideCredentials, before any thread, and only read afterwards.
@@ -77,4 +77,4 @@ int HideCredentials() {
   return hidden;
 }
 
-}  // namespace perfgate::config
+}  // namespace perfwarden::config

@@ -6,7 +6,7 @@
 
 #include "config/yaml_reader.h"
 
-namespace perfgate::config {
+namespace perfwarden::config {
 namespace {
 
 Result<double> ParseFraction(std::string_view text, bool percent_allowed) {
@@ -95,4 +95,4 @@ Result<void> SetHistoryKey(HistoryConfig& config, std::string_view key, std::str
   return {};
 }
 
-}  // namespace perfgate::config
+}  // namespace perfwarden::config

@@ -12,13 +12,13 @@
 #include "core/result.h"
 #include "stats/history_detector.h"
 
-namespace perfgate::config {
+namespace perfwarden::config {
 
 struct HistoryConfig {
   bool enabled = true;                                     // analyse tracked branches' runs
   std::vector<std::string> branches = {"main", "master"};  // tracked branches
   // The detector's own defaults (tuned on the corpus of docs/statistics.md), so that the server
-  // and `perfgate analyze` agree unless configured otherwise.
+  // and `perfwarden analyze` agree unless configured otherwise.
   double threshold = stats::HistoryOptions{}.threshold;    // smallest change raising an alert
   std::size_t window = stats::HistoryOptions{}.window;     // e-divisive window (points)
   double max_pvalue = stats::HistoryOptions{}.max_pvalue;  // significance level
@@ -35,4 +35,4 @@ inline constexpr std::array<std::string_view, 7> kHistoryKeys = {
 // a key that is not in kHistoryKeys.
 Result<void> SetHistoryKey(HistoryConfig& config, std::string_view key, std::string_view text);
 
-}  // namespace perfgate::config
+}  // namespace perfwarden::config

@@ -15,7 +15,7 @@
 
 #include "config/yaml_reader.h"
 
-namespace perfgate::config {
+namespace perfwarden::config {
 namespace {
 
 constexpr std::string_view kMask = "***";
@@ -60,12 +60,12 @@ std::size_t RedactBearer(std::string_view text, std::size_t i, std::string& out)
   return end;
 }
 
-std::size_t RedactPerfgateToken(std::string_view text, std::size_t i, std::string& out) {
-  constexpr std::string_view kPrefix = "pgt_";
+std::size_t RedactPerfwardenToken(std::string_view text, std::size_t i, std::string& out) {
+  constexpr std::string_view kPrefix = "pwt_";
   if (!text.substr(i).starts_with(kPrefix)) return i;
   std::size_t end = i + kPrefix.size();
   while (end < text.size() && IsBase64UrlChar(text[end])) ++end;
-  if (end == i + kPrefix.size()) return i;  // "pgt_" alone, e.g. in a help text
+  if (end == i + kPrefix.size()) return i;  // "pwt_" alone, e.g. in a help text
   out.append(kMask);
   return end;
 }
@@ -295,7 +295,7 @@ class RedactingFormatter final : public spdlog::formatter {
 Result<void> Install(const LogConfig& config, spdlog::sink_ptr sink) {
   try {
     sink->set_formatter(std::make_unique<RedactingFormatter>(config.format));
-    auto logger = std::make_shared<spdlog::logger>("perfgate", std::move(sink));
+    auto logger = std::make_shared<spdlog::logger>("perfwarden", std::move(sink));
     logger->set_level(ToSpdlog(config.level));
     // Warnings and errors reach the sink at once, so that a crash right after loses nothing.
     logger->flush_on(spdlog::level::warn);
@@ -362,7 +362,7 @@ std::string RedactSecrets(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size()) {
     std::size_t next = RedactBearer(text, i, out);
-    if (next == i) next = RedactPerfgateToken(text, i, out);
+    if (next == i) next = RedactPerfwardenToken(text, i, out);
     if (next == i) next = RedactPassword(text, i, out);
     if (next == i) next = RedactUriPassword(text, i, out);
     if (next == i) {
@@ -383,4 +383,4 @@ Result<void> SetupLogging(const LogConfig& config, std::ostream& out) {
                  std::make_shared<spdlog::sinks::ostream_sink_mt>(out, /*force_flush=*/true));
 }
 
-}  // namespace perfgate::config
+}  // namespace perfwarden::config

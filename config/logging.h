@@ -1,5 +1,5 @@
 // Process-wide logging: spdlog's default logger, as plain text or JSON lines, with secrets
-// (bearer tokens, perfgate tokens, DSN passwords) replaced by "***" before anything is written.
+// (bearer tokens, perfwarden tokens, DSN passwords) replaced by "***" before anything is written.
 // Callers log through spdlog as usual; only the composition root calls SetupLogging().
 #pragma once
 
@@ -9,7 +9,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::config {
+namespace perfwarden::config {
 
 enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError, kCritical, kOff };
 enum class LogFormat { kPlain, kJson };
@@ -26,7 +26,7 @@ struct LogConfig {
   LogFormat format = LogFormat::kPlain;
 };
 
-// Replaces with "***": the credential after "Bearer " (any case), perfgate tokens ("pgt_..."),
+// Replaces with "***": the credential after "Bearer " (any case), perfwarden tokens ("pwt_..."),
 // the value of "password=" (libpq keyword/value DSNs, URI query parameters, PGPASSWORD=) and the
 // password in URI user info ("postgresql://user:***@host/db"). It errs on the side of hiding
 // too much. Safe to call on any text, including invalid UTF-8.
@@ -41,4 +41,4 @@ Result<void> SetupLogging(const LogConfig& config);
 // The same, writing to `out`, which must outlive the logger (tests; a caller-owned file).
 Result<void> SetupLogging(const LogConfig& config, std::ostream& out);
 
-}  // namespace perfgate::config
+}  // namespace perfwarden::config

@@ -12,7 +12,7 @@
 #include "config/secret_env.h"
 #include "config/yaml_reader.h"
 
-namespace perfgate::config {
+namespace perfwarden::config {
 namespace {
 
 namespace fs = std::filesystem;
@@ -82,7 +82,7 @@ void ReadServer(YamlReader& r, const Entry& e, RunnerConfig& config) {
   const Map server = r.ReadMap(e.value, e.key.Mark(), "server", kServerKeys);
   if (const Entry* token = server.Find("token"); token != nullptr) {
     r.Fail(*token, "server.token",
-           "tokens do not belong in a file in the repository; set PERFGATE_TOKEN");
+           "tokens do not belong in a file in the repository; set PERFWARDEN_TOKEN");
   }
   r.Require(server, "url");
   r.Require(server, "project");
@@ -160,7 +160,7 @@ void ReadPassEnv(YamlReader& r, const Map& map, Suite& suite) {
     } else if (ClassifyEnv(name) == SecretEnv::kCredential) {
       r.Fail(mark, path,
              name +
-                 " is perfgate's or the CI job's credential and never reaches a suite (a "
+                 " is perfwarden's or the CI job's credential and never reaches a suite (a "
                  "suite that needs its value: have the job export it under another name, "
                  "and pass that one)");
     } else if (suite.env.count(name) != 0) {
@@ -306,7 +306,7 @@ void ReadDocument(YamlReader& r, const YAML::Node& root, const EnvLookup& env,
   if (r.ok() && config.version != 1) {
     return r.Fail(*top.Find("version"), "version",
                   "unsupported version " + std::to_string(config.version) +
-                      " (this perfgate reads version 1)");
+                      " (this perfwarden reads version 1)");
   }
   if (const Entry* server = top.Find("server"); server != nullptr) ReadServer(r, *server, config);
   if (r.Text(top, "target_branch", &config.target_branch) && !IsBranchName(config.target_branch)) {
@@ -314,7 +314,7 @@ void ReadDocument(YamlReader& r, const YAML::Node& root, const EnvLookup& env,
            "must be 1..200 characters from [A-Za-z0-9_./-]");
   }
   r.Text(top, "testbed", &config.testbed, Check::kName);
-  std::string spool = ".perfgate/spool";
+  std::string spool = ".perfwarden/spool";
   r.Text(top, "spool_dir", &spool, Check::kNonEmpty);
   config.spool_dir = ResolvePath(config.base_dir, spool);
   if (const Entry* defaults = top.Find("defaults"); defaults != nullptr) {
@@ -353,18 +353,18 @@ void ReadDocument(YamlReader& r, const YAML::Node& root, const EnvLookup& env,
            });
   if (!r.ok()) return;
   if (env) {
-    if (auto token = env("PERFGATE_TOKEN"); token && !token->empty()) config.server.token = *token;
-    if (auto testbed = env("PERFGATE_TESTBED"); testbed && !testbed->empty()) {
+    if (auto token = env("PERFWARDEN_TOKEN"); token && !token->empty()) config.server.token = *token;
+    if (auto testbed = env("PERFWARDEN_TESTBED"); testbed && !testbed->empty()) {
       if (!IsName(*testbed)) {
         return r.FailWithoutPosition("testbed",
-                                     "environment variable PERFGATE_TESTBED: must be 1..200 "
+                                     "environment variable PERFWARDEN_TESTBED: must be 1..200 "
                                      "characters from [A-Za-z0-9_.-], got \"" +
                                          *testbed + "\"");
       }
       config.testbed = *testbed;
     }
     // A directory named in the job's environment is the job's, so relative to where it runs.
-    if (auto cache = env("PERFGATE_BASELINE_CACHE"); cache && !cache->empty()) {
+    if (auto cache = env("PERFWARDEN_BASELINE_CACHE"); cache && !cache->empty()) {
       std::error_code ec;
       config.gate.baseline_cache = fs::absolute(*cache, ec).lexically_normal();
     }
@@ -448,4 +448,4 @@ Result<RunnerConfig> LoadRunnerConfig(const std::string& path) {
   return LoadRunnerConfig(path, ProcessEnvironment());
 }
 
-}  // namespace perfgate::config
+}  // namespace perfwarden::config

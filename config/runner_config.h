@@ -1,5 +1,5 @@
-// perfgate.yaml: what `perfgate run` executes (suites), where results go (server, spool) and how
-// `perfgate gate` judges them (thresholds, first matching rule wins). Loading validates every key
+// perfwarden.yaml: what `perfwarden run` executes (suites), where results go (server, spool) and how
+// `perfwarden gate` judges them (thresholds, first matching rule wins). Loading validates every key
 // and reports "FILE:LINE:COL: key: problem"; relative paths are resolved against the directory
 // of the file, so the runner behaves the same whatever directory CI starts it from.
 #pragma once
@@ -18,19 +18,19 @@
 #include "core/series_key.h"
 #include "core/threshold_rule.h"
 
-namespace perfgate::config {
+namespace perfwarden::config {
 
 inline constexpr double kDefaultThresholdPercent = 5.0;
 inline constexpr double kDefaultAlpha = 0.05;
 
 struct RunnerServer {
-  std::string url;      // "http://..." or "https://..."; empty when perfgate.yaml has no server
+  std::string url;      // "http://..." or "https://..."; empty when perfwarden.yaml has no server
   std::string project;  // [A-Za-z0-9_.-]+
-  std::string token;    // from PERFGATE_TOKEN only: secrets stay out of the repository
+  std::string token;    // from PERFWARDEN_TOKEN only: secrets stay out of the repository
 };
 
 // gbench: a Google Benchmark binary; command: a command timed as a whole; train: a command that
-// prints perfgate's JSON lines (a training benchmark: runner/adapters/train_lines.h).
+// prints perfwarden's JSON lines (a training benchmark: runner/adapters/train_lines.h).
 enum class SuiteType { kGbench, kCommand, kTrain };
 
 // "gbench" / "command" / "train".
@@ -52,7 +52,7 @@ struct Suite {
   // secrets config/secret_env.h names.
   std::map<std::string, std::string> env;
   // Secret-looking variables (HF_TOKEN) the suite's processes inherit all the same; never a
-  // credential (PERFGATE_TOKEN, GITHUB_TOKEN, ...), never one that `env` sets.
+  // credential (PERFWARDEN_TOKEN, GITHUB_TOKEN, ...), never one that `env` sets.
   std::vector<std::string> pass_env;
   std::int64_t timeout_s = 3600;  // per suite, build excluded
   int warmup = 1;                 // command: runs discarded before the timed ones
@@ -71,7 +71,7 @@ struct ResolvedThreshold {
   bool operator==(const ResolvedThreshold&) const = default;
 };
 
-// How `perfgate gate` decides (perfgate.yaml `gate:`, docs/config.md; the CLI overrides each).
+// How `perfwarden gate` decides (perfwarden.yaml `gate:`, docs/config.md; the CLI overrides each).
 enum class GateMode {
   kUnpaired,  // the server's verdict: this run against the baseline's stored runs
   kPaired,    // baseline and this build measured interleaved on this host (docs/statistics.md)
@@ -92,8 +92,8 @@ struct GateSettings {
   std::string interleave = "repetition";
   std::int64_t time_budget_s = 0;  // measuring stops at the first look after this; 0: none
   // The paired gate's cache of built baselines (runner/run/baseline_cache.h): its directory,
-  // absolute once read (PERFGATE_BASELINE_CACHE, else gate.baseline_cache; "" : the default,
-  // <config dir>/.perfgate/baseline-cache), and how many it keeps, 0..1000 (0: no cache).
+  // absolute once read (PERFWARDEN_BASELINE_CACHE, else gate.baseline_cache; "" : the default,
+  // <config dir>/.perfwarden/baseline-cache), and how many it keeps, 0..1000 (0: no cache).
   std::filesystem::path baseline_cache;
   int baseline_cache_entries = 4;
 
@@ -104,8 +104,8 @@ struct RunnerConfig {
   int version = 1;
   RunnerServer server;
   std::string target_branch = "main";
-  std::string testbed;              // PERFGATE_TESTBED, else the file, else the host name
-  std::filesystem::path spool_dir;  // absolute; default <config dir>/.perfgate/spool
+  std::string testbed;              // PERFWARDEN_TESTBED, else the file, else the host name
+  std::filesystem::path spool_dir;  // absolute; default <config dir>/.perfwarden/spool
   int default_repetitions = 10;
   std::optional<double> default_min_time;  // unset: Google Benchmark's own default
   std::vector<Suite> suites;
@@ -123,9 +123,9 @@ struct RunnerConfig {
   }
 };
 
-// Parses perfgate.yaml text. source_name prefixes messages ("perfgate.yaml:12:5: suites[1].
+// Parses perfwarden.yaml text. source_name prefixes messages ("perfwarden.yaml:12:5: suites[1].
 // repetitions: must be in [2, 10000], got 1"); relative paths resolve against base_dir (the
-// current directory when empty). `env` supplies PERFGATE_TOKEN and PERFGATE_TESTBED; nullptr
+// current directory when empty). `env` supplies PERFWARDEN_TOKEN and PERFWARDEN_TESTBED; nullptr
 // reads no environment. Every error is kInvalidArgument with field = the key's path.
 Result<RunnerConfig> ParseRunnerConfig(std::string_view yaml, std::string_view source_name,
                                        const std::filesystem::path& base_dir = {},
@@ -135,4 +135,4 @@ Result<RunnerConfig> ParseRunnerConfig(std::string_view yaml, std::string_view s
 Result<RunnerConfig> LoadRunnerConfig(const std::string& path);
 Result<RunnerConfig> LoadRunnerConfig(const std::string& path, const EnvLookup& env);
 
-}  // namespace perfgate::config
+}  // namespace perfwarden::config

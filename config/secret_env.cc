@@ -5,15 +5,15 @@
 #include <cctype>
 #include <string>
 
-namespace perfgate::config {
+namespace perfwarden::config {
 namespace {
 
 // Exact names, compared as written (variable names are case-sensitive).
 constexpr std::array<std::string_view, 23> kCredentials = {
-    // perfgate's: the runner's project token, the merge-request note's GitLab token, and the
+    // perfwarden's: the runner's project token, the merge-request note's GitLab token, and the
     // server's secrets (a job that starts a server beside the runner has them).
-    "PERFGATE_TOKEN", "PERFGATE_GITLAB_TOKEN", "PERFGATE_ADMIN_TOKEN", "PERFGATE_DATABASE_URL",
-    "PERFGATE_HISTORY_WEBHOOK_URL",
+    "PERFWARDEN_TOKEN", "PERFWARDEN_GITLAB_TOKEN", "PERFWARDEN_ADMIN_TOKEN", "PERFWARDEN_DATABASE_URL",
+    "PERFWARDEN_HISTORY_WEBHOOK_URL",
     // GitHub Actions: the job's token as workflows and gh export it, the runtime token (caches,
     // artifacts) and the OIDC token request (a cloud login as the repository).
     "GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN",
@@ -52,4 +52,4 @@ SecretEnv ClassifyEnv(std::string_view name) {
   return SaysSecret(name) ? SecretEnv::kSecretLike : SecretEnv::kNone;
 }
 
-}  // namespace perfgate::config
+}  // namespace perfwarden::config

@@ -1,16 +1,16 @@
 // Which environment variables hold secrets, in one list: the runner starts builds, benchmarks and
 // training runs that a pull request controls, so they inherit its environment without them
-// (runner/run/process.h), and the perfgate.yaml reader checks a suite's `pass_env` against it
+// (runner/run/process.h), and the perfwarden.yaml reader checks a suite's `pass_env` against it
 // (docs/config.md, "Secrets and the suites' environment").
 #pragma once
 
 #include <string_view>
 
-namespace perfgate::config {
+namespace perfwarden::config {
 
 enum class SecretEnv {
   kNone,
-  // perfgate's own secrets and the CI job's credentials (GITHUB_TOKEN, CI_JOB_TOKEN, ...): never
+  // perfwarden's own secrets and the CI job's credentials (GITHUB_TOKEN, CI_JOB_TOKEN, ...): never
   // given to a suite, not even through pass_env.
   kCredential,
   // A name that says secret (*_TOKEN, *_SECRET, *_PASSWORD, *_API_KEY, *_ACCESS_KEY,
@@ -20,4 +20,4 @@ enum class SecretEnv {
 
 SecretEnv ClassifyEnv(std::string_view name);
 
-}  // namespace perfgate::config
+}  // namespace perfwarden::config

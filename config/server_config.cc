@@ -11,7 +11,7 @@
 #include "config/logging.h"
 #include "config/yaml_reader.h"
 
-namespace perfgate::config {
+namespace perfwarden::config {
 namespace {
 
 // Setters report what is wrong with the value; callers prefix where it came from.
@@ -32,7 +32,7 @@ bool IsBase64UrlChar(char c) {
 // Mirrors auth::IsWellFormedToken (config may not depend on server/auth); tokens_test checks
 // that the two agree.
 bool LooksLikeToken(std::string_view text) {
-  return text.size() == 47 && text.starts_with("pgt_") &&
+  return text.size() == 47 && text.starts_with("pwt_") &&
          std::all_of(text.begin() + 4, text.end(), IsBase64UrlChar);
 }
 
@@ -184,7 +184,7 @@ Result<void> SetAdminToken(ServerConfig& config, std::string_view text) {
   // The value is never echoed: it is a secret.
   if (!text.empty() && !LooksLikeToken(text)) {
     return InvalidArgument(
-        "must be a perfgate token: \"pgt_\" followed by 43 base64url characters");
+        "must be a perfwarden token: \"pwt_\" followed by 43 base64url characters");
   }
   config.admin_token = std::string(text);
   return {};
@@ -237,14 +237,14 @@ const KeySetter* FindKey(std::string_view key) {
 }
 
 constexpr std::array<EnvironmentVariable, 8> kEnvironment = {{
-    {"PERFGATE_LISTEN", "listen"},
-    {"PERFGATE_THREADS", "threads"},
-    {"PERFGATE_DATABASE_URL", "database_url"},
-    {"PERFGATE_DATA_DIR", "data_dir"},
-    {"PERFGATE_LOG_LEVEL", "log.level"},
-    {"PERFGATE_LOG_FORMAT", "log.format"},
-    {"PERFGATE_ADMIN_TOKEN", "admin_token"},
-    {"PERFGATE_HISTORY_WEBHOOK_URL", "history.webhook_url"},
+    {"PERFWARDEN_LISTEN", "listen"},
+    {"PERFWARDEN_THREADS", "threads"},
+    {"PERFWARDEN_DATABASE_URL", "database_url"},
+    {"PERFWARDEN_DATA_DIR", "data_dir"},
+    {"PERFWARDEN_LOG_LEVEL", "log.level"},
+    {"PERFWARDEN_LOG_FORMAT", "log.format"},
+    {"PERFWARDEN_ADMIN_TOKEN", "admin_token"},
+    {"PERFWARDEN_HISTORY_WEBHOOK_URL", "history.webhook_url"},
 }};
 
 YAML::Mark MarkOr(const YAML::Node& node, const YAML::Mark& fallback) {
@@ -460,4 +460,4 @@ std::string DescribeForLog(const ServerConfig& config) {
   return out.str();
 }
 
-}  // namespace perfgate::config
+}  // namespace perfwarden::config

@@ -1,4 +1,4 @@
-// perfgate-server's configuration: defaults, then server.yaml, then PERFGATE_* environment
+// perfwarden-server's configuration: defaults, then server.yaml, then PERFWARDEN_* environment
 // variables, then command-line flags. Every layer goes through the same per-key setters, so a
 // value is validated the same way wherever it comes from, and errors name their origin (file and
 // line, environment variable, or flag).
@@ -18,7 +18,7 @@
 #include "config/logging.h"
 #include "core/result.h"
 
-namespace perfgate::config {
+namespace perfwarden::config {
 
 struct ListenAddress {
   std::string host = "127.0.0.1";  // IPv6 literals are stored without brackets
@@ -65,8 +65,8 @@ struct ServerLimits {
 struct ServerConfig {
   ListenAddress listen;
   int threads = 1;           // DefaultServerConfig() sets the hardware concurrency
-  std::string database_url;  // empty: perfgate-server runs its own PostgreSQL under data_dir
-  std::string data_dir = "./.perfgate";
+  std::string database_url;  // empty: perfwarden-server runs its own PostgreSQL under data_dir
+  std::string data_dir = "./.perfwarden";
   std::string migrations_dir;  // empty: the migrations the server was built with
   // The dashboard's files (the repository's web/): empty serves the copy built into the binary;
   // a directory serves its files from disk, read at every request (front-end development).
@@ -76,7 +76,7 @@ struct ServerConfig {
   LogConfig log;
   HistoryConfig history;
   // Becomes the admin token at first start when set; must look like a generated token
-  // ("pgt_" + 43 base64url characters) so that bearer parsing and log redaction recognise it.
+  // ("pwt_" + 43 base64url characters) so that bearer parsing and log redaction recognise it.
   std::string admin_token;
 };
 
@@ -91,7 +91,7 @@ Result<ServerConfig> ParseServerConfig(std::string_view yaml_text, std::string_v
                                        ServerConfig base = DefaultServerConfig());
 
 // One value for one key, as text, and where it came from ("environment variable
-// PERFGATE_THREADS", "--threads") for error messages.
+// PERFWARDEN_THREADS", "--threads") for error messages.
 struct Override {
   std::string key;  // dotted config key: "listen", "limits.body_bytes", "log.format", ...
   std::string value;
@@ -114,11 +114,11 @@ struct EnvironmentVariable {
 };
 std::span<const EnvironmentVariable> EnvironmentVariables();
 
-// Applies the PERFGATE_* variables that are set and not empty (an empty variable is treated as
+// Applies the PERFWARDEN_* variables that are set and not empty (an empty variable is treated as
 // unset, as CI systems often export empty ones).
 Result<void> ApplyEnvironment(ServerConfig& config, const EnvLookup& lookup);
 
 // A one-line summary for the startup log; the admin token and any DSN password are hidden.
 std::string DescribeForLog(const ServerConfig& config);
 
-}  // namespace perfgate::config
+}  // namespace perfwarden::config

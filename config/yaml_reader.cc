@@ -10,7 +10,7 @@
 #include <sstream>
 #include <utility>
 
-namespace perfgate::config {
+namespace perfwarden::config {
 namespace {
 
 std::string Number(double value) {
@@ -245,4 +245,4 @@ void YamlReader::StringList(const Map& map, std::string_view key, std::vector<st
   }
 }
 
-}  // namespace perfgate::config
+}  // namespace perfwarden::config

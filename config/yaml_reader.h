@@ -1,4 +1,4 @@
-// The YAML reading that perfgate.yaml and server.yaml share (private to config/): the document
+// The YAML reading that perfwarden.yaml and server.yaml share (private to config/): the document
 // loaded, every problem located ("FILE:LINE:COL: key: problem" or "FILE:LINE: key: problem", as
 // each file has always written it), the first one kept, mappings checked for plain, known and
 // unique keys, and scalars read as text, integers, numbers, booleans and byte sizes.
@@ -16,11 +16,11 @@
 
 #include "core/result.h"
 
-namespace perfgate::config {
+namespace perfwarden::config {
 
 using Keys = std::span<const std::string_view>;
 
-// Where messages point: perfgate.yaml has always given line and column, server.yaml the line.
+// Where messages point: perfwarden.yaml has always given line and column, server.yaml the line.
 enum class Position { kLineColumn, kLine };
 
 // What a range error repeats: the text as written ("007") or the number read from it ("7").
@@ -73,7 +73,7 @@ struct Map {
 
 enum class Check { kAny, kNonEmpty, kName };
 
-// The name rule of perfgate.yaml's suites, projects and testbeds (the wire format's names).
+// The name rule of perfwarden.yaml's suites, projects and testbeds (the wire format's names).
 bool IsName(std::string_view text);
 bool IsNameChar(char c);
 inline constexpr std::size_t kMaxNameLength = 200;
@@ -128,4 +128,4 @@ class YamlReader {
   std::optional<Error> error_;
 };
 
-}  // namespace perfgate::config
+}  // namespace perfwarden::config

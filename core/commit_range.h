@@ -10,7 +10,7 @@
 #include <optional>
 #include <span>
 
-namespace perfgate {
+namespace perfwarden {
 
 struct BranchCommit {
   int64_t first_run_us = 0;  // the commit's first run on the branch, microseconds since epoch
@@ -44,4 +44,4 @@ inline std::optional<std::size_t> GroupToJoin(const CommitRange& range,
   return std::nullopt;
 }
 
-}  // namespace perfgate
+}  // namespace perfwarden

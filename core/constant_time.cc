@@ -2,7 +2,7 @@
 
 #include <cstddef>
 
-namespace perfgate {
+namespace perfwarden {
 
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -17,4 +17,4 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -5,11 +5,11 @@
 
 #include <string_view>
 
-namespace perfgate {
+namespace perfwarden {
 
 // True when a and b are byte-for-byte equal. Runs in time independent of where they differ;
 // the lengths are not secret (callers compare fixed-length hashes) and differing lengths are
 // simply unequal.
 bool ConstantTimeEquals(std::string_view a, std::string_view b);
 
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -6,7 +6,7 @@
 #include <malloc.h>
 #endif
 
-namespace perfgate {
+namespace perfwarden {
 
 void ReturnFreedMemory() {
 #if defined(__GLIBC__)
@@ -14,4 +14,4 @@ void ReturnFreedMemory() {
 #endif
 }
 
-}  // namespace perfgate
+}  // namespace perfwarden

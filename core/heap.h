@@ -3,10 +3,10 @@
 // exits; after such work the server trims instead (docs/reliability.md, "Memory").
 #pragma once
 
-namespace perfgate {
+namespace perfwarden {
 
 // Returns the heap's free memory to the system (glibc malloc_trim: every arena, not only the
 // main one); a no-op elsewhere. Costs a walk over the heap: call it after large work only.
 void ReturnFreedMemory();
 
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -1,6 +1,6 @@
 #include "core/metric.h"
 
-namespace perfgate {
+namespace perfwarden {
 
 std::string_view DirectionName(Direction direction) {
   return direction == Direction::kLowerIsBetter ? "lower" : "higher";
@@ -12,4 +12,4 @@ std::optional<Direction> ParseDirection(std::string_view text) {
   return std::nullopt;
 }
 
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 tl::unexpected<Error> Failed(const std::string& what, const std::filesystem::path& path,
@@ -45,4 +45,4 @@ Result<void> WritePrivateFile(const std::filesystem::path& path, std::string_vie
   return {};
 }
 
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -10,7 +10,7 @@
 
 #include "core/result.h"
 
-namespace perfgate {
+namespace perfwarden {
 
 // Writes `text` to `path` as a new file of mode 0600 whatever the umask (an older file there is
 // replaced, never written through, so a link planted at the path cannot redirect it), synced,
@@ -19,4 +19,4 @@ namespace perfgate {
 Result<void> WritePrivateFile(const std::filesystem::path& path, std::string_view text,
                               std::optional<std::pair<uid_t, gid_t>> owner = std::nullopt);
 
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -4,7 +4,7 @@
 #include <random>
 #include <utility>
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 thread_local std::string current_request_id;
@@ -31,4 +31,4 @@ ScopedRequestId::ScopedRequestId(std::string id)
 
 ScopedRequestId::~ScopedRequestId() { current_request_id = std::move(previous_); }
 
-}  // namespace perfgate
+}  // namespace perfwarden

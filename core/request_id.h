@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace perfgate {
+namespace perfwarden {
 
 // 16 random lower-case hex digits.
 std::string NewRequestId();
@@ -25,4 +25,4 @@ class ScopedRequestId {
   std::string previous_;
 };
 
-}  // namespace perfgate
+}  // namespace perfwarden

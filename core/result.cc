@@ -1,6 +1,6 @@
 #include "core/result.h"
 
-namespace perfgate {
+namespace perfwarden {
 
 std::string Error::ToString() const {
   // Messages that already name their field ("base.json: benchmarks[3].real_time: ...") are
@@ -29,4 +29,4 @@ std::string_view ErrorCodeName(ErrorCode code) {
   return "INTERNAL";
 }
 
-}  // namespace perfgate
+}  // namespace perfwarden

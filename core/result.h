@@ -1,4 +1,4 @@
-// Error and Result<T>: how perfgate reports failures across module boundaries.
+// Error and Result<T>: how perfwarden reports failures across module boundaries.
 // Error codes are transport-agnostic; the HTTP layer maps them to statuses in one place,
 // the CLI maps them to exit codes.
 #pragma once
@@ -8,7 +8,7 @@
 #include <tl/expected.hpp>
 #include <utility>
 
-namespace perfgate {
+namespace perfwarden {
 
 enum class ErrorCode {
   kInvalidArgument,
@@ -46,4 +46,4 @@ inline tl::unexpected<Error> InvalidArgument(std::string message, std::string fi
 // "INVALID_ARGUMENT", "NOT_FOUND", ...
 std::string_view ErrorCodeName(ErrorCode code);
 
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -6,7 +6,7 @@
 #include <compare>
 #include <string>
 
-namespace perfgate {
+namespace perfwarden {
 
 struct SeriesKey {
   std::string suite;
@@ -17,4 +17,4 @@ struct SeriesKey {
   bool operator==(const SeriesKey&) const = default;
 };
 
-}  // namespace perfgate
+}  // namespace perfwarden

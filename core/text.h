@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace perfgate {
+namespace perfwarden {
 
 // `text` without leading and trailing spaces, tabs, CR and LF.
 inline std::string_view Trim(std::string_view text) {
@@ -33,4 +33,4 @@ inline std::string SignedPercent(double fraction) {
   return buffer;
 }
 
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -5,7 +5,7 @@
 #include <charconv>
 #include <cmath>
 
-namespace perfgate {
+namespace perfwarden {
 
 bool Glob(std::string_view pattern, std::string_view text) {
   return fnmatch(std::string(pattern).c_str(), std::string(text).c_str(), 0) == 0;
@@ -49,4 +49,4 @@ Result<double> ParseThreshold(std::string_view text) {
   return percent ? value / 100 : value;
 }
 
-}  // namespace perfgate
+}  // namespace perfwarden

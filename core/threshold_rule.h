@@ -1,4 +1,4 @@
-// Threshold rules: perfgate.yaml's `thresholds`, sent by the gate as the verdict request's
+// Threshold rules: perfwarden.yaml's `thresholds`, sent by the gate as the verdict request's
 // `rules` and stored with the verdict (a plain value: the JSON is wire/verdict_request.h). The
 // first rule whose globs match a series decides its threshold and alpha, or leaves it out of the
 // judgement (ignore). Also the parser of a threshold given on a command line or in a query ("5%" or
@@ -14,7 +14,7 @@
 #include "core/result.h"
 #include "core/series_key.h"
 
-namespace perfgate {
+namespace perfwarden {
 
 // fnmatch(3) without flags: "*" also matches '/' ("BM_Sort/*" matches "BM_Sort/1024/8"), and
 // "?", "[...]" and backslash escapes work as in a shell.
@@ -28,7 +28,7 @@ struct ThresholdRule {
   // (0, 0.5].
   std::optional<double> percent = std::nullopt;
   std::optional<double> alpha = std::nullopt;
-  // perfgate.yaml only: the direction the runner records for the series it matches (the
+  // perfwarden.yaml only: the direction the runner records for the series it matches (the
   // verdict reads the direction stored with the series, so the judge does not apply it).
   std::optional<Direction> direction = std::nullopt;
   bool ignore = false;
@@ -50,4 +50,4 @@ const ThresholdRule* FirstMatch(std::span<const ThresholdRule> rules, std::strin
 // kInvalidArgument (field "threshold") otherwise.
 Result<double> ParseThreshold(std::string_view text);
 
-}  // namespace perfgate
+}  // namespace perfwarden

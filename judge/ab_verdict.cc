@@ -4,7 +4,7 @@
 
 #include "stats/mann_whitney.h"
 
-namespace perfgate::judge {
+namespace perfwarden::judge {
 
 std::string_view AbVerdictName(AbVerdict verdict) {
   switch (verdict) {
@@ -33,4 +33,4 @@ AbVerdict JudgeAbMetric(const AbMetricStats& m, double alpha, double threshold) 
   return AbVerdict::kUndecided;
 }
 
-}  // namespace perfgate::judge
+}  // namespace perfwarden::judge

@@ -1,4 +1,4 @@
-// `perfgate ab`'s verdict on one metric of two configurations' runs, by the gate's rule
+// `perfwarden ab`'s verdict on one metric of two configurations' runs, by the gate's rule
 // (stats::JudgeMetrics): better or worse when the change is significant (a two-sided U test
 // below alpha) and beyond the threshold; no difference when its confidence interval lies within
 // +/- the threshold; otherwise undecided (more runs would tell); too few runs when the runs
@@ -10,7 +10,7 @@
 
 #include "core/metric.h"
 
-namespace perfgate::judge {
+namespace perfwarden::judge {
 
 enum class AbVerdict { kBetter, kWorse, kNoDifference, kUndecided, kTooFewRuns };
 
@@ -28,4 +28,4 @@ struct AbMetricStats {
 // alpha in (0, 0.5], threshold >= 0 (a fraction: 0.01 is 1%).
 AbVerdict JudgeAbMetric(const AbMetricStats& metric, double alpha, double threshold);
 
-}  // namespace perfgate::judge
+}  // namespace perfwarden::judge

@@ -9,7 +9,7 @@
 
 #include "stats/descriptive.h"
 
-namespace perfgate::judge {
+namespace perfwarden::judge {
 namespace {
 
 // Whether no test could have found a change between samples of n and m values significant:
@@ -225,4 +225,4 @@ std::string EnvironmentNote(double throttled_fraction) {
          "% of the samples (power or thermal caps): this run measures the host, not the code";
 }
 
-}  // namespace perfgate::judge
+}  // namespace perfwarden::judge

@@ -15,7 +15,7 @@
 
 #include "core/metric.h"
 
-namespace perfgate::judge {
+namespace perfwarden::judge {
 
 // One result row as the verdict wrote it, with both sides' values: throttling and the roofline
 // read the contender's values, not changes, and an IGNORED series (telemetry that informs but
@@ -94,4 +94,4 @@ Attributions Attribute(const std::vector<AttributionInput>& rows);
 // host, not the code".
 std::string EnvironmentNote(double throttled_fraction);
 
-}  // namespace perfgate::judge
+}  // namespace perfwarden::judge

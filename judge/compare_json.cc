@@ -3,7 +3,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-namespace perfgate::judge {
+namespace perfwarden::judge {
 namespace {
 
 nlohmann::json Number(double value) {
@@ -58,4 +58,4 @@ std::string CompareReportJson(const CompareReport& report) {
   return root.dump(2) + "\n";
 }
 
-}  // namespace perfgate::judge
+}  // namespace perfwarden::judge

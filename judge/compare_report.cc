@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-namespace perfgate::judge {
+namespace perfwarden::judge {
 namespace {
 
 SideInfo Describe(const std::string& source, std::span<const Series> series) {
@@ -96,4 +96,4 @@ Result<CompareReport> Compare(const std::string& base_source, std::span<const Se
 
 int ExitCode(const CompareReport& report) { return report.verdicts.regressions > 0 ? 1 : 0; }
 
-}  // namespace perfgate::judge
+}  // namespace perfwarden::judge

@@ -1,4 +1,4 @@
-// The report of a comparison of one metric between two sides (`perfgate compare` over two
+// The report of a comparison of one metric between two sides (`perfwarden compare` over two
 // Google Benchmark files, GET .../compare over two stored runs): the pairs judged in base order,
 // the series only on one side, and warnings. The callers add what they know of their sources
 // (a Google Benchmark context, a testbed); compare_json.h writes the report as JSON.
@@ -15,7 +15,7 @@
 #include "judge/judge.h"
 #include "stats/verdict.h"
 
-namespace perfgate::judge {
+namespace perfwarden::judge {
 
 // Below this many repetitions per side, Google Benchmark's compare.py also calls its results
 // unreliable.
@@ -62,4 +62,4 @@ Result<CompareReport> Compare(const std::string& base_source, std::span<const Se
 // 1 when any benchmark regressed, else 0.
 int ExitCode(const CompareReport& report);
 
-}  // namespace perfgate::judge
+}  // namespace perfwarden::judge

@@ -5,7 +5,7 @@
 #include <compare>
 #include <map>
 
-namespace perfgate::judge {
+namespace perfwarden::judge {
 namespace {
 
 // A series' pairing identity: its key, pointed to (no copies on the verdict's hot path), and
@@ -196,4 +196,4 @@ std::vector<AttributionInput> AttributionInputs(const Judgement& judgement) {
   return out;
 }
 
-}  // namespace perfgate::judge
+}  // namespace perfwarden::judge

@@ -3,7 +3,7 @@
 // which series gate (Gating: the others are REPORTED), the statistics (stats::JudgeMetrics, the
 // correction across the gated pairs; the reported ones a family of their own), and the base's
 // series left unpaired. Every caller that compares two sides goes through here:
-// `perfgate compare`, the gate's A/B confirmation, the server's verdict and its compare route.
+// `perfwarden compare`, the gate's A/B confirmation, the server's verdict and its compare route.
 #pragma once
 
 #include <cstddef>
@@ -23,7 +23,7 @@
 #include "stats/prepared_sample.h"
 #include "stats/verdict.h"
 
-namespace perfgate::judge {
+namespace perfwarden::judge {
 
 // One side's series. Values are viewed, not copied: the caller keeps them alive while the
 // Judgement is used.
@@ -152,4 +152,4 @@ Result<Judgement> JudgeSeries(std::optional<std::span<const Series>> base,
 // Judgement's series and strings.
 std::vector<AttributionInput> AttributionInputs(const Judgement& judgement);
 
-}  // namespace perfgate::judge
+}  // namespace perfwarden::judge

@@ -5,7 +5,7 @@
 
 #include "stats/paired_design.h"
 
-namespace perfgate::judge {
+namespace perfwarden::judge {
 namespace {
 
 int CompleteBlocks(const wire::PairedSeries& series) {
@@ -128,4 +128,4 @@ Result<PairedJudgement> JudgePaired(const wire::PairedMeasurement& measurement,
   return out;
 }
 
-}  // namespace perfgate::judge
+}  // namespace perfwarden::judge

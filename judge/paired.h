@@ -17,7 +17,7 @@
 #include "stats/paired_verdict.h"
 #include "wire/paired.h"
 
-namespace perfgate::judge {
+namespace perfwarden::judge {
 
 struct PairedRow {
   RowKind kind = RowKind::kNew;
@@ -61,4 +61,4 @@ int LookReached(const stats::PairedPolicy& policy, int blocks);
 Result<PairedJudgement> JudgePaired(const wire::PairedMeasurement& measurement,
                                     const stats::PairedPolicy& policy, bool budget_exhausted);
 
-}  // namespace perfgate::judge
+}  // namespace perfwarden::judge

@@ -12,7 +12,7 @@
 #include "stats/descriptive.h"
 #include "stats/paired_verdict.h"
 
-namespace perfgate::judge {
+namespace perfwarden::judge {
 namespace {
 
 wire::Summary Summarize(std::span<const double> values) {
@@ -218,4 +218,4 @@ wire::Verdict Amend(const wire::Verdict& amended, const wire::Verdict& paired) {
   return out;
 }
 
-}  // namespace perfgate::judge
+}  // namespace perfwarden::judge

@@ -1,7 +1,7 @@
 // A paired measurement (wire/paired.h) as the typed verdict (wire::Verdict), without I/O: judged
 // by JudgePaired (judge/paired.h) into one row per series with its paired detail, the counts,
 // the warnings, the "paired" summary and the outcome; and an unpaired verdict amended by such a
-// measurement (`perfgate gate --confirm`: its re-measured rows replaced by their paired rows).
+// measurement (`perfwarden gate --confirm`: its re-measured rows replaced by their paired rows).
 // docs/api.md, "Paired verdicts", documents what is decided here.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include "wire/paired.h"
 #include "wire/verdict.h"
 
-namespace perfgate::judge {
+namespace perfwarden::judge {
 
 // Judges the measurement with its own parameters and design (the time budget's end makes the
 // look reached the last one). Sets outcome (kRegression when a row is a REGRESSION, else kPass),
@@ -27,4 +27,4 @@ Result<wire::Verdict> JudgeMeasurement(const wire::PairedMeasurement& measuremen
 // an unpaired one; else kRegression.
 wire::Verdict Amend(const wire::Verdict& amended, const wire::Verdict& paired);
 
-}  // namespace perfgate::judge
+}  // namespace perfwarden::judge

@@ -8,7 +8,7 @@
 #include "stats/descriptive.h"
 #include "stats/environment_shift.h"
 
-namespace perfgate::judge {
+namespace perfwarden::judge {
 namespace {
 
 wire::Attribution WireAttribution(const Attribution& a) {
@@ -160,4 +160,4 @@ Result<wire::Verdict> JudgeRun(std::optional<std::span<const Series>> base,
   return out;
 }
 
-}  // namespace perfgate::judge
+}  // namespace perfwarden::judge

@@ -16,7 +16,7 @@
 #include "stats/verdict.h"
 #include "wire/verdict.h"
 
-namespace perfgate::judge {
+namespace perfwarden::judge {
 
 // The verdict of the contender's series against the base's (nullopt: there is no baseline), the
 // rows in the contender's order, paired by key and unit. Sets outcome, results, counts, warnings
@@ -40,4 +40,4 @@ wire::Summary SummaryOf(const stats::SampleSummary& side);
 // "a, b, c, d, e, ..." (at most five names).
 std::string FirstNames(const std::vector<std::string>& names);
 
-}  // namespace perfgate::judge
+}  // namespace perfwarden::judge

@@ -1,4 +1,4 @@
--- 0001_create_schema: the perfgate data model (../shared/DESIGN.md, "Data model").
+-- 0001_create_schema: the perfwarden data model (../shared/DESIGN.md, "Data model").
 -- Forward-only: never edit this file once released (the migrator refuses a changed checksum);
 -- change the schema in a new NNNN_verb_object.sql. The migrator runs each file in one
 -- transaction, so a file must not contain BEGIN/COMMIT or CREATE INDEX CONCURRENTLY.

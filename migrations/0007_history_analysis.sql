@@ -106,6 +106,6 @@ CREATE INDEX alert_events_alert ON alert_events (alert_id, at);
 
 ALTER TABLE bisect_jobs ADD CONSTRAINT bisect_jobs_alert_id_fkey
   FOREIGN KEY (alert_id) REFERENCES alerts (id) ON DELETE SET NULL;
--- A finished bisect's whole answer (`perfgate bisect --format json`), as the runner posted it.
+-- A finished bisect's whole answer (`perfwarden bisect --format json`), as the runner posted it.
 ALTER TABLE bisect_jobs ADD COLUMN report jsonb;
 CREATE INDEX bisect_jobs_alert ON bisect_jobs (alert_id) WHERE alert_id IS NOT NULL;

@@ -1,5 +1,5 @@
 -- 0008_remote_bisects: bisects the server runs on benchmark hosts (issue 6, remote mode).
--- `perfgate bisect --remote` queues a job; `perfgate agent` processes on a testbed claim its
+-- `perfwarden bisect --remote` queues a job; `perfwarden agent` processes on a testbed claim its
 -- steps (one measurement each: some commits of the range measured side by side) and report
 -- the results. The server replays the bisect algorithm over the log of done steps after each
 -- result and queues the measurement it asks for next, so a bisect is its job row plus its

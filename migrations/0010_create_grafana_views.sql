@@ -8,7 +8,7 @@
 -- branch, testbed, suite, benchmark, metric, commit sha), never internal ids, so a query does
 -- not need to know how the tables are keyed.
 --
--- Why a schema of their own (perfgate_views) and not v_* views in public:
+-- Why a schema of their own (perfwarden_views) and not v_* views in public:
 -- - The embedded cluster grants its app role SELECT, INSERT, UPDATE, DELETE on ALL TABLES IN
 --   SCHEMA public (EmbeddedPostgres::EnsureAppRole), and simple views are auto-updatable: in
 --   public, the dashboard views would become writable paths for the app role. Here, the app
@@ -28,35 +28,35 @@
 -- stored the run: always set, in arrival order, and the time the API's series use
 -- (GET .../series since/until); a run's own started_at/finished_at are optional, client-sent.
 
-CREATE SCHEMA perfgate_views;
-COMMENT ON SCHEMA perfgate_views IS
-  'perfgate: read-only views for dashboards (a stable contract, docs/dashboards.md)';
+CREATE SCHEMA perfwarden_views;
+COMMENT ON SCHEMA perfwarden_views IS
+  'perfwarden: read-only views for dashboards (a stable contract, docs/dashboards.md)';
 
 -- Lookups for dashboard variables: small tables, cheap to list.
-CREATE VIEW perfgate_views.projects AS
+CREATE VIEW perfwarden_views.projects AS
 SELECT p.name AS project, p.public_read, p.created_at
 FROM public.projects p;
 
-CREATE VIEW perfgate_views.branches AS
+CREATE VIEW perfwarden_views.branches AS
 SELECT p.name AS project, b.name AS branch, b.created_at
 FROM public.branches b JOIN public.projects p ON p.id = b.project_id;
 
 -- One row per (name, fingerprint): a testbed name whose host changed has several rows.
-CREATE VIEW perfgate_views.testbeds AS
+CREATE VIEW perfwarden_views.testbeds AS
 SELECT p.name AS project, t.name AS testbed, t.fingerprint, t.fingerprint_hash,
        t.created_at, t.last_seen_at
 FROM public.testbeds t JOIN public.projects p ON p.id = t.project_id;
 
-CREATE VIEW perfgate_views.benchmarks AS
+CREATE VIEW perfwarden_views.benchmarks AS
 SELECT p.name AS project, b.suite, b.name AS benchmark, b.labels, b.created_at
 FROM public.benchmarks b JOIN public.projects p ON p.id = b.project_id;
 
-CREATE VIEW perfgate_views.metrics AS
+CREATE VIEW perfwarden_views.metrics AS
 SELECT p.name AS project, m.name AS metric, m.unit, m.direction, m.created_at
 FROM public.metrics m JOIN public.projects p ON p.id = m.project_id;
 
 -- One row per stored run. commit_time is the commit's author time as the runner sent it.
-CREATE VIEW perfgate_views.runs AS
+CREATE VIEW perfwarden_views.runs AS
 SELECT r.created_at AS time,
        r.id AS run_id,
        p.name AS project,
@@ -84,11 +84,11 @@ JOIN public.testbeds t ON t.id = r.testbed_id;
 
 -- One row per (run, benchmark, metric): what a time series panel plots, value = the median of
 -- the run's repetitions. The statistics are computed here from the packed repetitions (0004),
--- as perfgate computes them: median = mean of the two middle values for an even count
+-- as perfwarden computes them: median = mean of the two middle values for an even count
 -- (percentile_cont), cv = sample standard deviation / |mean| (NULL below 2 repetitions or at
 -- mean 0). Filter on the name columns: they reach the sample_sets_series index, and only the
 -- rows that pass are summarised.
-CREATE VIEW perfgate_views.series_points AS
+CREATE VIEW perfwarden_views.series_points AS
 SELECT r.created_at AS time,
        r.id AS run_id,
        p.name AS project,
@@ -127,7 +127,7 @@ CROSS JOIN LATERAL (
 
 -- One row per repetition (scatter plots, pooled statistics over several runs). repetition is
 -- 0-based, as in the API.
-CREATE VIEW perfgate_views.repetitions AS
+CREATE VIEW perfwarden_views.repetitions AS
 SELECT r.created_at AS time,
        r.id AS run_id,
        p.name AS project,
@@ -155,7 +155,7 @@ CROSS JOIN LATERAL unnest(s.vals) WITH ORDINALITY AS u(value, ord);
 -- The history of tracked branches (history.branches) as the history analysis sees it: one
 -- point per commit in arrival order, value = the median of every repetition of the commit's
 -- runs pooled (history_points.level). time is the arrival of the commit's first run.
-CREATE VIEW perfgate_views.history AS
+CREATE VIEW perfwarden_views.history AS
 SELECT fr.created_at AS time,
        p.name AS project,
        br.name AS branch,
@@ -184,7 +184,7 @@ LEFT JOIN public.runs fr ON fr.id = hp.run_ids[1];
 
 -- The steps the detectors currently see (replaced by every analysis of the series): between
 -- point position - 1 (last_good_sha) and point position (first_bad_sha).
-CREATE VIEW perfgate_views.change_points AS
+CREATE VIEW perfwarden_views.change_points AS
 SELECT fr.created_at AS time,
        p.name AS project,
        br.name AS branch,
@@ -219,7 +219,7 @@ LEFT JOIN public.runs fr ON fr.id = bad.run_ids[1];
 -- Alerts of the history analysis and their triage. time is the arrival of the first bad
 -- commit's run (where the step is on a series' time axis: annotations), created_at when the
 -- alert was raised. triaged: someone set a state other than open.
-CREATE VIEW perfgate_views.alerts AS
+CREATE VIEW perfwarden_views.alerts AS
 SELECT coalesce(fr.created_at, a.created_at) AS time,
        a.id AS alert_id,
        p.name AS project,
@@ -265,7 +265,7 @@ LEFT JOIN public.runs fr ON fr.id = a.first_bad_run_id;
 -- Pull-request verdicts, one row per stored verdict (a run re-gated against new baselines has
 -- several; latest marks the one the API returns). The counts are the summary's; verdicts
 -- stored before 0005 have none (NULL). The per-benchmark results (~200 KB each) stay out.
-CREATE VIEW perfgate_views.verdicts AS
+CREATE VIEW perfwarden_views.verdicts AS
 SELECT v.created_at AS time,
        v.id AS verdict_id,
        v.run_id,
@@ -307,28 +307,28 @@ JOIN public.commits c ON c.id = r.commit_id;
 -- NOLOGIN: people and Grafana log in as their own users that are members of it.
 DO $$
 BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'perfgate_grafana_read') THEN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'perfwarden_grafana_read') THEN
     IF NOT (SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user) THEN
-      RAISE NOTICE 'perfgate: role % may not create roles, so perfgate_grafana_read was not '
+      RAISE NOTICE 'perfwarden: role % may not create roles, so perfwarden_grafana_read was not '
                    'created; create it and grant it the views as docs/dashboards.md shows',
                    current_user;
       RETURN;
     END IF;
     BEGIN
-      CREATE ROLE perfgate_grafana_read NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE
+      CREATE ROLE perfwarden_grafana_read NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE
         NOREPLICATION NOBYPASSRLS;
     EXCEPTION WHEN duplicate_object OR unique_violation THEN
       NULL;  -- another database of the cluster was migrated at the same moment
     END;
   END IF;
-  GRANT USAGE ON SCHEMA perfgate_views TO perfgate_grafana_read;
-  GRANT SELECT ON ALL TABLES IN SCHEMA perfgate_views TO perfgate_grafana_read;
+  GRANT USAGE ON SCHEMA perfwarden_views TO perfwarden_grafana_read;
+  GRANT SELECT ON ALL TABLES IN SCHEMA perfwarden_views TO perfwarden_grafana_read;
   -- Views that later migrations (run by this same role) add to the schema are readable too.
-  ALTER DEFAULT PRIVILEGES IN SCHEMA perfgate_views GRANT SELECT ON TABLES TO perfgate_grafana_read;
+  ALTER DEFAULT PRIVILEGES IN SCHEMA perfwarden_views GRANT SELECT ON TABLES TO perfwarden_grafana_read;
   -- PUBLIC may connect to a new database by default; a hardened cluster revokes that, and the
   -- role needs CONNECT then. Only the database's owner (or a superuser) can grant it.
   IF has_database_privilege(current_database(), 'CONNECT WITH GRANT OPTION') THEN
-    EXECUTE format('GRANT CONNECT ON DATABASE %I TO perfgate_grafana_read', current_database());
+    EXECUTE format('GRANT CONNECT ON DATABASE %I TO perfwarden_grafana_read', current_database());
   END IF;
 END
 $$;

@@ -41,7 +41,7 @@ SELECT s.run_id, s.benchmark_id, s.metric_id, (u.ord - 1)::integer AS repetition
        s.project_id
 FROM sample_sets s CROSS JOIN LATERAL unnest(s.vals) WITH ORDINALITY AS u(value, ord);
 
-CREATE OR REPLACE VIEW perfgate_views.series_points AS
+CREATE OR REPLACE VIEW perfwarden_views.series_points AS
 SELECT r.created_at AS time,
        r.id AS run_id,
        p.name AS project,
@@ -78,7 +78,7 @@ CROSS JOIN LATERAL (
   FROM unnest(s.vals) AS u(v)
 ) st;
 
-CREATE OR REPLACE VIEW perfgate_views.repetitions AS
+CREATE OR REPLACE VIEW perfwarden_views.repetitions AS
 SELECT r.created_at AS time,
        r.id AS run_id,
        p.name AS project,
@@ -103,7 +103,7 @@ JOIN public.benchmarks b ON b.id = s.benchmark_id
 JOIN public.metrics m ON m.id = s.metric_id
 CROSS JOIN LATERAL unnest(s.vals) WITH ORDINALITY AS u(value, ord);
 
-CREATE OR REPLACE VIEW perfgate_views.history AS
+CREATE OR REPLACE VIEW perfwarden_views.history AS
 SELECT fr.created_at AS time,
        p.name AS project,
        br.name AS branch,
@@ -130,7 +130,7 @@ JOIN public.metrics m ON m.id = hs.metric_id
 JOIN public.commits c ON c.id = hp.commit_id
 LEFT JOIN public.runs fr ON fr.project_id = hs.project_id AND fr.id = hp.run_ids[1];
 
-CREATE OR REPLACE VIEW perfgate_views.change_points AS
+CREATE OR REPLACE VIEW perfwarden_views.change_points AS
 SELECT fr.created_at AS time,
        p.name AS project,
        br.name AS branch,
@@ -162,7 +162,7 @@ LEFT JOIN public.history_points good
 LEFT JOIN public.commits gc ON gc.id = good.commit_id
 LEFT JOIN public.runs fr ON fr.project_id = hs.project_id AND fr.id = bad.run_ids[1];
 
-CREATE OR REPLACE VIEW perfgate_views.alerts AS
+CREATE OR REPLACE VIEW perfwarden_views.alerts AS
 SELECT coalesce(fr.created_at, a.created_at) AS time,
        a.id AS alert_id,
        p.name AS project,
@@ -205,7 +205,7 @@ JOIN public.commits gc ON gc.id = a.last_good_commit_id
 JOIN public.commits bc ON bc.id = a.first_bad_commit_id
 LEFT JOIN public.runs fr ON fr.project_id = a.project_id AND fr.id = a.first_bad_run_id;
 
-CREATE OR REPLACE VIEW perfgate_views.verdicts AS
+CREATE OR REPLACE VIEW perfwarden_views.verdicts AS
 SELECT v.created_at AS time,
        v.id AS verdict_id,
        v.run_id,

@@ -4,7 +4,7 @@
 -- role's grants): group_id, range_end (a creep's last point in `history`; NULL on steps),
 -- range_end_sha (its commit), creep_slope and its interval creep_slope_low/high (relative change
 -- per point; NULL on steps).
-CREATE OR REPLACE VIEW perfgate_views.alerts AS
+CREATE OR REPLACE VIEW perfwarden_views.alerts AS
 SELECT coalesce(fr.created_at, a.created_at) AS time,
        a.id AS alert_id,
        p.name AS project,

@@ -9,7 +9,7 @@
 
 #include "core/version.h"
 
-namespace perfgate::net {
+namespace perfwarden::net {
 namespace {
 
 // curl_global_init is not thread-safe in the libcurl versions we support (before 7.84 it is
@@ -85,7 +85,7 @@ bool Append(Slist& list, const std::string& line) {
 
 std::string CaBundle(const HttpClientOptions& options) {
   if (!options.ca_bundle.empty()) return options.ca_bundle;
-  for (const char* name : {"PERFGATE_CA_BUNDLE", "CURL_CA_BUNDLE"}) {
+  for (const char* name : {"PERFWARDEN_CA_BUNDLE", "CURL_CA_BUNDLE"}) {
     const char* value = std::getenv(name);
     if (value != nullptr && *value != '\0') return value;
   }
@@ -94,7 +94,7 @@ std::string CaBundle(const HttpClientOptions& options) {
 
 }  // namespace
 
-std::string DefaultUserAgent() { return "perfgate/" + std::string(Version()); }
+std::string DefaultUserAgent() { return "perfwarden/" + std::string(Version()); }
 
 std::string RedactUrl(const std::string& url) {
   const size_t scheme_end = url.find("://");
@@ -218,4 +218,4 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& request) {
   return std::move(transfer.response);
 }
 
-}  // namespace perfgate::net
+}  // namespace perfwarden::net

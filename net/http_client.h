@@ -1,5 +1,5 @@
 // HttpClient: HTTP(S) over one libcurl easy handle per object (connections are kept alive between
-// requests), used by the runner to reach perfgate-server and by the server for its webhook. Any
+// requests), used by the runner to reach perfwarden-server and by the server for its webhook. Any
 // HTTP status is a response; only transport failures (refused, timeout, TLS, DNS) are errors, so
 // callers decide what a status means. libcurl types stay inside http_client.cc.
 #pragma once
@@ -11,10 +11,10 @@
 
 #include "core/result.h"
 
-namespace perfgate::net {
+namespace perfwarden::net {
 
 // The User-Agent every request carries unless HttpClientOptions says otherwise.
-std::string DefaultUserAgent();  // "perfgate/<version>"
+std::string DefaultUserAgent();  // "perfwarden/<version>"
 
 struct HttpRequest {
   std::string method = "GET";  // GET, POST, PUT, DELETE, HEAD, ...
@@ -41,7 +41,7 @@ struct HttpClientOptions {
   std::chrono::milliseconds total_timeout{120'000};  // the whole request, upload included
   std::string bearer_token;                          // default Authorization for every request
   std::string user_agent = DefaultUserAgent();
-  // CA bundle for HTTPS verification (which is always on). Empty: $PERFGATE_CA_BUNDLE, else
+  // CA bundle for HTTPS verification (which is always on). Empty: $PERFWARDEN_CA_BUNDLE, else
   // $CURL_CA_BUNDLE, else libcurl's built-in default.
   std::string ca_bundle;
   // A response body larger than this fails the request (kUnavailable): a misbehaving server
@@ -76,4 +76,4 @@ class HttpClient {
 // `url` with any "user:password@" removed: what error messages may show.
 std::string RedactUrl(const std::string& url);
 
-}  // namespace perfgate::net
+}  // namespace perfwarden::net

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <thread>
 
-namespace perfgate::net {
+namespace perfwarden::net {
 
 bool IsRetryableStatus(int status) {
   switch (status) {
@@ -95,4 +95,4 @@ Result<HttpResponse> CallWithRetry(const RetryPolicy& policy,
   }
 }
 
-}  // namespace perfgate::net
+}  // namespace perfwarden::net

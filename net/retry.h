@@ -14,7 +14,7 @@
 #include "core/result.h"
 #include "net/http_client.h"
 
-namespace perfgate::net {
+namespace perfwarden::net {
 
 struct RetryPolicy {
   int max_attempts = 5;  // attempts in all, the first included; values below 1 mean 1
@@ -81,4 +81,4 @@ Result<HttpResponse> CallWithRetry(const RetryPolicy& policy,
                                    const std::function<Result<HttpResponse>()>& call,
                                    const RetryContext& context = {});
 
-}  // namespace perfgate::net
+}  // namespace perfwarden::net

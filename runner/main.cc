@@ -1,4 +1,4 @@
-// perfgate: the command-line runner. Verbs: compare, run, push, gate, analyze, alerts, bisect,
+// perfwarden: the command-line runner. Verbs: compare, run, push, gate, analyze, alerts, bisect,
 // agent, ab, publish (runner/cli/). Exit codes: 0 pass, 1 regression, 2 usage or input error, 3
 // infrastructure failure.
 #include <CLI/CLI.hpp>
@@ -11,15 +11,15 @@
 #include "runner/cli/commands.h"
 
 int main(int argc, char** argv) {
-  namespace cli = perfgate::cli;
+  namespace cli = perfwarden::cli;
   // First, before any thread or child: the token (and any CI credential) leaves the environment
   // and stays in memory for the verbs that read it (config::ProcessEnvironment).
-  perfgate::config::HideCredentials();
+  perfwarden::config::HideCredentials();
   CLI::App app{
-      "perfgate: a CI performance-regression gate.\n"
+      "perfwarden: a CI performance-regression gate.\n"
       "Exit codes: 0 pass, 1 regression, 2 usage or input error, 3 infrastructure "
       "failure."};
-  app.set_version_flag("--version", "perfgate " + std::string(perfgate::Version()));
+  app.set_version_flag("--version", "perfwarden " + std::string(perfwarden::Version()));
   app.require_subcommand(1);
   int exit_code = cli::kExitUsage;
   cli::AddCompareCommand(app, &exit_code);
@@ -41,8 +41,8 @@ int main(int argc, char** argv) {
   }
   const std::string verb = argc > 1 ? argv[1] : "";
   if (!verb.empty() && verb[0] != '-' && verbs.count(verb) == 0) {
-    std::cerr << "perfgate: error: unknown verb '" << verb << "' (available: " << names
-              << "; run perfgate --help)\n";
+    std::cerr << "perfwarden: error: unknown verb '" << verb << "' (available: " << names
+              << "; run perfwarden --help)\n";
     return cli::kExitUsage;
   }
   try {

@@ -6,7 +6,7 @@
 
 #include "core/private_file.h"
 
-namespace perfgate::server {
+namespace perfwarden::server {
 
 Result<std::string> WriteAdminTokenFile(const std::string& dir, std::string_view token) {
   namespace fs = std::filesystem;
@@ -29,4 +29,4 @@ Result<std::string> WriteAdminTokenFile(const std::string& dir, std::string_view
   return path.string();
 }
 
-}  // namespace perfgate::server
+}  // namespace perfwarden::server

@@ -7,7 +7,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::server {
+namespace perfwarden::server {
 
 inline constexpr std::string_view kAdminTokenFileName = "admin-token";
 
@@ -16,4 +16,4 @@ inline constexpr std::string_view kAdminTokenFileName = "admin-token";
 // path. kUnavailable naming the path and the system's reason on failure.
 Result<std::string> WriteAdminTokenFile(const std::string& dir, std::string_view token);
 
-}  // namespace perfgate::server
+}  // namespace perfwarden::server

@@ -19,7 +19,7 @@
 #include "server/store/pool.h"
 #include "server/web/dashboard.h"
 
-namespace perfgate::server {
+namespace perfwarden::server {
 namespace {
 
 // Prefixes an error with the startup step that failed.
@@ -78,16 +78,16 @@ struct App::Impl {
 // in /metrics.
 void App::Impl::StartSupervisor() {
   http::Counter* restarts =
-      metrics.AddCounter("perfgate_embedded_pg_restarts_total",
+      metrics.AddCounter("perfwarden_embedded_pg_restarts_total",
                          "Restarts of the embedded PostgreSQL after its postmaster was found gone");
   http::Counter* failures = metrics.AddCounter(
-      "perfgate_embedded_pg_restart_failures_total",
+      "perfwarden_embedded_pg_restart_failures_total",
       "Failed attempts to restart the embedded PostgreSQL (each logged at error)");
   store::SupervisorOptions options;
   options.on_restart = [restarts, failures](bool ok) { (ok ? restarts : failures)->Increment(); };
   supervisor = std::make_unique<store::EmbeddedSupervisor>(*embedded, options);
   store::EmbeddedSupervisor* watched = supervisor.get();
-  metrics.AddGauge("perfgate_embedded_pg_up",
+  metrics.AddGauge("perfwarden_embedded_pg_up",
                    "1 while the embedded PostgreSQL's postmaster runs and its disk has room",
                    [watched]() -> double {
                      const store::SupervisorStats stats = watched->Stats();
@@ -96,7 +96,7 @@ void App::Impl::StartSupervisor() {
   supervisor->Start();
 }
 
-// An admin token must exist: the configured one (PERFGATE_ADMIN_TOKEN / admin_token), or at
+// An admin token must exist: the configured one (PERFWARDEN_ADMIN_TOKEN / admin_token), or at
 // the very first start a generated one that main() prints once.
 Result<void> App::Impl::EnsureAdminToken() {
   auto create = [&](const std::string& token) -> Result<store::TokenRecord> {
@@ -129,7 +129,7 @@ Result<void> App::Impl::EnsureAdminToken() {
     if (!found) return tl::unexpected(found.error());
     if (found->revoked) {
       spdlog::error(
-          "the configured admin token (admin_token / PERFGATE_ADMIN_TOKEN, id {}, {}...) was "
+          "the configured admin token (admin_token / PERFWARDEN_ADMIN_TOKEN, id {}, {}...) was "
           "revoked: requests with it are refused (401); configure another admin token",
           found->id, found->prefix);
     }
@@ -212,11 +212,11 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
   }
 
   // Which build answers: one series, always 1, labelled with the version (core/version.h).
-  s.metrics.AddGauge("perfgate_build_info", "The perfgate-server build (version from git)", []() {
+  s.metrics.AddGauge("perfwarden_build_info", "The perfwarden-server build (version from git)", []() {
     return std::vector<http::GaugeSample>{{{{"version", std::string(Version())}}, 1.0}};
   });
   store::ConnectionPool* pool = s.pool.get();
-  s.metrics.AddGauge("perfgate_db_pool_connections", "PostgreSQL connections by state", [pool]() {
+  s.metrics.AddGauge("perfwarden_db_pool_connections", "PostgreSQL connections by state", [pool]() {
     const store::PoolStats stats = pool->Stats();
     return std::vector<http::GaugeSample>{
         {{{"state", "in_use"}}, static_cast<double>(stats.in_use)},
@@ -230,7 +230,7 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
   s.verdicts =
       std::make_unique<gate::VerdictService>(*s.stores, config.limits.baseline_cache_bytes);
   gate::VerdictService* verdicts = s.verdicts.get();
-  s.metrics.AddGauge("perfgate_baseline_cache", "Prepared baselines kept for verdicts",
+  s.metrics.AddGauge("perfwarden_baseline_cache", "Prepared baselines kept for verdicts",
                      [verdicts]() {
                        const gate::BaselineCache::Stats stats = verdicts->CacheStats();
                        return std::vector<http::GaugeSample>{
@@ -247,7 +247,7 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
     s.history = std::make_unique<history::HistoryService>(*s.stores, s.deps.history_params);
     s.deps.history_service = s.history.get();
     history::HistoryService* service = s.history.get();
-    s.metrics.AddGauge("perfgate_history", "History analysis of tracked branches", [service]() {
+    s.metrics.AddGauge("perfwarden_history", "History analysis of tracked branches", [service]() {
       const history::HistoryService::Stats stats = service->stats();
       return std::vector<http::GaugeSample>{
           {{{"stat", "runs"}}, static_cast<double>(stats.runs)},
@@ -293,7 +293,7 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
   if (auto started = s.http->Start(); !started) {
     return tl::unexpected(InStep("listen on " + config.listen.ToString(), started.error()));
   }
-  spdlog::info("perfgate-server listening on {}:{}", config.listen.host, s.http->port());
+  spdlog::info("perfwarden-server listening on {}:{}", config.listen.host, s.http->port());
   return app;
 }
 
@@ -315,4 +315,4 @@ Result<int> MigrateOnly(const config::ServerConfig& config) {
   return static_cast<int>(migrated->applied.size());
 }
 
-}  // namespace perfgate::server
+}  // namespace perfwarden::server

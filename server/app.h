@@ -1,4 +1,4 @@
-// The perfgate-server application: composes the embedded or external PostgreSQL, the
+// The perfwarden-server application: composes the embedded or external PostgreSQL, the
 // migrations, the connection pool, the stores, the API routes and the HTTP server. main.cc
 // parses flags and signals around it; e2e tests start it in-process on an ephemeral port.
 #pragma once
@@ -9,7 +9,7 @@
 #include "config/server_config.h"
 #include "core/result.h"
 
-namespace perfgate::server {
+namespace perfwarden::server {
 
 class App {
  public:
@@ -38,8 +38,8 @@ class App {
   std::unique_ptr<Impl> impl_;
 };
 
-// `perfgate-server migrate`: applies pending migrations and returns (embedded PostgreSQL is
+// `perfwarden-server migrate`: applies pending migrations and returns (embedded PostgreSQL is
 // started and stopped around it when no DSN is configured).
 Result<int> MigrateOnly(const config::ServerConfig& config);
 
-}  // namespace perfgate::server
+}  // namespace perfwarden::server

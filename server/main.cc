@@ -1,6 +1,6 @@
-// perfgate-server: the composition root. Reads the configuration (defaults < server.yaml <
+// perfwarden-server: the composition root. Reads the configuration (defaults < server.yaml <
 // environment < flags), starts the App (embedded or external PostgreSQL, migrations, HTTP),
-// and shuts down gracefully on SIGTERM/SIGINT. `perfgate-server migrate` only migrates.
+// and shuts down gracefully on SIGTERM/SIGINT. `perfwarden-server migrate` only migrates.
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -21,8 +21,8 @@ namespace {
 constexpr int kExitUsage = 2;
 constexpr int kExitInfrastructure = 3;
 
-int Fail(const perfgate::Error& error, int code) {
-  std::cerr << "perfgate-server: error: " << perfgate::config::RedactSecrets(error.ToString())
+int Fail(const perfwarden::Error& error, int code) {
+  std::cerr << "perfwarden-server: error: " << perfwarden::config::RedactSecrets(error.ToString())
             << "\n";
   return code;
 }
@@ -31,11 +31,11 @@ int Fail(const perfgate::Error& error, int code) {
 
 int main(int argc, char** argv) {
   CLI::App cli{
-      "perfgate-server: stores benchmark runs in PostgreSQL and serves the REST API.\n"
+      "perfwarden-server: stores benchmark runs in PostgreSQL and serves the REST API.\n"
       "Without --database-url it runs its own PostgreSQL under --data-dir."};
-  cli.set_version_flag("--version", "perfgate-server " + std::string(perfgate::Version()));
+  cli.set_version_flag("--version", "perfwarden-server " + std::string(perfwarden::Version()));
   std::string config_file;
-  std::vector<perfgate::config::Override> flags;
+  std::vector<perfwarden::config::Override> flags;
   auto flag = [&](const std::string& name, const std::string& key, const std::string& help) {
     cli.add_option_function<std::string>(
         name,
@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   };
   cli.add_option("--config", config_file, "server.yaml (see docs/config.md)");
   flag("--listen", "listen", "HOST:PORT to listen on (default 127.0.0.1:8080)");
-  flag("--data-dir", "data_dir", "Directory of the embedded PostgreSQL (default ./.perfgate)");
+  flag("--data-dir", "data_dir", "Directory of the embedded PostgreSQL (default ./.perfwarden)");
   flag("--database-url", "database_url", "PostgreSQL DSN; empty: the embedded PostgreSQL");
   flag("--web-root", "web_root",
        "Serve the dashboard's files from this directory (default: the copy built in)");
@@ -61,26 +61,26 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : kExitUsage;
   }
 
-  auto config = config_file.empty() ? perfgate::Result<perfgate::config::ServerConfig>(
-                                          perfgate::config::DefaultServerConfig())
-                                    : perfgate::config::LoadServerConfig(config_file);
+  auto config = config_file.empty() ? perfwarden::Result<perfwarden::config::ServerConfig>(
+                                          perfwarden::config::DefaultServerConfig())
+                                    : perfwarden::config::LoadServerConfig(config_file);
   if (!config) return Fail(config.error(), kExitUsage);
   if (auto env =
-          perfgate::config::ApplyEnvironment(*config, perfgate::config::ProcessEnvironment());
+          perfwarden::config::ApplyEnvironment(*config, perfwarden::config::ProcessEnvironment());
       !env) {
     return Fail(env.error(), kExitUsage);
   }
-  if (auto applied = perfgate::config::ApplyOverrides(*config, flags); !applied) {
+  if (auto applied = perfwarden::config::ApplyOverrides(*config, flags); !applied) {
     return Fail(applied.error(), kExitUsage);
   }
-  if (auto logging = perfgate::config::SetupLogging(config->log); !logging) {
+  if (auto logging = perfwarden::config::SetupLogging(config->log); !logging) {
     return Fail(logging.error(), kExitUsage);
   }
 
   if (migrate->parsed()) {
-    auto applied = perfgate::server::MigrateOnly(*config);
+    auto applied = perfwarden::server::MigrateOnly(*config);
     if (!applied) return Fail(applied.error(), kExitInfrastructure);
-    std::printf("perfgate-server: %d migration(s) applied\n", *applied);
+    std::printf("perfwarden-server: %d migration(s) applied\n", *applied);
     return 0;
   }
 
@@ -92,16 +92,16 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  auto app = perfgate::server::App::Start(*config);
+  auto app = perfwarden::server::App::Start(*config);
   if (!app) return Fail(app.error(), kExitInfrastructure);
   if (!(*app)->new_admin_token().empty()) {
     // Not to the log or the terminal: under systemd both are the journal, readable by more
     // than the server's owner.
-    auto file = perfgate::server::WriteAdminTokenFile(config->data_dir, (*app)->new_admin_token());
+    auto file = perfwarden::server::WriteAdminTokenFile(config->data_dir, (*app)->new_admin_token());
     if (!file) {
       spdlog::error(
           "the admin token created now cannot be shown; configure one of your own "
-          "(admin_token / PERFGATE_ADMIN_TOKEN, a pgt_ token) and start again");
+          "(admin_token / PERFWARDEN_ADMIN_TOKEN, a pwt_ token) and start again");
       (*app)->Stop();
       return Fail(file.error(), kExitInfrastructure);
     }
@@ -109,11 +109,11 @@ int main(int argc, char** argv) {
         "created the admin token; it is in {} (mode 0600): keep it secret, and delete "
         "the file once it is stored elsewhere",
         *file);
-    std::printf("perfgate-server: created the admin token, written to %s (mode 0600)\n",
+    std::printf("perfwarden-server: created the admin token, written to %s (mode 0600)\n",
                 file->c_str());
   }
   std::printf(
-      "perfgate-server: listening on http://%s:%d (Ctrl-C to stop); the dashboard is at /, "
+      "perfwarden-server: listening on http://%s:%d (Ctrl-C to stop); the dashboard is at /, "
       "the API under /api/v1\n",
       config->listen.host.c_str(), (*app)->port());
   std::fflush(stdout);

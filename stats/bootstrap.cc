@@ -8,7 +8,7 @@
 #include "stats/effect.h"
 #include "stats/resampled_median.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -276,4 +276,4 @@ Interval BootstrapMedianChangeCi(std::span<const double> base, std::span<const d
   return PercentileInterval(changes, options.confidence);
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -9,7 +9,7 @@
 
 #include "stats/descriptive.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 struct BootstrapOptions {
   int resamples = 2000;
@@ -120,4 +120,4 @@ Interval PercentileInterval(std::span<const double> replicates, double confidenc
 Interval BootstrapMedianChangeCi(std::span<const double> base, std::span<const double> contender,
                                  const BootstrapOptions& options);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

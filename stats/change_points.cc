@@ -8,7 +8,7 @@
 
 #include "stats/distributions.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -401,4 +401,4 @@ double EDivisiveQHat(std::span<const double> x, std::size_t tau, std::size_t kap
   return q[(tau - 1) * n + (kappa - 2)];
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -10,7 +10,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 struct ChangePointOptions {
   std::size_t window_len = 50;  // >= 2; windows advance by window_len / 2
@@ -96,4 +96,4 @@ Result<std::vector<ChangePoint>> DivisiveChangePoints(std::span<const double> se
 // NaN unless 0 < tau < kappa <= x.size().
 double EDivisiveQHat(std::span<const double> x, std::size_t tau, std::size_t kappa);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

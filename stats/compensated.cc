@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 // Neumaier (Kahan-Babuska) summation: the running error of each addition is collected in `c`,
 // so the result is close to the correctly rounded sum even for 1e9-magnitude values.
@@ -30,4 +30,4 @@ DoubleDouble MeanDd(std::span<const double> x) {
   return {hi, (std::fma(-hi, n, sum.hi) + sum.lo) / n};
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

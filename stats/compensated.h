@@ -5,7 +5,7 @@
 
 #include <span>
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 // A value carried as an unevaluated sum hi + lo (|lo| <= ulp(hi) / 2).
 struct DoubleDouble {
@@ -19,4 +19,4 @@ DoubleDouble CompensatedSum(std::span<const double> x);
 // The mean as hi + lo (the division's residual, fma(-hi, n, sum), is exact). Empty: NaN.
 DoubleDouble MeanDd(std::span<const double> x);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -11,7 +11,7 @@
 #include "stats/descriptive.h"
 #include "stats/distributions.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -387,4 +387,4 @@ Result<std::vector<Creep>> DetectCreeps(std::span<const double> levels,
   return CreepsOfRuns(levels, scan->runs, steps, options);
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

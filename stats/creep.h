@@ -11,7 +11,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 // Theil-Sen line through (i, y[i]), i = 0..n-1: slope = median of (y[j] - y[i]) / (j - i) over
 // i < j, intercept = median of y[i] - slope * i. NaN for both when n < 2. O(n^2).
@@ -130,4 +130,4 @@ Result<std::vector<Creep>> CreepsOfRuns(std::span<const double> levels,
                                         std::span<const std::size_t> steps,
                                         const CreepOptions& options);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

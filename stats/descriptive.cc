@@ -9,7 +9,7 @@
 #include "stats/compensated.h"
 #include "stats/distributions.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -234,4 +234,4 @@ TInterval MeanConfidenceInterval(std::span<const double> x, double confidence) {
   return ci;
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 // True when every value is finite (no NaN, no +/-inf). True for an empty span.
 bool AllFinite(std::span<const double> x);
@@ -83,4 +83,4 @@ struct TInterval {
 // All fields NaN when size < 2 or confidence is not in (0, 1).
 TInterval MeanConfidenceInterval(std::span<const double> x, double confidence);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <limits>
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 // Domain and overflow errors become NaN/inf return values instead of exceptions.
@@ -100,4 +100,4 @@ double NonCentralTSf(double t, double df, double noncentrality) {
   return boost::math::cdf(boost::math::complement(NonCentralT(df, noncentrality), t));
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

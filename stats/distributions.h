@@ -1,9 +1,9 @@
-// Thin wrappers over Boost.Math distributions with the conventions perfgate needs:
+// Thin wrappers over Boost.Math distributions with the conventions perfwarden needs:
 // upper tails computed as complements (no 1 - cdf cancellation), NaN for invalid arguments
 // instead of exceptions. Student-t accepts fractional degrees of freedom (Welch).
 #pragma once
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 double NormalCdf(double z);
 double NormalSf(double z);         // 1 - cdf, computed directly
@@ -23,4 +23,4 @@ double BinomialCdf(double k, double n, double p);
 double NonCentralTCdf(double t, double df, double noncentrality);
 double NonCentralTSf(double t, double df, double noncentrality);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

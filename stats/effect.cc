@@ -7,7 +7,7 @@
 
 #include "stats/descriptive.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
@@ -47,4 +47,4 @@ double GeometricMean(std::span<const double> x) {
   return std::exp(sum / static_cast<double>(x.size()));
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -5,7 +5,7 @@
 #include <limits>
 #include <span>
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 // Relative change of a location: contender / base - 1. When base is 0: 0 if contender is 0
 // too, otherwise (contender - base) / ((|base| + |contender|) / 2) (compare.py's rule).
@@ -34,4 +34,4 @@ double CohensD(std::span<const double> x, std::span<const double> y);
 // Geometric mean of positive values. NaN when empty or a value is <= 0.
 double GeometricMean(std::span<const double> x);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

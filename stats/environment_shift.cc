@@ -6,7 +6,7 @@
 
 #include "stats/descriptive.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 std::string Percent(double change) {
@@ -56,4 +56,4 @@ ShiftEvidence DetectEnvironmentShift(std::span<const double> worse_log_ratios,
   return out;
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -13,7 +13,7 @@
 #include <span>
 #include <string>
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 struct ShiftPolicy {
   double threshold = 0.05;  // the gate's threshold: a shift smaller than it is not a shift
@@ -38,4 +38,4 @@ struct ShiftEvidence {
 ShiftEvidence DetectEnvironmentShift(std::span<const double> worse_log_ratios,
                                      const ShiftPolicy& policy = {});
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -8,7 +8,7 @@
 
 #include "stats/distributions.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 // Grid points of the sub-density of the partial sum at each look (odd, for Simpson's rule: 201
@@ -176,4 +176,4 @@ double NominalLevelTable::Level(double alpha, int look) {
   return levels.empty() ? 0 : levels[static_cast<size_t>(look)];
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 enum class Spending {
   kPocock,         // "pocock": alpha * ln(1 + (e - 1) t), front-loaded (the default)
@@ -50,4 +50,4 @@ class NominalLevelTable {
   std::vector<std::pair<double, std::vector<double>>> known_;
 };
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

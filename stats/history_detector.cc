@@ -8,7 +8,7 @@
 #include "stats/distributions.h"
 #include "stats/mann_whitney.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 constexpr std::size_t kExactRankPoints = 40;
@@ -189,4 +189,4 @@ Result<std::vector<Step>> DetectSteps(std::span<const double> levels,
   return ConfirmSteps(levels, *analysis, options);
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

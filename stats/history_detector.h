@@ -1,4 +1,4 @@
-// perfgate's default detector for a branch's history: e-divisive means (stats/change_points.h,
+// perfwarden's default detector for a branch's history: e-divisive means (stats/change_points.h,
 // Otava's algorithm) proposes candidate change points, and so does a binary segmentation of a
 // penalised change in mean on the series with its outliers clipped (stats/mean_shift.h: the
 // steps outliers hide from e-divisive's t-test); a cheap confirmation stage keeps those whose
@@ -20,7 +20,7 @@
 #include "stats/change_points.h"
 #include "stats/mean_shift.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 // Defaults tuned on the labelled corpus (docs/statistics.md, "History detection quality"):
 // chosen on its even-numbered series, checked on the odd-numbered ones.
@@ -94,4 +94,4 @@ std::vector<Step> ConfirmSteps(std::span<const double> levels, const ChangePoint
 Result<std::vector<Step>> DetectSteps(std::span<const double> levels,
                                       const HistoryOptions& options);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -10,7 +10,7 @@
 
 #include "stats/distributions.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -249,4 +249,4 @@ double MannWhitneyMinTwoSidedP(int n1, int n2) {
   return static_cast<double>(std::min(1.0L, 2.0L / binomial));
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

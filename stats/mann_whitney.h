@@ -7,7 +7,7 @@
 
 #include "stats/ttest.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 enum class MwuMethod { kAuto, kExact, kAsymptotic };
 
@@ -41,4 +41,4 @@ MannWhitneyResult MannWhitneyUSorted(std::span<const double> sorted_x,
 // 2 / C(n1 + n2, n1), capped at 1. Tells whether a U test can ever reach a given alpha.
 double MannWhitneyMinTwoSidedP(int n1, int n2);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -6,7 +6,7 @@
 
 #include "stats/descriptive.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 constexpr std::size_t kClipHalfWidth = 5;  // the clipping median is over 11 points
@@ -106,4 +106,4 @@ std::vector<std::size_t> MeanShiftChangePoints(std::span<const double> x,
   return out;
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -12,7 +12,7 @@
 #include <span>
 #include <vector>
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 struct MeanShiftOptions {
   double penalty = 3.0;         // > 0; cost of a change, times log(n) (3: R changepoint's MBIC
@@ -40,4 +40,4 @@ std::vector<double> ClipOutliers(std::span<const double> x, double k, double sig
 std::vector<std::size_t> MeanShiftChangePoints(std::span<const double> x,
                                                const MeanShiftOptions& options);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

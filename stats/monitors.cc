@@ -11,7 +11,7 @@
 
 #include "stats/distributions.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -438,4 +438,4 @@ double CusumCriticalH(double k, double arl0) {
   return SolveArl(arl, arl0, std::max(0.0, hi - 1), hi, 1.0, kMaxH);
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 struct EwmaParams {
   double mu0 = 0;       // in-control mean
@@ -131,4 +131,4 @@ double CusumArlTwoSided(double k, double h, double mu);  // spc: 1/ARL = 1/ARL+(
 double EwmaCriticalL(double lambda, double arl0);
 double CusumCriticalH(double k, double arl0);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <string>
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 // numpy's pairwise summation (np.sum on a contiguous float64 array), for statsmodels' BY
@@ -116,4 +116,4 @@ std::vector<double> AdjustPValues(std::span<const double> p_values, Correction m
   return result;
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 enum class Correction {
   kNone,
@@ -26,4 +26,4 @@ std::optional<Correction> ParseCorrection(std::string_view name);
 // NaN entries stay NaN and do not count towards the number of tests m. Empty in, empty out.
 std::vector<double> AdjustPValues(std::span<const double> p_values, Correction method);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -10,7 +10,7 @@
 #include "stats/signed_rank.h"
 #include "stats/verdict.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 constexpr int kMaxBlocks = 10000;
@@ -133,4 +133,4 @@ int BlocksNeeded(double threshold, double sd, double alpha, double power, Paired
   return n;
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

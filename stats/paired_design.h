@@ -12,7 +12,7 @@
 #include "core/result.h"
 #include "stats/group_sequential.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 // The test whose p-value decides significance on the block log ratios.
 enum class PairedTest {
@@ -61,4 +61,4 @@ std::vector<int> PairedLookSchedule(int min_blocks, int max_blocks, double growt
 // At least 2; -1 when an argument is invalid (sd NaN or negative); INT_MAX beyond 10^6.
 int BlocksNeeded(double threshold, double sd, double alpha, double power, PairedTest test);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

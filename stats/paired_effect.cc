@@ -7,7 +7,7 @@
 
 #include "stats/descriptive.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 Result<std::vector<double>> LogRatios(std::span<const double> y, std::span<const double> x) {
   if (y.size() != x.size()) {
@@ -38,4 +38,4 @@ double OneSampleHodgesLehmann(std::span<const double> d) {
   return Median(walsh);
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

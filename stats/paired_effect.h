@@ -9,7 +9,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 // d_i = log(y_i / x_i). kInvalidArgument (naming the position) when the lengths differ or a value
 // is not a positive finite number.
@@ -20,4 +20,4 @@ Result<std::vector<double>> LogRatios(std::span<const double> y, std::span<const
 // NaN when empty or a value is NaN.
 double OneSampleHodgesLehmann(std::span<const double> d);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

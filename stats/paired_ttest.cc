@@ -8,7 +8,7 @@
 #include "stats/descriptive.h"
 #include "stats/distributions.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -71,4 +71,4 @@ Result<OneSampleTTestResult> PairedTTestLog(std::span<const double> y, std::span
   return OneSampleTTest(*d);
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

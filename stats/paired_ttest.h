@@ -8,7 +8,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 struct OneSampleTTestResult {
   double t = 0;   // (mean - mu) / (sd / sqrt(n))
@@ -33,4 +33,4 @@ Result<OneSampleTTestResult> PairedTTest(std::span<const double> y, std::span<co
 // ttest_rel(log(y), log(x)). kInvalidArgument when the lengths differ or a value is <= 0.
 Result<OneSampleTTestResult> PairedTTestLog(std::span<const double> y, std::span<const double> x);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -15,7 +15,7 @@
 #include "stats/signed_rank.h"
 #include "stats/trimmed.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -439,4 +439,4 @@ Result<PairedLookVerdicts> JudgePairedLook(std::span<const PairedMetricInput> me
   return out;
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -18,10 +18,10 @@
 #include "stats/paired_design.h"
 #include "stats/verdict.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 // Version of the rules below; stored with every paired verdict so that it can be replayed.
-inline constexpr std::string_view kPairedAlgorithmVersion = "perfgate-paired/3";
+inline constexpr std::string_view kPairedAlgorithmVersion = "perfwarden-paired/3";
 
 // One block of one metric: the repetitions of each side measured in it.
 struct PairedBlock {
@@ -126,4 +126,4 @@ Result<PairedLookVerdicts> JudgePairedLook(std::span<const PairedMetricInput> me
                                            bool budget_exhausted = false,
                                            const PairedLookVerdicts* previous = nullptr);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

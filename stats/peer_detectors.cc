@@ -5,7 +5,7 @@
 
 #include "stats/descriptive.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 Result<void> CheckFinite(std::span<const double> x) {
@@ -84,4 +84,4 @@ Result<std::vector<std::size_t>> MovingWindowTTestDetector(std::span<const doubl
   return out;
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -1,4 +1,4 @@
-// The change detectors that perfgate's peers document as their defaults, reimplemented on one
+// The change detectors that perfwarden's peers document as their defaults, reimplemented on one
 // footing (a series of per-commit values in, the 0-based indices where a new level starts out)
 // so that detection quality can be compared on the same labelled corpus (docs/statistics.md,
 // "History detection quality"):
@@ -18,7 +18,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 // github-action-benchmark: index i is reported when x[i] / x[i-1] > ratio (a slowdown of a
 // lower-is-better series; its `alert-threshold` default is 200%, ratio 2.0) or, with
@@ -47,4 +47,4 @@ Result<std::vector<std::size_t>> LookbackZScoreDetector(std::span<const double> 
 Result<std::vector<std::size_t>> MovingWindowTTestDetector(std::span<const double> x,
                                                            std::size_t window, double t_threshold);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

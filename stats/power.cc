@@ -8,7 +8,7 @@
 
 #include "stats/distributions.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -135,4 +135,4 @@ int RepetitionsNeeded(double relative_change, double cv, double alpha, double po
   return reps < 2 ? 2 : static_cast<int>(reps);
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

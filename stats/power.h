@@ -1,11 +1,11 @@
 // Power analysis for the two-sample t-test, as statsmodels' TTestIndPower / NormalIndPower
-// compute it (noncentral t, both tails for two-sided), and the question perfgate asks of it:
+// compute it (noncentral t, both tails for two-sided), and the question perfwarden asks of it:
 // how many repetitions per side detect a given relative change at a given noise level?
 #pragma once
 
 #include "stats/ttest.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 // Power of the pooled two-sample t-test for standardized effect `d`, nobs1 on the first side
 // and ratio * nobs1 on the second. Alternative kGreater is statsmodels' "larger", kLess its
@@ -32,4 +32,4 @@ double TTestIndSolveNobs1(double d, double power, double ratio, double alpha,
 // (cv <= 0 or not finite, change == 0, alpha or power outside (0, 1)).
 int RepetitionsNeeded(double relative_change, double cv, double alpha, double power);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

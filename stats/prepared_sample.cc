@@ -6,7 +6,7 @@
 
 #include "stats/descriptive.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 PreparedSample::PreparedSample(std::span<const double> values)
     : values_(values.begin(), values.end()) {
@@ -40,4 +40,4 @@ size_t PreparedSample::MemoryBytes() const {
          (bootstrap_ ? bootstrap_->MemoryBytes() : 0);
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -11,7 +11,7 @@
 #include "stats/bootstrap.h"
 #include "stats/resampled_median.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 class PreparedSample {
  public:
@@ -49,4 +49,4 @@ class PreparedSample {
   std::unique_ptr<PreparedBootstrap> bootstrap_;
 };
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

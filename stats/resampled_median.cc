@@ -6,7 +6,7 @@
 #include <memory>
 #include <mutex>
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 // P(Bin(n, p) >= m), summing the pmf from the end where it does not underflow
@@ -199,4 +199,4 @@ std::vector<std::pair<double, double>> ResampledMedian::Distribution() const {
   return cells;
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

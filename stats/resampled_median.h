@@ -11,7 +11,7 @@
 
 #include "stats/bootstrap.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 class ResampledMedian {
  public:
@@ -69,4 +69,4 @@ class ResampledMedian {
   std::vector<Cell> cells_;
 };
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

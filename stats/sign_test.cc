@@ -6,7 +6,7 @@
 
 #include "stats/distributions.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 double BinomialHalfTwoSidedP(size_t k, size_t n) {
   if (n < 1 || k > n) return std::numeric_limits<double>::quiet_NaN();
@@ -28,4 +28,4 @@ SignTestResult SignTest(std::span<const double> d) {
   return r;
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <span>
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 struct SignTestResult {
   size_t positive = 0;  // differences > 0
@@ -22,4 +22,4 @@ SignTestResult SignTest(std::span<const double> d);
 // or k > n.
 double BinomialHalfTwoSidedP(size_t k, size_t n);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

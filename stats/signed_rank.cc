@@ -10,7 +10,7 @@
 
 #include "stats/distributions.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -176,4 +176,4 @@ double WilcoxonMinTwoSidedP(int n) {
   return std::min(1.0, std::ldexp(2.0, -n));
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -9,7 +9,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 enum class WilcoxonMethod {
   kAuto,    // exact when n <= 50 and no difference is zero, else the normal approximation
@@ -57,4 +57,4 @@ Result<WilcoxonResult> WilcoxonSignedRankPaired(std::span<const double> y,
 // capped at 1 (n = 6 cannot go below 0.031). NaN when n < 1.
 double WilcoxonMinTwoSidedP(int n);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -7,7 +7,7 @@
 #include "stats/bootstrap.h"
 #include "stats/distributions.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -111,4 +111,4 @@ std::vector<double> BootstrapTrimmedMeans(std::span<const double> x, double trim
   return out;
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

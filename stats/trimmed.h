@@ -14,7 +14,7 @@
 
 #include "stats/descriptive.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 // The trimming of the paired gate's "trimmed" test.
 inline constexpr double kPairedTrim = 0.2;
@@ -48,4 +48,4 @@ TInterval TrimmedMeanInterval(std::span<const double> x, double trim, double con
 std::vector<double> BootstrapTrimmedMeans(std::span<const double> x, double trim, int resamples,
                                           uint64_t seed);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

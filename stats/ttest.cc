@@ -7,7 +7,7 @@
 #include "stats/compensated.h"
 #include "stats/distributions.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -139,4 +139,4 @@ TInterval WelchDiffConfidenceInterval(std::span<const double> x, std::span<const
   return ci;
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

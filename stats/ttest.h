@@ -7,7 +7,7 @@
 
 #include "stats/descriptive.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 enum class Alternative {
   kTwoSided,
@@ -45,4 +45,4 @@ TTestResult WelchTTestLog(std::span<const double> x, std::span<const double> y);
 TInterval WelchDiffConfidenceInterval(std::span<const double> x, std::span<const double> y,
                                       double confidence);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

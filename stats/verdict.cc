@@ -13,7 +13,7 @@
 #include "stats/power.h"
 #include "stats/ttest.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -301,4 +301,4 @@ Result<ComparisonVerdicts> JudgeMetrics(std::span<const MetricInput> metrics,
   return out;
 }
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

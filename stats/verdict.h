@@ -18,7 +18,7 @@
 #include "stats/multiple_testing.h"
 #include "stats/prepared_sample.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 
 // kPass is the paired gate's only (stats/paired_verdict.h): a slowdown beyond the threshold is
 // ruled out, and neither an improvement nor equivalence is shown. The unpaired verdict never
@@ -38,7 +38,7 @@ std::string_view VerdictTestName(VerdictTest test);
 std::optional<VerdictTest> ParseVerdictTest(std::string_view name);
 
 // Version of the rules below; stored with every verdict so that it can be replayed.
-inline constexpr std::string_view kVerdictAlgorithmVersion = "perfgate-verdict/2";
+inline constexpr std::string_view kVerdictAlgorithmVersion = "perfwarden-verdict/2";
 
 struct VerdictPolicy {
   double threshold = 0.05;  // relative change that matters (0.05 = 5%)
@@ -130,7 +130,7 @@ int RecommendedRepetitions(const VerdictPolicy& policy, double threshold, double
 
 // What JudgeMetrics computes besides the verdicts.
 enum class JudgeOutputs {
-  kAll,          // every field, and the suite summary (perfgate compare's report)
+  kAll,          // every field, and the suite summary (perfwarden compare's report)
   kVerdictOnly,  // what the verdict and its report need: medians, CVs, change and its CI, the
                  // policy's test and its adjusted p-value. The other tests, Hodges-Lehmann,
                  // Cohen's d and the suite summary stay NaN (the server's gate: half the time)
@@ -143,4 +143,4 @@ Result<ComparisonVerdicts> JudgeMetrics(std::span<const MetricInput> metrics,
                                         const VerdictPolicy& policy,
                                         JudgeOutputs outputs = JudgeOutputs::kAll);
 
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -6,7 +6,7 @@
 
 #include "wire/alert_keys.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 using nlohmann::ordered_json;
@@ -234,4 +234,4 @@ nlohmann::json EncodeChangePoints(const ChangePoints& c) {
           {keys::change_points::kChangePoints, std::move(steps)}};
 }
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

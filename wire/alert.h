@@ -3,7 +3,7 @@
 // alert with its series excerpt, triage history and bisects (GET .../alerts/{id}), a page of
 // alerts, the counts of GET .../alert-summary, the PATCH body, and the change points of a whole
 // series (GET .../change-points). The server maps its records to them and encodes; the runner
-// (`perfgate alerts`, `perfgate bisect --alert`) decodes and renders.
+// (`perfwarden alerts`, `perfwarden bisect --alert`) decodes and renders.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +19,7 @@
 #include "core/series_key.h"
 #include "wire/verdict.h"  // Interval
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 
 // The series of a tracked branch an alert or change point belongs to: its identity on a branch
 // and testbed, and what its values are.
@@ -305,4 +305,4 @@ Result<AlertGroupPage> DecodeAlertGroupPage(std::string_view json);
 // them; anything else is kInvalidArgument naming the key.
 Result<AlertUpdate> DecodeAlertUpdate(const nlohmann::json& body);
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -9,7 +9,7 @@
 #include "wire/alert_keys.h"
 #include "wire/json_reader.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 using nlohmann::ordered_json;
@@ -360,4 +360,4 @@ Result<AlertUpdate> DecodeAlertUpdate(const nlohmann::json& body) {
   return update;
 }
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

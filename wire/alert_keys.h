@@ -6,7 +6,7 @@
 
 #include <string_view>
 
-namespace perfgate::wire::keys {
+namespace perfwarden::wire::keys {
 
 // An alert (GET .../alerts's elements, the PATCH answer, the webhook's "alerts").
 namespace alert {
@@ -189,4 +189,4 @@ inline constexpr std::string_view kLastGood = "last_good";
 inline constexpr std::string_view kFirstBad = "first_bad";
 }  // namespace change_point
 
-}  // namespace perfgate::wire::keys
+}  // namespace perfwarden::wire::keys

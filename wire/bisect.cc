@@ -5,7 +5,7 @@
 
 #include <utility>
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 using nlohmann::json;
@@ -163,4 +163,4 @@ json EncodeStepReport(const StepReport& report) {
   return out;
 }
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -1,6 +1,6 @@
 // The bisect messages (docs/api.md "Bisects", docs/openapi.yaml) as typed values, the one contract
 // of both sides: the bodies of POST .../bisects (a local bisect's answer, or a remote bisect to
-// queue), the bisect the server answers with, and what `perfgate agent` exchanges with the queue
+// queue), the bisect the server answers with, and what `perfwarden agent` exchanges with the queue
 // (a claim and its step, a heartbeat and its lease, a step's result). The bisect algorithm's own
 // records (search options, a step's request, a measurement, the report) are bisect/'s
 // (bisect/driver.h, bisect/report.h), which the wire layer sits below: they travel here as the
@@ -21,7 +21,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 
 // --- POST .../bisects -------------------------------------------------------------------------
 
@@ -43,7 +43,7 @@ struct RemoteBisectRequest {
   std::string good = {}, bad = {};           // 40 lowercase hex digits, different
   std::vector<BisectCommit> commits = {};    // 2..kMaxBisectCommits distinct; good first, bad last
   std::vector<std::string> benchmarks = {};  // at least one, none empty; the first is judged
-  // "" (or absent, or null): the agent's perfgate.yaml decides.
+  // "" (or absent, or null): the agent's perfwarden.yaml decides.
   std::string suite = {}, metric = {}, build = {};
   // bisect::SearchOptionsJson (the decoder checks it is an object; bisect/ checks its keys);
   // absent or null: the defaults.
@@ -53,9 +53,9 @@ struct RemoteBisectRequest {
   bool operator==(const RemoteBisectRequest&) const = default;
 };
 
-// Without "remote" (or with false): the answer of a local `perfgate bisect` to store.
+// Without "remote" (or with false): the answer of a local `perfwarden bisect` to store.
 struct BisectReportUpload {
-  // `perfgate bisect --format json`'s object as posted (bisect::ReportJson), every key but
+  // `perfwarden bisect --format json`'s object as posted (bisect::ReportJson), every key but
   // alert_id; the decoder checks its good, bad (full shas) and culprits (objects with a full sha).
   nlohmann::json report = nlohmann::json::object();
   std::optional<int64_t> alert_id = {};  // positive
@@ -240,4 +240,4 @@ struct StepReport {
 Result<StepReport> DecodeStepReport(const nlohmann::json& body);
 nlohmann::json EncodeStepReport(const StepReport& report);
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -1,4 +1,4 @@
-// The server's bisect answers decoded as `perfgate bisect status` and `perfgate agent` read them,
+// The server's bisect answers decoded as `perfwarden bisect status` and `perfwarden agent` read them,
 // through wire/json_reader.h: unknown keys are ignored (a newer server adds some), an absent or
 // null key takes its default, a key that is present must have its documented type, and the first
 // error names the path of the key at fault.
@@ -10,7 +10,7 @@
 #include "wire/json_check.h"
 #include "wire/json_reader.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 using nlohmann::json;
@@ -119,4 +119,4 @@ Result<StepLease> DecodeStepLease(const json& document) {
       });
 }
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -11,7 +11,7 @@
 #include "wire/json_check.h"
 #include "wire/validate.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 using nlohmann::json;
@@ -223,7 +223,7 @@ Result<BisectReportUpload> DecodeBisectReportUpload(const json& body) {
   }
   const auto culprits = body.find("culprits");
   if (culprits == body.end() || !culprits->is_array()) {
-    return InvalidArgument("must be an array (perfgate bisect --format json)", "culprits");
+    return InvalidArgument("must be an array (perfwarden bisect --format json)", "culprits");
   }
   for (std::size_t i = 0; i < culprits->size(); ++i) {
     const json& c = (*culprits)[i];
@@ -305,4 +305,4 @@ Result<StepReport> DecodeStepReport(const json& body) {
   return out;
 }
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -5,7 +5,7 @@
 
 #include "wire/json_type_name.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 using nlohmann::json;
@@ -91,4 +91,4 @@ Result<ErrorBody> DecodeErrorBody(std::string_view text) {
   return body;
 }
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -9,7 +9,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 
 // kInvalidArgument 400, kUnauthenticated 401, kPermissionDenied 403, kNotFound 404,
 // kConflict 409, kInternal 500, kUnavailable 503.
@@ -17,7 +17,7 @@ int StatusOf(ErrorCode code);
 
 // The inverse of StatusOf on its seven statuses. Any other status from 500 on reads as
 // kUnavailable (the server failed), any other below as kInvalidArgument (the request as sent
-// was refused: another 4xx, or a redirect that perfgate does not follow).
+// was refused: another 4xx, or a redirect that perfwarden does not follow).
 ErrorCode CodeOfStatus(int status);
 
 // The code named by ErrorCodeName ("NOT_FOUND"); nullopt for any other text, such as the
@@ -47,4 +47,4 @@ std::string EncodeErrorBody(const Error& error);
 // members read as "").
 Result<ErrorBody> DecodeErrorBody(std::string_view text);
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

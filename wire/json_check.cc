@@ -10,7 +10,7 @@
 
 #include "wire/json_type_name.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 using nlohmann::json;
@@ -312,4 +312,4 @@ Result<json> ParseCheckedJson(std::string_view text, const JsonLimits& limits,
   }
 }
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -1,4 +1,4 @@
-// The strict JSON reader of every body perfgate accepts: one SAX pass that builds the DOM while
+// The strict JSON reader of every body perfwarden accepts: one SAX pass that builds the DOM while
 // enforcing the nesting depth, the number of values, string sizes, NUL-free strings and unique
 // keys, so that a hostile body is refused before it is materialised (the DOM never holds more
 // than max_elements values). Errors are kInvalidArgument naming the path
@@ -16,7 +16,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 
 struct JsonLimits {
   size_t max_string = 4096;  // bytes per string or key, anywhere in the document
@@ -61,4 +61,4 @@ std::string FieldPath(const std::string& path, std::string_view key);
 // "results" + 3 -> "results[3]".
 std::string ElementPath(const std::string& path, size_t index);
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -22,7 +22,7 @@
 #include "wire/json_check.h"
 #include "wire/json_type_name.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 
 // `text` as a document of type Json; kInvalidArgument "malformed <what> JSON: ..." (nlohmann's
 // message, which echoes the offending token, cut to its gist) when it is not JSON.
@@ -99,12 +99,12 @@ class JsonReader {
   }
 
   // "lower" or "higher"; `fallback` when absent or null.
-  perfgate::Direction Direction(
+  perfwarden::Direction Direction(
       const Json& object, std::string_view key, const std::string& path,
-      perfgate::Direction fallback = perfgate::Direction::kLowerIsBetter) {
+      perfwarden::Direction fallback = perfwarden::Direction::kLowerIsBetter) {
     const std::optional<std::string> text = OptString(object, key, path);
     if (!text) return fallback;
-    if (const std::optional<perfgate::Direction> parsed = ParseDirection(*text)) return *parsed;
+    if (const std::optional<perfwarden::Direction> parsed = ParseDirection(*text)) return *parsed;
     Fail(FieldPath(path, key), "expected \"lower\" or \"higher\", got \"" + *text + "\"");
     return fallback;
   }
@@ -255,4 +255,4 @@ Result<T> ReadDocument(const Json& document, std::string_view envelope, Read rea
   return value;
 }
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -1,6 +1,6 @@
 #include "wire/json_type_name.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 // Both kinds of document share nlohmann's value_t.
@@ -36,4 +36,4 @@ std::string_view JsonTypeName(const nlohmann::ordered_json& value) {
   return TypeName(value.type());
 }
 
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -5,11 +5,11 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-namespace perfgate {
+namespace perfwarden {
 
 // "null", "a boolean", "a number", "a string", "an array", "an object", ...
 std::string_view JsonTypeName(const nlohmann::json& value);
 // The same for a document parsed with its keys in their written order.
 std::string_view JsonTypeName(const nlohmann::ordered_json& value);
 
-}  // namespace perfgate
+}  // namespace perfwarden

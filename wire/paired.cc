@@ -12,7 +12,7 @@
 #include "wire/validate.h"
 #include "wire/verdict_keys.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 using nlohmann::json;
@@ -256,4 +256,4 @@ json EncodePairedDesign(const PairedDesign& d) {
           {k::kSpending, d.spending}};
 }
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -1,4 +1,4 @@
-// The paired measurement: what `perfgate gate --paired` measured on its host — the baseline
+// The paired measurement: what `perfwarden gate --paired` measured on its host — the baseline
 // commit and the pull request run interleaved in blocks, each block both sides (a few repetitions
 // each) in an order drawn per block — with the parameters it was judged by, so that the server
 // can judge it with the same rules, store it as the verdict of the pull request's run and replay
@@ -19,7 +19,7 @@
 #include "wire/run_upload.h"
 #include "wire/verdict_request.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 
 // One block of one series: each side's repetitions, and which side ran first. A side that did
 // not report the series in that block has no values there.
@@ -62,9 +62,9 @@ inline constexpr int64_t kMaxPairedBlocks = 10000;
 
 struct PairedMeasurement {
   std::string baseline_commit;  // 40 hex, lowered when decoded
-  // `perfgate gate --confirm`: the id of the run's newest (unpaired) verdict whose rows this
+  // `perfwarden gate --confirm`: the id of the run's newest (unpaired) verdict whose rows this
   // measurement re-measured; the stored verdict is that one with these series' rows judged
-  // paired. Absent: the measurement is the whole verdict (`perfgate gate --paired`).
+  // paired. Absent: the measurement is the whole verdict (`perfwarden gate --paired`).
   std::optional<int64_t> amends;
   Testbed testbed;            // the host both sides ran on, with its fingerprint
   VerdictRequest parameters;  // threshold, alpha, rules (as POST .../verdict takes them)
@@ -83,4 +83,4 @@ std::string EncodePairedMeasurement(const PairedMeasurement& measurement);
 // The "design" object, as the measurement and the paired verdict's "paired" object write it.
 nlohmann::json EncodePairedDesign(const PairedDesign& design);
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -22,14 +22,14 @@
 #include "wire/json_type_name.h"
 #include "wire/validate.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 using nlohmann::json;
 using Status = tl::expected<void, Error>;
 
 // Keeps the validation walk readable: every step either passes or returns its error as is.
-#define PERFGATE_WIRE_TRY(expr)                                                               \
+#define PERFWARDEN_WIRE_TRY(expr)                                                               \
   do {                                                                                        \
     if (Status status_ = (expr); !status_) return tl::unexpected(std::move(status_.error())); \
   } while (false)
@@ -59,41 +59,41 @@ class Decoder {
       return InvalidArgument(
           "the body must be a JSON object, got " + std::string(JsonTypeName(root)), "");
     }
-    PERFGATE_WIRE_TRY(
+    PERFWARDEN_WIRE_TRY(
         OnlyKeys(root, "",
                  {"id", "project", "branch", "commit", "merge_base", "target_branch", "ancestry",
                   "testbed", "ci", "started_at", "finished_at", "results", "runner_version"}));
-    PERFGATE_WIRE_TRY(ReadString(root, "id", "", Need::kRequired, &run.id));
+    PERFWARDEN_WIRE_TRY(ReadString(root, "id", "", Need::kRequired, &run.id));
     if (!IsUuid(run.id)) {
       return InvalidArgument("not a canonical UUID (8-4-4-4-12 hex digits)", "id");
     }
     run.id = AsciiLower(run.id);
-    PERFGATE_WIRE_TRY(ReadName(root, "project", "", Need::kRequired, &run.project));
+    PERFWARDEN_WIRE_TRY(ReadName(root, "project", "", Need::kRequired, &run.project));
     if (run.project.find('/') != std::string::npos) {
       // A project name is one URL path segment (/api/v1/projects/{project}/...).
       return InvalidArgument("must not contain '/' (project names are URL path segments)",
                              "project");
     }
-    PERFGATE_WIRE_TRY(ReadName(root, "branch", "", Need::kOptional, &run.branch));
-    PERFGATE_WIRE_TRY(ReadCommit(root, &run.commit));
+    PERFWARDEN_WIRE_TRY(ReadName(root, "branch", "", Need::kOptional, &run.branch));
+    PERFWARDEN_WIRE_TRY(ReadCommit(root, &run.commit));
     std::string merge_base;
-    PERFGATE_WIRE_TRY(ReadSha(root, "merge_base", "", Need::kOptional, &merge_base));
+    PERFWARDEN_WIRE_TRY(ReadSha(root, "merge_base", "", Need::kOptional, &merge_base));
     if (!merge_base.empty()) run.merge_base = merge_base;
-    PERFGATE_WIRE_TRY(ReadName(root, "target_branch", "", Need::kOptional, &run.target_branch));
-    PERFGATE_WIRE_TRY(ReadShaList(root, "ancestry", "", &run.ancestry));
-    PERFGATE_WIRE_TRY(ReadTestbed(root, &run.testbed));
-    PERFGATE_WIRE_TRY(ReadCi(root, &run.ci));
+    PERFWARDEN_WIRE_TRY(ReadName(root, "target_branch", "", Need::kOptional, &run.target_branch));
+    PERFWARDEN_WIRE_TRY(ReadShaList(root, "ancestry", "", &run.ancestry));
+    PERFWARDEN_WIRE_TRY(ReadTestbed(root, &run.testbed));
+    PERFWARDEN_WIRE_TRY(ReadCi(root, &run.ci));
     std::optional<Instant> started;
     std::optional<Instant> finished;
-    PERFGATE_WIRE_TRY(ReadTime(root, "started_at", "", &run.started_at, &started));
-    PERFGATE_WIRE_TRY(ReadTime(root, "finished_at", "", &run.finished_at, &finished));
+    PERFWARDEN_WIRE_TRY(ReadTime(root, "started_at", "", &run.started_at, &started));
+    PERFWARDEN_WIRE_TRY(ReadTime(root, "finished_at", "", &run.finished_at, &finished));
     if (started && finished && *finished < *started) {
       return InvalidArgument("finished_at is before started_at (" + run.started_at + ")",
                              "finished_at");
     }
-    PERFGATE_WIRE_TRY(CheckResults(root, results.size()));
+    PERFWARDEN_WIRE_TRY(CheckResults(root, results.size()));
     run.results = std::move(results);
-    PERFGATE_WIRE_TRY(ReadString(root, "runner_version", "", Need::kOptional, &run.runner_version));
+    PERFWARDEN_WIRE_TRY(ReadString(root, "runner_version", "", Need::kOptional, &run.runner_version));
     if (Member(root, "runner_version") != nullptr && !IsVersion(run.runner_version)) {
       return InvalidArgument("must be 1.." + std::to_string(kMaxVersionLength) +
                                  " printable ASCII characters (no spaces)",
@@ -119,7 +119,7 @@ class Decoder {
                              "results");
     }
     ResultSeries series;
-    PERFGATE_WIRE_TRY(ReadSeries(element, path, &series));
+    PERFWARDEN_WIRE_TRY(ReadSeries(element, path, &series));
     auto [it, inserted] = seen_.emplace(series.key, results->size());
     if (!inserted) {
       return InvalidArgument("duplicate series (suite, benchmark, metric): same as results[" +
@@ -165,7 +165,7 @@ class Decoder {
 
   static Status ReadName(const json& object, std::string_view key, const std::string& path,
                          Need need, std::string* out) {
-    PERFGATE_WIRE_TRY(ReadString(object, key, path, need, out));
+    PERFWARDEN_WIRE_TRY(ReadString(object, key, path, need, out));
     if (Member(object, key) != nullptr && !IsName(*out)) {
       return InvalidArgument(
           "must be 1.." + std::to_string(kMaxNameLength) + " characters from [A-Za-z0-9._/-]",
@@ -201,14 +201,14 @@ class Decoder {
     }
     out->resize(value->size());
     for (size_t i = 0; i < value->size(); ++i) {
-      PERFGATE_WIRE_TRY(ShaValue((*value)[i], ElementPath(field, i), &(*out)[i]));
+      PERFWARDEN_WIRE_TRY(ShaValue((*value)[i], ElementPath(field, i), &(*out)[i]));
     }
     return {};
   }
 
   static Status ReadTime(const json& object, std::string_view key, const std::string& path,
                          std::string* out, std::optional<Instant>* instant) {
-    PERFGATE_WIRE_TRY(ReadString(object, key, path, Need::kOptional, out));
+    PERFWARDEN_WIRE_TRY(ReadString(object, key, path, Need::kOptional, out));
     if (Member(object, key) == nullptr) return {};
     const std::optional<Rfc3339Time> time = ParseRfc3339(*out);
     if (!time) {
@@ -229,37 +229,37 @@ class Decoder {
 
   Status ReadCommit(const json& root, Commit* commit) const {
     const json* object = nullptr;
-    PERFGATE_WIRE_TRY(ReadObject(root, "commit", "", Need::kRequired, &object));
+    PERFWARDEN_WIRE_TRY(ReadObject(root, "commit", "", Need::kRequired, &object));
     const std::string path = "commit";
-    PERFGATE_WIRE_TRY(OnlyKeys(*object, path, {"sha", "parents", "time", "subject", "author"}));
-    PERFGATE_WIRE_TRY(ReadSha(*object, "sha", path, Need::kRequired, &commit->sha));
-    PERFGATE_WIRE_TRY(ReadShaList(*object, "parents", path, &commit->parents));
+    PERFWARDEN_WIRE_TRY(OnlyKeys(*object, path, {"sha", "parents", "time", "subject", "author"}));
+    PERFWARDEN_WIRE_TRY(ReadSha(*object, "sha", path, Need::kRequired, &commit->sha));
+    PERFWARDEN_WIRE_TRY(ReadShaList(*object, "parents", path, &commit->parents));
     std::optional<Instant> ignored;
-    PERFGATE_WIRE_TRY(ReadTime(*object, "time", path, &commit->time, &ignored));
-    PERFGATE_WIRE_TRY(ReadString(*object, "subject", path, Need::kOptional, &commit->subject));
-    PERFGATE_WIRE_TRY(ReadString(*object, "author", path, Need::kOptional, &commit->author));
+    PERFWARDEN_WIRE_TRY(ReadTime(*object, "time", path, &commit->time, &ignored));
+    PERFWARDEN_WIRE_TRY(ReadString(*object, "subject", path, Need::kOptional, &commit->subject));
+    PERFWARDEN_WIRE_TRY(ReadString(*object, "author", path, Need::kOptional, &commit->author));
     return {};
   }
 
   static Status ReadTestbed(const json& root, Testbed* testbed) {
     const json* object = nullptr;
-    PERFGATE_WIRE_TRY(ReadObject(root, "testbed", "", Need::kRequired, &object));
+    PERFWARDEN_WIRE_TRY(ReadObject(root, "testbed", "", Need::kRequired, &object));
     const std::string path = "testbed";
-    PERFGATE_WIRE_TRY(OnlyKeys(*object, path, {"name", "fingerprint"}));
-    PERFGATE_WIRE_TRY(ReadName(*object, "name", path, Need::kRequired, &testbed->name));
+    PERFWARDEN_WIRE_TRY(OnlyKeys(*object, path, {"name", "fingerprint"}));
+    PERFWARDEN_WIRE_TRY(ReadName(*object, "name", path, Need::kRequired, &testbed->name));
     const json* fingerprint = nullptr;
-    PERFGATE_WIRE_TRY(ReadObject(*object, "fingerprint", path, Need::kOptional, &fingerprint));
+    PERFWARDEN_WIRE_TRY(ReadObject(*object, "fingerprint", path, Need::kOptional, &fingerprint));
     testbed->fingerprint_json = fingerprint != nullptr ? fingerprint->dump() : "{}";
     return {};
   }
 
   static Status ReadCi(const json& root, CiInfo* ci) {
     const json* object = nullptr;
-    PERFGATE_WIRE_TRY(ReadObject(root, "ci", "", Need::kOptional, &object));
+    PERFWARDEN_WIRE_TRY(ReadObject(root, "ci", "", Need::kOptional, &object));
     if (object == nullptr) return {};
     const std::string path = "ci";
-    PERFGATE_WIRE_TRY(ReadString(*object, "provider", path, Need::kOptional, &ci->provider));
-    PERFGATE_WIRE_TRY(ReadString(*object, "job_url", path, Need::kOptional, &ci->job_url));
+    PERFWARDEN_WIRE_TRY(ReadString(*object, "provider", path, Need::kOptional, &ci->provider));
+    PERFWARDEN_WIRE_TRY(ReadString(*object, "job_url", path, Need::kOptional, &ci->job_url));
     if (const json* pr = Member(*object, "pr"); pr != nullptr) {
       if (!pr->is_number_integer()) return WrongType("ci.pr", "an integer", *pr);
       // nlohmann reads every non-negative integer as unsigned.
@@ -282,13 +282,13 @@ class Decoder {
 
   Status ReadSeries(const json& object, const std::string& path, ResultSeries* series) const {
     if (!object.is_object()) return WrongType(path, "an object", object);
-    PERFGATE_WIRE_TRY(
+    PERFWARDEN_WIRE_TRY(
         OnlyKeys(object, path, {"suite", "benchmark", "metric", "unit", "direction", "values"}));
-    PERFGATE_WIRE_TRY(ReadString(object, "suite", path, Need::kRequired, &series->key.suite));
-    PERFGATE_WIRE_TRY(
+    PERFWARDEN_WIRE_TRY(ReadString(object, "suite", path, Need::kRequired, &series->key.suite));
+    PERFWARDEN_WIRE_TRY(
         ReadString(object, "benchmark", path, Need::kRequired, &series->key.benchmark));
-    PERFGATE_WIRE_TRY(ReadString(object, "metric", path, Need::kRequired, &series->key.metric));
-    PERFGATE_WIRE_TRY(ReadString(object, "unit", path, Need::kOptional, &series->unit));
+    PERFWARDEN_WIRE_TRY(ReadString(object, "metric", path, Need::kRequired, &series->key.metric));
+    PERFWARDEN_WIRE_TRY(ReadString(object, "unit", path, Need::kOptional, &series->unit));
     for (auto [key, text] :
          {std::pair{"suite", &series->key.suite}, std::pair{"benchmark", &series->key.benchmark},
           std::pair{"metric", &series->key.metric}, std::pair{"unit", &series->unit}}) {
@@ -298,7 +298,7 @@ class Decoder {
       }
     }
     std::string direction;
-    PERFGATE_WIRE_TRY(ReadString(object, "direction", path, Need::kRequired, &direction));
+    PERFWARDEN_WIRE_TRY(ReadString(object, "direction", path, Need::kRequired, &direction));
     if (direction == "lower") {
       series->direction = Direction::kLowerIsBetter;
     } else if (direction == "higher") {
@@ -335,7 +335,7 @@ class Decoder {
   std::map<SeriesKey, size_t> seen_;  // the series added so far, by key
 };
 
-#undef PERFGATE_WIRE_TRY
+#undef PERFWARDEN_WIRE_TRY
 
 // Values of a series besides its values: the object, its keys' values and the array.
 constexpr size_t kMaxSeriesKeys = 64;
@@ -427,4 +427,4 @@ std::string EncodeRunUpload(const RunUpload& run) {
   return out.dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
 }
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -14,7 +14,7 @@
 #include "core/result.h"
 #include "core/series_key.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 
 struct Commit {
   std::string sha;                   // 40 lowercase hex
@@ -70,7 +70,7 @@ struct RunUpload {
   std::string started_at;   // RFC 3339 as sent, "" when absent
   std::string finished_at;  // RFC 3339 as sent, "" when absent; not before started_at
   std::vector<ResultSeries> results;
-  // The perfgate build that measured the run (core/version.h, `git describe`), "" when absent
+  // The perfwarden build that measured the run (core/version.h, `git describe`), "" when absent
   // (older runners); 1..128 printable ASCII characters. The verdict shows it.
   std::string runner_version;
   size_t SampleCount() const;
@@ -100,4 +100,4 @@ Result<RunUpload> DecodeRunUpload(std::string_view json_text, const DecodeLimits
 // The canonical JSON of an upload (what the server stores and returns).
 std::string EncodeRunUpload(const RunUpload& run);
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -2,7 +2,7 @@
 
 #include <array>
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
@@ -132,4 +132,4 @@ std::optional<Rfc3339Time> ParseRfc3339(std::string_view text) {
 
 bool IsRfc3339(std::string_view text) { return ParseRfc3339(text).has_value(); }
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string_view>
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 
 // Which letters a hex validator takes: a decoder accepts either case and lowers what it keeps;
 // a store that only ever holds what a decoder lowered takes lower case alone.
@@ -75,4 +75,4 @@ inline constexpr std::string_view kRfc3339Rule =
 std::optional<Rfc3339Time> ParseRfc3339(std::string_view text);
 bool IsRfc3339(std::string_view text);
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -6,7 +6,7 @@
 #include "wire/verdict_request.h"
 #include "wire/verdict_text.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 using nlohmann::json;
@@ -220,4 +220,4 @@ json EncodeVerdict(const Verdict& v) {
   return out;
 }
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

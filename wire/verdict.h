@@ -1,5 +1,5 @@
 // The verdict of a run as the server computed it (GET/POST .../runs/{id}/verdict, docs/api.md
-// "Verdicts") as typed values: decoded by `perfgate gate`, which never recomputes a verdict but
+// "Verdicts") as typed values: decoded by `perfwarden gate`, which never recomputes a verdict but
 // orders and renders what the server answered (runner/report), so these types mirror the JSON.
 #pragma once
 
@@ -17,7 +17,7 @@
 #include "core/threshold_rule.h"
 #include "wire/paired.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 
 // The run as a whole. kNoisyEnvironment: every regression happened on a host whose GPUs were
 // throttled; the run must be repeated on a healthy host (older servers never send it).
@@ -198,7 +198,7 @@ struct EnvironmentShift {
 };
 
 // How a paired verdict was measured: baseline and head interleaved in blocks on one host
-// (`perfgate gate --paired`, or `--confirm` re-measuring the rows of verdict `amends`).
+// (`perfwarden gate --paired`, or `--confirm` re-measuring the rows of verdict `amends`).
 struct PairedSummary {
   std::string baseline_commit;
   PairedDesign design;  // with "stopped"
@@ -235,7 +235,7 @@ struct Verdict {
   std::vector<MetricResult> results;
   std::optional<EnvironmentShift> environment_shift;  // written only when there is one
   std::optional<PairedSummary> paired;                // written only for paired verdicts
-  // The perfgate build that measured the run (its upload's runner_version); written only when
+  // The perfwarden build that measured the run (its upload's runner_version); written only when
   // the upload named one.
   std::optional<std::string> runner_version;
 
@@ -263,4 +263,4 @@ nlohmann::json EncodeEnvironmentShift(const EnvironmentShift& shift);
 nlohmann::json EncodePairedDetail(const PairedDetail& detail);
 nlohmann::json EncodePairedSummary(const PairedSummary& summary);
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

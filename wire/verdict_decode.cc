@@ -13,7 +13,7 @@
 #include "wire/verdict.h"
 #include "wire/verdict_keys.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 using nlohmann::json;
@@ -301,4 +301,4 @@ Result<Verdict> DecodeVerdict(std::string_view text) {
   return ReadDocument<Verdict>(*parsed, keys::verdict::kEnvelope, ReadVerdict);
 }
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -5,7 +5,7 @@
 
 #include <string_view>
 
-namespace perfgate::wire::keys {
+namespace perfwarden::wire::keys {
 
 // The verdict itself, and the envelope `{"verdict": {...}}` it travels in.
 namespace verdict {
@@ -177,4 +177,4 @@ inline constexpr std::string_view kIntensity = "intensity";
 inline constexpr std::string_view kRidge = "ridge";
 }  // namespace roofline
 
-}  // namespace perfgate::wire::keys
+}  // namespace perfwarden::wire::keys

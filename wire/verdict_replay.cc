@@ -5,7 +5,7 @@
 
 #include "wire/verdict_keys.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 using nlohmann::json;
@@ -75,4 +75,4 @@ std::string EncodeReplayBody(const StoredVerdictText& stored, const VerdictRepla
          body.substr(1);
 }
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -10,7 +10,7 @@
 #include "wire/verdict.h"
 #include "wire/verdict_text.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 
 // One difference; "stored" and "replayed" are the values as the verdict's JSON has them.
 struct ReplayDifference {
@@ -40,4 +40,4 @@ nlohmann::json EncodeVerdictReplay(const VerdictReplay& replay);
 // {"replay": {...}, "verdict": {...}} as text, the verdict spliced as EncodeVerdictBody writes it.
 std::string EncodeReplayBody(const StoredVerdictText& stored, const VerdictReplay& replay);
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -8,7 +8,7 @@
 #include "wire/json_type_name.h"
 #include "wire/verdict_keys.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 using nlohmann::json;
@@ -183,4 +183,4 @@ json EncodeVerdictRequest(const VerdictRequest& request) {
   return body;
 }
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

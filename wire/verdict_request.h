@@ -1,6 +1,6 @@
 // The verdict request, the body of POST .../runs/{id}/verdict, which is also the "parameters"
 // the server stores with a verdict so that a replay judges exactly as the original did. The
-// gate encodes it from perfgate.yaml; the server decodes it (strictly: unknown keys and values
+// gate encodes it from perfwarden.yaml; the server decodes it (strictly: unknown keys and values
 // out of range are kInvalidArgument naming the field) and encodes the parameters it stores.
 #pragma once
 
@@ -15,7 +15,7 @@
 #include "core/result.h"
 #include "core/threshold_rule.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 
 struct VerdictRequest {
   // Absent: the server's defaults.
@@ -48,4 +48,4 @@ Result<VerdictRequest> ParseVerdictRequest(std::string_view text);
 // Keys in nlohmann's (sorted) order; a rule's empty suite is written as "*".
 nlohmann::json EncodeVerdictRequest(const VerdictRequest& request);
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

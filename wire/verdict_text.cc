@@ -9,7 +9,7 @@
 
 #include "wire/verdict_keys.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 using nlohmann::json;
@@ -263,4 +263,4 @@ Result<Verdict> DecodeStoredVerdict(const StoredVerdictText& stored) {
   return DecodeVerdict(EncodeVerdictBody(stored));
 }
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -14,7 +14,7 @@
 #include "core/result.h"
 #include "wire/verdict.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 
 // The "results" array: every object's keys in the order nlohmann's dump uses (sorted), numbers in
 // their shortest round-trip form, a number that is not finite as null (also inside change_ci),
@@ -59,4 +59,4 @@ std::string EncodeVerdictBody(const StoredVerdictText& stored);
 // a replay read. kInvalidArgument when a stored part is not readable.
 Result<Verdict> DecodeStoredVerdict(const StoredVerdictText& stored);
 
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

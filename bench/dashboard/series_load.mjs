@@ -3,11 +3,11 @@
 // 10,000 commits x 10 repetitions load in under 1 s). Recorded in docs/performance.md.
 //
 //   bash ci/setup.sh                        # Chromium, and playwright-core in tests/browser
-//   cd ../.. && PERFGATE_SERVER=build/release/bin/perfgate-server \
-//     PERFGATE_BENCH_OUT=/tmp/series_load.json node bench/dashboard/series_load.mjs
+//   cd ../.. && PERFWARDEN_SERVER=build/release/bin/perfwarden-server \
+//     PERFWARDEN_BENCH_OUT=/tmp/series_load.json node bench/dashboard/series_load.mjs
 //
 // What it does, in one run:
-//  1. starts perfgate-server on its embedded PostgreSQL in a fresh data directory, with
+//  1. starts perfwarden-server on its embedded PostgreSQL in a fresh data directory, with
 //     `history: {enabled: false}` (the history worker would otherwise analyse every one of the
 //     10,000 runs while we measure) and the dashboard served from disk (`--web-root web`);
 //  2. seeds project `bench`, branch main: 10,000 commits (sha, parents, subject, author,
@@ -24,19 +24,19 @@
 //     alternated; the JS heap when ready (CDP), the page's own request timings, and the
 //     redraw of a zoom (a wheel event on the plot) and of the reset to the whole range (a
 //     double click), timed inside the page.
-// Prints a table; writes the figures as JSON to $PERFGATE_BENCH_OUT when set.
+// Prints a table; writes the figures as JSON to $PERFWARDEN_BENCH_OUT when set.
 //
 // Environment (all optional):
-//   PERFGATE_SERVER         server binary (default build/release/bin/perfgate-server)
-//   PERFGATE_WEB_ROOT       dashboard files served with --web-root (default web/ of the repo;
+//   PERFWARDEN_SERVER         server binary (default build/release/bin/perfwarden-server)
+//   PERFWARDEN_WEB_ROOT       dashboard files served with --web-root (default web/ of the repo;
 //                           "builtin" uses the copy built into the server)
-//   PERFGATE_BENCH_OUT      JSON output path
-//   PERFGATE_BENCH_DATA_DIR data directory to use and keep (a second run on it skips seeding)
-//   PERFGATE_BENCH_COMMITS  commits (default 10000), PERFGATE_BENCH_BASE_COMMITS (1000),
-//   PERFGATE_BENCH_REPS     repetitions per run (10), PERFGATE_BENCH_CONCURRENCY (6),
-//   PERFGATE_BENCH_ENDPOINT_REPS warm requests per endpoint (10),
-//   PERFGATE_BENCH_PAGE_REPS page loads per series (5), PERFGATE_BENCH_SKIP_PAGE=1,
-//   PERFGATE_CHROMIUM       browser (default /usr/bin/chromium)
+//   PERFWARDEN_BENCH_OUT      JSON output path
+//   PERFWARDEN_BENCH_DATA_DIR data directory to use and keep (a second run on it skips seeding)
+//   PERFWARDEN_BENCH_COMMITS  commits (default 10000), PERFWARDEN_BENCH_BASE_COMMITS (1000),
+//   PERFWARDEN_BENCH_REPS     repetitions per run (10), PERFWARDEN_BENCH_CONCURRENCY (6),
+//   PERFWARDEN_BENCH_ENDPOINT_REPS warm requests per endpoint (10),
+//   PERFWARDEN_BENCH_PAGE_REPS page loads per series (5), PERFWARDEN_BENCH_SKIP_PAGE=1,
+//   PERFWARDEN_CHROMIUM       browser (default /usr/bin/chromium)
 //
 // The parts, one module each: series_config.mjs (these settings), series_stats.mjs (clock,
 // summaries, number format), series_http.mjs (the timed HTTP client), series_server.mjs (the
@@ -82,7 +82,7 @@ async function main() {
     config: {commits: CFG.commits, base_commits: CFG.baseCommits, reps: CFG.reps, server: CFG.server,
       web_root: CFG.webRoot || 'builtin', web_digest: webDigest(), history: CFG.history ? 'enabled (the default)' : 'disabled (history.enabled: false)'},
   };
-  console.log(`perfgate series load: ${CFG.commits} commits x ${CFG.reps} repetitions; server ${CFG.server}; ` +
+  console.log(`perfwarden series load: ${CFG.commits} commits x ${CFG.reps} repetitions; server ${CFG.server}; ` +
     `web ${result.config.web_root} (digest ${result.config.web_digest})`);
   const server = await startServer();
   console.log(`server ready in ${f1(server.startMs)} ms on ${BASE.host}:${BASE.port}, data ${server.dir}`);

@@ -25,7 +25,7 @@ async function loadPlaywright() {
 // when body[data-state] becomes ready or error.
 const INIT_SCRIPT = ({token}) => {
   try {
-    localStorage.setItem('perfgate.token', token);
+    localStorage.setItem('perfwarden.token', token);
   } catch {
     // storage disabled
   }

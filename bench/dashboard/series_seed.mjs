@@ -44,8 +44,8 @@ function level(i, n) {
 
 function makeUpload(i, n, reps, baseFrom) {
   const rand = prng(0x5eed0000 + i);
-  const sha = sha1(`perfgate-bench-commit-${i}`);
-  const parents = i > 0 ? [sha1(`perfgate-bench-commit-${i - 1}`)] : [];
+  const sha = sha1(`perfwarden-bench-commit-${i}`);
+  const parents = i > 0 ? [sha1(`perfwarden-bench-commit-${i - 1}`)] : [];
   const t = new Date(Date.UTC(2024, 0, 1) + i * 3600 * 1000);
   const l = level(i, n);
   const rt = [];
@@ -65,7 +65,7 @@ function makeUpload(i, n, reps, baseFrom) {
     results.push({suite: SUITE, benchmark: SMALL, metric: 'real_time', unit: 'ns', direction: 'lower', values: s});
   }
   return {
-    id: uuidOf(`perfgate-bench-run-${i}`),
+    id: uuidOf(`perfwarden-bench-run-${i}`),
     project: PROJECT,
     branch: BRANCH,
     commit: {
@@ -142,7 +142,7 @@ export async function waitForHistory() {
   let last = -1;
   for (;;) {
     const m = (await requestOk('GET', '/metrics')).body.toString();
-    const runs = Number((/perfgate_history\{stat="runs"\} ([0-9.e+]+)/.exec(m) || [])[1] || 0);
+    const runs = Number((/perfwarden_history\{stat="runs"\} ([0-9.e+]+)/.exec(m) || [])[1] || 0);
     if (runs >= CFG.commits) break;
     if (Math.floor(runs / 1000) !== Math.floor(last / 1000)) console.log(`  history: ${runs} runs analysed`);
     last = runs;

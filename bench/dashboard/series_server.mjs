@@ -1,5 +1,5 @@
-// Starts the perfgate-server under test on its embedded PostgreSQL in a data directory of its
-// own (fresh, or $PERFGATE_BENCH_DATA_DIR kept between runs), and stops it.
+// Starts the perfwarden-server under test on its embedded PostgreSQL in a data directory of its
+// own (fresh, or $PERFWARDEN_BENCH_DATA_DIR kept between runs), and stops it.
 import {spawn} from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -11,10 +11,10 @@ import {BASE, freePort, request} from './series_http.mjs';
 import {now, sleep} from './series_stats.mjs';
 
 export async function startServer() {
-  if (!fs.existsSync(CFG.server)) throw new Error(`no server binary at ${CFG.server} (set PERFGATE_SERVER)`);
+  if (!fs.existsSync(CFG.server)) throw new Error(`no server binary at ${CFG.server} (set PERFWARDEN_SERVER)`);
   let dir = CFG.dataDir;
   const fresh = !dir || !fs.existsSync(path.join(dir, 'pg'));
-  if (!dir) dir = fs.mkdtempSync(path.join(os.tmpdir(), 'perfgate-series-load.'));
+  if (!dir) dir = fs.mkdtempSync(path.join(os.tmpdir(), 'perfwarden-series-load.'));
   fs.mkdirSync(dir, {recursive: true});
   fs.chmodSync(dir, 0o755);  // as root, PostgreSQL runs as postgres and must reach it
   const config = path.join(dir, 'bench-server.yaml');
@@ -22,7 +22,7 @@ export async function startServer() {
   const tokenFile = path.join(dir, 'bench-admin-token');
   let admin = fs.existsSync(tokenFile) ? fs.readFileSync(tokenFile, 'utf8').trim() : '';
   if (!admin) {
-    admin = 'pgt_' + crypto.randomBytes(32).toString('base64url');
+    admin = 'pwt_' + crypto.randomBytes(32).toString('base64url');
     fs.writeFileSync(tokenFile, admin + '\n', {mode: 0o600});
   }
   const port = await freePort();
@@ -31,7 +31,7 @@ export async function startServer() {
   const args = ['--listen', `127.0.0.1:${port}`, '--data-dir', dir, '--config', config];
   if (CFG.webRoot) args.push('--web-root', CFG.webRoot);
   const log = fs.openSync(path.join(dir, 'server.out'), 'a');
-  const child = spawn(CFG.server, args, {stdio: ['ignore', log, log], env: {...env, PERFGATE_ADMIN_TOKEN: admin}});
+  const child = spawn(CFG.server, args, {stdio: ['ignore', log, log], env: {...env, PERFWARDEN_ADMIN_TOKEN: admin}});
   let exited = null;
   child.on('exit', (code, signal) => { exited = {code, signal}; });
   const t0 = now();

@@ -1,4 +1,4 @@
-# Sourced by the bench scripts: a perfgate-server on its embedded PostgreSQL in a temporary
+# Sourced by the bench scripts: a perfwarden-server on its embedded PostgreSQL in a temporary
 # directory on a free loopback port, ready to serve.
 #
 #   start_local_server SERVER_BIN DATA_DIR   sets server (pid), port, api (".../api/v1") and admin

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Makes the portable runner tarball that CI jobs download instead of building perfgate:
+# Makes the portable runner tarball that CI jobs download instead of building perfwarden:
 #
 #   make-runner-tarball.sh BIN OUTDIR VERSION
 #
-# writes OUTDIR/perfgate-runner-VERSION-linux-x86_64.tar.gz, holding perfgate-runner-VERSION/
-#   bin/perfgate              a copy of BIN, RUNPATH $ORIGIN/../lib
+# writes OUTDIR/perfwarden-runner-VERSION-linux-x86_64.tar.gz, holding perfwarden-runner-VERSION/
+#   bin/perfwarden              a copy of BIN, RUNPATH $ORIGIN/../lib
 #   lib/                      every shared library BIN needs (ldd) except the glibc family, each
 #                             with RUNPATH $ORIGIN, so the bundle resolves within itself
-#   share/doc/perfgate/       README.md, README-tarball, THIRD-PARTY (each bundled library, its
+#   share/doc/perfwarden/       README.md, README-tarball, THIRD-PARTY (each bundled library, its
 #                             Debian package and version) and those packages' copyright files
 # The one thing taken from the host is glibc (>= the build machine's: 2.36 on Debian 12), because
 # glibc, its loader and its NSS modules must be the host's own. Why a tarball and not the .deb for
@@ -35,11 +35,11 @@ if [ -z "${SOURCE_DATE_EPOCH:-}" ]; then
   SOURCE_DATE_EPOCH=$(git -C "$src" log -1 --format=%ct 2>/dev/null || echo 0)
 fi
 
-name=perfgate-runner-$version
-stage=$(mktemp -d "${TMPDIR:-/tmp}/perfgate-runner.XXXXXX")
+name=perfwarden-runner-$version
+stage=$(mktemp -d "${TMPDIR:-/tmp}/perfwarden-runner.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 root=$stage/$name
-mkdir -p "$root/bin" "$root/lib" "$root/share/doc/perfgate/third-party"
+mkdir -p "$root/bin" "$root/lib" "$root/share/doc/perfwarden/third-party"
 
 # The glibc family: libc and the libraries split from it, its loader and the kernel's vDSO.
 is_glibc() {
@@ -70,38 +70,38 @@ while read -r soname arrow path _; do
   bundled+=("$soname=$path")
 done <<<"$listing"
 
-cp -L "$bin" "$root/bin/perfgate"
-patchelf --set-rpath '$ORIGIN/../lib' "$root/bin/perfgate"
+cp -L "$bin" "$root/bin/perfwarden"
+patchelf --set-rpath '$ORIGIN/../lib' "$root/bin/perfwarden"
 for f in "$root"/lib/*; do
   [ -e "$f" ] || continue
   patchelf --set-rpath '$ORIGIN' "$f"
 done
 
 # The newest glibc symbol version anything in the bundle needs: the host's glibc must have it.
-glibc=$(for f in "$root/bin/perfgate" "$root"/lib/*; do
+glibc=$(for f in "$root/bin/perfwarden" "$root"/lib/*; do
           objdump -T "$f" | grep -o 'GLIBC_[0-9][0-9.]*' || true
         done | sed 's/^GLIBC_//' | sort -uV | tail -n 1)
 [ -n "$glibc" ] || { echo "make-runner-tarball: found no GLIBC_ symbol versions" >&2; exit 1; }
 
-doc=$root/share/doc/perfgate
+doc=$root/share/doc/perfwarden
 cp "$src/README.md" "$doc/README.md"
 cat >"$doc/README-tarball" <<EOF
-perfgate runner $version for Linux x86_64 (a portable tarball)
+perfwarden runner $version for Linux x86_64 (a portable tarball)
 
-This is the perfgate runner (bin/perfgate) with the shared libraries it needs in lib/, found
+This is the perfwarden runner (bin/perfwarden) with the shared libraries it needs in lib/, found
 through its RUNPATH (\$ORIGIN/../lib): nothing is installed, nothing else is needed but the
 host's glibc, version $glibc or newer. Released tarballs are built on Debian 12 (glibc 2.36):
 they run on Debian 12, Ubuntu 24.04 and newer distributions, not on Ubuntu 22.04 (2.35). Extract
-it anywhere and run bin/perfgate, or put bin/ on PATH:
+it anywhere and run bin/perfwarden, or put bin/ on PATH:
 
   tar -xzf $name-linux-x86_64.tar.gz
-  $name/bin/perfgate --version
+  $name/bin/perfwarden --version
 
-It is what perfgate's CI templates download (the GitHub action's \`version\` input, the GitLab
-template's PERFGATE_VERSION): a Debian 12 .deb would not install on Ubuntu 24.04 CI runners,
+It is what perfwarden's CI templates download (the GitHub action's \`version\` input, the GitLab
+template's PERFWARDEN_VERSION): a Debian 12 .deb would not install on Ubuntu 24.04 CI runners,
 whose libgit2 and yaml-cpp packages have other names (libgit2-1.7 and libyaml-cpp0.8, not
-Debian 12's libgit2-1.5 and libyaml-cpp0.7). For hosts, the perfgate and
-perfgate-server Debian packages are the way to install. perfgate's docs/ci.md, "Installing the
+Debian 12's libgit2-1.5 and libyaml-cpp0.7). For hosts, the perfwarden and
+perfwarden-server Debian packages are the way to install. perfwarden's docs/ci.md, "Installing the
 runner in CI", says more; THIRD-PARTY lists the bundled libraries and where they come from, and
 third-party/ holds their copyright and licence notices.
 EOF
@@ -133,7 +133,7 @@ EOF
 
 find "$root" -type d -exec chmod 755 {} +
 find "$root" -type f -exec chmod 644 {} +
-chmod 755 "$root/bin/perfgate" "$root"/lib/*
+chmod 755 "$root/bin/perfwarden" "$root"/lib/*
 
 mkdir -p "$outdir"
 out=$outdir/$name-linux-x86_64.tar.gz

@@ -22,7 +22,7 @@
 #include "runner/adapters/input_text.h"
 #include "runner/adapters/json_text.h"
 
-namespace perfgate::adapters {
+namespace perfwarden::adapters {
 namespace {
 
 using nlohmann::json;
@@ -450,4 +450,4 @@ Result<std::vector<MetricSeries>> CollectMetric(const GbenchFile& file, std::str
   }
 }
 
-}  // namespace perfgate::adapters
+}  // namespace perfwarden::adapters

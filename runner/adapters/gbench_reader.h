@@ -16,7 +16,7 @@
 #include "core/result.h"
 #include "core/series_key.h"
 
-namespace perfgate::adapters {
+namespace perfwarden::adapters {
 
 struct GbenchCache {
   std::string type;  // "Data", "Instruction", "Unified"
@@ -109,4 +109,4 @@ Direction DefaultDirection(std::string_view metric);
 // or a value is not finite (the error names the benchmark and repetition).
 Result<std::vector<MetricSeries>> CollectMetric(const GbenchFile& file, std::string_view metric);
 
-}  // namespace perfgate::adapters
+}  // namespace perfwarden::adapters

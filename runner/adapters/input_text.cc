@@ -8,7 +8,7 @@
 #include <sstream>
 #include <system_error>
 
-namespace perfgate::adapters {
+namespace perfwarden::adapters {
 
 Result<InputText> ReadInputText(const std::filesystem::path& path) {
   InputText input;
@@ -36,4 +36,4 @@ Result<InputText> ReadInputText(const std::filesystem::path& path) {
   return input;
 }
 
-}  // namespace perfgate::adapters
+}  // namespace perfwarden::adapters

@@ -8,7 +8,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::adapters {
+namespace perfwarden::adapters {
 
 struct InputText {
   std::string source;  // the path as given, or "<stdin>"
@@ -18,4 +18,4 @@ struct InputText {
 // kInvalidArgument naming the source when the file is missing, a directory or unreadable.
 Result<InputText> ReadInputText(const std::filesystem::path& path);
 
-}  // namespace perfgate::adapters
+}  // namespace perfwarden::adapters

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace perfgate::adapters {
+namespace perfwarden::adapters {
 namespace {
 
 using nlohmann::json;
@@ -323,4 +323,4 @@ std::string DumpJsonText(const nlohmann::json& value) {
   return out;
 }
 
-}  // namespace perfgate::adapters
+}  // namespace perfwarden::adapters

@@ -1,6 +1,6 @@
 // JSON text as benchmark tools write it: standard JSON plus the bare NaN, -NaN, Infinity and
 // -Infinity tokens that Google Benchmark and Python's json module emit for non-finite doubles.
-// Internal to the adapters (nlohmann-json is a private dependency of perfgate_adapters); parse
+// Internal to the adapters (nlohmann-json is a private dependency of perfwarden_adapters); parse
 // errors name the source and the line:column of the original text.
 #pragma once
 
@@ -11,7 +11,7 @@
 #include "core/result.h"
 #include "wire/json_type_name.h"
 
-namespace perfgate::adapters {
+namespace perfwarden::adapters {
 
 // Parses `text`; non-finite tokens become NaN/inf numbers. Errors (kInvalidArgument) read
 // "<source>:<line>:<column>: invalid JSON: <what was expected>". Never throws.
@@ -22,7 +22,7 @@ Result<nlohmann::json> ParseJsonText(std::string_view text, std::string_view sou
 std::string DumpJsonText(const nlohmann::json& value);
 
 // JsonTypeName (wire/json_type_name.h) names a value's kind in messages.
-using ::perfgate::JsonTypeName;
+using ::perfwarden::JsonTypeName;
 
 // 1-based line and column (in bytes) of byte `offset` of `text`; an offset past the end points
 // just after the last character.
@@ -32,4 +32,4 @@ struct TextPosition {
 };
 TextPosition PositionOf(std::string_view text, size_t offset);
 
-}  // namespace perfgate::adapters
+}  // namespace perfwarden::adapters

@@ -8,7 +8,7 @@
 #include "core/text.h"
 #include "runner/adapters/input_text.h"
 
-namespace perfgate::adapters {
+namespace perfwarden::adapters {
 namespace {
 
 namespace fs = std::filesystem;
@@ -77,4 +77,4 @@ SeriesBatch ReadSeriesBatch(const std::vector<std::string>& inputs, bool jsonl) 
   return batch;
 }
 
-}  // namespace perfgate::adapters
+}  // namespace perfwarden::adapters

@@ -1,4 +1,4 @@
-// The inputs of `perfgate analyze` as one batch: several files, a directory's series files, or
+// The inputs of `perfwarden analyze` as one batch: several files, a directory's series files, or
 // JSON-lines files holding a series per line, read in one process so that a corpus of hundreds of
 // series costs one start-up. One bad input never hides the others: each entry carries its series
 // or the error that names its file (and line).
@@ -9,7 +9,7 @@
 
 #include "runner/adapters/series_input.h"
 
-namespace perfgate::adapters {
+namespace perfwarden::adapters {
 
 struct SeriesBatch {
   std::vector<NamedSeries> series;  // in input order; a directory's files sorted by name
@@ -25,4 +25,4 @@ struct SeriesBatch {
 // holding its error.
 SeriesBatch ReadSeriesBatch(const std::vector<std::string>& inputs, bool jsonl);
 
-}  // namespace perfgate::adapters
+}  // namespace perfwarden::adapters

@@ -1,4 +1,4 @@
-// Series parsing for `perfgate analyze` (see series_input.h for the accepted shapes).
+// Series parsing for `perfwarden analyze` (see series_input.h for the accepted shapes).
 #include "runner/adapters/series_input.h"
 
 #include <cctype>
@@ -18,7 +18,7 @@
 #include "runner/adapters/json_text.h"
 #include "stats/descriptive.h"
 
-namespace perfgate::adapters {
+namespace perfwarden::adapters {
 namespace {
 
 // The whole cell as a double (a leading '+' allowed); nullopt when it is not a number. Non-finite
@@ -275,4 +275,4 @@ std::vector<double> PointLevels(const SeriesPoints& points) {
   return levels;
 }
 
-}  // namespace perfgate::adapters
+}  // namespace perfwarden::adapters

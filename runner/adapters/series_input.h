@@ -1,4 +1,4 @@
-// The input of `perfgate analyze`: a benchmark series as JSON (an array of numbers, or of arrays
+// The input of `perfwarden analyze`: a benchmark series as JSON (an array of numbers, or of arrays
 // of repetitions) or CSV (one row per point, one or more columns of repetitions). Errors name the
 // source and the place (`s.csv:12: ...`, `s.json: [12][3]: ...`) so that a user can fix the file.
 #pragma once
@@ -9,7 +9,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::adapters {
+namespace perfwarden::adapters {
 
 enum class SeriesFormat { kJson, kCsv };
 
@@ -59,4 +59,4 @@ Result<SeriesPoints> ReadSeries(const std::string& path);
 // fault, a noisy neighbour) does not move the point the way a mean would.
 std::vector<double> PointLevels(const SeriesPoints& points);
 
-}  // namespace perfgate::adapters
+}  // namespace perfwarden::adapters

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-namespace perfgate::adapters {
+namespace perfwarden::adapters {
 namespace {
 
 using nlohmann::json;
@@ -199,9 +199,9 @@ Result<TrainOutput> ReadTrainLines(std::string_view text, const std::string& sou
   if (out.steps.size() == out.WarmupSteps() && out.metrics.empty()) {
     return InvalidArgument(source +
                            ": no steady-state step and no metric (is the command "
-                           "printing perfgate's JSON lines? see docs/gpu.md)");
+                           "printing perfwarden's JSON lines? see docs/gpu.md)");
   }
   return out;
 }
 
-}  // namespace perfgate::adapters
+}  // namespace perfwarden::adapters

@@ -1,4 +1,4 @@
-// Reader of perfgate's JSON-lines protocol (v1) for training benchmarks: any command (the CUDA
+// Reader of perfwarden's JSON-lines protocol (v1) for training benchmarks: any command (the CUDA
 // benchmark of bench/workloads/cuda_train, a PyTorch or JAX script) prints one JSON object per
 // line as it trains; other lines (logs) are ignored. docs/gpu.md specifies the protocol:
 //
@@ -20,7 +20,7 @@
 #include "core/metric.h"
 #include "core/result.h"
 
-namespace perfgate::adapters {
+namespace perfwarden::adapters {
 
 struct TrainStep {
   int64_t step = 0;
@@ -53,4 +53,4 @@ Result<TrainOutput> ReadTrainLines(std::string_view text, const std::string& sou
 // `*per_second`, `tflops`, `mfu`, `*throughput*`) are higher-is-better, the rest lower.
 Direction DefaultTrainDirection(std::string_view name);
 
-}  // namespace perfgate::adapters
+}  // namespace perfwarden::adapters

@@ -1,4 +1,4 @@
-// `perfgate ab --a CMD --b CMD`: compares two configurations of a benchmark on this machine
+// `perfwarden ab --a CMD --b CMD`: compares two configurations of a benchmark on this machine
 // (bf16 against fp32 of a training benchmark, say). The runs are runner/run/ab_session.h's, the
 // answer (B's speedup over A with a 95% CI and a U test, and the change of every other metric)
 // runner/report/ab_format.h's; here only the flags.
@@ -14,7 +14,7 @@
 #include "runner/report/ab_format.h"
 #include "runner/run/ab_session.h"
 
-namespace perfgate::cli {
+namespace perfwarden::cli {
 namespace {
 
 struct AbArgs {
@@ -36,7 +36,7 @@ int Run(const AbArgs& args) {
   for (const std::string& name : args.pass_env) {
     if (config::ClassifyEnv(name) == config::SecretEnv::kCredential) {
       return ReportError(InvalidArgument("--pass-env " + name +
-                                             ": perfgate's and the CI job's credentials never "
+                                             ": perfwarden's and the CI job's credentials never "
                                              "reach the commands",
                                          "pass-env")
                              .value());
@@ -74,7 +74,7 @@ void AddAbCommand(CLI::App& app, int* exit_code) {
       "Compare two configurations on this machine: runs --a and --b interleaved in randomised "
       "blocks (drift falls on both), and reports how many times as fast B is as A with a 95% "
       "CI and a U test, and the change of every other metric (memory, loss, throughput, GPU "
-      "telemetry). A command that prints perfgate's JSON lines (docs/gpu.md) is compared on "
+      "telemetry). A command that prints perfwarden's JSON lines (docs/gpu.md) is compared on "
       "its steady-state step time, any other on its wall time");
   cmd->add_option("--a", args->a, "The first command (sh -c), the reference")->required();
   cmd->add_option("--b", args->b, "The second command (sh -c)")->required();
@@ -104,11 +104,11 @@ void AddAbCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--pass-env", args->pass_env,
                   "A variable the commands inherit although its name looks secret (HF_TOKEN; "
-                  "repeatable). They never get perfgate's or the CI job's credentials");
+                  "repeatable). They never get perfwarden's or the CI job's credentials");
   cmd->add_option("--format", args->format, "Output format on stdout")
       ->check(CLI::IsMember({"text", "markdown", "json"}))
       ->capture_default_str();
   cmd->callback([args, exit_code]() { *exit_code = Run(*args); });
 }
 
-}  // namespace perfgate::cli
+}  // namespace perfwarden::cli

@@ -1,4 +1,4 @@
-// `perfgate agent --testbed NAME [--repo PATH]`: the worker of remote bisects on a benchmark host
+// `perfwarden agent --testbed NAME [--repo PATH]`: the worker of remote bisects on a benchmark host
 // (a GPU host, say); runner/local_bisect/agent.h does the work, here only the flags.
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 #include "runner/local_bisect/agent.h"
 #include "runner/run/session.h"
 
-namespace perfgate::cli {
+namespace perfwarden::cli {
 namespace {
 
 std::string DefaultName() {
@@ -21,7 +21,7 @@ std::string DefaultName() {
 
 int Run(local_bisect::AgentOptions& args) {
   if (args.name.empty()) args.name = DefaultName();
-  if (args.config.empty()) args.config = args.repo + "/perfgate.yaml";
+  if (args.config.empty()) args.config = args.repo + "/perfwarden.yaml";
   auto config = run::LoadConfig(args.config);
   if (!config) return ReportError(config.error());
   if (auto ok = run::RequireServer(*config); !ok) return ReportError(ok.error());
@@ -42,8 +42,8 @@ void AddAgentCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<local_bisect::AgentOptions>();
   CLI::App* cmd = app.add_subcommand(
       "agent",
-      "Work on remote bisects (`perfgate bisect --remote --testbed NAME`) on this host: claims "
-      "the testbed's queued steps from perfgate.yaml's server (PERFGATE_TOKEN with the ingest "
+      "Work on remote bisects (`perfwarden bisect --remote --testbed NAME`) on this host: claims "
+      "the testbed's queued steps from perfwarden.yaml's server (PERFWARDEN_TOKEN with the ingest "
       "scope), builds and measures their commits in temporary trees exported from --repo, and "
       "reports them. Runs until stopped (or --once, --exit-when-idle); a step whose agent dies "
       "is given to another agent when its lease runs out");
@@ -51,7 +51,7 @@ void AddAgentCommand(CLI::App& app, int* exit_code) {
       ->required();
   cmd->add_option("--repo", args->repo, "A clone of the project's repository with the commits")
       ->capture_default_str();
-  cmd->add_option("--config", args->config, "perfgate.yaml to use (default: the repo's)");
+  cmd->add_option("--config", args->config, "perfwarden.yaml to use (default: the repo's)");
   cmd->add_option("--name", args->name, "This agent's name (default host:pid)");
   cmd->add_option("--lease", args->lease_seconds,
                   "Seconds a claimed step stays this agent's without a renewal (renewed every "
@@ -75,4 +75,4 @@ void AddAgentCommand(CLI::App& app, int* exit_code) {
   cmd->callback([args, exit_code]() { *exit_code = Run(*args); });
 }
 
-}  // namespace perfgate::cli
+}  // namespace perfwarden::cli

@@ -1,9 +1,9 @@
-// `perfgate alerts list|show|summary|groups|group|ack|resolve|false-positive|went-away|reopen`:
+// `perfwarden alerts list|show|summary|groups|group|ack|resolve|false-positive|went-away|reopen`:
 // the change points the server found in a project's history (GET/PATCH
 // /api/v1/projects/{p}/alerts), listed by commit range, shown one at a time with the points
 // around the step and the bisect command, and triaged, one alert or a whole alert group
 // (--group; GET|PATCH .../alert-groups). Connection settings as the other server verbs:
-// perfgate.yaml's server.url and server.project, PERFGATE_TOKEN. Not a gate: 0 on success whatever
+// perfwarden.yaml's server.url and server.project, PERFWARDEN_TOKEN. Not a gate: 0 on success whatever
 // the alerts say, 2 for usage errors and 4xx answers (the server's message printed), 3 when the
 // server is unreachable or failing.
 #include <iostream>
@@ -17,7 +17,7 @@
 #include "runner/run/session.h"
 #include "wire/alert.h"
 
-namespace perfgate::cli {
+namespace perfwarden::cli {
 namespace {
 
 struct Connection {
@@ -153,8 +153,8 @@ int ShowGroup(const AlertArgs& args) {
 
 void AddConnection(CLI::App* verb, Connection* connection) {
   verb->add_option("--config", connection->config,
-                   "perfgate.yaml to use (server.url, server.project; the token comes from "
-                   "PERFGATE_TOKEN)");
+                   "perfwarden.yaml to use (server.url, server.project; the token comes from "
+                   "PERFWARDEN_TOKEN)");
   verb->add_option("--format", connection->format, "Output format on stdout")
       ->check(CLI::IsMember({"text", "markdown", "json"}))
       ->capture_default_str();
@@ -164,9 +164,9 @@ void AddTriageVerb(CLI::App* alerts, int* exit_code, const std::string& name,
                    const std::string& state, const std::string& description) {
   auto args = std::make_shared<AlertArgs>();
   CLI::App* verb = alerts->add_subcommand(name, description);
-  verb->add_option("ID", args->id, "Alert id (the ID column of `perfgate alerts list`)");
+  verb->add_option("ID", args->id, "Alert id (the ID column of `perfwarden alerts list`)");
   verb->add_option("--group", args->group,
-                   "Every alert of this alert group instead (`perfgate alerts groups`)");
+                   "Every alert of this alert group instead (`perfwarden alerts groups`)");
   CLI::Option* note =
       verb->add_option("--note", args->note, "Why: kept in the alert's triage history");
   AddConnection(verb, &args->connection);
@@ -185,7 +185,7 @@ void AddAlertsCommand(CLI::App& app, int* exit_code) {
       "improvements, environment changes), grouped by commit range. Exit codes: 0 ok, 2 usage "
       "error or the server refused (its message is printed), 3 server unreachable");
   // A catch-all positional instead of require_subcommand: an unknown or missing verb gets a
-  // message that lists the verbs, as `perfgate frobnicate` does.
+  // message that lists the verbs, as `perfwarden frobnicate` does.
   auto unknown = std::make_shared<std::vector<std::string>>();
   alerts->add_option("VERB", *unknown, "")->group("");
   alerts->callback([alerts, unknown, exit_code]() {
@@ -193,10 +193,10 @@ void AddAlertsCommand(CLI::App& app, int* exit_code) {
     const std::string verbs =
         "list, show, summary, groups, group, ack, resolve, false-positive, went-away, reopen";
     *exit_code = ReportError(Error{ErrorCode::kInvalidArgument,
-                                   unknown->empty() ? "perfgate alerts needs a verb: " + verbs
+                                   unknown->empty() ? "perfwarden alerts needs a verb: " + verbs
                                                     : "unknown alerts verb '" + unknown->front() +
                                                           "' (available: " + verbs +
-                                                          "; run perfgate alerts --help)",
+                                                          "; run perfwarden alerts --help)",
                                    ""});
   });
 
@@ -245,8 +245,8 @@ void AddAlertsCommand(CLI::App& app, int* exit_code) {
   CLI::App* show = alerts->add_subcommand(
       "show",
       "Show one alert: its series, change and CI, commit range, environment change, the points "
-      "around the step, triage history and the `perfgate bisect` command that finds the commit");
-  show->add_option("ID", show_args->id, "Alert id (the ID column of `perfgate alerts list`)")
+      "around the step, triage history and the `perfwarden bisect` command that finds the commit");
+  show->add_option("ID", show_args->id, "Alert id (the ID column of `perfwarden alerts list`)")
       ->required();
   AddConnection(show, &show_args->connection);
   show->callback([show_args, exit_code]() { *exit_code = Show(*show_args); });
@@ -272,7 +272,7 @@ void AddAlertsCommand(CLI::App& app, int* exit_code) {
   CLI::App* group = alerts->add_subcommand(
       "group",
       "Show one alert group: its range, members, the most significant member and its bisect");
-  group->add_option("G", group_args->id, "Alert group id (`perfgate alerts groups`)")->required();
+  group->add_option("G", group_args->id, "Alert group id (`perfwarden alerts groups`)")->required();
   AddConnection(group, &group_args->connection);
   group->callback([group_args, exit_code]() { *exit_code = ShowGroup(*group_args); });
 
@@ -289,4 +289,4 @@ void AddAlertsCommand(CLI::App& app, int* exit_code) {
                 "Open an alert again (needs the triage scope)");
 }
 
-}  // namespace perfgate::cli
+}  // namespace perfwarden::cli

@@ -1,4 +1,4 @@
-// `perfgate analyze FILE|DIR|- ...`: change points of benchmark series, offline, with the server's
+// `perfwarden analyze FILE|DIR|- ...`: change points of benchmark series, offline, with the server's
 // history detector (stats/history_detector.h: e-divisive means as Apache Otava runs it, then a
 // confirmation on median levels), or with raw e-divisive (`--detector e-divisive`). Many series
 // (several files, a directory, JSON lines) run in one process, each with the output it would have
@@ -22,14 +22,14 @@
 #include "stats/descriptive.h"
 #include "stats/history_detector.h"
 
-namespace perfgate::cli {
+namespace perfwarden::cli {
 namespace {
 
 struct AnalyzeArgs {
   std::vector<std::string> inputs;
   bool jsonl = false;
   std::string format = "text";
-  std::string detector = "perfgate";
+  std::string detector = "perfwarden";
   std::size_t window = stats::HistoryOptions{}.window;
   double max_pvalue = stats::HistoryOptions{}.max_pvalue;
   double rank_pvalue = stats::HistoryOptions{}.rank_pvalue;
@@ -41,7 +41,7 @@ struct AnalyzeArgs {
 };
 
 int Fail(const Error& error) {
-  std::fprintf(stderr, "perfgate: error: %s\n", error.ToString().c_str());
+  std::fprintf(stderr, "perfwarden: error: %s\n", error.ToString().c_str());
   return kExitUsage;
 }
 
@@ -65,7 +65,7 @@ Result<std::vector<report::ChangePointReport>> RawEDivisive(std::span<const doub
   return out;
 }
 
-Result<std::vector<report::ChangePointReport>> Perfgate(std::span<const double> levels,
+Result<std::vector<report::ChangePointReport>> Perfwarden(std::span<const double> levels,
                                                         const stats::HistoryOptions& options) {
   auto steps = stats::DetectSteps(levels, options);
   if (!steps) return tl::unexpected(steps.error());
@@ -86,7 +86,7 @@ Result<report::AnalyzeResult> AnalyzeOne(const adapters::SeriesPoints& points,
   report::AnalyzeResult result = settings;
   const std::vector<double> levels = adapters::PointLevels(points);
   result.points = levels.size();
-  auto found = result.raw ? RawEDivisive(levels, result.options) : Perfgate(levels, result.options);
+  auto found = result.raw ? RawEDivisive(levels, result.options) : Perfwarden(levels, result.options);
   if (!found) return tl::unexpected(found.error());
   result.change_points = std::move(*found);
   if (result.creep_search) {
@@ -167,7 +167,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
     if (!result) {
       progress.Clear();
       std::fflush(stdout);
-      std::fprintf(stderr, "perfgate: error: %s\n", result.error().ToString().c_str());
+      std::fprintf(stderr, "perfwarden: error: %s\n", result.error().ToString().c_str());
       errors.push_back({series.name, result.error().ToString()});
       continue;
     }
@@ -184,7 +184,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
   if (args.format == "json") Write(report::FormatAnalyzeBatchJson(results, errors));
   std::fflush(stdout);
   if (!errors.empty()) {
-    std::fprintf(stderr, "perfgate: error: %zu of %zu series could not be analysed\n",
+    std::fprintf(stderr, "perfwarden: error: %zu of %zu series could not be analysed\n",
                  errors.size(), batch.series.size());
     return kExitUsage;
   }
@@ -217,9 +217,9 @@ void AddAnalyzeCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   analyze
       ->add_option("--detector", args.detector,
-                   "perfgate (the server's) or e-divisive (raw Otava: the threshold is its "
+                   "perfwarden (the server's) or e-divisive (raw Otava: the threshold is its "
                    "min_magnitude, no confirmation)")
-      ->check(CLI::IsMember({"perfgate", "e-divisive"}))
+      ->check(CLI::IsMember({"perfwarden", "e-divisive"}))
       ->capture_default_str();
   analyze
       ->add_option("--window", args.window, "Points per detection window (windows overlap by half)")
@@ -260,4 +260,4 @@ void AddAnalyzeCommand(CLI::App& app, int* exit_code) {
   analyze->callback([args_ptr, exit_code]() { *exit_code = RunAnalyze(*args_ptr); });
 }
 
-}  // namespace perfgate::cli
+}  // namespace perfwarden::cli

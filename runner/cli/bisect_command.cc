@@ -1,7 +1,7 @@
-// `perfgate bisect --good REV --bad REV --benchmark NAME ...` (or `--alert ID`, which takes them
+// `perfwarden bisect --good REV --bad REV --benchmark NAME ...` (or `--alert ID`, which takes them
 // from a server's alert): the commit of a range that made a benchmark slower, measured on this
 // machine (runner/local_bisect/bisect_run.h) or, with --remote --testbed NAME, queued on the server
-// for the agents of that testbed (`perfgate agent`); `perfgate bisect status ID` follows a queued
+// for the agents of that testbed (`perfwarden agent`); `perfwarden bisect status ID` follows a queued
 // one. Printed as text, Markdown or JSON. Exit 0 with an answer (or a queued bisect), 1 when the
 // regression does not reproduce between the ends, 2 on bad usage, 3 when a build or run fails
 // for reasons other than the code (or a remote bisect failed), or when the ends stayed undecided
@@ -22,7 +22,7 @@
 #include "runner/run/session.h"
 #include "wire/bisect.h"
 
-namespace perfgate::cli {
+namespace perfwarden::cli {
 namespace {
 
 struct BisectArgs {
@@ -88,7 +88,7 @@ Result<void> FromAlert(BisectArgs& args) {
     if (!group) return tl::unexpected(group.error());
     const std::string member = std::to_string(group->group.most_significant);
     if (member != args.alert) {
-      std::fprintf(stderr, "perfgate: alert group %s: bisecting its most significant alert, %s\n",
+      std::fprintf(stderr, "perfwarden: alert group %s: bisecting its most significant alert, %s\n",
                    group_id.c_str(), member.c_str());
     }
     args.alert = member;
@@ -108,7 +108,7 @@ Result<void> FromAlert(BisectArgs& args) {
   if (args.options.benchmarks.empty()) args.options.benchmarks = {alert.series.key.benchmark};
   if (args.options.suite.empty()) args.options.suite = alert.series.key.suite;
   if (args.options.metric.empty()) args.options.metric = alert.series.key.metric;
-  std::fprintf(stderr, "perfgate: alert %s: %s..%s, %s %s\n", args.alert.c_str(),
+  std::fprintf(stderr, "perfwarden: alert %s: %s..%s, %s %s\n", args.alert.c_str(),
                args.options.good.substr(0, 12).c_str(), args.options.bad.substr(0, 12).c_str(),
                args.options.benchmarks.front().c_str(), args.options.metric.c_str());
   return {};
@@ -138,7 +138,7 @@ int ShowBisect(client::ProjectClient& client, const std::string& id, const std::
             Error{ErrorCode::kUnavailable, "bisect " + id + " failed: " + *b->error, ""});
       }
       if (b->state == "cancelled")
-        std::fprintf(stderr, "perfgate: bisect %s was cancelled\n", id.c_str());
+        std::fprintf(stderr, "perfwarden: bisect %s was cancelled\n", id.c_str());
       return kExitRegression;
     }
     const std::string now =
@@ -188,8 +188,8 @@ int QueueRemote(BisectArgs& args) {
   if (!queued) return ReportError(queued.error());
   const std::string id = std::to_string(queued->id);
   std::fprintf(stderr,
-               "perfgate: queued as bisect %s: %zu commits for the agents of testbed %s "
-               "(`perfgate agent --testbed %s`); follow it with `perfgate bisect status %s`\n",
+               "perfwarden: queued as bisect %s: %zu commits for the agents of testbed %s "
+               "(`perfwarden agent --testbed %s`); follow it with `perfwarden bisect status %s`\n",
                id.c_str(), range->commits.size() - 1, args.testbed.c_str(), args.testbed.c_str(),
                id.c_str());
   if (!args.wait) {
@@ -206,8 +206,8 @@ int Run(BisectArgs& args) {
       // One bisect per group: the server would answer this one (or refuse a second answer).
       const std::string id = std::to_string(*args.group_bisect);
       std::fprintf(stderr,
-                   "perfgate: the alert's group already has bisect %s; follow it with "
-                   "`perfgate bisect status %s`\n",
+                   "perfwarden: the alert's group already has bisect %s; follow it with "
+                   "`perfwarden bisect status %s`\n",
                    id.c_str(), id.c_str());
       Print(id + "\n");
       return kExitPass;
@@ -235,10 +235,10 @@ int Run(BisectArgs& args) {
     auto stored =
         client ? client->StoreBisect(upload) : Result<wire::Bisect>(tl::unexpected(client.error()));
     if (stored) {
-      std::fprintf(stderr, "perfgate: stored on the server as bisect %s of alert %s\n",
+      std::fprintf(stderr, "perfwarden: stored on the server as bisect %s of alert %s\n",
                    std::to_string(stored->id).c_str(), args.alert.c_str());
     } else {
-      std::fprintf(stderr, "perfgate: warning: the bisect could not be stored on the server: %s\n",
+      std::fprintf(stderr, "perfwarden: warning: the bisect could not be stored on the server: %s\n",
                    stored.error().message.c_str());
     }
   }
@@ -264,12 +264,12 @@ void AddBisectCommand(CLI::App& app, int* exit_code) {
       "touched), judges each by the interval of its position between the two ends, adds "
       "repetitions when a commit is undecided, skips commits that do not build, and keeps its "
       "state so that an interrupted bisect resumes; with --remote --testbed NAME it is queued on "
-      "the server for that testbed's agents (`perfgate agent`). Exit 0 with an answer (or a "
+      "the server for that testbed's agents (`perfwarden agent`). Exit 0 with an answer (or a "
       "queued bisect), 1 when the regression does not reproduce between the ends, 2 usage, 3 a "
       "failing run or ends still undecided at --max-repetitions");
   cmd->add_option("--alert", args->alert,
-                  "A server alert's id: its range, suite, benchmark and metric (perfgate.yaml's "
-                  "server, PERFGATE_TOKEN with the read scope); the options below override them");
+                  "A server alert's id: its range, suite, benchmark and metric (perfwarden.yaml's "
+                  "server, PERFWARDEN_TOKEN with the read scope); the options below override them");
   cmd->add_option("--group", args->group,
                   "A server alert group's id: bisects its most significant alert (--alert of any "
                   "member does the same); when the group has a bisect already, prints its id");
@@ -278,7 +278,7 @@ void AddBisectCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--benchmark", args->options.benchmarks,
                   "Benchmark (a Google Benchmark name, or a command suite's name); the first "
                   "decides");
-  cmd->add_option("--suite", args->options.suite, "Suite of perfgate.yaml (default: found)");
+  cmd->add_option("--suite", args->options.suite, "Suite of perfwarden.yaml (default: found)");
   cmd->add_option("--metric", args->options.metric,
                   "Metric (default real_time, wall_time for a command suite)");
   cmd->add_option("--build", args->options.build,
@@ -295,19 +295,19 @@ void AddBisectCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(2, 100000))
       ->capture_default_str();
   cmd->add_flag("--post,!--no-post", args->options.post,
-                "Post every commit measured to perfgate.yaml's server (branch perfgate-bisect; "
-                "default when a server and PERFGATE_TOKEN are set)");
+                "Post every commit measured to perfwarden.yaml's server (branch perfwarden-bisect; "
+                "default when a server and PERFWARDEN_TOKEN are set)");
   cmd->add_flag("--all-parents", args->all_parents,
                 "Search every commit of the range, not only the first-parent line");
   cmd->add_option("--state", args->options.state_file,
-                  "State file (default .perfgate/bisect-<good>-<bad>.json beside the spool)");
-  cmd->add_option("--config", args->config, "perfgate.yaml to use");
+                  "State file (default .perfwarden/bisect-<good>-<bad>.json beside the spool)");
+  cmd->add_option("--config", args->config, "perfwarden.yaml to use");
   cmd->add_option("--format", args->format, "Output format on stdout")
       ->check(CLI::IsMember({"text", "markdown", "json"}))
       ->capture_default_str();
   cmd->add_flag("--remote", args->remote,
-                "Queue the bisect on perfgate.yaml's server for the agents of --testbed instead of "
-                "measuring here (PERFGATE_TOKEN with the ingest scope); prints its id");
+                "Queue the bisect on perfwarden.yaml's server for the agents of --testbed instead of "
+                "measuring here (PERFWARDEN_TOKEN with the ingest scope); prints its id");
   cmd->add_option("--testbed", args->testbed, "With --remote: the testbed whose agents measure");
   cmd->add_flag("--wait", args->wait,
                 "With --remote: follow the bisect (progress on stderr) and print its answer");
@@ -323,7 +323,7 @@ void AddBisectCommand(CLI::App& app, int* exit_code) {
       "0 (an answer, or still running), 1 when it found no culprit, 3 when it failed or its ends "
       "stayed undecided");
   status->add_option("ID", status_args->id, "The bisect's id")->required();
-  status->add_option("--config", status_args->config, "perfgate.yaml to use");
+  status->add_option("--config", status_args->config, "perfwarden.yaml to use");
   status->add_option("--format", status_args->format, "Output format on stdout")
       ->check(CLI::IsMember({"text", "markdown", "json"}))
       ->capture_default_str();
@@ -334,9 +334,9 @@ void AddBisectCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   status->callback([status_args, exit_code]() { *exit_code = Status(*status_args); });
   cmd->callback([args, status, exit_code]() {
-    if (status->parsed()) return;  // `perfgate bisect status ID`
+    if (status->parsed()) return;  // `perfwarden bisect status ID`
     *exit_code = Run(*args);
   });
 }
 
-}  // namespace perfgate::cli
+}  // namespace perfwarden::cli

@@ -1,4 +1,4 @@
-// The `perfgate` verbs. Each Add*Command registers a CLI11 subcommand whose callback stores the
+// The `perfwarden` verbs. Each Add*Command registers a CLI11 subcommand whose callback stores the
 // process exit code in *exit_code: 0 pass, 1 regression, 2 usage or configuration error,
 // 3 infrastructure failure (server unreachable after retries; results stay spooled).
 #pragma once
@@ -8,7 +8,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::cli {
+namespace perfwarden::cli {
 
 inline constexpr int kExitPass = 0;
 inline constexpr int kExitRegression = 1;
@@ -25,8 +25,8 @@ void AddAgentCommand(CLI::App& app, int* exit_code);    // agent_command.cc
 void AddAbCommand(CLI::App& app, int* exit_code);       // ab_command.cc
 void AddPublishCommand(CLI::App& app, int* exit_code);  // publish_command.cc
 
-// "perfgate: error: <message>" on stderr; the exit code an Error maps to (kUnavailable: 3,
+// "perfwarden: error: <message>" on stderr; the exit code an Error maps to (kUnavailable: 3,
 // else 2).
 int ReportError(const Error& error);
 
-}  // namespace perfgate::cli
+}  // namespace perfwarden::cli

@@ -1,4 +1,4 @@
-// `perfgate compare A.json B.json`: the offline comparison of two Google Benchmark outputs
+// `perfwarden compare A.json B.json`: the offline comparison of two Google Benchmark outputs
 // (like Google Benchmark's compare.py, with intervals, correction and a three-way verdict).
 #include <cstdio>
 #include <iostream>
@@ -14,11 +14,11 @@
 #include "runner/compare/report_format.h"
 #include "stats/multiple_testing.h"
 
-namespace perfgate::cli {
+namespace perfwarden::cli {
 namespace {
 
-int Fail(const perfgate::Error& error) {
-  std::cerr << "perfgate: error: " << error.ToString() << "\n";
+int Fail(const perfwarden::Error& error) {
+  std::cerr << "perfwarden: error: " << error.ToString() << "\n";
   return kExitUsage;
 }
 
@@ -39,38 +39,38 @@ struct CompareArgs {
 };
 
 int RunCompare(const CompareArgs& args) {
-  perfgate::compare::CompareOptions options;
-  auto threshold = perfgate::ParseThreshold(args.threshold);
+  perfwarden::compare::CompareOptions options;
+  auto threshold = perfwarden::ParseThreshold(args.threshold);
   if (!threshold) return Fail(threshold.error());
   options.policy.threshold = *threshold;
   options.policy.alpha = args.alpha;
   options.policy.confidence = args.confidence;
   options.policy.bootstrap_resamples = args.resamples;
   options.policy.seed = args.seed;
-  options.policy.test = *perfgate::stats::ParseVerdictTest(args.test);
-  options.policy.correction = *perfgate::stats::ParseCorrection(args.correction);
+  options.policy.test = *perfwarden::stats::ParseVerdictTest(args.test);
+  options.policy.correction = *perfwarden::stats::ParseCorrection(args.correction);
   options.metric = args.metric;
   options.filter = args.filter;
-  if (!args.direction.empty()) options.direction = perfgate::ParseDirection(args.direction);
+  if (!args.direction.empty()) options.direction = perfwarden::ParseDirection(args.direction);
 
-  auto base = perfgate::adapters::ReadGbenchFile(args.base);
+  auto base = perfwarden::adapters::ReadGbenchFile(args.base);
   if (!base) return Fail(base.error());
-  auto contender = perfgate::adapters::ReadGbenchFile(args.contender);
+  auto contender = perfwarden::adapters::ReadGbenchFile(args.contender);
   if (!contender) return Fail(contender.error());
-  auto report = perfgate::compare::Compare(*base, *contender, options);
+  auto report = perfwarden::compare::Compare(*base, *contender, options);
   if (!report) return Fail(report.error());
 
   std::string text;
   if (args.format == "json") {
-    text = perfgate::judge::CompareReportJson(*report);
+    text = perfwarden::judge::CompareReportJson(*report);
   } else if (args.format == "markdown") {
-    text = perfgate::compare::FormatMarkdown(*report);
+    text = perfwarden::compare::FormatMarkdown(*report);
   } else {
-    text = perfgate::compare::FormatText(*report);
+    text = perfwarden::compare::FormatText(*report);
   }
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
-  return perfgate::judge::ExitCode(*report);
+  return perfwarden::judge::ExitCode(*report);
 }
 
 }  // namespace
@@ -120,4 +120,4 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
   compare->callback([args_ptr, exit_code]() { *exit_code = RunCompare(*args_ptr); });
 }
 
-}  // namespace perfgate::cli
+}  // namespace perfwarden::cli

@@ -6,7 +6,7 @@
 #include "core/text.h"
 #include "runner/cli/paired_gate.h"
 
-namespace perfgate::cli {
+namespace perfwarden::cli {
 
 ConfirmReport DescribeConfirmation(const wire::Verdict& before, const wire::Verdict& after) {
   ConfirmReport report;
@@ -69,4 +69,4 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
   return report;
 }
 
-}  // namespace perfgate::cli
+}  // namespace perfwarden::cli

@@ -1,6 +1,6 @@
 // Confirmation of regressions side by side, as Chromium's Pinpoint does: the baseline and the
 // pull request were measured at different times, so a machine whose speed drifts (a shared CI
-// VM, a noisy neighbour) can make an unchanged benchmark look slower. `perfgate gate --confirm`
+// VM, a noisy neighbour) can make an unchanged benchmark look slower. `perfwarden gate --confirm`
 // re-measures the benchmarks the server called a REGRESSION against the verdict's baseline
 // commit with the paired gate (paired_gate.h: the baseline built in a temporary tree, both
 // sides interleaved in blocks on this host) and posts the measurement as an amendment of that
@@ -18,7 +18,7 @@
 #include "wire/verdict.h"
 #include "wire/verdict_request.h"
 
-namespace perfgate::cli {
+namespace perfwarden::cli {
 
 struct ConfirmReport {
   int checked = 0;                 // regressed benchmark metrics measured again
@@ -39,4 +39,4 @@ Result<ConfirmReport> ConfirmRegressions(const config::RunnerConfig& config,
                                          const wire::VerdictRequest& parameters,
                                          wire::Verdict* verdict);
 
-}  // namespace perfgate::cli
+}  // namespace perfwarden::cli

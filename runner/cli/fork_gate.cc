@@ -8,34 +8,34 @@
 #include "runner/client/fork_artifact.h"
 #include "runner/client/spool.h"
 
-namespace perfgate::cli {
+namespace perfwarden::cli {
 namespace {
 
-// The measurement `perfgate run --paired` kept for the run, else one measured now.
+// The measurement `perfwarden run --paired` kept for the run, else one measured now.
 Result<wire::PairedMeasurement> Measurement(const config::RunnerConfig& config,
                                             const PairedGateRequest& request) {
   std::string why;
   auto kept = KeptPairedRun(config, request.run_id, request.settings, request.parameters, &why);
   if (kept) {
-    std::cerr << "perfgate: taking the side-by-side measurement `perfgate run --paired` made of "
+    std::cerr << "perfwarden: taking the side-by-side measurement `perfwarden run --paired` made of "
               << "run " << request.run_id << ": nothing is measured again\n";
     return std::move(*kept);
   }
   if (!why.empty()) {
-    std::cerr << "perfgate: not taking the measurement `perfgate run --paired` kept: " << why
+    std::cerr << "perfwarden: not taking the measurement `perfwarden run --paired` kept: " << why
               << "; measuring side by side again\n";
   }
   return MeasureForGate(config, request);
 }
 
-// The run as `perfgate run --no-push` spooled it.
+// The run as `perfwarden run --no-push` spooled it.
 Result<wire::RunUpload> SpooledRun(const config::RunnerConfig& config, const std::string& run_id) {
   auto spool = client::Spool::Open(config.spool_dir);
   if (!spool) return tl::unexpected(spool.error());
   auto text = spool->Read(run_id);
   if (!text) {
     return InvalidArgument("run " + run_id + " is not in the spool " + config.spool_dir.string() +
-                               " (posted already?): `perfgate run --paired --no-push` keeps it "
+                               " (posted already?): `perfwarden run --paired --no-push` keeps it "
                                "there for the artifact",
                            "artifact");
   }
@@ -79,7 +79,7 @@ int GateWithoutServer(const config::RunnerConfig& config, const PairedGateReques
   }
   if (!outputs.comment_file.empty()) {
     return ReportError(InvalidArgument("--comment-file does not apply to --no-post: the comment "
-                                       "is rendered from the server's verdict (`perfgate "
+                                       "is rendered from the server's verdict (`perfwarden "
                                        "publish --comment-file`)",
                                        "comment-file")
                            .value());
@@ -97,7 +97,7 @@ int GateWithoutServer(const config::RunnerConfig& config, const PairedGateReques
     if (auto saved = SaveMeasurement(*measured, save); !saved) return ReportError(saved.error());
   }
   if (artifact_dir.empty()) {
-    std::cerr << "perfgate: the measurement is in " << save << "; the server judges and stores "
+    std::cerr << "perfwarden: the measurement is in " << save << "; the server judges and stores "
               << "it as run " << request.run_id << "'s verdict when it is posted to "
               << "/api/v1/projects/<project>/runs/" << request.run_id
               << "/verdict/paired (once the run itself is pushed)\n";
@@ -112,11 +112,11 @@ int GateWithoutServer(const config::RunnerConfig& config, const PairedGateReques
   auto written = client::WriteArtifact(artifact_dir, artifact, std::string(Version()));
   if (!written) return ReportError(written.error());
   WriteVerdictOutputs(*verdict, config.server.project, outputs);
-  std::cerr << "perfgate: the artifact of run " << artifact.run.id << " is in " << artifact_dir
-            << ": a trusted job posts it with `perfgate publish " << artifact_dir
+  std::cerr << "perfwarden: the artifact of run " << artifact.run.id << " is in " << artifact_dir
+            << ": a trusted job posts it with `perfwarden publish " << artifact_dir
             << " --expect-commit " << artifact.run.commit.sha
             << "`; the verdict above was judged here, the server judges it again\n";
   return PairedVerdictExitCode(*verdict);
 }
 
-}  // namespace perfgate::cli
+}  // namespace perfwarden::cli

@@ -1,7 +1,7 @@
-// `perfgate gate --paired --no-post`: the paired gate of a job without the server — a host that
+// `perfwarden gate --paired --no-post`: the paired gate of a job without the server — a host that
 // cannot reach it (--save-measurement FILE, posted later), or the untrusted job of a fork's pull
 // request (--artifact DIR: the run, its paired measurement, the verdict judged here and a
-// manifest, which the trusted job verifies and posts with `perfgate publish`, publish_command.cc;
+// manifest, which the trusted job verifies and posts with `perfwarden publish`, publish_command.cc;
 // docs/ci-forks.md).
 #pragma once
 
@@ -14,12 +14,12 @@
 #include "wire/run_upload.h"
 #include "wire/verdict.h"
 
-namespace perfgate::cli {
+namespace perfwarden::cli {
 
-// Takes what `perfgate run --paired` measured of the run (else measures side by side now),
+// Takes what `perfwarden run --paired` measured of the run (else measures side by side now),
 // writes it to `save` when not empty and, with `artifact_dir`, writes the artifact of the
 // spooled run and prints (and writes per `outputs`) the verdict judged here, whose outcome is
-// the exit code as `perfgate gate`'s: 0 pass, 1 regression, 3 a noisy environment. Without an
+// the exit code as `perfwarden gate`'s: 0 pass, 1 regression, 3 a noisy environment. Without an
 // artifact: 0 once the measurement is saved. 2: a usage error (the run is not spooled, the
 // suites cannot be measured side by side, --comment-file); 3: a file that cannot be written.
 int GateWithoutServer(const config::RunnerConfig& config, const PairedGateRequest& request,
@@ -32,4 +32,4 @@ int GateWithoutServer(const config::RunnerConfig& config, const PairedGateReques
 Result<wire::Verdict> JudgeHere(const wire::RunUpload& run,
                                 const wire::PairedMeasurement& measurement);
 
-}  // namespace perfgate::cli
+}  // namespace perfwarden::cli

@@ -1,4 +1,4 @@
-// `perfgate gate`: the verdict of the last run (or --run), with the thresholds of perfgate.yaml,
+// `perfwarden gate`: the verdict of the last run (or --run), with the thresholds of perfwarden.yaml,
 // in the mode gate.mode or --mode names: measured side by side on this host (paired_gate.h) or
 // the server's unpaired verdict, which is re-measured side by side when the run's metrics moved
 // together and, with --confirm, where it found regressions; optionally reruns the inconclusive
@@ -21,7 +21,7 @@
 #include "runner/run/session.h"
 #include "wire/verdict_request.h"
 
-namespace perfgate::cli {
+namespace perfwarden::cli {
 namespace {
 
 struct GateArgs {
@@ -32,14 +32,14 @@ struct GateArgs {
   bool confirm = false;
   int max_repetitions = 60;
   bool paired = false;
-  std::string mode;           // "" : perfgate.yaml's gate.mode
-  int block_repetitions = 0;  // 0: perfgate.yaml's
+  std::string mode;           // "" : perfwarden.yaml's gate.mode
+  int block_repetitions = 0;  // 0: perfwarden.yaml's
   int min_blocks = 0;
   int max_blocks = 0;
-  int64_t time_budget = -1;  // -1: perfgate.yaml's
+  int64_t time_budget = -1;  // -1: perfwarden.yaml's
   bool no_shift_remeasure = false;
   std::string save_measurement;  // paired: write the measurement here too
-  std::string baseline_cache;    // paired: "" : PERFGATE_BASELINE_CACHE, else gate.baseline_cache
+  std::string baseline_cache;    // paired: "" : PERFWARDEN_BASELINE_CACHE, else gate.baseline_cache
   bool no_baseline_cache = false;
   bool no_post = false;  // paired: measure and save only
   std::string artifact;  // --no-post: the fork artifact's directory (fork_gate.h)
@@ -53,7 +53,7 @@ wire::VerdictRequest RequestBody(const config::RunnerConfig& config,
   return body;
 }
 
-// The measurement `perfgate run --paired` kept for this run, posted for the server's verdict;
+// The measurement `perfwarden run --paired` kept for this run, posted for the server's verdict;
 // nullopt when there is none to use (and why, when one was kept but does not fit).
 Result<std::optional<wire::Verdict>> JudgeKept(const config::RunnerConfig& config,
                                                client::ProjectClient& server,
@@ -63,14 +63,14 @@ Result<std::optional<wire::Verdict>> JudgeKept(const config::RunnerConfig& confi
   auto kept = KeptPairedRun(config, request.run_id, request.settings, request.parameters, &why);
   if (!kept) {
     if (!why.empty()) {
-      std::cerr << "perfgate: not judging the measurement `perfgate run --paired` kept: " << why
+      std::cerr << "perfwarden: not judging the measurement `perfwarden run --paired` kept: " << why
                 << "; measuring side by side again\n";
     }
     return std::optional<wire::Verdict>();
   }
   size_t blocks = 0;
   for (const wire::PairedSeries& s : kept->series) blocks = std::max(blocks, s.blocks.size());
-  std::cerr << "perfgate: judging the side-by-side measurement `perfgate run --paired` made of "
+  std::cerr << "perfwarden: judging the side-by-side measurement `perfwarden run --paired` made of "
             << "this run (" << kept->series.size() << " series, up to " << blocks
             << " blocks, against " << kept->baseline_commit.substr(0, 12)
             << "): nothing is measured again\n";
@@ -102,7 +102,7 @@ std::map<std::string, std::set<std::string>> Inconclusive(const wire::Verdict& v
   return out;
 }
 
-// The settings of `gate:` in perfgate.yaml with the command line's overrides.
+// The settings of `gate:` in perfwarden.yaml with the command line's overrides.
 Result<config::GateSettings> Settings(const GateArgs& args, const config::RunnerConfig& config) {
   config::GateSettings s = config.gate;
   if (args.paired) s.mode = config::GateMode::kPaired;
@@ -133,7 +133,7 @@ Result<std::optional<wire::Verdict>> MeasureSideBySide(const config::RunnerConfi
   auto verdict = GatePaired(config, server, request, save);
   if (verdict) return std::optional<wire::Verdict>(std::move(*verdict));
   if (!verdict.error().measuring) return tl::unexpected(verdict.error().error);
-  std::cerr << "perfgate: warning: could not measure side by side ("
+  std::cerr << "perfwarden: warning: could not measure side by side ("
             << verdict.error().error.ToString() << "); the server's unpaired verdict decides\n";
   return std::optional<wire::Verdict>();
 }
@@ -155,7 +155,7 @@ int Gate(const GateArgs& args) {
   }
   if (!args.artifact.empty() && !args.no_post) {
     return ReportError(InvalidArgument("--artifact needs --no-post (the artifact is for a job "
-                                       "without the server; `perfgate publish` posts it)",
+                                       "without the server; `perfwarden publish` posts it)",
                                        "artifact")
                            .value());
   }
@@ -180,7 +180,7 @@ int Gate(const GateArgs& args) {
     request.parameters = RequestBody(*config, {});
     return GateWithoutServer(*config, request, args.save_measurement, args.artifact, args.outputs);
   }
-  // The run may still be in the spool (the server was down during `perfgate run`).
+  // The run may still be in the spool (the server was down during `perfwarden run`).
   auto pushed = run::PushSpool(*config);
   if (!pushed) return ReportError(pushed.error());
 
@@ -199,7 +199,7 @@ int Gate(const GateArgs& args) {
   bool paired_failed = false;  // measuring side by side failed once: not tried again
   if (settings->mode != config::GateMode::kUnpaired) {
     if (why_not_paired.empty()) {
-      // What `perfgate run --paired` measured, else measured now.
+      // What `perfwarden run --paired` measured, else measured now.
       auto kept = JudgeKept(*config, *server, paired, args.save_measurement);
       if (!kept) return ReportError(kept.error());
       verdict = std::move(*kept);
@@ -210,7 +210,7 @@ int Gate(const GateArgs& args) {
         paired_failed = !verdict;
       }
     } else {
-      std::cerr << "perfgate: " << (settings->mode == config::GateMode::kPaired ? "warning: " : "")
+      std::cerr << "perfwarden: " << (settings->mode == config::GateMode::kPaired ? "warning: " : "")
                 << "cannot measure side by side (" << why_not_paired
                 << "); the server's unpaired verdict decides\n";
     }
@@ -228,7 +228,7 @@ int Gate(const GateArgs& args) {
     if (!only.empty()) {
       size_t count = 0;
       for (const auto& [suite, names] : only) count += names.size();
-      std::cerr << "perfgate: rerunning " << count << " inconclusive benchmark(s) with "
+      std::cerr << "perfwarden: rerunning " << count << " inconclusive benchmark(s) with "
                 << repetitions << " more repetitions (--max-repetitions " << args.max_repetitions
                 << ")\n";
       run::MeasureRequest request;
@@ -246,7 +246,7 @@ int Gate(const GateArgs& args) {
       if (!asked) return ReportError(asked.error());
       verdict = std::move(*asked);
     } else {
-      std::cerr << "perfgate: nothing to rerun (no inconclusive benchmark within "
+      std::cerr << "perfwarden: nothing to rerun (no inconclusive benchmark within "
                 << "--max-repetitions " << args.max_repetitions << ")\n";
     }
   }
@@ -255,7 +255,7 @@ int Gate(const GateArgs& args) {
     // The run's metrics moved together: a drift of the machine between the baseline's runs and
     // this one, or a change that touches everything. Only a side-by-side measurement tells.
     if (why_not_paired.empty() && !args.no_shift_remeasure && !paired_failed) {
-      std::cerr << "perfgate: the run's metrics moved together ("
+      std::cerr << "perfwarden: the run's metrics moved together ("
                 << verdict->environment_shift->reason
                 << "): re-measuring every gated metric side by side\n";
       auto measured = MeasureSideBySide(*config, *server, paired, args.save_measurement);
@@ -272,10 +272,10 @@ int Gate(const GateArgs& args) {
   if (!verdict->paired && !shift_unresolved && args.confirm && report::HasRegression(*verdict)) {
     auto confirmed = ConfirmRegressions(*config, *server, last, paired.parameters, &*verdict);
     if (!confirmed) {
-      std::cerr << "perfgate: warning: could not confirm the regressions ("
+      std::cerr << "perfwarden: warning: could not confirm the regressions ("
                 << confirmed.error().ToString() << "); they stand as the server judged them\n";
     } else {
-      for (const std::string& line : confirmed->lines) std::cerr << "perfgate: " << line << "\n";
+      for (const std::string& line : confirmed->lines) std::cerr << "perfwarden: " << line << "\n";
     }
   }
 
@@ -284,7 +284,7 @@ int Gate(const GateArgs& args) {
   if (ReportNoisyEnvironment(*verdict)) return kExitInfrastructure;
   if (shift_unresolved) {
     // Drift can create a regression here or hide one: neither a pass nor a failure.
-    std::cerr << "perfgate: the run's metrics moved together ("
+    std::cerr << "perfwarden: the run's metrics moved together ("
               << verdict->environment_shift->reason << "), and "
               << (why_not_paired.empty()
                       ? (args.no_shift_remeasure
@@ -298,10 +298,10 @@ int Gate(const GateArgs& args) {
   if (report::HasRegression(*verdict)) return kExitRegression;
   if (verdict->outcome == wire::Outcome::kNoBaseline) {
     if (args.require_baseline) {
-      std::cerr << "perfgate: no baseline, and --require-baseline was given: failing\n";
+      std::cerr << "perfwarden: no baseline, and --require-baseline was given: failing\n";
       return kExitRegression;
     }
-    std::cerr << "perfgate: warning: no baseline to compare with; passing (use "
+    std::cerr << "perfwarden: warning: no baseline to compare with; passing (use "
                  "--require-baseline to fail instead)\n";
   }
   return kExitPass;
@@ -313,14 +313,14 @@ void AddGateCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<GateArgs>();
   CLI::App* gate = app.add_subcommand(
       "gate",
-      "Decide the last `perfgate run` (or --run ID) and fail on a regression: the baseline "
+      "Decide the last `perfwarden run` (or --run ID) and fail on a regression: the baseline "
       "and this build measured side by side on this host (--paired, --mode auto) or the "
       "server's verdict against stored runs (--mode unpaired), stored by the server either way. "
       "Exit codes: 0 pass, 1 regression, 2 usage/config error, 3 server "
       "unreachable, a noisy environment (throttled GPUs: repeat the run on a healthy host), or "
       "metrics that moved together and could not be re-measured side by side");
-  gate->add_option("--config", args->config, "perfgate.yaml to use");
-  gate->add_option("--run", args->run_id, "Run id (default: the last one `perfgate run` made)");
+  gate->add_option("--config", args->config, "perfwarden.yaml to use");
+  gate->add_option("--run", args->run_id, "Run id (default: the last one `perfwarden run` made)");
   gate->add_flag("--require-baseline", args->require_baseline,
                  "Fail when there is no baseline to compare with (default: pass with a warning)");
   gate->add_flag("--rerun-inconclusive", args->rerun_inconclusive,
@@ -335,7 +335,7 @@ void AddGateCommand(CLI::App& app, int* exit_code) {
                  "blocks on this host and judge the pairs (same as --mode paired)");
   gate->add_option("--mode", args->mode,
                    "unpaired: the server's verdict; paired: side by side on this host; auto: "
-                   "paired when every suite can be built at the baseline (default: perfgate.yaml "
+                   "paired when every suite can be built at the baseline (default: perfwarden.yaml "
                    "gate.mode, else unpaired)")
       ->check(CLI::IsMember({"unpaired", "paired", "auto"}));
   gate->add_option(
@@ -356,18 +356,18 @@ void AddGateCommand(CLI::App& app, int* exit_code) {
   gate->add_option("--save-measurement", args->save_measurement,
                    "Paired: also write the measurement (JSON, as posted) to this file");
   gate->add_flag("--no-post", args->no_post,
-                 "Paired: measure (or take what `perfgate run --paired` measured) and write "
+                 "Paired: measure (or take what `perfwarden run --paired` measured) and write "
                  "--save-measurement or --artifact only, without the server (a host that cannot "
                  "reach it; a fork's pull request)");
   gate->add_option("--artifact", args->artifact,
                    "With --no-post: write the fork artifact here (the spooled run, the paired "
                    "measurement, the verdict judged here and manifest.json with their SHA-256) "
-                   "for `perfgate publish`; exits 0 pass, 1 regression by that verdict");
+                   "for `perfwarden publish`; exits 0 pass, 1 regression by that verdict");
   CLI::Option* cache =
       gate->add_option("--baseline-cache", args->baseline_cache,
                        "Paired: the directory of the baseline build cache (default: "
-                       "$PERFGATE_BASELINE_CACHE, else gate.baseline_cache, else "
-                       "<config dir>/.perfgate/baseline-cache)");
+                       "$PERFWARDEN_BASELINE_CACHE, else gate.baseline_cache, else "
+                       "<config dir>/.perfwarden/baseline-cache)");
   gate->add_flag("--no-baseline-cache", args->no_baseline_cache,
                  "Paired: build the baseline without the build cache, and store nothing there")
       ->excludes(cache);
@@ -381,4 +381,4 @@ void AddGateCommand(CLI::App& app, int* exit_code) {
   gate->callback([args, exit_code]() { *exit_code = Gate(*args); });
 }
 
-}  // namespace perfgate::cli
+}  // namespace perfwarden::cli

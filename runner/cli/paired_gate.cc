@@ -11,12 +11,12 @@
 #include "runner/run/upload.h"
 #include "runner/telemetry/host.h"
 
-namespace perfgate::cli {
+namespace perfwarden::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-void Progress(const std::string& line) { std::fprintf(stderr, "perfgate: %s\n", line.c_str()); }
+void Progress(const std::string& line) { std::fprintf(stderr, "perfwarden: %s\n", line.c_str()); }
 
 bool Inside(const fs::path& path, const fs::path& root) {
   const fs::path relative = path.lexically_normal().lexically_relative(root.lexically_normal());
@@ -161,7 +161,7 @@ fs::path KeptPath(const config::RunnerConfig& config) {
   return config.spool_dir.parent_path() / "paired-run.json";
 }
 
-// What `perfgate gate` would measure with, as the measurement records it.
+// What `perfwarden gate` would measure with, as the measurement records it.
 bool SameDesign(const wire::PairedDesign& d, const config::GateSettings& s) {
   return d.repetitions == s.block_repetitions && d.min_blocks == s.min_blocks &&
          d.max_blocks == s.max_blocks && d.test == s.test && d.spending == s.spending;
@@ -213,4 +213,4 @@ std::optional<wire::PairedMeasurement> KeptPairedRun(const config::RunnerConfig&
   return std::move(*measurement);
 }
 
-}  // namespace perfgate::cli
+}  // namespace perfwarden::cli

@@ -1,4 +1,4 @@
-// The paired gate: `perfgate gate --paired` (or `gate: {mode: paired}`), a run whose metrics
+// The paired gate: `perfwarden gate --paired` (or `gate: {mode: paired}`), a run whose metrics
 // moved together (environment_shift) and `--confirm` all measure the baseline commit and this
 // build interleaved on this host (runner/run/paired_session.h), post the measurement, and take
 // the server's verdict of it (POST .../verdict/paired): the server judges it with the one paired
@@ -19,7 +19,7 @@
 #include "wire/verdict.h"
 #include "wire/verdict_request.h"
 
-namespace perfgate::cli {
+namespace perfwarden::cli {
 
 // Why the suites of `gated` (every suite when empty) cannot be measured side by side; "" when
 // they can. A Google Benchmark suite needs a build command and a binary inside the repository
@@ -28,7 +28,7 @@ namespace perfgate::cli {
 std::string WhyNotPaired(const config::RunnerConfig& config, const run::BenchmarkSelection& gated);
 
 // The commit the pull request is measured against: the run's merge-base with its target branch
-// (as `perfgate run` recorded it, else git's); for a run of the target branch itself, its
+// (as `perfwarden run` recorded it, else git's); for a run of the target branch itself, its
 // commit's first parent. Errors name what git could not resolve.
 Result<std::string> PairedBaselineCommit(const config::RunnerConfig& config,
                                          const run::LastRun& last);
@@ -66,19 +66,19 @@ tl::expected<wire::Verdict, PairedGateError> GatePaired(const config::RunnerConf
 // Writes the measurement (as posted) to `path`; kUnavailable naming the path when it cannot.
 Result<void> SaveMeasurement(const wire::PairedMeasurement& measurement, const std::string& path);
 
-// The thresholds and alpha of perfgate.yaml as the verdict request both gates send.
+// The thresholds and alpha of perfwarden.yaml as the verdict request both gates send.
 wire::VerdictRequest GateParameters(const config::RunnerConfig& config);
 
-// --- The head measured once (`perfgate run --paired`) ------------------------------------------
+// --- The head measured once (`perfwarden run --paired`) ------------------------------------------
 // A pull-request job that measures its build side by side with the merge-base need not measure
 // it again for the run: the run's series are this build's side of the paired measurement (every
 // repetition of every block, in measuring order), and the measurement is kept for the run, so
-// that `perfgate gate` posts it instead of measuring both sides again.
+// that `perfwarden gate` posts it instead of measuring both sides again.
 
 // This build's side of the measurement as a run's series.
 std::vector<wire::ResultSeries> HeadSeries(const wire::PairedMeasurement& measurement);
 
-// Keeps the measurement for run `run_id` (.perfgate/paired-run.json next to the spool).
+// Keeps the measurement for run `run_id` (.perfwarden/paired-run.json next to the spool).
 Result<void> KeepPairedRun(const config::RunnerConfig& config, const std::string& run_id,
                            const wire::PairedMeasurement& measurement);
 
@@ -89,7 +89,7 @@ std::string WhyNotMeasuredWith(const wire::PairedMeasurement& measurement,
                                const wire::VerdictRequest& parameters);
 
 // The measurement kept for run `run_id`, when one is and it was measured with these settings
-// and parameters (what `perfgate gate` would measure with); else nullopt, with why in *why
+// and parameters (what `perfwarden gate` would measure with); else nullopt, with why in *why
 // ("" when none was kept for the run).
 std::optional<wire::PairedMeasurement> KeptPairedRun(const config::RunnerConfig& config,
                                                      const std::string& run_id,
@@ -97,4 +97,4 @@ std::optional<wire::PairedMeasurement> KeptPairedRun(const config::RunnerConfig&
                                                      const wire::VerdictRequest& parameters,
                                                      std::string* why);
 
-}  // namespace perfgate::cli
+}  // namespace perfwarden::cli

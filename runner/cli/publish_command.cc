@@ -1,8 +1,8 @@
-// `perfgate publish DIR`: the trusted stage of a fork's pull request (docs/ci-forks.md). The
-// untrusted job measured without a token and left an artifact (`perfgate gate --no-post
+// `perfwarden publish DIR`: the trusted stage of a fork's pull request (docs/ci-forks.md). The
+// untrusted job measured without a token and left an artifact (`perfwarden gate --no-post
 // --artifact DIR`); this verifies it (client::ReadArtifact: hashes, sizes, the strict wire
-// decoders, the event's head commit and pull request, perfgate.yaml's project, gate settings and
-// thresholds), posts the run and its paired measurement with PERFGATE_TOKEN (an ingest-pr token),
+// decoders, the event's head commit and pull request, perfwarden.yaml's project, gate settings and
+// thresholds), posts the run and its paired measurement with PERFWARDEN_TOKEN (an ingest-pr token),
 // and renders the server's verdict with the runner's own renderers. Nothing in the artifact is
 // run, and none of its text is copied into the comment but through the renderer.
 #include <iostream>
@@ -16,7 +16,7 @@
 #include "runner/run/session.h"
 #include "wire/validate.h"
 
-namespace perfgate::cli {
+namespace perfwarden::cli {
 namespace {
 
 struct PublishArgs {
@@ -56,17 +56,17 @@ int Publish(const PublishArgs& args) {
   expect.refused_branches = {config->target_branch};
   auto artifact = client::ReadArtifact(args.dir, expect);
   if (!artifact) return ReportError(artifact.error());
-  // Judged with this checkout's perfgate.yaml (the target branch's), not the pull request's.
+  // Judged with this checkout's perfwarden.yaml (the target branch's), not the pull request's.
   if (const std::string why =
           WhyNotMeasuredWith(artifact->measurement, config->gate, GateParameters(*config));
       !why.empty()) {
     return ReportError(InvalidArgument("the artifact is refused: its paired measurement does not "
-                                       "fit perfgate.yaml's gate settings and thresholds: " +
+                                       "fit perfwarden.yaml's gate settings and thresholds: " +
                                            why,
                                        "artifact")
                            .value());
   }
-  std::cerr << "perfgate: artifact verified: run " << artifact->run.id << " of "
+  std::cerr << "perfwarden: artifact verified: run " << artifact->run.id << " of "
             << config->server.project << ", commit " << artifact->run.commit.sha.substr(0, 12)
             << ", branch '" << artifact->run.branch << "'"
             << (artifact->run.ci.pr ? ", pull request #" + std::to_string(*artifact->run.ci.pr)
@@ -82,7 +82,7 @@ int Publish(const PublishArgs& args) {
   auto verdict = server->PostPairedVerdict(artifact->run.id, artifact->measurement);
   if (!verdict) return ReportServerError(verdict.error(), *artifact);
   if (verdict->outcome != artifact->verdict.outcome) {
-    std::cerr << "perfgate: warning: the server's verdict is "
+    std::cerr << "perfwarden: warning: the server's verdict is "
               << wire::OutcomeName(verdict->outcome) << ", the artifact's (judged where it was "
               << "measured) " << wire::OutcomeName(artifact->verdict.outcome)
               << "; the server's stands\n";
@@ -97,14 +97,14 @@ void AddPublishCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<PublishArgs>();
   CLI::App* publish = app.add_subcommand(
       "publish",
-      "Verify the artifact of a fork's pull request (`perfgate gate --paired --no-post "
+      "Verify the artifact of a fork's pull request (`perfwarden gate --paired --no-post "
       "--artifact DIR`, made without a token) and post its run and paired measurement with "
-      "PERFGATE_TOKEN (an ingest-pr token); print and write the server's verdict as `perfgate "
+      "PERFWARDEN_TOKEN (an ingest-pr token); print and write the server's verdict as `perfwarden "
       "gate` does. Runs nothing from the artifact. Exit codes: 0 pass, 1 regression, 2 usage "
       "error or an artifact refused, 3 server unreachable or a noisy environment");
   publish->add_option("DIR", args->dir, "The artifact's directory")->required();
   publish->add_option("--config", args->config,
-                      "perfgate.yaml to use: the target branch's, never the pull request's");
+                      "perfwarden.yaml to use: the target branch's, never the pull request's");
   publish
       ->add_option("--expect-commit", args->expect_commit,
                    "The head commit the CI event names (GitHub: "
@@ -118,4 +118,4 @@ void AddPublishCommand(CLI::App& app, int* exit_code) {
   publish->callback([args, exit_code]() { *exit_code = Publish(*args); });
 }
 
-}  // namespace perfgate::cli
+}  // namespace perfwarden::cli

@@ -1,5 +1,5 @@
-// `perfgate run`: measure the suites of perfgate.yaml, spool the run, post it (with everything
-// an earlier run left in the spool). `perfgate push`: post what is spooled.
+// `perfwarden run`: measure the suites of perfwarden.yaml, spool the run, post it (with everything
+// an earlier run left in the spool). `perfwarden push`: post what is spooled.
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -10,7 +10,7 @@
 #include "runner/run/session.h"
 #include "runner/telemetry/ci_env.h"
 
-namespace perfgate::cli {
+namespace perfwarden::cli {
 namespace {
 
 struct RunArgs {
@@ -22,21 +22,21 @@ struct RunArgs {
   bool no_push = false;
   bool skip_build = false;
   bool paired = false;
-  std::string baseline_cache;  // --paired: "" : PERFGATE_BASELINE_CACHE, else gate.baseline_cache
+  std::string baseline_cache;  // --paired: "" : PERFWARDEN_BASELINE_CACHE, else gate.baseline_cache
   bool no_baseline_cache = false;
   std::string format = "text";
 };
 
 // `--paired`: this build (built here unless --skip-build) measured side by side with its
-// merge-base (the paired gate's measurement, with perfgate.yaml's gate settings). nullopt, after
-// a warning, when it cannot be: the run then measures this build alone, and `perfgate gate`
+// merge-base (the paired gate's measurement, with perfwarden.yaml's gate settings). nullopt, after
+// a warning, when it cannot be: the run then measures this build alone, and `perfwarden gate`
 // decides as it would have. Errors: this build's build failed.
 Result<std::optional<wire::PairedMeasurement>> MeasurePairedRun(const config::RunnerConfig& config,
                                                                 const RunArgs& args) {
   run::BenchmarkSelection gated;
   for (const std::string& suite : args.suites) gated[suite];
   if (const std::string why = WhyNotPaired(config, gated); !why.empty()) {
-    std::cerr << "perfgate: warning: cannot measure side by side (" << why
+    std::cerr << "perfwarden: warning: cannot measure side by side (" << why
               << "); measuring this build alone\n";
     return std::optional<wire::PairedMeasurement>();
   }
@@ -47,7 +47,7 @@ Result<std::optional<wire::PairedMeasurement>> MeasurePairedRun(const config::Ru
       if (!gated.empty() && gated.count(suite.name) == 0) continue;
       if (auto built = run::BuildSuite(
               config, suite,
-              [](const std::string& line) { std::cerr << "perfgate: " << line << "\n"; });
+              [](const std::string& line) { std::cerr << "perfwarden: " << line << "\n"; });
           !built) {
         return tl::unexpected(built.error());
       }
@@ -63,7 +63,7 @@ Result<std::optional<wire::PairedMeasurement>> MeasurePairedRun(const config::Ru
   request.parameters = GateParameters(config);
   auto measured = MeasureForGate(config, request);
   if (!measured) {
-    std::cerr << "perfgate: warning: could not measure side by side ("
+    std::cerr << "perfwarden: warning: could not measure side by side ("
               << measured.error().ToString() << "); measuring this build alone\n";
     return std::optional<wire::PairedMeasurement>();
   }
@@ -73,10 +73,10 @@ Result<std::optional<wire::PairedMeasurement>> MeasurePairedRun(const config::Ru
 int PushOutcome(const Result<client::PushReport>& pushed, nlohmann::json* out) {
   if (!pushed) {
     (*out)["push_error"] = pushed.error().ToString();
-    std::cerr << "perfgate: error: " << pushed.error().ToString() << "\n";
+    std::cerr << "perfwarden: error: " << pushed.error().ToString() << "\n";
     if (pushed.error().code == ErrorCode::kUnavailable) {
-      std::cerr << "perfgate: the results stay in the spool; `perfgate push` (or the next "
-                   "`perfgate run`) sends them\n";
+      std::cerr << "perfwarden: the results stay in the spool; `perfwarden push` (or the next "
+                   "`perfwarden run`) sends them\n";
       return kExitInfrastructure;
     }
     return kExitUsage;
@@ -84,7 +84,7 @@ int PushOutcome(const Result<client::PushReport>& pushed, nlohmann::json* out) {
   (*out)["sent"] = pushed->sent;
   (*out)["already_present"] = pushed->already_present;
   (*out)["rejected"] = pushed->rejected;
-  for (const std::string& m : pushed->messages) std::cerr << "perfgate: " << m << "\n";
+  for (const std::string& m : pushed->messages) std::cerr << "perfwarden: " << m << "\n";
   return pushed->rejected > 0 ? kExitUsage : kExitPass;
 }
 
@@ -128,11 +128,11 @@ int Run(const RunArgs& args) {
   if (!measured) return ReportError(measured.error());
   if (paired) {
     if (auto kept = KeepPairedRun(*config, measured->upload.id, *paired); !kept) {
-      std::cerr << "perfgate: warning: " << kept.error().ToString()
-                << ": `perfgate gate` will measure side by side again\n";
+      std::cerr << "perfwarden: warning: " << kept.error().ToString()
+                << ": `perfwarden gate` will measure side by side again\n";
     }
   }
-  for (const std::string& w : measured->warnings) std::cerr << "perfgate: warning: " << w << "\n";
+  for (const std::string& w : measured->warnings) std::cerr << "perfwarden: warning: " << w << "\n";
 
   nlohmann::json out = {{"run_id", measured->upload.id},
                         {"project", measured->upload.project},
@@ -162,25 +162,25 @@ void AddRunCommands(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* run = app.add_subcommand(
       "run",
-      "Run the suites of perfgate.yaml, write the results to the spool, then post them (and "
+      "Run the suites of perfwarden.yaml, write the results to the spool, then post them (and "
       "anything an earlier run left in the spool)");
   run->add_option("--config", args->config,
-                  "perfgate.yaml to use (default: $PERFGATE_CONFIG, else ./perfgate.yaml)");
+                  "perfwarden.yaml to use (default: $PERFWARDEN_CONFIG, else ./perfwarden.yaml)");
   run->add_option("--suite", args->suites, "Only this suite (repeatable)");
   run->add_option("--repetitions", args->repetitions, "Override every suite's repetitions")
       ->check(CLI::Range(2, 10000));
   run->add_option("--branch", args->branch,
                   "Branch of the run (default: from CI variables, else git's current branch)");
   run->add_option("--target-branch", args->target_branch,
-                  "Branch a pull request merges into (default: from CI, else perfgate.yaml)");
+                  "Branch a pull request merges into (default: from CI, else perfwarden.yaml)");
   run->add_flag("--no-push", args->no_push, "Only spool the results");
   run->add_flag("--skip-build", args->skip_build, "Do not run the suites' build commands");
   run->add_flag("--paired", args->paired,
                 "Measure this build side by side with its merge-base (the paired gate's "
-                "measurement, gate: settings) and post this build's side as the run; `perfgate "
+                "measurement, gate: settings) and post this build's side as the run; `perfwarden "
                 "gate` then judges that measurement instead of measuring again (docs/ci.md)");
   run->add_option("--baseline-cache", args->baseline_cache,
-                  "--paired: the directory of built baselines (default: $PERFGATE_BASELINE_CACHE, "
+                  "--paired: the directory of built baselines (default: $PERFWARDEN_BASELINE_CACHE, "
                   "else gate.baseline_cache)");
   run->add_flag("--no-baseline-cache", args->no_baseline_cache,
                 "--paired: build the baseline without the cache");
@@ -194,7 +194,7 @@ void AddRunCommands(CLI::App& app, int* exit_code) {
   CLI::App* push = app.add_subcommand(
       "push",
       "Post the results waiting in the spool (left by runs that could not reach the server)");
-  push->add_option("--config", *push_config, "perfgate.yaml to use");
+  push->add_option("--config", *push_config, "perfwarden.yaml to use");
   push->add_option("--format", *push_format, "Output format on stdout")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
@@ -216,8 +216,8 @@ void AddRunCommands(CLI::App& app, int* exit_code) {
 }
 
 int ReportError(const Error& error) {
-  std::cerr << "perfgate: error: " << error.ToString() << "\n";
+  std::cerr << "perfwarden: error: " << error.ToString() << "\n";
   return error.code == ErrorCode::kUnavailable ? kExitInfrastructure : kExitUsage;
 }
 
-}  // namespace perfgate::cli
+}  // namespace perfwarden::cli

@@ -10,14 +10,14 @@
 #include "runner/cli/commands.h"
 #include "runner/report/verdict_render.h"
 
-namespace perfgate::cli {
+namespace perfwarden::cli {
 namespace {
 
 void WriteFile(const std::string& path, const std::string& text, bool append = false) {
   if (path.empty()) return;
   std::ofstream out(path, append ? std::ios::app : std::ios::trunc);
   out << text;
-  if (!out) std::cerr << "perfgate: warning: cannot write " << path << "\n";
+  if (!out) std::cerr << "perfwarden: warning: cannot write " << path << "\n";
 }
 
 }  // namespace
@@ -74,7 +74,7 @@ void WriteVerdictOutputs(const wire::Verdict& verdict, const std::string& projec
 
 bool ReportNoisyEnvironment(const wire::Verdict& verdict) {
   if (!report::IsNoisyEnvironment(verdict)) return false;
-  std::cerr << "perfgate: every regression was measured on throttled GPUs (power or thermal "
+  std::cerr << "perfwarden: every regression was measured on throttled GPUs (power or thermal "
                "caps): repeat the run on a healthy host\n";
   return true;
 }
@@ -84,4 +84,4 @@ int PairedVerdictExitCode(const wire::Verdict& verdict) {
   return report::HasRegression(verdict) ? kExitRegression : kExitPass;
 }
 
-}  // namespace perfgate::cli
+}  // namespace perfwarden::cli

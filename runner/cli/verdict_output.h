@@ -1,4 +1,4 @@
-// What `perfgate gate` and `perfgate publish` make of the verdict the server stored: the verdict
+// What `perfwarden gate` and `perfwarden publish` make of the verdict the server stored: the verdict
 // on stdout (text, Markdown or JSON), the Markdown step summary, the PR/MR comment body, JUnit
 // and GitLab's metrics report, all rendered by runner/report/ from the decoded verdict.
 #pragma once
@@ -8,7 +8,7 @@
 
 #include "wire/verdict.h"
 
-namespace perfgate::cli {
+namespace perfwarden::cli {
 
 struct VerdictOutputs {
   std::string comment_file;
@@ -27,7 +27,7 @@ void AddVerdictOutputOptions(CLI::App* verb, VerdictOutputs* outputs);
 void WriteVerdictOutputs(const wire::Verdict& verdict, const std::string& project,
                          const VerdictOutputs& outputs);
 
-// The exit code of a paired verdict as `perfgate gate` gives it: 3 (after saying why on stderr)
+// The exit code of a paired verdict as `perfwarden gate` gives it: 3 (after saying why on stderr)
 // when every regression was measured on throttled GPUs, 1 on a regression, else 0.
 int PairedVerdictExitCode(const wire::Verdict& verdict);
 
@@ -35,4 +35,4 @@ int PairedVerdictExitCode(const wire::Verdict& verdict);
 // neither a pass nor the code's fault, exit 3 so that CI retries the job on another host.
 bool ReportNoisyEnvironment(const wire::Verdict& verdict);
 
-}  // namespace perfgate::cli
+}  // namespace perfwarden::cli

@@ -15,7 +15,7 @@
 #include "runner/client/sha256.h"
 #include "wire/validate.h"
 
-namespace perfgate::client {
+namespace perfwarden::client {
 namespace {
 
 namespace fs = std::filesystem;
@@ -180,7 +180,7 @@ Result<void> CheckAgreement(const Artifact& a, const ArtifactExpectations& expec
                    ", the run on " + run.testbed.name);
   }
   if (expect.project.empty() || run.project != expect.project) {
-    return Refused("the run is of project '" + run.project + "', perfgate.yaml's is '" +
+    return Refused("the run is of project '" + run.project + "', perfwarden.yaml's is '" +
                    expect.project + "'");
   }
   if (run.commit.sha != Lower(expect.commit)) {
@@ -263,4 +263,4 @@ Result<Artifact> ReadArtifact(const fs::path& dir, const ArtifactExpectations& e
   return a;
 }
 
-}  // namespace perfgate::client
+}  // namespace perfwarden::client

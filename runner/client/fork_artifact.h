@@ -2,8 +2,8 @@
 // the trusted job that posts it (docs/ci-forks.md). A directory of four files: run.json (the run
 // as it would be posted), paired.json (the paired measurement), verdict.json (the verdict judged
 // where it was measured; informative) and manifest.json (project, run id, head commit, branch,
-// pull request, runner version and the SHA-256 of each file). Written by `perfgate gate --no-post
-// --artifact DIR`; read by `perfgate publish DIR`, which trusts nothing in it.
+// pull request, runner version and the SHA-256 of each file). Written by `perfwarden gate --no-post
+// --artifact DIR`; read by `perfwarden publish DIR`, which trusts nothing in it.
 #pragma once
 
 #include <cstdint>
@@ -18,9 +18,9 @@
 #include "wire/run_upload.h"
 #include "wire/verdict.h"
 
-namespace perfgate::client {
+namespace perfwarden::client {
 
-inline constexpr char kArtifactFormat[] = "perfgate-fork-artifact/1";
+inline constexpr char kArtifactFormat[] = "perfwarden-fork-artifact/1";
 inline constexpr char kArtifactManifest[] = "manifest.json";
 inline constexpr char kArtifactRun[] = "run.json";
 inline constexpr char kArtifactPaired[] = "paired.json";
@@ -57,10 +57,10 @@ struct ArtifactLimits {
 
 // What the trusted job knows without the artifact.
 struct ArtifactExpectations {
-  std::string project;        // perfgate.yaml's server.project
+  std::string project;        // perfwarden.yaml's server.project
   std::string commit;         // the head commit the CI event names (40 hex, any case)
   std::optional<int64_t> pr;  // the pull request the event names; nullopt: not checked
-  // Branches a run of the artifact may not name (perfgate.yaml's target_branch): the server
+  // Branches a run of the artifact may not name (perfwarden.yaml's target_branch): the server
   // refuses them to an ingest-pr token anyway; refused here too, whatever the token.
   std::vector<std::string> refused_branches;
 };
@@ -76,4 +76,4 @@ struct ArtifactExpectations {
 Result<Artifact> ReadArtifact(const std::filesystem::path& dir, const ArtifactExpectations& expect,
                               const ArtifactLimits& limits = {});
 
-}  // namespace perfgate::client
+}  // namespace perfwarden::client

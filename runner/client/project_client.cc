@@ -10,7 +10,7 @@
 #include "runner/client/uploader.h"
 #include "wire/error.h"
 
-namespace perfgate::client {
+namespace perfwarden::client {
 
 using nlohmann::json;
 
@@ -22,7 +22,7 @@ Result<void> CheckId(const std::string& id) {
   if (!digits) {
     return InvalidArgument("'" + id +
                                "' is not an alert id (alert ids are positive integers: the ID "
-                               "column of `perfgate alerts list`)",
+                               "column of `perfwarden alerts list`)",
                            "ID");
   }
   return {};
@@ -59,7 +59,7 @@ Result<net::HttpResponse> ProjectClient::Send(const net::HttpRequest& request,
   net::RetryContext context;
   context.seed = std::random_device{}();
   context.on_retry = [&what](const net::RetryNotice& notice) {
-    std::cerr << "perfgate: " << what << " failed (" << notice.reason << "); retrying\n";
+    std::cerr << "perfwarden: " << what << " failed (" << notice.reason << "); retrying\n";
   };
   return net::CallWithRetry(
       net::RetryPolicy{}, [&] { return http_.Send(request); }, context);
@@ -284,4 +284,4 @@ Result<wire::AlertGroupDetail> ProjectClient::UpdateAlertGroup(const std::string
   return ServerAnswer(wire::DecodeAlertGroupDetail(answer->body), "alert group " + id);
 }
 
-}  // namespace perfgate::client
+}  // namespace perfwarden::client

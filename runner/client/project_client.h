@@ -1,7 +1,7 @@
-// A project's REST resources on perfgate-server as the runner reaches them (perfgate.yaml's
-// server.url and server.project, PERFGATE_TOKEN): requests with retries, the server's error body
-// as an Error (4xx: exit 2, 5xx and transport: exit 3). Used by `perfgate alerts`,
-// `perfgate bisect` (--alert, --remote, status), `perfgate agent` and `perfgate gate` (a run's
+// A project's REST resources on perfwarden-server as the runner reaches them (perfwarden.yaml's
+// server.url and server.project, PERFWARDEN_TOKEN): requests with retries, the server's error body
+// as an Error (4xx: exit 2, 5xx and transport: exit 3). Used by `perfwarden alerts`,
+// `perfwarden bisect` (--alert, --remote, status), `perfwarden agent` and `perfwarden gate` (a run's
 // verdict).
 #pragma once
 
@@ -18,7 +18,7 @@
 #include "wire/verdict.h"
 #include "wire/verdict_request.h"
 
-namespace perfgate::client {
+namespace perfwarden::client {
 
 // Alert ids are positive integers; kInvalidArgument (field "ID") otherwise.
 Result<void> CheckId(const std::string& id);
@@ -62,7 +62,7 @@ class ProjectClient {
   Result<wire::Verdict> PostPairedVerdict(const std::string& run_id,
                                           const wire::PairedMeasurement& measurement);
 
-  // --- Bisects (wire/bisect.h): `perfgate bisect` and `perfgate agent` ------------------------
+  // --- Bisects (wire/bisect.h): `perfwarden bisect` and `perfwarden agent` ------------------------
   // Each a Call with its retries and errors; an answer that is not the documented message is
   // kUnavailable naming the field at fault.
 
@@ -110,7 +110,7 @@ class ProjectClient {
         root_(std::move(root)),
         project_(std::move(project)),
         base_(root_ + "/api/v1/projects/" + project_) {}
-  // The request with retries, each announced on stderr as "perfgate: <what> failed (why);
+  // The request with retries, each announced on stderr as "perfwarden: <what> failed (why);
   // retrying".
   Result<net::HttpResponse> Send(const net::HttpRequest& request, const std::string& what);
   // POST base_/runs/<run_id><route> with a JSON body, answered by a verdict (200 or 201).
@@ -127,4 +127,4 @@ class ProjectClient {
   std::string base_;     // ".../api/v1/projects/<p>"
 };
 
-}  // namespace perfgate::client
+}  // namespace perfwarden::client

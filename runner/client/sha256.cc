@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <vector>
 
-namespace perfgate::client {
+namespace perfwarden::client {
 namespace {
 
 std::string Hex(const unsigned char* bytes, unsigned size) {
@@ -64,4 +64,4 @@ std::optional<std::string> FileSha256(const std::filesystem::path& path) {
   return digest;
 }
 
-}  // namespace perfgate::client
+}  // namespace perfwarden::client

@@ -12,7 +12,7 @@
 
 struct evp_md_ctx_st;  // OpenSSL's EVP_MD_CTX, kept out of this header
 
-namespace perfgate::client {
+namespace perfwarden::client {
 
 // Feeds SHA-256; HexDigest() once, at the end.
 class Sha256 {
@@ -33,4 +33,4 @@ std::string Sha256Hex(std::string_view data);
 // The file's SHA-256 as hex; nullopt when it cannot be read.
 std::optional<std::string> FileSha256(const std::filesystem::path& path);
 
-}  // namespace perfgate::client
+}  // namespace perfwarden::client

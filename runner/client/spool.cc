@@ -12,7 +12,7 @@
 #include <thread>
 #include <utility>
 
-namespace perfgate::client {
+namespace perfwarden::client {
 namespace {
 
 namespace fs = std::filesystem;
@@ -260,11 +260,11 @@ Result<SpoolLock> Spool::Lock(std::chrono::milliseconds timeout) const {
     if (std::chrono::steady_clock::now() >= deadline) {
       return MakeError(ErrorCode::kUnavailable,
                        "spool " + dir_.string() +
-                           " is locked by another perfgate process (waited " +
+                           " is locked by another perfwarden process (waited " +
                            std::to_string(timeout.count()) + " ms)");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
 
-}  // namespace perfgate::client
+}  // namespace perfwarden::client

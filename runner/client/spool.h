@@ -1,6 +1,6 @@
 // Spool: the runner's on-disk queue of run uploads not yet acknowledged by the server. A run is
 // written here (atomically, fsynced) before any attempt to post it, so no result is lost when
-// the server is down; `perfgate push` and every later `perfgate run` drain it. Uploads the server
+// the server is down; `perfwarden push` and every later `perfwarden run` drain it. Uploads the server
 // rejects for good move to rejected/ with the reason beside them, never silently deleted.
 #pragma once
 
@@ -11,7 +11,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::client {
+namespace perfwarden::client {
 
 struct SpooledRun {
   std::string run_id;
@@ -88,4 +88,4 @@ class Spool {
 // Whether `run_id` may name a spool file (see Spool::Put).
 bool IsValidSpoolRunId(const std::string& run_id);
 
-}  // namespace perfgate::client
+}  // namespace perfwarden::client

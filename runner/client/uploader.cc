@@ -6,7 +6,7 @@
 
 #include "wire/error.h"
 
-namespace perfgate::client {
+namespace perfwarden::client {
 namespace {
 
 using nlohmann::json;
@@ -191,7 +191,7 @@ Result<PushReport> PushAll(Spool& spool, net::HttpClient& http, const std::strin
       return stop(ErrorCode::kInvalidArgument,
                   "the server answered HTTP " + std::to_string(status) + " (redirect" +
                       (location == answer->headers.end() ? "" : " to " + location->second) +
-                      "); perfgate follows no redirects: fix the server URL",
+                      "); perfwarden follows no redirects: fix the server URL",
                   left, "server_url");
     } else {
       ++kept;
@@ -212,4 +212,4 @@ Result<PushReport> PushAll(Spool& spool, net::HttpClient& http, const std::strin
   return report;
 }
 
-}  // namespace perfgate::client
+}  // namespace perfwarden::client

@@ -1,4 +1,4 @@
-// PushAll: drains the spool into perfgate-server, oldest first, under the spool's lock. A run
+// PushAll: drains the spool into perfwarden-server, oldest first, under the spool's lock. A run
 // leaves the spool only when the server acknowledged it (201 created, 200 already stored: the
 // server is idempotent on the run id) or refused it for good (then it moves to rejected/). When
 // the server cannot be reached the uploads stay queued and the caller learns so from the error.
@@ -16,7 +16,7 @@
 #include "net/retry.h"
 #include "runner/client/spool.h"
 
-namespace perfgate::client {
+namespace perfwarden::client {
 
 struct PushReport {
   size_t sent = 0;             // stored by the server now (201)
@@ -70,4 +70,4 @@ std::string RunsUrl(const std::string& server_url, const std::string& project);
 // RFC 3986 percent-encoding of everything but unreserved characters (A-Z a-z 0-9 - . _ ~).
 std::string EscapePathSegment(const std::string& text);
 
-}  // namespace perfgate::client
+}  // namespace perfwarden::client

@@ -7,7 +7,7 @@
 #include "stats/descriptive.h"
 #include "stats/mann_whitney.h"
 
-namespace perfgate::compare {
+namespace perfwarden::compare {
 
 std::vector<Arm> AbSchedule(int runs, std::uint64_t seed) {
   stats::Rng rng(seed);
@@ -82,4 +82,4 @@ AbReport AnalyzeAb(const std::vector<AbMetric>& metrics, const std::string& prim
   return report;
 }
 
-}  // namespace perfgate::compare
+}  // namespace perfwarden::compare

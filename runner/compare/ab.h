@@ -1,4 +1,4 @@
-// `perfgate ab`: two configurations (two commands) compared on this machine, run interleaved in
+// `perfwarden ab`: two configurations (two commands) compared on this machine, run interleaved in
 // randomised blocks so that drift (a warming GPU, a neighbour's load, this VM's speed regimes)
 // falls on both alike. Without I/O here: the schedule and the analysis. Each run is one sample
 // of every metric (a training run's steady-state median step time, its summary metrics, its GPU
@@ -12,7 +12,7 @@
 
 #include "core/metric.h"
 
-namespace perfgate::compare {
+namespace perfwarden::compare {
 
 enum class Arm { kA, kB };
 
@@ -55,4 +55,4 @@ struct AbReport {
 AbReport AnalyzeAb(const std::vector<AbMetric>& metrics, const std::string& primary, double alpha,
                    double threshold);
 
-}  // namespace perfgate::compare
+}  // namespace perfwarden::compare

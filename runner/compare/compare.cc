@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <regex>
 
-namespace perfgate::compare {
+namespace perfwarden::compare {
 namespace {
 
 // Warnings about one side's environment, without the file name.
@@ -140,4 +140,4 @@ Result<judge::CompareReport> Compare(const adapters::GbenchFile& base,
   return report;
 }
 
-}  // namespace perfgate::compare
+}  // namespace perfwarden::compare

@@ -1,4 +1,4 @@
-// `perfgate compare`: judge a contender Google Benchmark result against a base result,
+// `perfwarden compare`: judge a contender Google Benchmark result against a base result,
 // offline, with the verdict policy of the gate (judge/compare_report.h pairs and judges), and
 // warn about what the files say of the hosts they were measured on. report_format.h renders
 // the report as text or Markdown, judge/compare_json.h as JSON.
@@ -14,7 +14,7 @@
 #include "runner/adapters/gbench_reader.h"
 #include "stats/verdict.h"
 
-namespace perfgate::compare {
+namespace perfwarden::compare {
 
 struct CompareOptions {
   std::string metric = "real_time";    // real_time, cpu_time or a user counter
@@ -29,4 +29,4 @@ Result<judge::CompareReport> Compare(const adapters::GbenchFile& base,
                                      const adapters::GbenchFile& contender,
                                      const CompareOptions& options);
 
-}  // namespace perfgate::compare
+}  // namespace perfwarden::compare

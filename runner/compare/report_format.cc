@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
-namespace perfgate::compare {
+namespace perfwarden::compare {
 namespace {
 
 using judge::CompareReport;
@@ -191,7 +191,7 @@ std::string FormatText(const CompareReport& report) {
 std::string FormatMarkdown(const CompareReport& report) {
   std::ostringstream out;
   const auto& v = report.verdicts;
-  out << "### perfgate compare: " << (v.regressions > 0 ? "regression found" : "no regression")
+  out << "### perfwarden compare: " << (v.regressions > 0 ? "regression found" : "no regression")
       << "\n\n";
   out << "`" << report.contender.source << "` (" << Repetitions(report.contender) << ") against `"
       << report.base.source << "` (" << Repetitions(report.base) << "); " << Header(report)
@@ -230,4 +230,4 @@ std::string FormatMarkdown(const CompareReport& report) {
   return out.str();
 }
 
-}  // namespace perfgate::compare
+}  // namespace perfwarden::compare

@@ -6,7 +6,7 @@
 
 #include "judge/compare_report.h"
 
-namespace perfgate::compare {
+namespace perfwarden::compare {
 
 std::string FormatText(const judge::CompareReport& report);
 std::string FormatMarkdown(const judge::CompareReport& report);
@@ -14,4 +14,4 @@ std::string FormatMarkdown(const judge::CompareReport& report);
 // A value of the report's metric with a readable unit: "12.3 us", "1.25 G/s", "0.981".
 std::string FormatValue(double value, const std::string& unit);
 
-}  // namespace perfgate::compare
+}  // namespace perfwarden::compare

@@ -10,17 +10,17 @@
 #include <system_error>
 
 #if defined(__SANITIZE_ADDRESS__)
-#define PERFGATE_GIT_HAS_LSAN 1
+#define PERFWARDEN_GIT_HAS_LSAN 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
-#define PERFGATE_GIT_HAS_LSAN 1
+#define PERFWARDEN_GIT_HAS_LSAN 1
 #endif
 #endif
-#ifdef PERFGATE_GIT_HAS_LSAN
+#ifdef PERFWARDEN_GIT_HAS_LSAN
 #include <sanitizer/lsan_interface.h>
 #endif
 
-namespace perfgate::git::internal {
+namespace perfwarden::git::internal {
 namespace {
 
 std::string ErrnoText(int err) { return std::generic_category().message(err); }
@@ -183,13 +183,13 @@ tl::unexpected<Error> GitError(int code, const std::string& context) {
 }
 
 ShallowWalkLeakPause::ShallowWalkLeakPause(bool shallow) : active_(shallow) {
-#ifdef PERFGATE_GIT_HAS_LSAN
+#ifdef PERFWARDEN_GIT_HAS_LSAN
   if (active_) __lsan_disable();
 #endif
 }
 
 ShallowWalkLeakPause::~ShallowWalkLeakPause() {
-#ifdef PERFGATE_GIT_HAS_LSAN
+#ifdef PERFWARDEN_GIT_HAS_LSAN
   if (active_) __lsan_enable();
 #else
   static_cast<void>(active_);
@@ -238,4 +238,4 @@ Result<void> WriteTree(git_repository* repo, const git_tree* tree, const git_oid
   return exporter.WriteEntries(tree, dir, "");
 }
 
-}  // namespace perfgate::git::internal
+}  // namespace perfwarden::git::internal

@@ -1,6 +1,6 @@
 // libgit2 plumbing shared by runner/git's .cc files: process-wide initialisation, owning
-// handles, translation of libgit2 return codes into perfgate::Error, and writing a tree to disk.
-// Internal: it includes git2.h, so nothing outside runner/git may include it (perfgate_git links
+// handles, translation of libgit2 return codes into perfwarden::Error, and writing a tree to disk.
+// Internal: it includes git2.h, so nothing outside runner/git may include it (perfwarden_git links
 // libgit2 privately); the public face is git_repo.h.
 #pragma once
 
@@ -13,7 +13,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::git::internal {
+namespace perfwarden::git::internal {
 
 // Calls git_libgit2_init exactly once per process (thread-safe static). There is deliberately no
 // matching git_libgit2_shutdown: another thread may still hold a repository, and the process
@@ -75,4 +75,4 @@ std::string OidToHex(const git_oid& oid);
 Result<void> WriteTree(git_repository* repo, const git_tree* tree, const git_oid& commit_id,
                        const std::filesystem::path& dir);
 
-}  // namespace perfgate::git::internal
+}  // namespace perfwarden::git::internal

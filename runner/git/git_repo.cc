@@ -11,7 +11,7 @@
 
 #include "runner/git/git_internal.h"
 
-namespace perfgate::git {
+namespace perfwarden::git {
 
 using internal::CommitPtr;
 using internal::GitError;
@@ -385,4 +385,4 @@ Result<void> Repository::ExportTree(const std::string& rev, const std::string& d
   return written;
 }
 
-}  // namespace perfgate::git
+}  // namespace perfwarden::git

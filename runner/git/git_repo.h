@@ -1,4 +1,4 @@
-// A git repository as perfgate needs it (libgit2 underneath, hidden behind a pimpl): the commit
+// A git repository as perfwarden needs it (libgit2 underneath, hidden behind a pimpl): the commit
 // a run measured and its ancestry (for the server's baseline choice), merge-bases with a target
 // branch, commit ranges for bisect, and exports of old commits into scratch directories that
 // leave the user's HEAD, index and working tree alone.
@@ -11,7 +11,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::git {
+namespace perfwarden::git {
 
 struct CommitInfo {
   std::string sha;                   // 40 hex digits
@@ -86,4 +86,4 @@ class Repository {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace perfgate::git
+}  // namespace perfwarden::git

@@ -19,13 +19,13 @@
 #include "runner/run/temp_dir.h"
 #include "wire/bisect.h"
 
-namespace perfgate::local_bisect {
+namespace perfwarden::local_bisect {
 namespace {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-void Say(const std::string& line) { std::fprintf(stderr, "perfgate agent: %s\n", line.c_str()); }
+void Say(const std::string& line) { std::fprintf(stderr, "perfwarden agent: %s\n", line.c_str()); }
 
 // Renews a step's lease every third of it while the step is measured; says when the claim is
 // lost (the server gave the step to another agent after a missed renewal).
@@ -185,7 +185,7 @@ class Agent {
     auto reported = client_.ReportBisectStep(id, result);
     if (!reported && reported.error().code == ErrorCode::kInvalidArgument && result.measurement) {
       // The server refused the measurement (its suite or metric is not the bisect's: this
-      // host's perfgate.yaml differs, say): report that as the step's failure, so that the step
+      // host's perfwarden.yaml differs, say): report that as the step's failure, so that the step
       // goes back to the queue or, the third time, the bisect fails saying why.
       Say("the server refused the measurement of step " + std::to_string(id) + ": " +
           reported.error().ToString());
@@ -257,4 +257,4 @@ Result<void> ServeBisectSteps(const AgentOptions& options, config::RunnerConfig 
   return agent.Run();
 }
 
-}  // namespace perfgate::local_bisect
+}  // namespace perfwarden::local_bisect

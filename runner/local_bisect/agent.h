@@ -1,7 +1,7 @@
-// `perfgate agent`: the worker of remote bisects on a benchmark host (a GPU host, say). It claims
+// `perfwarden agent`: the worker of remote bisects on a benchmark host (a GPU host, say). It claims
 // its testbed's queued steps under a lease it renews while it measures (a dead agent's step is
 // claimed again when the lease runs out), measures their commits side by side (bisect_probe.h),
-// reports the measurements and posts the measured commits as runs of branch perfgate-bisect.
+// reports the measurements and posts the measured commits as runs of branch perfwarden-bisect.
 #pragma once
 
 #include <string>
@@ -11,7 +11,7 @@
 #include "runner/client/project_client.h"
 #include "runner/git/git_repo.h"
 
-namespace perfgate::local_bisect {
+namespace perfwarden::local_bisect {
 
 struct AgentOptions {
   std::string testbed;
@@ -29,10 +29,10 @@ struct AgentOptions {
 };
 
 // Claims and works on the steps queued for options.testbed until --once or --exit-when-idle says
-// stop (progress on stderr). `config` is perfgate.yaml with its testbed set to the one served.
+// stop (progress on stderr). `config` is perfwarden.yaml with its testbed set to the one served.
 // Errors are the agent's own (the server unreachable, a refused claim); a step that cannot be
 // measured here is reported to the server as failed instead.
 Result<void> ServeBisectSteps(const AgentOptions& options, config::RunnerConfig config,
                               git::Repository repo, client::ProjectClient client);
 
-}  // namespace perfgate::local_bisect
+}  // namespace perfwarden::local_bisect

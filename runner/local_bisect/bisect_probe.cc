@@ -10,7 +10,7 @@
 #include "runner/run/upload.h"
 #include "runner/telemetry/host.h"
 
-namespace perfgate::local_bisect {
+namespace perfwarden::local_bisect {
 namespace {
 
 namespace fs = std::filesystem;
@@ -46,7 +46,7 @@ Prober::Prober(const config::RunnerConfig& config, ProbeSpec spec, const git::Re
     : config_(config), spec_(std::move(spec)), repo_(repo), root_(std::move(root)) {
   relative_ = fs::relative(config.base_dir, repo.WorkDir());
   config_name_ =
-      config.config_file.empty() ? fs::path("perfgate.yaml") : config.config_file.filename();
+      config.config_file.empty() ? fs::path("perfwarden.yaml") : config.config_file.filename();
   suite_name_ = spec_.suite;
   metric_ = spec_.metric;
 }
@@ -71,7 +71,7 @@ Result<bisect::Measurement> Prober::Measure(const std::vector<git::CommitInfo>& 
   }
   m.suite = suite_name_;
   m.metric = metric_;
-  // The metric's direction comes from perfgate.yaml's rules, else the metric's kind.
+  // The metric's direction comes from perfwarden.yaml's rules, else the metric's kind.
   m.direction =
       config_.Resolve(suite_name_, spec_.benchmarks.front(), metric_)
           .direction.value_or(metric_ == "items_per_second" || metric_ == "bytes_per_second"
@@ -109,13 +109,13 @@ Result<void> Prober::MeasureOnce(const git::CommitInfo& commit, int repetitions,
   auto probe_config = config::LoadRunnerConfig((dir / relative_ / config_name_).string());
   if (!probe_config) {
     tree.skipped = true;
-    tree.note = "no usable perfgate.yaml: " + probe_config.error().message;
+    tree.note = "no usable perfwarden.yaml: " + probe_config.error().message;
     return {};
   }
   const config::Suite* suite = FindSuite(*probe_config);
   if (suite == nullptr) {
     tree.skipped = true;
-    tree.note = "no suite with " + spec_.benchmarks.front() + " in its perfgate.yaml";
+    tree.note = "no suite with " + spec_.benchmarks.front() + " in its perfwarden.yaml";
     return {};
   }
   suite_name_ = suite->name;
@@ -191,7 +191,7 @@ int PostMeasured(const config::RunnerConfig& config,
     wire::RunUpload upload;
     upload.id = *id;
     upload.project = config.server.project;
-    upload.branch = "perfgate-bisect";
+    upload.branch = "perfwarden-bisect";
     upload.commit = {c.sha, c.parents, c.time, c.subject, c.author};
     upload.testbed = {config.testbed, fingerprint};
     upload.started_at = upload.finished_at = run::NowRfc3339();
@@ -204,10 +204,10 @@ int PostMeasured(const config::RunnerConfig& config,
   if (!pushed) {
     warnings->push_back(std::to_string(spooled) +
                         " measured commits kept in the spool (the server could not take them: " +
-                        pushed.error().message + "); `perfgate push` sends them");
+                        pushed.error().message + "); `perfwarden push` sends them");
     return 0;
   }
   return spooled;
 }
 
-}  // namespace perfgate::local_bisect
+}  // namespace perfwarden::local_bisect

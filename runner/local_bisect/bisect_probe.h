@@ -1,7 +1,7 @@
-// Builds and measures commits of a repository for `perfgate bisect` (local mode) and
-// `perfgate agent` (remote mode): each commit is exported into a temporary tree (libgit2; the
+// Builds and measures commits of a repository for `perfwarden bisect` (local mode) and
+// `perfwarden agent` (remote mode): each commit is exported into a temporary tree (libgit2; the
 // working tree is never touched), built once with the build command (a failing build skips the
-// commit, as `git bisect skip`), and its suite run from that commit's perfgate.yaml. One
+// commit, as `git bisect skip`), and its suite run from that commit's perfwarden.yaml. One
 // measurement runs its commits interleaved a few repetitions at a time, so that all of them see
 // the same machine.
 #pragma once
@@ -19,7 +19,7 @@
 #include "runner/git/git_repo.h"
 #include "wire/run_upload.h"
 
-namespace perfgate::local_bisect {
+namespace perfwarden::local_bisect {
 
 struct ProbeSpec {
   std::vector<std::string> benchmarks;  // at least one; the first decides
@@ -30,7 +30,7 @@ struct ProbeSpec {
 
 class Prober {
  public:
-  // `config` is the perfgate.yaml of `repo`'s working tree (it says where perfgate.yaml sits in
+  // `config` is the perfwarden.yaml of `repo`'s working tree (it says where perfwarden.yaml sits in
   // every commit, and the metric's direction); trees go under `root`.
   Prober(const config::RunnerConfig& config, ProbeSpec spec, const git::Repository& repo,
          std::filesystem::path root);
@@ -75,12 +75,12 @@ class Prober {
   int runs_ = 0;
 };
 
-// Posts what a Prober measured (TakeMeasured) as runs of branch "perfgate-bisect" (not a tracked
-// branch, so the history of main is not reordered) to perfgate.yaml's server, spooled first so that
-// nothing is lost when the server is away (`perfgate push` sends it later). Returns how many were
+// Posts what a Prober measured (TakeMeasured) as runs of branch "perfwarden-bisect" (not a tracked
+// branch, so the history of main is not reordered) to perfwarden.yaml's server, spooled first so that
+// nothing is lost when the server is away (`perfwarden push` sends it later). Returns how many were
 // posted; adds a warning when they stay in the spool. Nothing happens without a server or a token.
 int PostMeasured(const config::RunnerConfig& config,
                  const std::map<std::string, Prober::Measured>& measured,
                  std::vector<std::string>* warnings);
 
-}  // namespace perfgate::local_bisect
+}  // namespace perfwarden::local_bisect

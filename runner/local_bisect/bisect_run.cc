@@ -9,15 +9,15 @@
 #include "runner/local_bisect/bisect_probe.h"
 #include "runner/run/temp_dir.h"
 
-namespace perfgate::local_bisect {
+namespace perfwarden::local_bisect {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-void Progress(const std::string& line) { std::fprintf(stderr, "perfgate: %s\n", line.c_str()); }
+void Progress(const std::string& line) { std::fprintf(stderr, "perfwarden: %s\n", line.c_str()); }
 
-// Everything a later `perfgate bisect` with the same arguments needs to continue: the
+// Everything a later `perfwarden bisect` with the same arguments needs to continue: the
 // measurements made so far, in order (the driver replays them), and what they cost.
 class State {
  public:
@@ -168,4 +168,4 @@ Result<bisect::Report> RunBisect(const config::RunnerConfig& config, const Bisec
   return report;
 }
 
-}  // namespace perfgate::local_bisect
+}  // namespace perfwarden::local_bisect

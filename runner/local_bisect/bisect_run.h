@@ -1,4 +1,4 @@
-// `perfgate bisect`, local mode: finds the commit of a range that made benchmarks slower, on
+// `perfwarden bisect`, local mode: finds the commit of a range that made benchmarks slower, on
 // this machine. bisect/driver.h decides what to measure; runner/local_bisect/bisect_probe.h
 // builds and measures it. Every measurement is kept in a state file, so an interrupted bisect
 // continues where it stopped (the driver replays the file's measurements, then goes on).
@@ -13,7 +13,7 @@
 #include "core/result.h"
 #include "runner/git/git_repo.h"
 
-namespace perfgate::local_bisect {
+namespace perfwarden::local_bisect {
 
 struct BisectOptions {
   std::string good;  // revisions
@@ -27,10 +27,10 @@ struct BisectOptions {
   int max_repetitions = 80;  // doubling stops here
   bool first_parent = true;
   double alpha = 0.01;  // per comparison of a probe with an end
-  // Post every commit measured to perfgate.yaml's server (when it names one and a token is set),
-  // as runs of branch "perfgate-bisect".
+  // Post every commit measured to perfwarden.yaml's server (when it names one and a token is set),
+  // as runs of branch "perfwarden-bisect".
   bool post = true;
-  std::string state_file;  // "": <config dir>/.perfgate/bisect-<good>-<bad>.json
+  std::string state_file;  // "": <config dir>/.perfwarden/bisect-<good>-<bad>.json
 };
 
 bisect::SearchOptions SearchOptionsOf(const BisectOptions& options);
@@ -46,4 +46,4 @@ Result<BisectRange> ListBisectRange(const git::Repository& repo, const BisectOpt
 // a benchmark or suite that the good end does not have, kUnavailable for a failing run.
 Result<bisect::Report> RunBisect(const config::RunnerConfig& config, const BisectOptions& options);
 
-}  // namespace perfgate::local_bisect
+}  // namespace perfwarden::local_bisect

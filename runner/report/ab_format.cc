@@ -5,7 +5,7 @@
 
 #include "core/text.h"
 
-namespace perfgate::report {
+namespace perfwarden::report {
 namespace {
 
 using nlohmann::ordered_json;
@@ -47,7 +47,7 @@ std::string FormatAbText(const compare::AbReport& r) {
 }
 
 std::string FormatAbMarkdown(const compare::AbReport& r) {
-  std::string out = "### perfgate ab: " + r.name_b + " against " + r.name_a + "\n\n";
+  std::string out = "### perfwarden ab: " + r.name_b + " against " + r.name_a + "\n\n";
   if (!r.rows.empty() && r.rows.front().name == r.primary) {
     out += "**" + r.name_b + " is " + Number(r.speedup) + "x as fast** on " + r.primary + " [" +
            Number(r.speedup_low) + ", " + Number(r.speedup_high) + "] (95% CI), " +
@@ -94,4 +94,4 @@ std::string FormatAbJson(const compare::AbReport& r, const std::string& command_
   return out.dump(2) + "\n";
 }
 
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

@@ -1,4 +1,4 @@
-// `perfgate ab`'s answer for a terminal, a Markdown summary, or as JSON: B's speedup over A on
+// `perfwarden ab`'s answer for a terminal, a Markdown summary, or as JSON: B's speedup over A on
 // the primary metric with its CI, then a row per metric (medians, change, CI, p, verdict).
 #pragma once
 
@@ -7,7 +7,7 @@
 
 #include "runner/compare/ab.h"
 
-namespace perfgate::report {
+namespace perfwarden::report {
 
 std::string FormatAbText(const compare::AbReport& report);
 std::string FormatAbMarkdown(const compare::AbReport& report);
@@ -16,4 +16,4 @@ std::string FormatAbMarkdown(const compare::AbReport& report);
 std::string FormatAbJson(const compare::AbReport& report, const std::string& command_a,
                          const std::string& command_b, int runs, std::uint64_t seed);
 
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

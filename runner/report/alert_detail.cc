@@ -1,4 +1,4 @@
-// `perfgate alerts show` and the one-line answers of the other alert verbs: one alert with its
+// `perfwarden alerts show` and the one-line answers of the other alert verbs: one alert with its
 // series, change, commits, environment change, points around the step, triage and bisects.
 #include <optional>
 #include <string>
@@ -8,7 +8,7 @@
 #include "runner/report/alerts_render.h"
 #include "runner/report/text_format.h"
 
-namespace perfgate::report {
+namespace perfwarden::report {
 namespace {
 
 using alerts_internal::BenchmarkName;
@@ -159,7 +159,7 @@ std::string RenderAlertMarkdown(const wire::AlertDetail& detail) {
   const Alert& alert = detail.alert;
   const wire::HistorySeries& series = alert.series;
   const std::string& unit = series.unit;
-  std::string out = "### perfgate " + Md(TitleLine(alert)) + "\n\n";
+  std::string out = "### perfwarden " + Md(TitleLine(alert)) + "\n\n";
   auto fact = [&](const std::string& name, const std::string& value) {
     out += MdRow({"**" + name + "**", value});
   };
@@ -243,4 +243,4 @@ std::string RenderJson(const json& value) {
 
 std::string RenderJson(const nlohmann::ordered_json& value) { return RenderJson(json(value)); }
 
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

@@ -1,4 +1,4 @@
-// `perfgate alerts groups|group` and the group triage verbs: alert groups (GET|PATCH
+// `perfwarden alerts groups|group` and the group triage verbs: alert groups (GET|PATCH
 // .../alert-groups) as text for a terminal or a job log.
 #include <string>
 #include <utility>
@@ -8,7 +8,7 @@
 #include "runner/report/alerts_render.h"
 #include "runner/report/text_format.h"
 
-namespace perfgate::report {
+namespace perfwarden::report {
 namespace {
 
 using alerts_internal::BenchmarkName;
@@ -78,7 +78,7 @@ std::string RenderAlertGroupText(const wire::AlertGroupDetail& detail) {
   if (g.bisect_id) {
     out += "bisect: " + std::to_string(*g.bisect_id) + " (one per group)\n";
   } else {
-    out += "bisect: none yet; perfgate bisect --group " + std::to_string(g.id) + "\n";
+    out += "bisect: none yet; perfwarden bisect --group " + std::to_string(g.id) + "\n";
   }
   std::vector<std::vector<std::string>> rows = {
       {"ID", "STATE", "KIND", "TESTBED", "BENCHMARK", "METRIC", "CHANGE", "RANGE", "P", "Q"}};
@@ -105,4 +105,4 @@ std::string RenderGroupTriageText(const wire::AlertGroupDetail& detail) {
          Range(g) + "): " + States(g) + "\n";
 }
 
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

@@ -10,7 +10,7 @@
 #include "runner/report/alerts_render.h"
 #include "runner/report/text_format.h"
 
-namespace perfgate::report {
+namespace perfwarden::report {
 namespace {
 
 using alerts_internal::ShortSha;
@@ -117,10 +117,10 @@ std::string BisectCommand(const wire::Alert& alert) {
   const std::string& bad = alert.range.first_bad.sha;
   if (good.empty() || bad.empty()) return "";
   const SeriesKey& key = alert.series.key;
-  std::string out = "perfgate bisect --good " + ShellWord(good) + " --bad " + ShellWord(bad);
+  std::string out = "perfwarden bisect --good " + ShellWord(good) + " --bad " + ShellWord(bad);
   if (!key.benchmark.empty()) out += " --benchmark " + ShellWord(key.benchmark);
   if (!key.metric.empty()) out += " --metric " + ShellWord(key.metric);
   return Clean(out);
 }
 
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

@@ -8,7 +8,7 @@
 
 #include "wire/alert.h"
 
-namespace perfgate::report::alerts_internal {
+namespace perfwarden::report::alerts_internal {
 
 // The first `n` characters of a commit id.
 std::string ShortSha(const std::string& sha, size_t n);
@@ -24,4 +24,4 @@ inline constexpr const char* kNoLastGood =
 // change; empty when it has none.
 std::vector<std::string> EnvironmentLines(const wire::Alert& alert);
 
-}  // namespace perfgate::report::alerts_internal
+}  // namespace perfwarden::report::alerts_internal

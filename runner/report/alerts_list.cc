@@ -1,4 +1,4 @@
-// `perfgate alerts list`: alerts grouped by commit range, a heading and a table per group, as
+// `perfwarden alerts list`: alerts grouped by commit range, a heading and a table per group, as
 // text for a terminal and as Markdown.
 #include <algorithm>
 #include <set>
@@ -10,7 +10,7 @@
 #include "runner/report/alerts_render.h"
 #include "runner/report/text_format.h"
 
-namespace perfgate::report {
+namespace perfwarden::report {
 namespace {
 
 using alerts_internal::BenchmarkName;
@@ -149,7 +149,7 @@ std::string RenderAlertListText(const wire::AlertPage& page) {
 std::string RenderAlertListMarkdown(const wire::AlertPage& page) {
   const std::vector<Alert>& alerts = page.alerts;
   const std::string next = NextCursor(page);
-  std::string out = "### perfgate alerts\n\n";
+  std::string out = "### perfwarden alerts\n\n";
   if (alerts.empty()) {
     out += "No alerts.\n";
   } else {
@@ -209,4 +209,4 @@ std::string RenderAlertListMarkdown(const wire::AlertPage& page) {
   return out;
 }
 
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-namespace perfgate::report {
+namespace perfwarden::report {
 namespace {
 
 // Levels of any scale: nanoseconds (26705.0) and seconds (0.001234) both keep their digits.
@@ -141,7 +141,7 @@ nlohmann::ordered_json AnalyzeObject(const AnalyzeResult& r, const std::string* 
   nlohmann::ordered_json out;
   if (name != nullptr) out["name"] = *name;
   out["points"] = r.points;
-  out["parameters"] = {{"detector", r.raw ? "e-divisive" : "perfgate"},
+  out["parameters"] = {{"detector", r.raw ? "e-divisive" : "perfwarden"},
                        {"window", r.options.window},
                        {"max_pvalue", r.options.max_pvalue},
                        {"threshold", r.options.threshold}};
@@ -212,4 +212,4 @@ std::string FormatAnalyzeBatchJson(const std::vector<NamedAnalyzeResult>& result
   return out.dump(2) + "\n";
 }
 
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

@@ -1,4 +1,4 @@
-// `perfgate analyze`'s answer: the change points one detector found in a series and its creeps
+// `perfwarden analyze`'s answer: the change points one detector found in a series and its creeps
 // (drifts), with the parameters it ran with, as text, Markdown or JSON.
 #pragma once
 
@@ -9,14 +9,14 @@
 #include "stats/creep.h"
 #include "stats/history_detector.h"
 
-namespace perfgate::report {
+namespace perfwarden::report {
 
 // One reported change, whichever detector found it.
 struct ChangePointReport {
   std::size_t index = 0;
   double magnitude = 0;  // signed relative change of level
   double p_value = 1;
-  double level_before = 0, level_after = 0;  // perfgate: medians; e-divisive: means
+  double level_before = 0, level_after = 0;  // perfwarden: medians; e-divisive: means
   double mean_before = 0, mean_after = 0;    // means of the segments up to the neighbours
   std::vector<std::string> detectors;
 };
@@ -26,7 +26,7 @@ struct AnalyzeResult {
   bool raw = false;  // --detector e-divisive
   stats::HistoryOptions options;
   std::vector<ChangePointReport> change_points;
-  // Drifts (stats/creep.h), perfgate's detector only; a creep's `steps` are change points above
+  // Drifts (stats/creep.h), perfwarden's detector only; a creep's `steps` are change points above
   // that it explains (the detector cut the drift into them).
   bool creep_search = false;  // false: raw e-divisive, or a threshold of 0
   stats::CreepOptions creep_options;
@@ -36,7 +36,7 @@ struct AnalyzeResult {
 std::string FormatAnalyzeText(const AnalyzeResult& result);
 // `title` is the "### " heading's text.
 std::string FormatAnalyzeMarkdown(const AnalyzeResult& result,
-                                  const std::string& title = "perfgate analyze");
+                                  const std::string& title = "perfwarden analyze");
 std::string FormatAnalyzeJson(const AnalyzeResult& result);
 
 // A batch (several series in one process): each series' output is the one-series output under its
@@ -57,4 +57,4 @@ struct AnalyzeError {
 std::string FormatAnalyzeBatchJson(const std::vector<NamedAnalyzeResult>& results,
                                    const std::vector<AnalyzeError>& errors);
 
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

@@ -5,7 +5,7 @@
 
 #include "core/text.h"
 
-namespace perfgate::report {
+namespace perfwarden::report {
 namespace {
 
 using nlohmann::json;
@@ -81,7 +81,7 @@ std::string FormatBisectText(const bisect::Report& r) {
 }
 
 std::string FormatBisectMarkdown(const bisect::Report& r) {
-  std::string out = "### perfgate bisect: `" + (r.benchmarks.empty() ? "" : r.benchmarks.front()) +
+  std::string out = "### perfwarden bisect: `" + (r.benchmarks.empty() ? "" : r.benchmarks.front()) +
                     "` " + r.metric + "\n\n";
   out += "Range `" + r.good_sha.substr(0, 12) + "..` `" + r.bad_sha.substr(0, 12) + "` (" +
          std::to_string(r.commits) + " commits). Ends: " + r.endpoints.reason + ".\n\n";
@@ -139,4 +139,4 @@ std::string FormatBisectProgress(const wire::Bisect& b) {
   return out;
 }
 
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

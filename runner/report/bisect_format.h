@@ -1,4 +1,4 @@
-// How `perfgate bisect` and `perfgate bisect status` print a bisect's answer: text for a
+// How `perfwarden bisect` and `perfwarden bisect status` print a bisect's answer: text for a
 // terminal, Markdown for an issue or a PR comment (JSON is bisect::ReportJson); and a remote
 // bisect's progress while it runs.
 #pragma once
@@ -9,7 +9,7 @@
 #include "bisect/report.h"
 #include "wire/bisect.h"
 
-namespace perfgate::report {
+namespace perfwarden::report {
 
 std::string FormatBisectText(const bisect::Report& report);
 std::string FormatBisectMarkdown(const bisect::Report& report);
@@ -19,4 +19,4 @@ std::string FormatBisectMarkdown(const bisect::Report& report);
 // so far.
 std::string FormatBisectProgress(const wire::Bisect& bisect);
 
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

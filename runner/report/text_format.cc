@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-namespace perfgate::report::text {
+namespace perfwarden::report::text {
 
 using nlohmann::json;
 
@@ -238,4 +238,4 @@ std::string ConfidencePercent(std::optional<double> confidence) {
   return buffer;
 }
 
-}  // namespace perfgate::report::text
+}  // namespace perfwarden::report::text

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace perfgate::report::text {
+namespace perfwarden::report::text {
 
 // The member `key` of an object, nullptr when `j` is not an object or the member is absent or
 // null.
@@ -62,4 +62,4 @@ std::string WithUnit(const std::string& value, const std::string& unit);
 // "95%" for 0.95; "" outside (0, 1) or for none.
 std::string ConfidencePercent(std::optional<double> confidence);
 
-}  // namespace perfgate::report::text
+}  // namespace perfwarden::report::text

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-namespace perfgate::report::internal {
+namespace perfwarden::report::internal {
 namespace {
 
 using wire::Attribution;
@@ -301,4 +301,4 @@ bool HasSeveralSuites(const Verdict& verdict) {
   return false;
 }
 
-}  // namespace perfgate::report::internal
+}  // namespace perfwarden::report::internal

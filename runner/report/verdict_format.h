@@ -9,7 +9,7 @@
 
 #include "runner/report/verdict_model.h"
 
-namespace perfgate::report::internal {
+namespace perfwarden::report::internal {
 
 // A median with a readable unit: time units (ns, us, ms, s) are rescaled to the one that keeps
 // the number in [1, 1000) ("1.022 us"); other units print as "%.4g unit". "-" when absent.
@@ -47,7 +47,7 @@ std::string HeadlineSentence(const wire::Verdict& verdict);
 // left out).
 std::string CountsSentence(const wire::Counts& counts);
 
-// "threshold 5%, alpha 0.05, test utest, correction holm, 95% confidence, perfgate-verdict/2".
+// "threshold 5%, alpha 0.05, test utest, correction holm, 95% confidence, perfwarden-verdict/2".
 std::string CriteriaSentence(const wire::Verdict& verdict);
 
 // How the baseline was chosen: "the merge-base", "an ancestor of the merge-base", "the previous
@@ -107,4 +107,4 @@ inline bool NeedsAttention(wire::ResultKind kind) {
 // True when the verdict's results come from more than one suite (reports then show the suite).
 bool HasSeveralSuites(const wire::Verdict& verdict);
 
-}  // namespace perfgate::report::internal
+}  // namespace perfwarden::report::internal

@@ -14,7 +14,7 @@
 #include "runner/report/verdict_format.h"
 #include "runner/report/verdict_render.h"
 
-namespace perfgate::report {
+namespace perfwarden::report {
 namespace {
 
 using wire::MetricResult;
@@ -200,7 +200,7 @@ std::string RenderJUnit(const Verdict& verdict) {
   size_t skipped = 0;
   if (verdict.outcome == Outcome::kNoBaseline) {
     tests = skipped = 1;
-    cases = "    <testcase" + Attr("classname", "perfgate") + Attr("name", "baseline") +
+    cases = "    <testcase" + Attr("classname", "perfwarden") + Attr("name", "baseline") +
             Attr("time", "0") + ">\n      <skipped" +
             Attr("message", internal::HeadlineSentence(verdict)) + "/>\n    </testcase>\n";
   } else {
@@ -216,8 +216,8 @@ std::string RenderJUnit(const Verdict& verdict) {
                              Attr("failures", std::to_string(failures)) + Attr("errors", "0") +
                              Attr("skipped", std::to_string(skipped)) + Attr("time", "0");
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += "<testsuites" + Attr("name", "perfgate") + counts + ">\n";
-  out += "  <testsuite" + Attr("name", "perfgate") + counts + ">\n";
+  out += "<testsuites" + Attr("name", "perfwarden") + counts + ">\n";
+  out += "  <testsuite" + Attr("name", "perfwarden") + counts + ">\n";
   out += "    <properties>\n";
   out += Property("outcome", OutcomeName(verdict.outcome));
   if (!verdict.run_id.empty()) out += Property("run_id", verdict.run_id);
@@ -254,7 +254,7 @@ std::string RenderGitLabMetrics(const Verdict& verdict) {
     // Names that differ only in characters GitLab does not allow would collide; later ones get
     // a counter so that no value silently replaces another.
     const std::string base =
-        MetricName("perfgate_" + r->key.suite + "_" + r->key.benchmark + "_" + r->key.metric);
+        MetricName("perfwarden_" + r->key.suite + "_" + r->key.benchmark + "_" + r->key.metric);
     std::string name = base;
     for (int n = 2; !taken.insert(name).second; ++n) name = base + "_" + std::to_string(n);
     taken.insert(name + "_change_percent");
@@ -271,4 +271,4 @@ std::string RenderGitLabMetrics(const Verdict& verdict) {
   return out;
 }
 
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

@@ -12,7 +12,7 @@
 #include "runner/report/verdict_format.h"
 #include "runner/report/verdict_render.h"
 
-namespace perfgate::report {
+namespace perfwarden::report {
 namespace {
 
 using wire::Baseline;
@@ -105,10 +105,10 @@ std::string Head(const Verdict& verdict, const MarkdownOptions& options) {
   if (options.comment) {
     const std::string& project = options.project.empty() ? verdict.project : options.project;
     constexpr std::string_view kSafe = "-._~:@+/=";
-    out += "<!-- perfgate:gate project=" + PercentEncode(Truncate(project, kMaxName), kSafe) +
+    out += "<!-- perfwarden:gate project=" + PercentEncode(Truncate(project, kMaxName), kSafe) +
            " testbed=" + PercentEncode(Truncate(verdict.testbed, kMaxName), kSafe) + " -->\n";
   }
-  out += "### perfgate: " + StatusWord(verdict.outcome) + "\n\n";
+  out += "### perfwarden: " + StatusWord(verdict.outcome) + "\n\n";
   std::string sentence = Truncate(internal::HeadlineSentence(verdict), kMaxSentence);
   if (!sentence.empty() && sentence[0] >= 'a' && sentence[0] <= 'z') sentence[0] -= 'a' - 'A';
   out += Escape(sentence);
@@ -280,4 +280,4 @@ std::string RenderMarkdown(const Verdict& verdict, const MarkdownOptions& option
   return out;
 }
 
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-namespace perfgate::report {
+namespace perfwarden::report {
 namespace {
 
 using wire::MetricResult;
@@ -82,4 +82,4 @@ std::vector<const MetricResult*> OrderedResults(const Verdict& verdict) {
   return rows;
 }
 
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

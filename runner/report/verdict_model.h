@@ -8,7 +8,7 @@
 
 #include "wire/verdict.h"
 
-namespace perfgate::report {
+namespace perfwarden::report {
 
 // True when the server's outcome is a regression or any result is one: an inconsistent verdict
 // fails the gate rather than passing it. A noisy_environment verdict has regressions too.
@@ -30,4 +30,4 @@ std::vector<const wire::MetricResult*> OrderedResults(const wire::Verdict&& verd
 // order that is total (names differing only in leading zeros fall back to byte order).
 bool NaturalLess(std::string_view a, std::string_view b);
 
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

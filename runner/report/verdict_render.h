@@ -1,4 +1,4 @@
-// `perfgate gate` renderings of a server verdict for its three audiences: the job log (text),
+// `perfwarden gate` renderings of a server verdict for its three audiences: the job log (text),
 // the reviewer (Markdown for a step summary or a PR/MR comment) and CI systems (JUnit XML,
 // GitLab's metrics report). Each is a pure, deterministic function of a decoded Verdict; every
 // one lists results in OrderedResults() order. Exit codes are the caller's (see HasRegression).
@@ -10,7 +10,7 @@
 
 #include "runner/report/verdict_model.h"
 
-namespace perfgate::report {
+namespace perfwarden::report {
 
 struct TextOptions {
   bool color = false;  // ANSI colours: red REGRESSION, green IMPROVEMENT, yellow INCONCLUSIVE
@@ -18,7 +18,7 @@ struct TextOptions {
   size_t max_rows = std::numeric_limits<size_t>::max();  // table rows; a line counts the rest
 };
 
-// Headline ("perfgate: REGRESSION — 1 of 13 benchmark metrics slower than its threshold"), the
+// Headline ("perfwarden: REGRESSION — 1 of 13 benchmark metrics slower than its threshold"), the
 // run and its baseline, how a paired verdict was measured, counts and criteria, an aligned table,
 // the reasons of regressions, inconclusive and unstable results (with what to do about unstable
 // ones), warnings, and the report URL. Control characters in names print as '?'.
@@ -26,7 +26,7 @@ std::string RenderText(const wire::Verdict& verdict, const TextOptions& options 
 
 struct MarkdownOptions {
   // true: a PR/MR comment body; it opens with the marker
-  // `<!-- perfgate:gate project=<p> testbed=<tb> -->` (so a CI script can find and update its
+  // `<!-- perfwarden:gate project=<p> testbed=<tb> -->` (so a CI script can find and update its
   // previous comment) and stays under kMaxCommentChars. false: a step summary, under
   // kMaxSummaryChars.
   bool comment = false;
@@ -51,7 +51,7 @@ inline constexpr size_t kMaxSummaryChars = 1000000;
 // reference, link or mark up.
 std::string RenderMarkdown(const wire::Verdict& verdict, const MarkdownOptions& options = {});
 
-// JUnit XML: one <testsuite name="perfgate">, one <testcase classname="<suite>"
+// JUnit XML: one <testsuite name="perfwarden">, one <testcase classname="<suite>"
 // name="<benchmark> [<metric>]"> per result. REGRESSION fails; IGNORED and NEW are skipped, and
 // UNSTABLE too (not gating), its message saying its noise and the blocks that would decide it;
 // INCONCLUSIVE passes with a <system-out> saying so. A paired verdict's rows carry their paired
@@ -60,8 +60,8 @@ std::string RenderMarkdown(const wire::Verdict& verdict, const MarkdownOptions& 
 std::string RenderJUnit(const wire::Verdict& verdict);
 
 // GitLab's metrics report (artifacts:reports:metrics): one "name value" line per metric,
-// perfgate_<suite>_<benchmark>_<metric> = the current median and <same>_change_percent = the
+// perfwarden_<suite>_<benchmark>_<metric> = the current median and <same>_change_percent = the
 // change in percent, names reduced to [a-zA-Z0-9_:].
 std::string RenderGitLabMetrics(const wire::Verdict& verdict);
 
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

@@ -7,7 +7,7 @@
 #include "runner/report/verdict_format.h"
 #include "runner/report/verdict_render.h"
 
-namespace perfgate::report {
+namespace perfwarden::report {
 namespace {
 
 using wire::Baseline;
@@ -110,7 +110,7 @@ void AppendRow(std::string& out, const Row& row, const std::vector<size_t>& widt
 }  // namespace
 
 std::string RenderText(const Verdict& verdict, const TextOptions& options) {
-  std::string out = "perfgate: " + StatusWord(verdict, options.color) + " \u2014 " +
+  std::string out = "perfwarden: " + StatusWord(verdict, options.color) + " \u2014 " +
                     CleanLine(internal::HeadlineSentence(verdict)) + "\n";
   out += CleanLine(RunLine(verdict)) + "\n";
   out += CleanLine(BaselineLine(verdict)) + "\n";
@@ -189,4 +189,4 @@ std::string RenderText(const Verdict& verdict, const TextOptions& options) {
   return out;
 }
 
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

@@ -18,12 +18,12 @@
 #include "runner/telemetry/nvml.h"
 #include "stats/descriptive.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 namespace {
 
 namespace fs = std::filesystem;
 
-void Say(const std::string& line) { std::fprintf(stderr, "perfgate ab: %s\n", line.c_str()); }
+void Say(const std::string& line) { std::fprintf(stderr, "perfwarden ab: %s\n", line.c_str()); }
 
 std::string Number(double x) {
   char text[32];
@@ -32,7 +32,7 @@ std::string Number(double x) {
 }
 
 struct RunValues {
-  bool train = false;                                              // printed perfgate's JSON lines
+  bool train = false;                                              // printed perfwarden's JSON lines
   std::map<std::string, std::pair<std::string, Direction>> kinds;  // unit and direction
   std::map<std::string, double> values;
 };
@@ -93,7 +93,7 @@ Result<RunValues> RunOnce(const std::string& command, const fs::path& log, const
 }  // namespace
 
 Result<compare::AbReport> MeasureAb(const AbOptions& options) {
-  auto temp = TempDir::Make(fs::temp_directory_path(), "perfgate-ab-");
+  auto temp = TempDir::Make(fs::temp_directory_path(), "perfwarden-ab-");
   if (!temp) return tl::unexpected(temp.error());
   std::unique_ptr<telemetry::Nvml> nvml;
   if (auto loaded = telemetry::Nvml::Load(); loaded) nvml = std::move(*loaded);
@@ -107,7 +107,7 @@ Result<compare::AbReport> MeasureAb(const AbOptions& options) {
                    options, nvml.get());
   };
   // Warm-up runs (caches, JIT, GPU clocks), one arm after the other; they also tell whether the
-  // commands print perfgate's JSON lines.
+  // commands print perfwarden's JSON lines.
   bool train[2] = {false, false};
   for (int w = 0; w < std::max(options.warmup, 1); ++w) {
     for (int arm = 0; arm < 2; ++arm) {
@@ -122,7 +122,7 @@ Result<compare::AbReport> MeasureAb(const AbOptions& options) {
   if (train[0] != train[1]) {
     return tl::unexpected(Error{ErrorCode::kInvalidArgument,
                                 std::string("only ") + (train[0] ? "--a" : "--b") +
-                                    " prints perfgate's JSON lines; compare like with like",
+                                    " prints perfwarden's JSON lines; compare like with like",
                                 train[0] ? "b" : "a"});
   }
   const std::string primary = !options.metric.empty() ? options.metric
@@ -158,4 +158,4 @@ Result<compare::AbReport> MeasureAb(const AbOptions& options) {
   return report;
 }
 
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

@@ -1,5 +1,5 @@
-// `perfgate ab` measured: the two commands run interleaved in randomised blocks
-// (runner/compare/ab.h), each run's metrics read from what it printed (perfgate's JSON lines: the
+// `perfwarden ab` measured: the two commands run interleaved in randomised blocks
+// (runner/compare/ab.h), each run's metrics read from what it printed (perfwarden's JSON lines: the
 // steady-state median step time and the summary metrics; any other command: its wall time) and,
 // with NVML, from the GPUs' telemetry during the run; then the analysis of B against A.
 #pragma once
@@ -11,7 +11,7 @@
 #include "core/result.h"
 #include "runner/compare/ab.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 
 struct AbOptions {
   std::string a, b;  // the commands (sh -c); A is the reference
@@ -28,7 +28,7 @@ struct AbOptions {
 
 // Warm-up runs of each command (at least one, discarded), then `runs` of each in randomised
 // blocks, with progress on stderr. Errors: a run that fails (its arm named), or commands of which
-// only one prints perfgate's JSON lines (kInvalidArgument).
+// only one prints perfwarden's JSON lines (kInvalidArgument).
 Result<compare::AbReport> MeasureAb(const AbOptions& options);
 
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

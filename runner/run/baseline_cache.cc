@@ -22,7 +22,7 @@
 #include "runner/run/process.h"
 #include "runner/run/upload.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 namespace {
 
 namespace fs = std::filesystem;
@@ -31,7 +31,7 @@ using client::Sha256;
 using nlohmann::json;
 
 constexpr int kManifestFormat = 1;
-constexpr char kKeyFormat[] = "perfgate-baseline-cache/1";
+constexpr char kKeyFormat[] = "perfwarden-baseline-cache/1";
 constexpr char kManifest[] = "manifest.json";
 constexpr char kTree[] = "tree";
 constexpr char kTempPrefix[] = "tmp-";
@@ -263,7 +263,7 @@ std::string Mismatch(const json& manifest, const BaselineCacheKey& key, const fs
 BaselineCacheSettings BaselineCacheOf(const config::RunnerConfig& config,
                                       const config::GateSettings& gate) {
   BaselineCacheSettings out;
-  out.dir = gate.baseline_cache.empty() ? config.base_dir / ".perfgate" / "baseline-cache"
+  out.dir = gate.baseline_cache.empty() ? config.base_dir / ".perfwarden" / "baseline-cache"
                                         : gate.baseline_cache;
   out.max_entries = gate.baseline_cache_entries;
   return out;
@@ -461,4 +461,4 @@ void BaselineCache::Remove(const fs::path& entry) const {
   if (temp.empty() || error != ENOENT) RemoveTree(entry);
 }
 
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

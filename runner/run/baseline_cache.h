@@ -14,7 +14,7 @@
 #include "core/result.h"
 #include "runner/run/suites.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 
 struct BaselineCacheSettings {
   std::filesystem::path dir;  // "" : no cache
@@ -22,9 +22,9 @@ struct BaselineCacheSettings {
   bool enabled() const { return !dir.empty() && max_entries > 0; }
 };
 
-// The cache `gate` asks for (perfgate.yaml's gate.baseline_cache and baseline_cache_entries, with
-// PERFGATE_BASELINE_CACHE and the command line already applied); an empty directory there is the
-// default, <config dir>/.perfgate/baseline-cache.
+// The cache `gate` asks for (perfwarden.yaml's gate.baseline_cache and baseline_cache_entries, with
+// PERFWARDEN_BASELINE_CACHE and the command line already applied); an empty directory there is the
+// default, <config dir>/.perfwarden/baseline-cache.
 BaselineCacheSettings BaselineCacheOf(const config::RunnerConfig& config,
                                       const config::GateSettings& gate);
 
@@ -49,7 +49,7 @@ struct BaselineCacheKey {
 };
 
 // The key of the tree exported at `root` and built for `suites` of `baseline` (that tree's
-// perfgate.yaml, at `config_path` relative to `root`): the commit, config_path, the toolchain, and
+// perfwarden.yaml, at `config_path` relative to `root`): the commit, config_path, the toolchain, and
 // per suite its name, type, build command, environment and (gbench) binary relative to `root`.
 // The suites' args, filters and commands are left out: they change how a suite runs, not what
 // its build makes.
@@ -91,4 +91,4 @@ class BaselineCache {
   BaselineCacheSettings settings_;
 };
 
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

@@ -5,7 +5,7 @@
 
 #include "runner/git/git_repo.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 
 namespace fs = std::filesystem;
 
@@ -23,7 +23,7 @@ Result<BaselineTree> BaselineTree::Prepare(const config::RunnerConfig& head,
   }
   const fs::path relative = fs::relative(head.base_dir, root);
   const fs::path config_name =
-      head.config_file.empty() ? fs::path("perfgate.yaml") : head.config_file.filename();
+      head.config_file.empty() ? fs::path("perfwarden.yaml") : head.config_file.filename();
 
   BaselineTree out;
   out.commit_ = commit;
@@ -38,7 +38,7 @@ Result<BaselineTree> BaselineTree::Prepare(const config::RunnerConfig& head,
   auto config = config::LoadRunnerConfig((checkout / relative / config_name).string());
   if (!config) {
     return MakeError(config.error().code,
-                     "the baseline's perfgate.yaml: " + config.error().ToString());
+                     "the baseline's perfwarden.yaml: " + config.error().ToString());
   }
   out.config_ = std::make_unique<config::RunnerConfig>(std::move(*config));
 
@@ -47,7 +47,7 @@ Result<BaselineTree> BaselineTree::Prepare(const config::RunnerConfig& head,
     const config::Suite* suite = out.config_->FindSuite(name);
     if (suite == nullptr) {
       return MakeError(ErrorCode::kNotFound, "suite " + name + " is not in the baseline " +
-                                                 commit.substr(0, 12) + "'s perfgate.yaml");
+                                                 commit.substr(0, 12) + "'s perfwarden.yaml");
     }
     selected.push_back(suite);
   }
@@ -110,7 +110,7 @@ Result<BaselineTree> BaselineTree::Prepare(const config::RunnerConfig& head,
       if (!in_tree) {
         progress("suite " + name + ": its binary " + suite->binary.string() +
                  " is outside the repository: both sides run it, each with its commit's "
-                 "perfgate.yaml settings");
+                 "perfwarden.yaml settings");
       }
     }
   }
@@ -133,4 +133,4 @@ fs::path BaselineTree::WorkDir(const std::string& name) const {
   return dir;
 }
 
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

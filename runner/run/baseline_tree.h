@@ -1,6 +1,6 @@
-// The baseline commit of a side-by-side measurement (`perfgate gate --paired`, `--confirm`),
+// The baseline commit of a side-by-side measurement (`perfwarden gate --paired`, `--confirm`),
 // exported into a temporary tree with libgit2 (the user's HEAD, index and working tree are not
-// touched), with that commit's own perfgate.yaml, and its suites built with that commit's own
+// touched), with that commit's own perfwarden.yaml, and its suites built with that commit's own
 // build commands. Removed with everything in it when the object goes.
 #pragma once
 
@@ -15,17 +15,17 @@
 #include "runner/run/suites.h"
 #include "runner/run/temp_dir.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 
 class BaselineTree {
  public:
   // Exports `commit` of the repository holding head.base_dir under head.spool_dir's parent,
-  // loads the perfgate.yaml at the same place in that tree, and runs the build command of each
+  // loads the perfwarden.yaml at the same place in that tree, and runs the build command of each
   // suite in `suites` there. A command or training suite runs in the baseline tree (its scripts
   // are the baseline's), so it needs no build command; a Google Benchmark binary inside the
   // repository must be in the baseline tree once built, while one outside it runs for both sides
   // with each commit's settings (env, args). Errors say which step failed: the export, the
-  // baseline's perfgate.yaml, a suite missing from it (kNotFound), a build that fails
+  // baseline's perfwarden.yaml, a suite missing from it (kNotFound), a build that fails
   // (kUnavailable, naming the suite and the command), a binary missing from the baseline tree
   // (kInvalidArgument). With `cache` enabled (baseline_cache.h), a tree built before with the same
   // key is restored instead of running the build commands, and a tree built here is stored; the
@@ -48,4 +48,4 @@ class BaselineTree {
   std::unique_ptr<config::RunnerConfig> config_;
 };
 
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

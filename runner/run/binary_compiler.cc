@@ -10,7 +10,7 @@
 #include <string_view>
 #include <system_error>
 
-namespace perfgate::run {
+namespace perfwarden::run {
 namespace {
 
 // Bounds on what a damaged or hostile file can make this read.
@@ -106,4 +106,4 @@ std::string BinaryCompiler(const std::filesystem::path& binary) {
   return "";
 }
 
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <string>
 
-namespace perfgate::run {
+namespace perfwarden::run {
 
 // "gcc (Debian 12.2.0-14) 12.2.0" or "clang version 15.0.6 ..." (at most 200 characters): the
 // first string of the .comment section that names GCC or clang. "" for a file that is not a
 // readable 32- or 64-bit little-endian ELF file, or whose .comment names neither.
 std::string BinaryCompiler(const std::filesystem::path& binary);
 
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

@@ -1,6 +1,6 @@
 #include "runner/run/paired_measure.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 
 PairedMeasurer::PairedMeasurer(const config::RunnerConfig& head, const BaselineTree& base,
                                const PairedOptions& options)
@@ -61,7 +61,7 @@ Result<void> PairedMeasurer::MeasureBlock(const BenchmarkSelection& only,
     const config::Suite* base_suite = base_.config().FindSuite(suite_name);
     if (head_suite == nullptr || base_suite == nullptr) {
       return MakeError(ErrorCode::kNotFound,
-                       "suite " + suite_name + " is not in both commits' perfgate.yaml");
+                       "suite " + suite_name + " is not in both commits' perfwarden.yaml");
     }
     std::set<std::string> names = benchmarks;
     const bool split = options_.interleave != PairedOptions::Interleave::kSuite &&
@@ -102,4 +102,4 @@ std::vector<PairedSeries> PairedMeasurer::Series() const {
   return out;
 }
 
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

@@ -21,7 +21,7 @@
 #include "runner/run/suites.h"
 #include "wire/paired.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 
 // What a block of a series holds is the wire's paired measurement (wire/paired.h), which the
 // gate posts as it was measured.
@@ -46,7 +46,7 @@ using BenchmarkSelection = std::map<std::string, std::set<std::string>>;
 
 class PairedMeasurer {
  public:
-  // `head` is the pull request's config, already built (`perfgate run` built it); `base` the
+  // `head` is the pull request's config, already built (`perfwarden run` built it); `base` the
   // prepared baseline. Both must outlive the measurer.
   PairedMeasurer(const config::RunnerConfig& head, const BaselineTree& base,
                  const PairedOptions& options);
@@ -77,4 +77,4 @@ class PairedMeasurer {
   std::map<SeriesKey, PairedSeries> series_;
 };
 
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

@@ -5,7 +5,7 @@
 #include "judge/paired.h"
 #include "stats/paired_design.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -105,4 +105,4 @@ Result<wire::PairedMeasurement> MeasurePaired(const config::RunnerConfig& head,
   return out;
 }
 
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

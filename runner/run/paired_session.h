@@ -16,7 +16,7 @@
 #include "runner/run/paired_measure.h"
 #include "wire/paired.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 
 struct PairedRequest {
   std::string baseline_commit;
@@ -36,11 +36,11 @@ struct PairedRequest {
 BenchmarkSelection StillUndecided(const config::RunnerConfig& head,
                                   const judge::PairedJudgement& judged);
 
-// Errors: the baseline's (its export, perfgate.yaml or build; the caller falls back to the
+// Errors: the baseline's (its export, perfwarden.yaml or build; the caller falls back to the
 // server's verdict), a run of either side that fails, or parameters out of range
 // (kInvalidArgument naming the field).
 Result<wire::PairedMeasurement> MeasurePaired(const config::RunnerConfig& head,
                                               const PairedRequest& request,
                                               const ProgressLine& progress);
 
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

@@ -17,7 +17,7 @@
 
 extern char** environ;
 
-namespace perfgate::run {
+namespace perfwarden::run {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -172,4 +172,4 @@ std::string ShellQuote(const std::vector<std::string>& argv) {
   return out;
 }
 
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

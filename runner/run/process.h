@@ -13,14 +13,14 @@
 
 #include "core/result.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 
 struct ProcessOptions {
   std::vector<std::string> argv;           // argv[0] is looked up in PATH when it has no '/'
   std::filesystem::path cwd;               // empty: the runner's
   std::map<std::string, std::string> env;  // added to (or replacing in) the runner's environment
   // Secret-looking variables of the runner's environment (HF_TOKEN) that the child inherits all
-  // the same (a suite's pass_env); a credential (PERFGATE_TOKEN, GITHUB_TOKEN) never.
+  // the same (a suite's pass_env); a credential (PERFWARDEN_TOKEN, GITHUB_TOKEN) never.
   std::vector<std::string> pass_env;
   std::chrono::milliseconds timeout{0};  // 0: none
   // Where stdout and stderr go: empty passes them through to the runner's stderr.
@@ -45,4 +45,4 @@ std::string FileText(const std::filesystem::path& path);
 // "a b 'c d'": argv for messages, quoted as a POSIX shell would need.
 std::string ShellQuote(const std::vector<std::string>& argv);
 
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

@@ -19,12 +19,12 @@
 #include "runner/telemetry/host.h"
 #include "runner/telemetry/nvml.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 namespace {
 
 namespace fs = std::filesystem;
 
-void Progress(const std::string& line) { std::fprintf(stderr, "perfgate: %s\n", line.c_str()); }
+void Progress(const std::string& line) { std::fprintf(stderr, "perfwarden: %s\n", line.c_str()); }
 
 fs::path LastRunPath(const config::RunnerConfig& config) {
   return config.spool_dir.parent_path() / "last-run.json";
@@ -54,13 +54,13 @@ void AddGpuTelemetry(const config::Suite& suite, const telemetry::GpuSummary& su
 Result<config::RunnerConfig> LoadConfig(const std::string& path) {
   std::string chosen = path;
   if (chosen.empty()) {
-    const char* env = std::getenv("PERFGATE_CONFIG");
-    chosen = env != nullptr && *env != '\0' ? env : "perfgate.yaml";
+    const char* env = std::getenv("PERFWARDEN_CONFIG");
+    chosen = env != nullptr && *env != '\0' ? env : "perfwarden.yaml";
   }
   std::error_code ec;
   if (!fs::exists(chosen, ec)) {
     return InvalidArgument(
-        "no " + chosen + " (write one: docs/config.md, \"perfgate.yaml\"; or pass --config)",
+        "no " + chosen + " (write one: docs/config.md, \"perfwarden.yaml\"; or pass --config)",
         "config");
   }
   return config::LoadRunnerConfig(chosen);
@@ -68,13 +68,13 @@ Result<config::RunnerConfig> LoadConfig(const std::string& path) {
 
 Result<void> RequireServer(const config::RunnerConfig& config) {
   if (config.server.url.empty() || config.server.project.empty()) {
-    return InvalidArgument("perfgate.yaml has no server.url and server.project", "server");
+    return InvalidArgument("perfwarden.yaml has no server.url and server.project", "server");
   }
   if (config.server.token.empty()) {
     return InvalidArgument(
-        "PERFGATE_TOKEN is not set (a project token with the ingest and "
+        "PERFWARDEN_TOKEN is not set (a project token with the ingest and "
         "read scopes)",
-        "PERFGATE_TOKEN");
+        "PERFWARDEN_TOKEN");
   }
   return {};
 }
@@ -92,7 +92,7 @@ Result<Measured> MeasureAndSpool(const config::RunnerConfig& config,
   std::vector<const config::Suite*> suites;
   for (const std::string& name : request.suites) {
     const config::Suite* suite = config.FindSuite(name);
-    if (suite == nullptr) return InvalidArgument("perfgate.yaml has no suite " + name, "suite");
+    if (suite == nullptr) return InvalidArgument("perfwarden.yaml has no suite " + name, "suite");
     suites.push_back(suite);
   }
   if (request.suites.empty()) {
@@ -196,7 +196,7 @@ Result<LastRun> ReadLastRun(const config::RunnerConfig& config) {
   nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
   if (!in || json.is_discarded() || !json.is_object() || !json.contains("run_id")) {
     return InvalidArgument("no run recorded in " + LastRunPath(config).string() +
-                               ": run `perfgate run` first, or pass --run ID",
+                               ": run `perfwarden run` first, or pass --run ID",
                            "run");
   }
   LastRun last;
@@ -241,4 +241,4 @@ Result<client::PushReport> PushSpool(const config::RunnerConfig& config) {
       push_options);
 }
 
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

@@ -1,4 +1,4 @@
-// What the verbs that measure or reach the server share: loading perfgate.yaml (and opening the
+// What the verbs that measure or reach the server share: loading perfwarden.yaml (and opening the
 // project client it names), measuring suites into a spooled upload (the spool is written before
 // anything is posted, so no result is lost), the last-run record that lets `gate` find the run,
 // and pushing the spool.
@@ -15,9 +15,9 @@
 #include "runner/client/uploader.h"
 #include "wire/run_upload.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 
-// --config, else $PERFGATE_CONFIG, else ./perfgate.yaml.
+// --config, else $PERFWARDEN_CONFIG, else ./perfwarden.yaml.
 Result<config::RunnerConfig> LoadConfig(const std::string& path);
 
 struct MeasureRequest {
@@ -28,10 +28,10 @@ struct MeasureRequest {
   std::string branch;
   std::string target_branch;
   bool skip_build = false;
-  // Record the upload as the last run (`perfgate gate` judges it); a rerun of some benchmarks
+  // Record the upload as the last run (`perfwarden gate` judges it); a rerun of some benchmarks
   // is pooled with the run it completes instead, so it does not replace it.
   bool record_last_run = true;
-  // Non-null: the suites were measured already and these are the run's series (`perfgate run
+  // Non-null: the suites were measured already and these are the run's series (`perfwarden run
   // --paired`: this build's side of the paired measurement); no suite runs again.
   const std::vector<wire::ResultSeries>* measured = nullptr;
 };
@@ -45,7 +45,7 @@ struct Measured {
 // as the last run. Errors name the suite or the git problem.
 Result<Measured> MeasureAndSpool(const config::RunnerConfig& config, const MeasureRequest& request);
 
-// The last run `perfgate run` spooled for this config ({"run_id", "project", ...}).
+// The last run `perfwarden run` spooled for this config ({"run_id", "project", ...}).
 struct LastRun {
   std::string run_id;
   std::string project;
@@ -65,8 +65,8 @@ Result<client::PushReport> PushSpool(const config::RunnerConfig& config);
 // The server URL and token, or kInvalidArgument saying what to set.
 Result<void> RequireServer(const config::RunnerConfig& config);
 
-// Loads perfgate.yaml (as LoadConfig), requires the server settings, and opens the client of the
+// Loads perfwarden.yaml (as LoadConfig), requires the server settings, and opens the client of the
 // project it names.
 Result<client::ProjectClient> OpenProjectClient(const std::string& config_path);
 
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

@@ -11,7 +11,7 @@
 #include "runner/run/process.h"
 #include "runner/run/train_suite.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 namespace {
 
 std::string Seconds(std::chrono::nanoseconds d) {
@@ -231,4 +231,4 @@ Result<SuiteOutcome> RunSuite(const config::RunnerConfig& config, const config::
   return RunCommand(config, suite, options, progress);
 }
 
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

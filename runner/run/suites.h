@@ -1,7 +1,7 @@
-// Running the suites of perfgate.yaml: a Google Benchmark binary with JSON output and
+// Running the suites of perfwarden.yaml: a Google Benchmark binary with JSON output and
 // repetitions (read back with the lossless reader: every repetition of real_time, cpu_time and
 // each counter becomes a series), a command timed over N repetitions (metric wall_time, in
-// seconds), or a training benchmark printing perfgate's JSON lines (train_suite.h). Threshold
+// seconds), or a training benchmark printing perfwarden's JSON lines (train_suite.h). Threshold
 // rules may override a metric's direction.
 #pragma once
 
@@ -16,7 +16,7 @@
 #include "runner/run/process.h"
 #include "wire/run_upload.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 
 struct SuiteOptions {
   int repetitions = 0;               // > 0: overrides the suite's
@@ -61,4 +61,4 @@ std::optional<Error> SuiteRunError(const config::Suite& suite, const Result<Proc
 // --benchmark_filter that selects exactly these benchmark names (regex-escaped).
 std::string ExactNameFilter(const std::set<std::string>& names);
 
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

@@ -9,7 +9,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 
 class TempDir {
  public:
@@ -40,4 +40,4 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

@@ -7,7 +7,7 @@
 #include "runner/adapters/train_lines.h"
 #include "runner/run/process.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 namespace {
 
 std::string Seconds(std::chrono::steady_clock::duration d) {
@@ -80,4 +80,4 @@ Result<SuiteOutcome> RunTrainSuite(const config::RunnerConfig& config, const con
   return outcome;
 }
 
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

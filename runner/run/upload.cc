@@ -8,7 +8,7 @@
 #include "core/version.h"
 #include "runner/git/git_repo.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 
 std::string TestbedFingerprint(const telemetry::HostFingerprint& host,
                                const std::string& gpu_fingerprint_json) {
@@ -59,7 +59,7 @@ Result<wire::RunUpload> BuildUpload(const config::RunnerConfig& config, const Up
   auto repo = git::Repository::Open(config.base_dir.string());
   if (!repo) {
     return MakeError(repo.error().code,
-                     "perfgate run measures a git commit: " + repo.error().message);
+                     "perfwarden run measures a git commit: " + repo.error().message);
   }
   auto head = repo->Describe("HEAD");
   if (!head) return tl::unexpected(head.error());
@@ -125,4 +125,4 @@ Result<wire::RunUpload> BuildUpload(const config::RunnerConfig& config, const Up
   return upload;
 }
 
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

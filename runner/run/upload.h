@@ -1,4 +1,4 @@
-// Assembling the run upload (wire format v1) that `perfgate run` spools and posts: the results,
+// Assembling the run upload (wire format v1) that `perfwarden run` spools and posts: the results,
 // the commit and its history from git (sha, parents, branch, merge-base with the target branch
 // and the first-parent ancestry the server picks a baseline from), the testbed fingerprint and
 // the CI metadata.
@@ -13,14 +13,14 @@
 #include "runner/telemetry/host.h"
 #include "wire/run_upload.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 
 // How many first-parent ancestors an upload lists for baseline selection.
 inline constexpr size_t kAncestryLength = 100;
 
 struct UploadInputs {
   std::string branch;         // "" = from CI, else git's current branch
-  std::string target_branch;  // "" = from CI, else perfgate.yaml's target_branch
+  std::string target_branch;  // "" = from CI, else perfwarden.yaml's target_branch
   telemetry::CiMetadata ci;
   telemetry::HostFingerprint host;
   std::string gpu_fingerprint_json;  // telemetry::ToJson(GpuFingerprint), "" without NVML
@@ -44,4 +44,4 @@ Result<std::string> NewRunId();
 // Now, as RFC 3339 UTC with milliseconds.
 std::string NowRfc3339();
 
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

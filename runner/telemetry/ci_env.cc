@@ -6,7 +6,7 @@
 #include <string_view>
 #include <utility>
 
-namespace perfgate::telemetry {
+namespace perfwarden::telemetry {
 namespace {
 
 // Reads variables with "empty means unset" applied once, here.
@@ -145,4 +145,4 @@ std::string ToJson(const CiMetadata& ci) {
   return json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-}  // namespace perfgate::telemetry
+}  // namespace perfwarden::telemetry

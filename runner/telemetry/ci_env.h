@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-namespace perfgate::telemetry {
+namespace perfwarden::telemetry {
 
 struct CiMetadata {
   std::string provider;  // "github", "gitlab", "ci" (another CI that sets CI=true), "" (none)
@@ -43,4 +43,4 @@ CiMetadata DetectCi();
 // Empty values are left out; no CI gives "{}".
 std::string ToJson(const CiMetadata& ci);
 
-}  // namespace perfgate::telemetry
+}  // namespace perfwarden::telemetry

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-namespace perfgate::telemetry {
+namespace perfwarden::telemetry {
 namespace {
 
 // Mean of the non-negative values (NVML's "not reported" is -1 here); -1 when none.
@@ -205,4 +205,4 @@ GpuSummary GpuSampler::Stop() {
   return Summarize(readings_);
 }
 
-}  // namespace perfgate::telemetry
+}  // namespace perfwarden::telemetry

@@ -15,7 +15,7 @@
 #include "runner/telemetry/nvml.h"
 #include "wire/run_upload.h"
 
-namespace perfgate::telemetry {
+namespace perfwarden::telemetry {
 
 struct TimedReading {
   double t_s = 0;                // since the sampler started
@@ -82,4 +82,4 @@ class GpuSampler {
   std::thread thread_;
 };
 
-}  // namespace perfgate::telemetry
+}  // namespace perfwarden::telemetry

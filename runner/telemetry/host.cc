@@ -19,7 +19,7 @@
 
 #include "core/text.h"
 
-namespace perfgate::telemetry {
+namespace perfwarden::telemetry {
 namespace {
 
 namespace fs = std::filesystem;
@@ -239,4 +239,4 @@ std::string ToJson(const HostFingerprint& host) {
   return json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-}  // namespace perfgate::telemetry
+}  // namespace perfwarden::telemetry

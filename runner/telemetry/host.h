@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <string>
 
-namespace perfgate::telemetry {
+namespace perfwarden::telemetry {
 
 struct HostFingerprint {
   std::string cpu_model;          // "model name" (x86); "Hardware" or implementer/part on ARM
@@ -38,4 +38,4 @@ HostFingerprint CaptureHost(const std::filesystem::path& root = "/");
 // A JSON object with snake_case keys; empty strings and zero counts are left out.
 std::string ToJson(const HostFingerprint& host);
 
-}  // namespace perfgate::telemetry
+}  // namespace perfwarden::telemetry

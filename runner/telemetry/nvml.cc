@@ -4,10 +4,10 @@
 
 #include <cstdlib>
 
-namespace perfgate::telemetry {
+namespace perfwarden::telemetry {
 namespace {
 
-// NVML's C ABI (nvml.h): what perfgate calls, nothing more.
+// NVML's C ABI (nvml.h): what perfwarden calls, nothing more.
 using nvmlReturn_t = int;
 using nvmlDevice_t = void*;
 constexpr nvmlReturn_t kSuccess = 0;
@@ -75,7 +75,7 @@ std::string ThrottleReasonNames(std::uint64_t mask) {
 Result<std::unique_ptr<Nvml>> Nvml::Load(const std::string& library) {
   std::string path = library;
   if (path.empty()) {
-    const char* env = std::getenv("PERFGATE_NVML_LIBRARY");
+    const char* env = std::getenv("PERFWARDEN_NVML_LIBRARY");
     path = env != nullptr && *env != '\0' ? env : "libnvidia-ml.so.1";
   }
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -229,4 +229,4 @@ std::vector<GpuReading> Nvml::Read() const {
   return out;
 }
 
-}  // namespace perfgate::telemetry
+}  // namespace perfwarden::telemetry

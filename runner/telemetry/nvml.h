@@ -1,4 +1,4 @@
-// NVIDIA's management library (NVML), loaded at run time with dlopen: perfgate builds and runs
+// NVIDIA's management library (NVML), loaded at run time with dlopen: perfwarden builds and runs
 // without any NVIDIA library, and on a GPU host reads what the GPUs are (the fingerprint that
 // keeps a driver upgrade from looking like a code regression) and what they do (utilisation,
 // memory, power, clocks, temperature, throttle reasons, ECC errors) while a benchmark runs.
@@ -12,7 +12,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::telemetry {
+namespace perfwarden::telemetry {
 
 // What a GPU is: settings that stay put between runs (a change starts a new series).
 struct GpuInfo {
@@ -71,7 +71,7 @@ struct GpuReading {
 
 class Nvml {
  public:
-  // Loads `library` (default: $PERFGATE_NVML_LIBRARY, else libnvidia-ml.so.1) and initialises
+  // Loads `library` (default: $PERFWARDEN_NVML_LIBRARY, else libnvidia-ml.so.1) and initialises
   // NVML. kUnavailable with the reason (no library, no driver, no GPU) when it cannot.
   static Result<std::unique_ptr<Nvml>> Load(const std::string& library = "");
   ~Nvml();
@@ -92,4 +92,4 @@ class Nvml {
   std::vector<void*> devices_;  // nvmlDevice_t
 };
 
-}  // namespace perfgate::telemetry
+}  // namespace perfwarden::telemetry

@@ -13,7 +13,7 @@
 #include "server/history/service.h"
 #include "wire/alert.h"
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 namespace {
 
 constexpr int kExcerptPoints = 10;  // each side of the step
@@ -244,4 +244,4 @@ void RegisterAlertRoutes(http::Router& router, const ApiDeps& deps) {
   RegisterGroupRoutes(router, deps);
 }
 
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

@@ -2,7 +2,7 @@
 
 #include "server/api/routes.h"
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 
 void RegisterRoutes(http::Router& router, const ApiDeps& deps) {
   RegisterHealthRoutes(router, deps);
@@ -16,4 +16,4 @@ void RegisterRoutes(http::Router& router, const ApiDeps& deps) {
   RegisterBisectStepRoutes(router, deps);
 }
 
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

@@ -15,11 +15,11 @@
 #include "server/store/bisect_store.h"
 #include "server/store/store.h"
 
-namespace perfgate::server::gate {
+namespace perfwarden::server::gate {
 class VerdictService;
 }
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 
 struct ApiDeps {
   store::ProjectStore* projects = nullptr;
@@ -41,7 +41,7 @@ struct ApiDeps {
   // The branches a project protects when it names none (history.branches): writable only with
   // the ingest scope, not ingest-pr.
   std::vector<std::string> protected_branches = {"main", "master"};
-  // The token configured as admin_token (PERFGATE_ADMIN_TOKEN): DELETE /api/v1/tokens/{id}
+  // The token configured as admin_token (PERFWARDEN_ADMIN_TOKEN): DELETE /api/v1/tokens/{id}
   // refuses to revoke it, since the next start would find it revoked. nullopt: none configured.
   std::optional<int64_t> configured_admin_token_id;
 };
@@ -50,4 +50,4 @@ struct ApiDeps {
 // /api/v1/openapi.yaml on `router`. `deps` must outlive the router.
 void RegisterRoutes(http::Router& router, const ApiDeps& deps);
 
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

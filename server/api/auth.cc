@@ -4,7 +4,7 @@
 
 #include "server/api/json_util.h"
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 namespace {
 
 constexpr std::string_view kAuthHeader = "Authorization";
@@ -44,7 +44,7 @@ Result<void> CheckAccess(const std::optional<Caller>& caller, auth::Scope requir
       project != nullptr && project->public_read && read_only && required == auth::Scope::kRead;
   if (!caller) {
     if (public_read) return {};
-    return Unauthenticated("a bearer token is required (Authorization: Bearer pgt_...)");
+    return Unauthenticated("a bearer token is required (Authorization: Bearer pwt_...)");
   }
   if (caller->is_admin() || public_read) return {};
   if (required == auth::Scope::kAdmin) {
@@ -155,4 +155,4 @@ http::Handler HandleProject(const ApiDeps& deps,
       });
 }
 
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

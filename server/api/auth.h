@@ -18,7 +18,7 @@
 #include "server/http/types.h"
 #include "server/store/store.h"
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 
 // A caller that presented a valid, unrevoked token.
 struct Caller {
@@ -88,4 +88,4 @@ using BranchWriteHandler = std::function<Result<http::Response>(
     const http::Request&, const http::PathParams&, const store::Project&, const BranchGuard&)>;
 http::Handler HandleBranchWrite(const ApiDeps& deps, BranchWriteHandler handler);
 
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

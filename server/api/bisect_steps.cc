@@ -1,4 +1,4 @@
-// The queue of remote bisects, as `perfgate agent` uses it (ingest scope): POST
+// The queue of remote bisects, as `perfwarden agent` uses it (ingest scope): POST
 // .../bisect-steps/claim takes the testbed's next step (204 when none), .../{id}/heartbeat keeps
 // the claim alive, .../{id}/result reports the measurement (or why it failed) and gets the bisect
 // as the replay left it. A claim is proven by the random token the claim returned; the store
@@ -13,7 +13,7 @@
 #include "server/bisect/remote_bisect.h"
 #include "wire/bisect.h"
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 namespace {
 
 using nlohmann::json;
@@ -161,4 +161,4 @@ void RegisterBisectStepRoutes(http::Router& router, const ApiDeps& deps) {
              http::Router::Cost::kHeavy);  // the replay runs the bisect's U tests over its log
 }
 
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

@@ -1,5 +1,5 @@
 // Bisects: POST /api/v1/projects/{project}/bisects stores the answer of a local
-// `perfgate bisect` (linked to its alert when it names one; ingest scope) or, with "remote":
+// `perfwarden bisect` (linked to its alert when it names one; ingest scope) or, with "remote":
 // true, queues a remote bisect for a testbed's agents (bisect_steps.cc); GET .../bisects/{id}
 // returns one (a running remote one with the replay's progress); POST .../bisects/{id}/cancel
 // stops a remote one. An alert's GET lists its bisects.
@@ -14,7 +14,7 @@
 #include "server/bisect/remote_bisect.h"
 #include "wire/bisect.h"
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 namespace {
 
 using nlohmann::json;
@@ -186,4 +186,4 @@ http::Response BisectResponse(int status, const store::BisectRecord& bisect, con
                       {{wire::kBisectEnvelope, wire::EncodeBisect(BisectOf(bisect, progress))}});
 }
 
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

@@ -1,4 +1,4 @@
-// GET /api/v1/projects/{project}/compare: `perfgate compare` over two stored runs. The series of
+// GET /api/v1/projects/{project}/compare: `perfwarden compare` over two stored runs. The series of
 // one metric are paired by suite and benchmark, judged by the gate's verdict policy
 // (judge::Compare), and written by judge::CompareReportJson, so scripts read the same object as
 // from the CLI (docs/cli.md).
@@ -12,7 +12,7 @@
 #include "server/api/json_util.h"
 #include "server/api/routes.h"
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 namespace {
 
 // One run's series of the compared metric, in upload order, the first of each name only (a
@@ -124,4 +124,4 @@ void RegisterCompareRoutes(http::Router& router, const ApiDeps& deps) {
       http::Router::Cost::kHeavy);  // the stats engine over two runs: CPU, not I/O
 }
 
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

@@ -1,5 +1,5 @@
 # cmake -DINPUT=file -DOUTPUT=file.cc -DSYMBOL=name -P embed_text.cmake
-# Writes a C++ source defining `std::string_view perfgate::server::api::SYMBOL()` that returns
+# Writes a C++ source defining `std::string_view perfwarden::server::api::SYMBOL()` that returns
 # INPUT's bytes. A byte array, not a string literal: -Wpedantic warns on literals over 4095.
 file(READ "${INPUT}" hex HEX)
 string(LENGTH "${hex}" hex_length)
@@ -10,7 +10,7 @@ file(WRITE "${OUTPUT}.tmp"
 "// Generated from ${INPUT} by embed_text.cmake; do not edit.
 #include <string_view>
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 namespace {
 constexpr char kBytes[] = {
     ${bytes}'\\0'};
@@ -18,7 +18,7 @@ constexpr char kBytes[] = {
 
 std::string_view ${SYMBOL}() { return std::string_view(kBytes, ${size}); }
 
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api
 ")
 file(COPY_FILE "${OUTPUT}.tmp" "${OUTPUT}" ONLY_IF_DIFFERENT)
 file(REMOVE "${OUTPUT}.tmp")

@@ -5,7 +5,7 @@
 #include "server/api/routes.h"
 #include "server/http/errors.h"
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 
 void RegisterHealthRoutes(http::Router& router, const ApiDeps& deps) {
   router.Add(
@@ -42,4 +42,4 @@ void RegisterHealthRoutes(http::Router& router, const ApiDeps& deps) {
       }));
 }
 
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

@@ -10,7 +10,7 @@
 #include "wire/json_check.h"
 #include "wire/validate.h"
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 namespace {
 
 using nlohmann::json;
@@ -158,4 +158,4 @@ http::Handler Handle(std::initializer_list<std::string_view> allowed_query, ApiH
   };
 }
 
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

@@ -18,7 +18,7 @@
 #include "server/http/types.h"
 #include "server/store/store.h"
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 
 // 200/201 with `body` dumped as JSON.
 http::Response JsonResponse(int status, const nlohmann::json& body);
@@ -73,4 +73,4 @@ using ApiHandler =
     std::function<Result<http::Response>(const http::Request&, const http::PathParams&)>;
 http::Handler Handle(std::initializer_list<std::string_view> allowed_query, ApiHandler handler);
 
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

@@ -7,12 +7,12 @@
 #include "server/api/routes.h"
 #include "server/http/errors.h"
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 namespace {
 
 using nlohmann::json;
 
-// Characters of the token kept for recognition: "pgt_" and 8 random ones (48 bits: enough to
+// Characters of the token kept for recognition: "pwt_" and 8 random ones (48 bits: enough to
 // tell tokens apart in a list, far too few to guess the rest).
 constexpr size_t kShownPrefix = 12;
 
@@ -282,7 +282,7 @@ void RegisterProjectRoutes(http::Router& router, const ApiDeps& deps) {
                         return MakeError(ErrorCode::kConflict,
                                          "token " + text +
                                              " is the configured admin token (admin_token / "
-                                             "PERFGATE_ADMIN_TOKEN); configure another one and "
+                                             "PERFWARDEN_ADMIN_TOKEN); configure another one and "
                                              "restart the server first",
                                          "id");
                       }
@@ -295,4 +295,4 @@ void RegisterProjectRoutes(http::Router& router, const ApiDeps& deps) {
                     }));
 }
 
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

@@ -12,7 +12,7 @@
 #include "wire/run_upload.h"
 #include "wire/validate.h"
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 namespace {
 
 using nlohmann::json;
@@ -40,12 +40,12 @@ void RegisterRunRoutes(http::Router& router, const ApiDeps& deps) {
   http::Counter* ingested_samples =
       deps.metrics == nullptr
           ? nullptr
-          : deps.metrics->AddCounter("perfgate_ingested_samples_total",
+          : deps.metrics->AddCounter("perfwarden_ingested_samples_total",
                                      "Samples stored by POST /api/v1/projects/{project}/runs.");
   http::Counter* ingested_runs =
       deps.metrics == nullptr
           ? nullptr
-          : deps.metrics->AddCounter("perfgate_ingested_runs_total",
+          : deps.metrics->AddCounter("perfwarden_ingested_runs_total",
                                      "Runs stored (not counting idempotent re-posts).");
 
   router.Add(
@@ -130,4 +130,4 @@ void RegisterRunRoutes(http::Router& router, const ApiDeps& deps) {
                            }));
 }
 
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

@@ -11,7 +11,7 @@
 #include "server/api/routes.h"
 #include "stats/descriptive.h"
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 namespace {
 
 using nlohmann::json;
@@ -241,4 +241,4 @@ void RegisterSeriesRoutes(http::Router& router, const ApiDeps& deps) {
              http::Router::Cost::kHeavy);
 }
 
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

@@ -9,7 +9,7 @@
 #include "server/gate/verdict.h"
 #include "wire/paired.h"
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 
 void RegisterVerdictRoutes(http::Router& router, const ApiDeps& deps) {
   if (deps.verdicts == nullptr) return;
@@ -77,4 +77,4 @@ void RegisterVerdictRoutes(http::Router& router, const ApiDeps& deps) {
                            }));
 }
 
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

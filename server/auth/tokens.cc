@@ -8,7 +8,7 @@
 #include <array>
 #include <cctype>
 
-namespace perfgate::auth {
+namespace perfwarden::auth {
 namespace {
 
 constexpr std::string_view kBase64UrlAlphabet =
@@ -186,9 +186,9 @@ Result<std::string> ParseBearer(std::string_view authorization) {
   while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
   if (!IsWellFormedToken(token)) {
     return Unauthenticated(
-        "malformed token (expected \"pgt_\" followed by 43 base64url characters)");
+        "malformed token (expected \"pwt_\" followed by 43 base64url characters)");
   }
   return std::string(token);
 }
 
-}  // namespace perfgate::auth
+}  // namespace perfwarden::auth

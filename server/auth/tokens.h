@@ -1,4 +1,4 @@
-// API tokens: generation ("pgt_" + 43 base64url characters from 32 random bytes), the SHA-256
+// API tokens: generation ("pwt_" + 43 base64url characters from 32 random bytes), the SHA-256
 // hash that is all the store ever keeps (compared with core/constant_time.h), scopes, and
 // parsing of the "Authorization: Bearer ..." header. No I/O beyond OpenSSL's random generator.
 #pragma once
@@ -11,16 +11,16 @@
 
 #include "core/result.h"
 
-namespace perfgate::auth {
+namespace perfwarden::auth {
 
-inline constexpr std::string_view kTokenPrefix = "pgt_";
+inline constexpr std::string_view kTokenPrefix = "pwt_";
 inline constexpr std::size_t kTokenRandomBytes = 32;
 inline constexpr std::size_t kTokenLength = 47;  // prefix + 43 unpadded base64url characters
 
 // A fresh token from OpenSSL's CSPRNG; kInternal when the generator fails.
 Result<std::string> GenerateToken();
 
-// "pgt_" followed by exactly 43 base64url characters. The prefix lets log redaction and secret
+// "pwt_" followed by exactly 43 base64url characters. The prefix lets log redaction and secret
 // scanners recognise a leaked token.
 bool IsWellFormedToken(std::string_view token);
 
@@ -78,4 +78,4 @@ class ScopeSet {
 // never repeat the credential.
 Result<std::string> ParseBearer(std::string_view authorization);
 
-}  // namespace perfgate::auth
+}  // namespace perfwarden::auth

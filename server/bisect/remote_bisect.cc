@@ -7,7 +7,7 @@
 
 #include "bisect/report.h"
 
-namespace perfgate::server::remote_bisect {
+namespace perfwarden::server::remote_bisect {
 namespace {
 
 using nlohmann::json;
@@ -247,4 +247,4 @@ Result<std::string> NewStepToken() {
   return out;
 }
 
-}  // namespace perfgate::server::remote_bisect
+}  // namespace perfwarden::server::remote_bisect

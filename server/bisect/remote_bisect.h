@@ -19,14 +19,14 @@
 #include "server/store/history_store.h"
 #include "wire/bisect.h"
 
-namespace perfgate::server::remote_bisect {
+namespace perfwarden::server::remote_bisect {
 
 // What a remote bisect is queued with; fixed for its life.
 struct RemoteBisect {
   std::string testbed;
   std::vector<bisect::CommitRef> commits;  // the good end first, the bad end last
   std::vector<std::string> benchmarks;     // the first one is judged
-  std::string suite, metric, build;        // "" when the agent's perfgate.yaml decides
+  std::string suite, metric, build;        // "" when the agent's perfwarden.yaml decides
   bisect::SearchOptions options;
   std::optional<int64_t> alert_id;
 
@@ -63,4 +63,4 @@ Result<wire::ClaimedStep> ClaimedStepOf(const store::ClaimedStep& step, const st
 // when the generator fails); the store keeps only auth::HashToken of one.
 Result<std::string> NewStepToken();
 
-}  // namespace perfgate::server::remote_bisect
+}  // namespace perfwarden::server::remote_bisect

@@ -9,7 +9,7 @@
 #include "stats/bootstrap.h"
 #include "stats/verdict.h"
 
-namespace perfgate::server::gate {
+namespace perfwarden::server::gate {
 
 judge::Series AsSeries(const store::SampleSet& set) {
   return {.key = set.key, .unit = set.unit, .direction = set.direction, .values = set.values};
@@ -133,4 +133,4 @@ BaselineCache::Stats BaselineCache::GetStats() const {
   return {hits_, misses_, entries_.size(), bytes_};
 }
 
-}  // namespace perfgate::server::gate
+}  // namespace perfwarden::server::gate

@@ -21,7 +21,7 @@
 #include "server/store/store.h"
 #include "stats/prepared_sample.h"
 
-namespace perfgate::server::gate {
+namespace perfwarden::server::gate {
 
 // A baseline's pooled sample sets, prepared when they fit the budget.
 struct PreparedBaseline {
@@ -86,4 +86,4 @@ class BaselineCache {
   uint64_t misses_ = 0;
 };
 
-}  // namespace perfgate::server::gate
+}  // namespace perfwarden::server::gate

@@ -11,7 +11,7 @@
 #include "judge/paired_verdict.h"
 #include "server/gate/verdict.h"
 
-namespace perfgate::server::gate {
+namespace perfwarden::server::gate {
 namespace {
 
 using nlohmann::json;
@@ -159,4 +159,4 @@ Result<std::string> VerdictService::ReplayPaired(const store::Project& project,
   return ReplayResponse(stored, stats::kPairedAlgorithmVersion, judge::Amend(*typed, *parts));
 }
 
-}  // namespace perfgate::server::gate
+}  // namespace perfwarden::server::gate

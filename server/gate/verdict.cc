@@ -8,7 +8,7 @@
 #include "judge/run_verdict.h"
 #include "wire/verdict_replay.h"
 
-namespace perfgate::server::gate {
+namespace perfwarden::server::gate {
 namespace {
 
 using nlohmann::json;
@@ -276,4 +276,4 @@ Result<std::string> VerdictService::Replay(const store::Project& project,
   return ReplayResponse(**latest, stats::kVerdictAlgorithmVersion, *judged);
 }
 
-}  // namespace perfgate::server::gate
+}  // namespace perfwarden::server::gate

@@ -26,11 +26,11 @@
 #include "wire/verdict_request.h"
 #include "wire/verdict_text.h"
 
-namespace perfgate::server::gate {
+namespace perfwarden::server::gate {
 
 struct VerdictRequest {
   stats::VerdictPolicy policy;       // threshold, alpha, test; Holm; fixed seed
-  std::vector<ThresholdRule> rules;  // perfgate.yaml's `thresholds`, first match wins
+  std::vector<ThresholdRule> rules;  // perfwarden.yaml's `thresholds`, first match wins
   // More runs of the same commit and testbed pooled with the run (a gate that reran its
   // inconclusive benchmarks with more repetitions).
   std::vector<std::string> contender_runs;
@@ -135,4 +135,4 @@ Result<std::string> ReplayResponse(const store::StoredVerdict& stored,
                                    std::string_view algorithm_version,
                                    const wire::Verdict& replayed);
 
-}  // namespace perfgate::server::gate
+}  // namespace perfwarden::server::gate

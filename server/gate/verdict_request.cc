@@ -3,7 +3,7 @@
 // exactly as the original did.
 #include "server/gate/verdict.h"
 
-namespace perfgate::server::gate {
+namespace perfwarden::server::gate {
 
 Result<VerdictRequest> DecodeParameters(const nlohmann::json& parameters) {
   auto decoded = wire::DecodeVerdictRequest(parameters);
@@ -40,4 +40,4 @@ nlohmann::json EncodeParameters(const VerdictRequest& request) {
   return wire::EncodeVerdictRequest(WireParameters(request));
 }
 
-}  // namespace perfgate::server::gate
+}  // namespace perfwarden::server::gate

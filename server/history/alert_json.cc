@@ -6,7 +6,7 @@
 
 #include "core/text.h"
 
-namespace perfgate::server::history {
+namespace perfwarden::server::history {
 namespace {
 
 using nlohmann::ordered_json;
@@ -188,7 +188,7 @@ ordered_json GroupWebhookBody(const store::AlertGroupDetail& detail,
                               const std::string& public_url) {
   const store::AlertGroupRecord& g = detail.group;
   const std::size_t n = detail.members.size();
-  std::string text = "perfgate: new alert group " + std::to_string(g.id) + " in " + g.project +
+  std::string text = "perfwarden: new alert group " + std::to_string(g.id) + " in " + g.project +
                      ", " + std::to_string(n) + (n == 1 ? " alert" : " alerts");
   text += "\n*" + g.last_good.sha.substr(0, 12) + ".." + g.first_bad.sha.substr(0, 12) + "* (" +
           g.branch + ", " + g.first_bad.subject + ")";
@@ -204,4 +204,4 @@ ordered_json GroupWebhookBody(const store::AlertGroupDetail& detail,
       {"text", text}, {"group", wire::EncodeAlertGroup(ToWire(g))}, {"alerts", std::move(list)}};
 }
 
-}  // namespace perfgate::server::history
+}  // namespace perfwarden::server::history

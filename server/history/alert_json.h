@@ -12,7 +12,7 @@
 #include "server/store/history_store.h"
 #include "wire/alert.h"
 
-namespace perfgate::server::history {
+namespace perfwarden::server::history {
 
 // "<last good sha[:12]>..<first bad sha[:12]>": alerts with the same range share it.
 std::string RangeGroup(const store::AlertRecord& alert);
@@ -47,4 +47,4 @@ wire::AlertGroupDetail ToWire(const store::AlertGroupDetail& detail);
 nlohmann::ordered_json GroupWebhookBody(const store::AlertGroupDetail& group,
                                         const std::string& public_url);
 
-}  // namespace perfgate::server::history
+}  // namespace perfwarden::server::history

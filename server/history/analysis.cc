@@ -10,7 +10,7 @@
 #include "stats/bootstrap.h"
 #include "stats/multiple_testing.h"
 
-namespace perfgate::server::history {
+namespace perfwarden::server::history {
 namespace {
 
 using nlohmann::json;
@@ -392,4 +392,4 @@ std::vector<double> QValues(std::span<const double> p_values, std::size_t series
   return q;
 }
 
-}  // namespace perfgate::server::history
+}  // namespace perfwarden::server::history

@@ -1,7 +1,7 @@
 // The history analysis of one series of a tracked branch, without I/O (on the store's plain
 // records): the new points go through the online monitors (EWMA and tabular CUSUM, O(1) each),
 // e-divisive resumes from its persisted state (stats::DetectChangePointsIncremental) and
-// perfgate's confirmation stage (stats::ConfirmSteps) names the steps; a step not alerted before
+// perfwarden's confirmation stage (stats::ConfirmSteps) names the steps; a step not alerted before
 // becomes a new alert with its magnitude CI, the detectors that agree and whether the testbed's
 // fingerprint changed there. Also the rules applied to alerts: refreshed q-values and what an
 // environment change reports.
@@ -23,7 +23,7 @@
 #include "stats/history_detector.h"
 #include "stats/monitors.h"
 
-namespace perfgate::server::history {
+namespace perfwarden::server::history {
 
 struct HistoryParams {
   stats::HistoryOptions detector;  // threshold (5%), window, p-value, ...
@@ -129,4 +129,4 @@ Result<std::string> EnvironmentChangeJson(const std::string& before, const std::
 // `series_evaluated` tests (the series that ingest analysed; the others count as p = 1).
 std::vector<double> QValues(std::span<const double> p_values, std::size_t series_evaluated);
 
-}  // namespace perfgate::server::history
+}  // namespace perfwarden::server::history

@@ -7,7 +7,7 @@
 
 #include "stats/creep.h"
 
-namespace perfgate::server::history {
+namespace perfwarden::server::history {
 
 Result<RecentCreepsResult> RecentCreeps(std::span<const double> levels,
                                         const std::vector<stats::Step>& steps,
@@ -93,4 +93,4 @@ Result<CreepPass> FindCreepAlerts(const store::HistorySeriesData& series,
   return pass;
 }
 
-}  // namespace perfgate::server::history
+}  // namespace perfwarden::server::history

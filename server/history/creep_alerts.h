@@ -19,7 +19,7 @@
 #include "stats/creep.h"
 #include "stats/history_detector.h"
 
-namespace perfgate::server::history {
+namespace perfwarden::server::history {
 
 struct CreepPass {
   std::vector<store::NewAlertRecord> alerts;  // new creep alerts
@@ -54,4 +54,4 @@ Result<CreepPass> FindCreepAlerts(const store::HistorySeriesData& series,
                                   const std::vector<stats::Step>& steps,
                                   const stats::CreepScan* previous = nullptr);
 
-}  // namespace perfgate::server::history
+}  // namespace perfwarden::server::history

@@ -10,7 +10,7 @@
 #include "server/history/alert_json.h"
 #include "server/history/went_away.h"
 
-namespace perfgate::server::history {
+namespace perfwarden::server::history {
 std::string ParametersJson(const HistoryParams& params) {
   return nlohmann::ordered_json{{"algorithm", "e-divisive+binseg+confirm/2"},
                                 {"threshold", params.detector.threshold},
@@ -255,4 +255,4 @@ void HistoryService::Post(const std::string& body) {
   ++stats_.webhook_failures;
 }
 
-}  // namespace perfgate::server::history
+}  // namespace perfwarden::server::history

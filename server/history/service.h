@@ -19,7 +19,7 @@
 #include "server/history/analysis.h"
 #include "server/store/history_store.h"
 
-namespace perfgate::server::history {
+namespace perfwarden::server::history {
 
 struct HistoryServiceOptions {
   std::vector<std::string> tracked_branches = {"main", "master"};
@@ -89,4 +89,4 @@ class HistoryService {
   Stats stats_;
 };
 
-}  // namespace perfgate::server::history
+}  // namespace perfwarden::server::history

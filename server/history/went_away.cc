@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-namespace perfgate::server::history {
+namespace perfwarden::server::history {
 namespace {
 
 bool Back(double level, double level_before, double threshold) {
@@ -65,4 +65,4 @@ WentAwayDecision ApplyWentAway(const store::HistorySeriesData& series, SeriesOut
   return decision;
 }
 
-}  // namespace perfgate::server::history
+}  // namespace perfwarden::server::history

@@ -12,7 +12,7 @@
 #include "server/history/analysis.h"
 #include "server/store/history_store.h"
 
-namespace perfgate::server::history {
+namespace perfwarden::server::history {
 
 struct WentAwayOptions {
   double threshold = 0.05;  // the history threshold; "back" is within half of it
@@ -35,4 +35,4 @@ struct WentAwayDecision {
 WentAwayDecision ApplyWentAway(const store::HistorySeriesData& series, SeriesOutput& output,
                                const WentAwayOptions& options);
 
-}  // namespace perfgate::server::history
+}  // namespace perfwarden::server::history

@@ -6,7 +6,7 @@
 
 #include "server/auth/tokens.h"
 
-namespace perfgate::http {
+namespace perfwarden::http {
 namespace {
 
 // Weight of the newest run in the mean: about the last ten runs count.
@@ -97,4 +97,4 @@ std::size_t Admission::InFlight(std::string_view caller) const {
   return found == in_flight_.end() ? 0 : found->second;
 }
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

@@ -13,7 +13,7 @@
 
 #include "server/http/types.h"
 
-namespace perfgate::http {
+namespace perfwarden::http {
 
 struct AdmissionLimits {
   std::size_t total = 64;      // heavy requests queued or running, every caller together
@@ -86,4 +86,4 @@ class Admission {
   bool observed_ = false;
 };
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

@@ -6,7 +6,7 @@
 
 #include "core/text.h"
 
-namespace perfgate::http {
+namespace perfwarden::http {
 namespace {
 
 // The quality of one Accept-Encoding element ("gzip;q=0.5" -> 0.5); 1 without a q.
@@ -90,4 +90,4 @@ void CompressIfAccepted(const Request& request, Response& response) {
   response.headers.Set("Content-Encoding", "gzip");
 }
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

@@ -9,7 +9,7 @@
 #include "core/result.h"
 #include "server/http/types.h"
 
-namespace perfgate::http {
+namespace perfwarden::http {
 
 // Bodies smaller than this are sent as they are (the gzip header and the CPU are not worth it).
 inline constexpr std::size_t kCompressMinBytes = 1024;
@@ -26,4 +26,4 @@ Result<std::string> Gzip(std::string_view data, int level);
 // must not hand a gzip body to a client that did not ask for one).
 void CompressIfAccepted(const Request& request, Response& response);
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

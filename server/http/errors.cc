@@ -5,7 +5,7 @@
 #include "core/request_id.h"
 #include "wire/error.h"
 
-namespace perfgate::http {
+namespace perfwarden::http {
 
 Response ErrorResponse(int status, std::string_view code, std::string_view message,
                        std::string_view field) {
@@ -65,4 +65,4 @@ Response ServerBusy(std::string_view message, int retry_after_seconds) {
   return response;
 }
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

@@ -10,7 +10,7 @@
 #include "core/result.h"
 #include "server/http/types.h"
 
-namespace perfgate::http {
+namespace perfwarden::http {
 
 // JSON error response for `error`; `field` is null when the error names no field. A 401 carries
 // `WWW-Authenticate: Bearer` (RFC 6750), a 503 carries `Retry-After: 1`.
@@ -32,4 +32,4 @@ Response MethodNotAllowed(std::string_view allow);       // 405 with `Allow: all
 Response TooManyRequests(std::string_view message, int retry_after_seconds);
 Response ServerBusy(std::string_view message, int retry_after_seconds);
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

@@ -6,7 +6,7 @@
 #include "core/request_id.h"
 #include "server/http/errors.h"
 
-namespace perfgate::http {
+namespace perfwarden::http {
 
 namespace {
 
@@ -87,4 +87,4 @@ void FrameResponse(Response& response) {
     response.headers.Set("X-Request-Id", NewRequestId());
 }
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

@@ -1,5 +1,5 @@
 // Request framing the server refuses before routing: what RFC 9112 requires of a request, and
-// the codings perfgate does not implement (it would otherwise read the coded bytes as the body);
+// the codings perfwarden does not implement (it would otherwise read the coded bytes as the body);
 // and the fields every answer carries. Plain values in and out, so that Beast stays in server.cc.
 #pragma once
 
@@ -8,7 +8,7 @@
 
 #include "server/http/types.h"
 
-namespace perfgate::http {
+namespace perfwarden::http {
 
 struct RequestFraming {
   unsigned version = 11;               // 10 for HTTP/1.0, 11 for HTTP/1.1
@@ -42,4 +42,4 @@ std::optional<Response> RefuseFraming(const RequestFraming& framing);
 // type) and X-Request-Id (a new id for answers given before any route: 413, 431, ...).
 void FrameResponse(Response& response);
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

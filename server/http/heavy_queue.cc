@@ -10,19 +10,19 @@
 #include "server/http/compression.h"
 #include "server/http/errors.h"
 
-namespace perfgate::http {
+namespace perfwarden::http {
 
 HeavyQueue::HeavyQueue(AdmissionLimits limits, Metrics* metrics)
     : admission_(std::make_shared<Admission>(limits)),
       pool_(std::make_unique<boost::asio::thread_pool>(admission_->limits().workers)) {
   if (metrics == nullptr) return;
   refused_caller_ = metrics->AddCounter(
-      "perfgate_http_heavy_refused_caller_total",
+      "perfwarden_http_heavy_refused_caller_total",
       "Heavy requests answered 429: their caller had limits.heavy_requests_per_caller in flight.");
   refused_busy_ = metrics->AddCounter(
-      "perfgate_http_heavy_refused_busy_total",
+      "perfwarden_http_heavy_refused_busy_total",
       "Heavy requests answered 503: limits.heavy_requests were queued or running.");
-  metrics->AddGauge("perfgate_http_heavy_requests",
+  metrics->AddGauge("perfwarden_http_heavy_requests",
                     "Heavy requests queued or running, and the bound", [admission = admission_]() {
                       return std::vector<GaugeSample>{
                           {{{"state", "in_flight"}}, static_cast<double>(admission->InFlight())},
@@ -74,4 +74,4 @@ void HeavyQueue::Join() {
   if (pool_) pool_->join();
 }
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

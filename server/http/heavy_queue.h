@@ -2,7 +2,7 @@
 // (admission.h: a bound on all callers' heavy requests and one on each caller's) and routed on
 // a thread pool of its own, first come first served, its answer compressed there. A request
 // over a bound is answered at once, 429 or 503 with Retry-After, never left waiting. /metrics:
-// perfgate_http_heavy_requests{state}, perfgate_http_heavy_refused_{caller,busy}_total.
+// perfwarden_http_heavy_requests{state}, perfwarden_http_heavy_refused_{caller,busy}_total.
 #pragma once
 
 #include <functional>
@@ -18,7 +18,7 @@ namespace boost::asio {
 class thread_pool;
 }
 
-namespace perfgate::http {
+namespace perfwarden::http {
 
 class HeavyQueue {
  public:
@@ -48,4 +48,4 @@ class HeavyQueue {
   Counter* refused_busy_ = nullptr;
 };
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

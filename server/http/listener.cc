@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-namespace perfgate::http {
+namespace perfwarden::http {
 
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
@@ -205,4 +205,4 @@ void Listener::Admit(tcp::socket socket, bool after_failure) {
   callbacks_.admit(std::move(socket));
 }
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

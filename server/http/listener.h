@@ -18,7 +18,7 @@
 #include <functional>
 #include <mutex>
 
-namespace perfgate::http {
+namespace perfwarden::http {
 
 class Listener {
  public:
@@ -110,4 +110,4 @@ class Listener {
   bool resume_ = false;              // under mutex_: Resume() came
 };
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

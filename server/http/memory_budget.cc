@@ -6,7 +6,7 @@
 
 #include "server/http/errors.h"
 
-namespace perfgate::http {
+namespace perfwarden::http {
 
 MemoryBudget::Reservation::Reservation(Reservation&& other) noexcept
     : owner_(std::exchange(other.owner_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
@@ -29,9 +29,9 @@ void MemoryBudget::Reservation::Release() {
 MemoryBudget::MemoryBudget(std::size_t limit, Metrics* metrics) : limit_(limit) {
   if (metrics == nullptr) return;
   refused_ = metrics->AddCounter(
-      "perfgate_http_memory_refused_total",
+      "perfwarden_http_memory_refused_total",
       "Requests answered 503: their body did not fit in limits.request_memory_bytes.");
-  metrics->AddGauge("perfgate_http_request_memory_bytes",
+  metrics->AddGauge("perfwarden_http_request_memory_bytes",
                     "Bytes of request bodies in flight, and the bound",
                     [in_use = in_use_, limit]() {
                       return std::vector<GaugeSample>{
@@ -65,4 +65,4 @@ std::size_t MemoryBudget::InUse() const { return in_use_->load(); }
 
 void MemoryBudget::Release(std::size_t bytes) { *in_use_ -= bytes; }
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

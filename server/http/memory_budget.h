@@ -16,7 +16,7 @@
 #include "server/http/metrics.h"
 #include "server/http/types.h"
 
-namespace perfgate::http {
+namespace perfwarden::http {
 
 class MemoryBudget {
  public:
@@ -45,8 +45,8 @@ class MemoryBudget {
   static constexpr std::size_t kTrimAfterBytes = std::size_t{1} << 20;
 
   // `limit` bytes of bodies at once; the object must outlive its reservations. With `metrics`,
-  // the gauge perfgate_http_request_memory_bytes{state="in_use"|"limit"} and the counter
-  // perfgate_http_memory_refused_total.
+  // the gauge perfwarden_http_request_memory_bytes{state="in_use"|"limit"} and the counter
+  // perfwarden_http_memory_refused_total.
   explicit MemoryBudget(std::size_t limit, Metrics* metrics = nullptr);
 
   // What a request reserves: its Content-Length, or for a chunked body, whose size is known only
@@ -79,4 +79,4 @@ class MemoryBudget {
   Counter* refused_ = nullptr;
 };
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

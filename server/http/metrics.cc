@@ -4,7 +4,7 @@
 #include <charconv>
 #include <cmath>
 
-namespace perfgate::http {
+namespace perfwarden::http {
 
 namespace {
 
@@ -106,13 +106,13 @@ std::string Metrics::Render() const {
   std::vector<Gauge> gauges;
   {
     std::lock_guard lock(mutex_);
-    Header(out, "perfgate_http_requests_total", "HTTP requests by route and status.", "counter");
+    Header(out, "perfwarden_http_requests_total", "HTTP requests by route and status.", "counter");
     for (const auto& [key, count] : requests_) {
-      out += "perfgate_http_requests_total" +
+      out += "perfwarden_http_requests_total" +
              FormatLabels({{"route", key.first}, {"status", std::to_string(key.second)}}) + ' ' +
              std::to_string(count) + '\n';
     }
-    Header(out, "perfgate_http_request_duration_seconds",
+    Header(out, "perfwarden_http_request_duration_seconds",
            "HTTP request latency by route, from the last byte read to the response built.",
            "histogram");
     const auto& bounds = LatencyBuckets();
@@ -121,13 +121,13 @@ std::string Metrics::Render() const {
       for (size_t i = 0; i <= bounds.size(); ++i) {
         cumulative += histogram.buckets[i];
         std::string le = i < bounds.size() ? FormatDouble(bounds[i]) : "+Inf";
-        out += "perfgate_http_request_duration_seconds_bucket" +
+        out += "perfwarden_http_request_duration_seconds_bucket" +
                FormatLabels({{"route", route}, {"le", le}}) + ' ' + std::to_string(cumulative) +
                '\n';
       }
-      out += "perfgate_http_request_duration_seconds_sum" + FormatLabels({{"route", route}}) + ' ' +
+      out += "perfwarden_http_request_duration_seconds_sum" + FormatLabels({{"route", route}}) + ' ' +
              FormatDouble(histogram.sum) + '\n';
-      out += "perfgate_http_request_duration_seconds_count" + FormatLabels({{"route", route}}) +
+      out += "perfwarden_http_request_duration_seconds_count" + FormatLabels({{"route", route}}) +
              ' ' + std::to_string(histogram.count) + '\n';
     }
     for (const NamedCounter& counter : counters_) {
@@ -146,4 +146,4 @@ std::string Metrics::Render() const {
   return out;
 }
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

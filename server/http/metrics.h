@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-namespace perfgate::http {
+namespace perfwarden::http {
 
 using Labels = std::vector<std::pair<std::string, std::string>>;
 
@@ -38,8 +38,8 @@ class Metrics {
   // Upper bounds of the latency buckets in seconds (+Inf is implicit).
   static const std::vector<double>& LatencyBuckets();
 
-  // perfgate_http_requests_total{route,status} and
-  // perfgate_http_request_duration_seconds{route}.
+  // perfwarden_http_requests_total{route,status} and
+  // perfwarden_http_request_duration_seconds{route}.
   void ObserveRequest(std::string_view route, int status, double seconds);
 
   // A counter named `name` (it should end in _total); the pointer stays valid for the
@@ -77,4 +77,4 @@ class Metrics {
   std::vector<Gauge> gauges_;
 };
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

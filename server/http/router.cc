@@ -8,7 +8,7 @@
 #include "core/request_id.h"
 #include "server/http/errors.h"
 
-namespace perfgate::http {
+namespace perfwarden::http {
 
 namespace {
 
@@ -148,4 +148,4 @@ Router::Routed Router::RouteInScope(const Request& request) const {
   }
 }
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

@@ -13,7 +13,7 @@
 
 #include "server/http/types.h"
 
-namespace perfgate::http {
+namespace perfwarden::http {
 
 // Decoded path parameters by name ("project" -> "my proj" for "/projects/my%20proj").
 using PathParams = std::map<std::string, std::string, std::less<>>;
@@ -87,4 +87,4 @@ class Router {
   std::vector<Entry> routes_;
 };
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

@@ -34,7 +34,7 @@
 #include "server/http/memory_budget.h"
 #include "server/http/session_registry.h"
 
-namespace perfgate::http {
+namespace perfwarden::http {
 
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
@@ -319,7 +319,7 @@ class Session : public std::enable_shared_from_this<Session> {
     response_.version(version);
     FrameResponse(response);
     response_.result(static_cast<unsigned>(response.status));
-    response_.set(bhttp::field::server, "perfgate");
+    response_.set(bhttp::field::server, "perfwarden");
     if (!response.content_type.empty()) {
       response_.set(bhttp::field::content_type, response.content_type);
     }
@@ -498,4 +498,4 @@ void Server::Stop() {
   impl.heavy.reset();
 }
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

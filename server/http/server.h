@@ -1,4 +1,4 @@
-// perfgate's HTTP/1.1 server: Beast/Asio async I/O on a fixed thread pool, keep-alive, limits
+// perfwarden's HTTP/1.1 server: Beast/Asio async I/O on a fixed thread pool, keep-alive, limits
 // on connections, header and body size, header, read and idle timeouts (a client that trickles
 // bytes holds a timer, never a thread), per-route metrics, and a graceful Stop(). Beast stays
 // inside server.cc: this header is cheap to include. Behaviour is documented in docs/api.md, "HTTP
@@ -15,7 +15,7 @@
 #include "server/http/metrics.h"
 #include "server/http/router.h"
 
-namespace perfgate::http {
+namespace perfwarden::http {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";  // an address or a resolvable name
@@ -84,4 +84,4 @@ class Server {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

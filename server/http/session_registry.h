@@ -14,7 +14,7 @@
 #include <mutex>
 #include <vector>
 
-namespace perfgate::http {
+namespace perfwarden::http {
 
 template <class S>
 class SessionRegistry {
@@ -73,4 +73,4 @@ class SessionRegistry {
   std::map<const S*, std::weak_ptr<S>> sessions_;
 };
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

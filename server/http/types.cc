@@ -4,7 +4,7 @@
 #include <boost/locale/utf.hpp>
 #include <cctype>
 
-namespace perfgate::http {
+namespace perfwarden::http {
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
@@ -131,4 +131,4 @@ Result<void> ParseTarget(std::string_view target, Request& request) {
   return {};
 }
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

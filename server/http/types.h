@@ -12,7 +12,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::http {
+namespace perfwarden::http {
 
 // Header fields in arrival order; names compare case-insensitively (RFC 9110 5.1).
 class Headers {
@@ -73,4 +73,4 @@ std::optional<std::string_view> ParamTextProblem(std::string_view text);
 // origin form only (it must start with '/'); the fragment is never sent by clients.
 Result<void> ParseTarget(std::string_view target, Request& request);
 
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

@@ -15,7 +15,7 @@
 #include "server/store/history_store.h"
 #include "server/store/store.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 
 // Claims of one step before its job fails: an agent's error report requeues the step while it
 // has had fewer claims, and a lease that ran out this often is not reclaimed again (a step that
@@ -141,4 +141,4 @@ class BisectStore {
   virtual Result<BisectRecord> CancelBisect(const Project& project, int64_t id) = 0;
 };
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

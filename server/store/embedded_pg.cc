@@ -22,18 +22,18 @@
 #include "server/store/pg_command.h"
 #include "server/store/pg_error.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kSuperuser = "perfgate";
-constexpr const char* kPasswordFile = "perfgate.password";
-constexpr const char* kAppPasswordFile = "perfgate_app.password";
+constexpr const char* kSuperuser = "perfwarden";
+constexpr const char* kPasswordFile = "perfwarden.password";
+constexpr const char* kAppPasswordFile = "perfwarden_app.password";
 constexpr const char* kLogFile = "postgres.log";
 // The port the cluster last listened on: the next start takes it again when it is free, so a
 // second server pointed at this cluster keeps finding it across restarts.
-constexpr const char* kPortFile = "perfgate.port";
+constexpr const char* kPortFile = "perfwarden.port";
 Result<int> FreeLoopbackPort() {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return MakeError(ErrorCode::kUnavailable, "socket: " + std::string(strerror(errno)));
@@ -113,7 +113,7 @@ Result<fs::path> FindPostgresBinDir(const fs::path& configured) {
   std::vector<fs::path> candidates;
   if (!configured.empty()) {
     candidates.push_back(configured);
-  } else if (const char* env = std::getenv("PERFGATE_PG_BIN"); env != nullptr && *env != '\0') {
+  } else if (const char* env = std::getenv("PERFWARDEN_PG_BIN"); env != nullptr && *env != '\0') {
     candidates.push_back(env);
   } else {
     std::error_code ec;
@@ -135,7 +135,7 @@ Result<fs::path> FindPostgresBinDir(const fs::path& configured) {
   }
   return MakeError(ErrorCode::kNotFound,
                    configured.empty()
-                       ? "no PostgreSQL binaries (initdb, pg_ctl) in $PERFGATE_PG_BIN or "
+                       ? "no PostgreSQL binaries (initdb, pg_ctl) in $PERFWARDEN_PG_BIN or "
                          "/usr/lib/postgresql/*/bin; install PostgreSQL or configure a database URL"
                        : "no initdb/pg_ctl in " + configured.string());
 }
@@ -229,7 +229,7 @@ Result<void> EmbeddedPostgres::InitCluster() {
     return written;
   }
   std::ofstream conf(data_dir_ / "postgresql.conf", std::ios::app);
-  conf << "\n# perfgate: loopback TCP only, no Unix socket (perfgate connects to 127.0.0.1).\n"
+  conf << "\n# perfwarden: loopback TCP only, no Unix socket (perfwarden connects to 127.0.0.1).\n"
        << "listen_addresses = '127.0.0.1'\n"
        << "unix_socket_directories = ''\n";
   if (!conf) {
@@ -464,4 +464,4 @@ Result<void> EmbeddedPostgres::Stop() {
   return {};
 }
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

@@ -1,7 +1,7 @@
-// EmbeddedPostgres: perfgate-server's own PostgreSQL cluster when no DSN is configured.
-// It creates the cluster with initdb on first use (superuser "perfgate" with a generated
+// EmbeddedPostgres: perfwarden-server's own PostgreSQL cluster when no DSN is configured.
+// It creates the cluster with initdb on first use (superuser "perfwarden" with a generated
 // password kept in the data directory), starts it with pg_ctl on a free 127.0.0.1 port with
-// no Unix socket, creates the perfgate database and hands back its DSN. When running as root
+// no Unix socket, creates the perfwarden database and hands back its DSN. When running as root
 // the binaries run as the postgres user (runuser), since PostgreSQL refuses to run as root.
 #pragma once
 
@@ -11,14 +11,14 @@
 
 #include "core/result.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 
 struct EmbeddedPostgresOptions {
-  std::filesystem::path data_dir = ".perfgate/pg";  // the cluster (PGDATA)
-  // Directory of initdb/pg_ctl; empty: $PERFGATE_PG_BIN, else the highest
+  std::filesystem::path data_dir = ".perfwarden/pg";  // the cluster (PGDATA)
+  // Directory of initdb/pg_ctl; empty: $PERFWARDEN_PG_BIN, else the highest
   // /usr/lib/postgresql/<version>/bin.
   std::filesystem::path bin_dir;
-  std::string database = "perfgate";
+  std::string database = "perfwarden";
   int port = 0;  // 0: a free port, picked at the first Start and kept for restarts
   // The account that owns and runs the cluster when this process is root.
   std::string system_user = "postgres";
@@ -39,17 +39,17 @@ class EmbeddedPostgres {
   // this data_dir, e.g. left by a killed server, once it accepts connections; a postmaster
   // killed with its server that lingers without accepting is waited for, up to 20 s, and the
   // cluster started again), makes sure the database exists, and returns its DSN. The port is
-  // kept in <data_dir>/perfgate.port and taken again at the next start when it is free. Errors:
+  // kept in <data_dir>/perfwarden.port and taken again at the next start when it is free. Errors:
   // kNotFound (no PostgreSQL binaries), kUnavailable (a command failed; the message names it and
   // ends with its output).
   Result<std::string> Start();
   // The least-privileged role the server runs as (after migrations, which need the owner):
-  // creates role kAppRole if missing (password in <data_dir>/perfgate_app.password), lets it
+  // creates role kAppRole if missing (password in <data_dir>/perfwarden_app.password), lets it
   // connect and read/write the rows of every table and view of the database, and nothing
   // else (no DDL, no changes to schema_migrations). Call it after each Migrate: tables made
   // by a migration get their grants here. Returns the role's DSN.
   Result<std::string> EnsureAppRole();
-  static constexpr const char* kAppRole = "perfgate_app";
+  static constexpr const char* kAppRole = "perfwarden_app";
 
   // pg_ctl stop -m fast. A later Start reuses the cluster and the port.
   Result<void> Stop();
@@ -100,4 +100,4 @@ Result<std::filesystem::path> MakeClusterTempDir(const std::string& prefix,
 // none is installed.
 Result<std::filesystem::path> FindPostgresBinDir(const std::filesystem::path& configured = {});
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

@@ -13,7 +13,7 @@
 
 #include "server/store/pg_command.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -294,4 +294,4 @@ SupervisorStats EmbeddedSupervisor::Stats() const {
   return SupervisorStats{up_, disk_full_, restarts_, failed_restarts_};
 }
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

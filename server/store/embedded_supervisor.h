@@ -1,4 +1,4 @@
-// EmbeddedSupervisor: keeps perfgate-server's own PostgreSQL cluster (EmbeddedPostgres) running.
+// EmbeddedSupervisor: keeps perfwarden-server's own PostgreSQL cluster (EmbeddedPostgres) running.
 // A thread checks the postmaster every probe_interval; when it is gone (killed, crashed, stopped
 // by a full disk) it starts the cluster again with exponential backoff, logging each failure at
 // error with pg_ctl's output and the log tail, and says why the database is down for /readyz and
@@ -15,7 +15,7 @@
 
 #include "server/store/embedded_pg.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 
 struct SupervisorOptions {
   // How often the postmaster is looked for (a pid file and /proc read: no connection).
@@ -98,4 +98,4 @@ void AdoptOrphanedPostmasters();
 // clients: "no space left on device", "the port is taken", ... or `fallback`.
 std::string SummarizeStartFailure(const std::string& output, const std::string& fallback);
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

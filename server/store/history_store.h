@@ -17,7 +17,7 @@
 #include "core/series_key.h"
 #include "server/store/store.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 
 // A series of a tracked branch on a testbed: the series' identity where it was measured.
 struct HistorySeriesKey {
@@ -103,7 +103,7 @@ struct HistorySeriesUpdate {
   // Open alerts measured again: (their old position, the new figures, q-value included).
   std::vector<std::pair<int64_t, NewAlertRecord>> refreshed;
   // Open alerts whose series came back to the level before their step (server/history
-  // went_away.h): set to went_away by "perfgate" with the note as the event's.
+  // went_away.h): set to went_away by "perfwarden" with the note as the event's.
   std::vector<WentAwayRecord> went_away;
   // Re-baseline the series there (its detector and monitor states are then not stored).
   std::optional<int64_t> rebaseline_from;
@@ -176,7 +176,7 @@ struct AlertEvent {
   std::string at;
 };
 
-// A bisect the runner posted (`perfgate bisect --format json`), optionally for an alert.
+// A bisect the runner posted (`perfwarden bisect --format json`), optionally for an alert.
 struct NewBisect {
   std::optional<int64_t> alert_id;
   std::string good_sha, bad_sha;
@@ -366,4 +366,4 @@ class HistoryStore {
                                                        const HistorySeriesQuery& query) = 0;
 };
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

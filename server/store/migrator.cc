@@ -13,11 +13,11 @@
 #include "server/store/pg_util.h"
 #include "server/store/pool.h"
 
-#ifndef PERFGATE_MIGRATIONS_DIR
-#define PERFGATE_MIGRATIONS_DIR "migrations"
+#ifndef PERFWARDEN_MIGRATIONS_DIR
+#define PERFWARDEN_MIGRATIONS_DIR "migrations"
 #endif
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
 constexpr const char* kCreateTable = R"sql(
@@ -35,7 +35,7 @@ struct Applied {
 
 }  // namespace
 
-std::filesystem::path MigratorOptions::DefaultMigrationsDir() { return PERFGATE_MIGRATIONS_DIR; }
+std::filesystem::path MigratorOptions::DefaultMigrationsDir() { return PERFWARDEN_MIGRATIONS_DIR; }
 
 Result<std::vector<Migration>> LoadMigrations(const std::filesystem::path& dir) {
   static const std::regex kName(R"(^([0-9]{4})_[a-z0-9]+(_[a-z0-9]+)*\.sql$)");
@@ -120,7 +120,7 @@ Result<MigrationReport> Migrate(const std::string& dsn, const MigratorOptions& o
         return MakeError(ErrorCode::kConflict, "the database has migration " + record.name +
                                                    " applied, which this build does not have (" +
                                                    options.dir.string() +
-                                                   "); run a newer perfgate-server");
+                                                   "); run a newer perfwarden-server");
       }
       if (it->second->checksum != record.checksum) {
         return MakeError(ErrorCode::kConflict,
@@ -159,4 +159,4 @@ Result<MigrationReport> Migrate(const std::string& dsn, const MigratorOptions& o
   }
 }
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

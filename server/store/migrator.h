@@ -12,9 +12,9 @@
 
 #include "core/result.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 
-// The advisory lock key the migrator holds while it works ("perfgate" in ASCII).
+// The advisory lock key the migrator holds while it works ("perfwarden" in ASCII).
 inline constexpr int64_t kMigrationLockKey = 0x7065726667617465;
 
 struct Migration {
@@ -49,4 +49,4 @@ Result<std::vector<Migration>> LoadMigrations(const std::filesystem::path& dir);
 // kInternal (a migration failed: it was rolled back, the ones before it stay applied).
 Result<MigrationReport> Migrate(const std::string& dsn, const MigratorOptions& options = {});
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

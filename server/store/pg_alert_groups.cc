@@ -11,7 +11,7 @@
 #include "server/store/pg_stores.h"
 #include "server/store/pg_util.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 
 using pghistory::AlertColumns;
 using pghistory::kAlertJoins;
@@ -266,4 +266,4 @@ Result<AlertGroupDetail> PgStore::UpdateAlertGroup(const Project& project, int64
   });
 }
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

@@ -8,7 +8,7 @@
 #include "server/store/pg_stores.h"
 #include "server/store/pg_util.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 
 using pghistory::AlertColumns;
 using pghistory::kAlertJoins;
@@ -204,4 +204,4 @@ Result<HistorySeriesPoints> PgStore::GetHistorySeries(const Project& project,
       });
 }
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

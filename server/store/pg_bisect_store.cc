@@ -11,7 +11,7 @@
 #include "server/store/pg_stores.h"
 #include "server/store/pg_util.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
 using pgutil::OrNull;
@@ -460,4 +460,4 @@ Result<BisectRecord> PgStore::CancelBisect(const Project& project, int64_t id) {
   });
 }
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

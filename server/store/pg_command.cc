@@ -10,7 +10,7 @@
 
 extern char** environ;
 
-namespace perfgate::store {
+namespace perfwarden::store {
 
 namespace {
 
@@ -99,4 +99,4 @@ Result<CommandOutput> RunPg(const std::filesystem::path& bin_dir, const std::str
   return RunCommand(argv);
 }
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

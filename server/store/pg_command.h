@@ -9,7 +9,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 
 struct CommandOutput {
   int exit_code = -1;
@@ -35,4 +35,4 @@ Result<CommandOutput> RunPg(const std::filesystem::path& bin_dir, const std::str
                             std::vector<std::string> args, const std::string& system_user,
                             std::vector<std::string>* argv_out = nullptr);
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

@@ -7,7 +7,7 @@
 
 #include "core/request_id.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
 std::string WithContext(const std::string& context, std::string_view what) {
@@ -93,4 +93,4 @@ PgFailure MapPgException(const std::exception& e, const std::string& context) {
                    classified.connection_lost};
 }
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

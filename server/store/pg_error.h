@@ -1,4 +1,4 @@
-// Maps libpqxx/libpq failures to perfgate errors. Every store function catches pqxx's
+// Maps libpqxx/libpq failures to perfwarden errors. Every store function catches pqxx's
 // exceptions at its boundary and turns them into an Error through MapPgException, so the
 // HTTP layer sees only transport-agnostic codes (503 while PostgreSQL is away, 409 on a unique
 // violation, 400 on data the schema rejects).
@@ -9,7 +9,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 
 struct PgFailure {
   Error error;
@@ -26,4 +26,4 @@ struct PgFailure {
 // ("apply migration 0001_create_schema: ...").
 PgFailure MapPgException(const std::exception& e, const std::string& context = {});
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

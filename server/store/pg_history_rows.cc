@@ -6,7 +6,7 @@
 #include "server/store/pg_run_rows.h"
 #include "server/store/pg_util.h"
 
-namespace perfgate::store::pghistory {
+namespace perfwarden::store::pghistory {
 
 using pgutil::ReadDirection;
 using pgutil::Text;
@@ -192,4 +192,4 @@ Result<AlertRecord> UpdateAlertIn(pqxx::work& tx, const Project& project, int64_
   return ReadAlert(rows[0]);
 }
 
-}  // namespace perfgate::store::pghistory
+}  // namespace perfwarden::store::pghistory

@@ -11,7 +11,7 @@
 
 #include "server/store/history_store.h"
 
-namespace perfgate::store::pghistory {
+namespace perfwarden::store::pghistory {
 
 std::string Join(const std::vector<std::string>& items);  // "a,b"
 std::vector<std::string> Split(const std::string& text);  // the inverse of Join
@@ -67,4 +67,4 @@ std::vector<int64_t> AssignGroups(pqxx::work& tx, int64_t project_id,
 std::optional<int64_t> GroupBisect(pqxx::work& tx, int64_t project_id, int64_t alert_id,
                                    int64_t* group_id);
 
-}  // namespace perfgate::store::pghistory
+}  // namespace perfwarden::store::pghistory

@@ -12,7 +12,7 @@
 #include "server/store/pg_stores.h"
 #include "server/store/pg_util.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
 using pghistory::Join;
@@ -235,7 +235,7 @@ std::vector<int64_t> StoreUpdates(pqxx::work& tx, int64_t project_id,
       if (r.empty()) continue;
       const int64_t id = r[0][0].as<int64_t>();
       tx.exec_params(
-          "INSERT INTO alert_events (alert_id, actor, state, note) VALUES ($1, 'perfgate', "
+          "INSERT INTO alert_events (alert_id, actor, state, note) VALUES ($1, 'perfwarden', "
           "'open', $2)",
           id, "raised by " + Join(a.detectors));
       alert_ids.push_back(id);
@@ -244,13 +244,13 @@ std::vector<int64_t> StoreUpdates(pqxx::work& tx, int64_t project_id,
   for (const HistorySeriesUpdate& u : updates) {
     for (const WentAwayRecord& w : u.went_away) {
       pqxx::result gone = tx.exec_params(
-          "UPDATE alerts SET state = 'went_away', state_changed_by = 'perfgate', "
+          "UPDATE alerts SET state = 'went_away', state_changed_by = 'perfwarden', "
           "state_changed_at = clock_timestamp() WHERE series_id = $1 AND position = $2 "
           "AND state = 'open' RETURNING id",
           u.series_id, w.position);
       for (const pqxx::row& g : gone) {
         tx.exec_params(
-            "INSERT INTO alert_events (alert_id, actor, state, note) VALUES ($1, 'perfgate', "
+            "INSERT INTO alert_events (alert_id, actor, state, note) VALUES ($1, 'perfwarden', "
             "'went_away', $2)",
             g[0].as<int64_t>(), w.note);
       }
@@ -437,4 +437,4 @@ Result<int64_t> PgStore::PendingHistoryRuns() {
   });
 }
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

@@ -2,7 +2,7 @@
 
 #include "server/store/pg_util.h"
 
-namespace perfgate::store::pgutil {
+namespace perfwarden::store::pgutil {
 
 std::string Text(const pqxx::field& f) { return f.is_null() ? std::string() : f.as<std::string>(); }
 
@@ -38,4 +38,4 @@ Direction ReadDirection(const pqxx::field& f) {
   return ParseDirection(f.as<std::string>()).value_or(Direction::kLowerIsBetter);
 }
 
-}  // namespace perfgate::store::pgutil
+}  // namespace perfwarden::store::pgutil

@@ -7,7 +7,7 @@
 
 #include "server/store/store.h"
 
-namespace perfgate::store::pgutil {
+namespace perfwarden::store::pgutil {
 
 // Columns of a run `r` with its project p, branch b, commit c and testbed t (SummaryJoins).
 std::string SummaryColumns();
@@ -22,4 +22,4 @@ inline const char* OrNull(const std::string& s) { return s.empty() ? nullptr : s
 // A metrics.direction column.
 Direction ReadDirection(const pqxx::field& f);
 
-}  // namespace perfgate::store::pgutil
+}  // namespace perfwarden::store::pgutil

@@ -15,7 +15,7 @@
 #include "server/store/pg_util.h"
 #include "wire/validate.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
 using pgutil::kSummaryColumnCount;
@@ -422,4 +422,4 @@ Result<StoredRun> PgStore::GetRun(const Project& project, const std::string& run
   return StoredRun{std::move(row->summary), std::move(*upload), std::move(row->verdict)};
 }
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

@@ -5,7 +5,7 @@
 #include "server/store/pg_stores.h"
 #include "server/store/pg_util.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
 using pgutil::OrNull;
@@ -204,4 +204,4 @@ Result<Series> PgStore::GetSeries(const Project& project, const SeriesQuery& que
   });
 }
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

@@ -3,7 +3,7 @@
 
 #include "server/store/pg_util.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
 using pgutil::Rfc3339Sql;
@@ -176,4 +176,4 @@ Result<bool> PgStore::HasAdminToken() {
   });
 }
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

@@ -13,7 +13,7 @@
 #include "server/store/pool.h"
 #include "server/store/store.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 
 class PgStore final : public ProjectStore,
                       public TokenStore,
@@ -107,4 +107,4 @@ class PgStore final : public ProjectStore,
   HistoryWindow history_window_;
 };
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

@@ -11,7 +11,7 @@
 
 #include "wire/validate.h"
 
-namespace perfgate::store::pgutil {
+namespace perfwarden::store::pgutil {
 
 std::string Rfc3339Sql(std::string_view column) {
   return "to_char(" + std::string(column) +
@@ -180,4 +180,4 @@ std::string Sha256Hex(std::string_view text) {
   return HexEncode(std::string_view(reinterpret_cast<const char*>(digest), length));
 }
 
-}  // namespace perfgate::store::pgutil
+}  // namespace perfwarden::store::pgutil

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace perfgate::store::pgutil {
+namespace perfwarden::store::pgutil {
 
 // A column (an SQL expression written in the source, never a value) as RFC 3339 UTC text with
 // milliseconds; NULL stays NULL.
@@ -49,4 +49,4 @@ std::string Sha256Hex(std::string_view text);
 // false on odd length or a non-hex digit.
 bool HexDecode(std::string_view hex, std::string* out);
 
-}  // namespace perfgate::store::pgutil
+}  // namespace perfwarden::store::pgutil

@@ -8,7 +8,7 @@
 #include "server/store/pg_util.h"
 #include "wire/validate.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
 using pgutil::Text;
@@ -327,4 +327,4 @@ Result<std::optional<StoredVerdict>> PgStore::GetVerdict(const Project& project,
       });
 }
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

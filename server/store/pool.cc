@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
 // An idle connection has nothing to read; if its socket is readable, the server has closed it
@@ -174,4 +174,4 @@ Result<bool> ConnectionPool::Ping() {
   });
 }
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

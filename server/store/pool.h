@@ -18,7 +18,7 @@
 #include "core/result.h"
 #include "server/store/pg_error.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 
 struct PoolOptions {
   std::string dsn;  // libpq key=value string or postgresql:// URI
@@ -178,4 +178,4 @@ Result<T> ConnectionPool::WithStatements(
   }
 }
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

@@ -13,7 +13,7 @@
 #include "core/series_key.h"
 #include "wire/run_upload.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 
 struct Project {
   int64_t id = 0;
@@ -281,4 +281,4 @@ class VerdictStore {
                                                           int64_t id) = 0;
 };
 
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

@@ -11,7 +11,7 @@
 #include "server/http/errors.h"
 #include "server/web/assets.h"
 
-namespace perfgate::server::web {
+namespace perfwarden::server::web {
 namespace {
 
 constexpr std::string_view kIndex = "index.html";
@@ -141,4 +141,4 @@ void RegisterDashboardRoutes(http::Router& router, const DashboardOptions& optio
   }
 }
 
-}  // namespace perfgate::server::web
+}  // namespace perfwarden::server::web

@@ -9,7 +9,7 @@
 
 #include "server/http/router.h"
 
-namespace perfgate::server::web {
+namespace perfwarden::server::web {
 
 struct DashboardOptions {
   // Empty: the embedded files. Otherwise a directory whose files are read at every request
@@ -33,4 +33,4 @@ bool IsSafeAssetPath(std::string_view path);
 http::Response AssetResponse(std::string_view path, std::string_view bytes, std::string_view sha256,
                              std::optional<std::string_view> if_none_match);
 
-}  // namespace perfgate::server::web
+}  // namespace perfwarden::server::web

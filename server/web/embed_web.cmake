@@ -1,5 +1,5 @@
 # cmake -DROOT=dir -DOUTPUT=file.cc -P embed_web.cmake
-# Writes a C++ source defining perfgate::server::web::EmbeddedAssets(): every file under ROOT
+# Writes a C++ source defining perfwarden::server::web::EmbeddedAssets(): every file under ROOT
 # (the dashboard: web/) with its path relative to ROOT, its SHA-256 (the ETag) and its bytes.
 # Byte arrays, not string literals: -Wpedantic warns on literals over 4095 characters.
 file(GLOB_RECURSE files RELATIVE "${ROOT}" "${ROOT}/*")
@@ -26,7 +26,7 @@ file(WRITE "${OUTPUT}.tmp"
 "// Generated from ${ROOT} by embed_web.cmake; do not edit.
 #include \"server/web/assets.h\"
 
-namespace perfgate::server::web {
+namespace perfwarden::server::web {
 namespace {
 ${arrays}
 constexpr EmbeddedFile kFiles[] = {
@@ -35,7 +35,7 @@ ${entries}};
 
 std::span<const EmbeddedFile> EmbeddedAssets() { return kFiles; }
 
-}  // namespace perfgate::server::web
+}  // namespace perfwarden::server::web
 ")
 file(COPY_FILE "${OUTPUT}.tmp" "${OUTPUT}" ONLY_IF_DIFFERENT)
 file(REMOVE "${OUTPUT}.tmp")

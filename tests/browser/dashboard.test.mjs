@@ -1,13 +1,13 @@
-// Real-browser tests of the perfgate web dashboard (web/): starts perfgate-server on a fresh
+// Real-browser tests of the perfwarden web dashboard (web/): starts perfwarden-server on a fresh
 // embedded PostgreSQL, seeds a main-branch history with a planted step and a pull-request run
 // with a planted regression, and drives headless Chromium through the pages.
 //
 //   cd tests/browser && npm ci
-//   PERFGATE_SERVER=build/release/bin/perfgate-server node tests/browser/dashboard.test.mjs
+//   PERFWARDEN_SERVER=build/release/bin/perfwarden-server node tests/browser/dashboard.test.mjs
 //
-// Environment: PERFGATE_SERVER (required: the server binary), PERFGATE_WEB_ROOT (optional: serve
+// Environment: PERFWARDEN_SERVER (required: the server binary), PERFWARDEN_WEB_ROOT (optional: serve
 // web/ from this directory with --web-root; unset: the server's embedded copy),
-// PERFGATE_SCREENSHOT_DIR (optional: write full-page PNGs there), PERFGATE_CHROMIUM (default
+// PERFWARDEN_SCREENSHOT_DIR (optional: write full-page PNGs there), PERFWARDEN_CHROMIUM (default
 // /usr/bin/chromium). Exit code 0 when every check passed.
 import {spawn} from 'node:child_process';
 import {createHash} from 'node:crypto';
@@ -24,10 +24,10 @@ try {
   process.exit(2);
 }
 
-const SERVER = process.env.PERFGATE_SERVER;
-const WEB_ROOT = process.env.PERFGATE_WEB_ROOT || '';
-const SHOTS = process.env.PERFGATE_SCREENSHOT_DIR || '';
-const CHROMIUM = process.env.PERFGATE_CHROMIUM || '/usr/bin/chromium';
+const SERVER = process.env.PERFWARDEN_SERVER;
+const WEB_ROOT = process.env.PERFWARDEN_WEB_ROOT || '';
+const SHOTS = process.env.PERFWARDEN_SCREENSHOT_DIR || '';
+const CHROMIUM = process.env.PERFWARDEN_CHROMIUM || '/usr/bin/chromium';
 const PROJECT = 'demo';
 const TESTBED = 'ci-host';
 const COMMITS = 40;
@@ -176,7 +176,7 @@ const FINGERPRINT = {cpu_model: 'Test CPU 3000', cores: 2, kernel: '6.1.0', comp
 
 async function seed(call, token) {
   const rng = prng(20241124);
-  const shas = Array.from({length: COMMITS}, (_, i) => sha(`perfgate-browser-test commit ${i + 1}`));
+  const shas = Array.from({length: COMMITS}, (_, i) => sha(`perfwarden-browser-test commit ${i + 1}`));
   const runIds = [];
   const start = Date.parse('2024-05-01T08:00:00Z');
   for (let i = 0; i < COMMITS; i++) {
@@ -198,7 +198,7 @@ async function seed(call, token) {
     check(res.status === 201, `POST run ${k}: ${res.status} ${res.text}`);
     runIds.push(res.json.run.id);
   }
-  const prSha = sha('perfgate-browser-test slow-sort');
+  const prSha = sha('perfwarden-browser-test slow-sort');
   const pr = {
     id: uuid('pr run slow-sort'), project: PROJECT, branch: 'slow-sort', target_branch: 'main',
     merge_base: shas[COMMITS - 1], ancestry: shas.slice().reverse(),
@@ -216,9 +216,9 @@ async function seed(call, token) {
 // --- the browser checks ---------------------------------------------------------------------
 
 async function main() {
-  check(SERVER, 'PERFGATE_SERVER must name the perfgate-server binary');
-  check(fs.existsSync(SERVER), `PERFGATE_SERVER ${SERVER} does not exist`);
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'perfgate-browser-'));
+  check(SERVER, 'PERFWARDEN_SERVER must name the perfwarden-server binary');
+  check(fs.existsSync(SERVER), `PERFWARDEN_SERVER ${SERVER} does not exist`);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'perfwarden-browser-'));
   fs.chmodSync(dataDir, 0o755); // as root, PostgreSQL runs as postgres and must reach it
   let server = null;
   let browser = null;
@@ -233,7 +233,7 @@ async function main() {
       return r && r.status === 200;
     }, 120_000, 300);
     // The first start writes its admin token to <data dir>/admin-token (0600), never to its output.
-    check(!/pgt_[A-Za-z0-9_-]{43}/.test(server.out.text), 'the server output shows a token');
+    check(!/pwt_[A-Za-z0-9_-]{43}/.test(server.out.text), 'the server output shows a token');
     const admin = fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
     log('server ready');
     const call = client(origin);
@@ -253,7 +253,7 @@ async function main() {
       return (a.json && a.json.alerts || []).find((x) => x.range.first_bad.sha === shas[STEP_AT - 1]);
     }, 180_000, 500);
     log(`alert ${alert.id} raised: ${alert.kind} ${(alert.magnitude * 100).toFixed(1)}% at ${alert.range.first_bad.sha.slice(0, 8)}`);
-    // A bisect of the alert's range that found the planted commit, as `perfgate bisect --alert`
+    // A bisect of the alert's range that found the planted commit, as `perfwarden bisect --alert`
     // posts its answer.
     r = await call('POST', `/api/v1/projects/${PROJECT}/bisects`, token, {alert_id: alert.id,
       good: shas[STEP_AT - 2], bad: shas[STEP_AT - 1], culprits: [{sha: shas[STEP_AT - 1]}]});
@@ -317,7 +317,7 @@ async function main() {
 
     // (4) The project list; the token comes in the URL and must leave it.
     await open(`#/?token=${token}`, 'project list');
-    check(await page.evaluate(() => localStorage.getItem('perfgate.token')) === token, 'the token of the URL is stored');
+    check(await page.evaluate(() => localStorage.getItem('perfwarden.token')) === token, 'the token of the URL is stored');
     check(!page.url().includes('token='), `the token is removed from the URL: ${page.url()}`);
     check(await page.locator('[data-testid=project-link]', {hasText: PROJECT}).count() === 1, 'the project list shows demo');
     await shot('projects.png');
@@ -417,7 +417,7 @@ async function main() {
 
     // (3) The alerts page: a read-only token is refused with the API's message, the triage
     // token acknowledges.
-    await page.evaluate((t) => localStorage.setItem('perfgate.token', t), readToken);
+    await page.evaluate((t) => localStorage.setItem('perfwarden.token', t), readToken);
     await open(`#/p/${PROJECT}/alerts`, 'alerts page (read token)');
     let row = page.locator(`[data-testid=alert-row][data-alert-id="${alert.id}"]`);
     check(await row.count() === 1, 'the alert is listed');
@@ -429,7 +429,7 @@ async function main() {
     r = await call('GET', `/api/v1/projects/${PROJECT}/alerts/${alert.id}`, token);
     check(r.json.state === 'open' || (r.json.alert && r.json.alert.state === 'open'), 'the refused triage changed nothing');
 
-    await page.evaluate((t) => localStorage.setItem('perfgate.token', t), token);
+    await page.evaluate((t) => localStorage.setItem('perfwarden.token', t), token);
     await open(`#/p/${PROJECT}/alerts`, 'alerts page');
     row = page.locator(`[data-testid=alert-row][data-alert-id="${alert.id}"]`);
     check((await row.locator('[data-testid=alert-state]').textContent()).trim() === 'open', 'the alert is open');
@@ -473,7 +473,7 @@ async function main() {
     assertClean('alerts page');
 
     // Without a token the project's pages say that one is needed.
-    await page.evaluate(() => localStorage.removeItem('perfgate.token'));
+    await page.evaluate(() => localStorage.removeItem('perfwarden.token'));
     expected.push((url, status) => status === 401 && url.includes(`/api/v1/projects/${PROJECT}/`));
     await page.goto('about:blank');
     await page.goto(`${origin}/#/p/${PROJECT}`);

@@ -6,7 +6,7 @@
 //   cd tests/browser && npm ci
 //   node tests/browser/paired_verdict.test.mjs
 //
-// Environment: PERFGATE_CHROMIUM (default /usr/bin/chromium), PERFGATE_SCREENSHOT_DIR (optional:
+// Environment: PERFWARDEN_CHROMIUM (default /usr/bin/chromium), PERFWARDEN_SCREENSHOT_DIR (optional:
 // write full-page PNGs there). Exit code 0 when every check passed.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,9 +22,9 @@ try {
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const WEB = path.join(ROOT, 'web');
-const CHROMIUM = process.env.PERFGATE_CHROMIUM || '/usr/bin/chromium';
-const SHOTS = process.env.PERFGATE_SCREENSHOT_DIR || '';
-const ORIGIN = 'http://perfgate.test';
+const CHROMIUM = process.env.PERFWARDEN_CHROMIUM || '/usr/bin/chromium';
+const SHOTS = process.env.PERFWARDEN_SCREENSHOT_DIR || '';
+const ORIGIN = 'http://perfwarden.test';
 const PROJECT = 'demo';
 const PAGE_TIMEOUT = 30_000;
 
@@ -71,7 +71,7 @@ async function main() {
     await context.route('**/*', answer);
     // about:blank has no storage; the dashboard's pages do.
     await context.addInitScript(() => {
-      if (location.protocol === 'http:') localStorage.setItem('perfgate.token', 'pgt_test');
+      if (location.protocol === 'http:') localStorage.setItem('perfwarden.token', 'pwt_test');
     });
     const page = await context.newPage();
     page.setDefaultTimeout(PAGE_TIMEOUT);

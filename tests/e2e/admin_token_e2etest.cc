@@ -1,4 +1,4 @@
-// The configured admin token (admin_token / PERFGATE_ADMIN_TOKEN) through a real perfgate-server
+// The configured admin token (admin_token / PERFWARDEN_ADMIN_TOKEN) through a real perfwarden-server
 // and PostgreSQL: it cannot revoke itself, and a start whose configured token was revoked (here
 // behind the server's back, in the database) says so in the log rather than starting silently
 // with an admin token that every request is refused with.
@@ -14,7 +14,7 @@
 
 #include "tests/testing/test_server.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 // Routes the default logger into `out` while alive.
@@ -64,7 +64,7 @@ TEST_F(AdminTokenTest, CannotRevokeItselfAndARevokedOneIsLoggedAtTheNextStart) {
     ASSERT_TRUE(app.has_value()) << app.error().ToString();
     app_ = std::move(*app);
   }
-  EXPECT_NE(log.str().find("the configured admin token (admin_token / PERFGATE_ADMIN_TOKEN, id " +
+  EXPECT_NE(log.str().find("the configured admin token (admin_token / PERFWARDEN_ADMIN_TOKEN, id " +
                            std::to_string(id) + ", " + admin_.substr(0, 8) + "...) was revoked"),
             std::string::npos)
       << log.str();
@@ -73,4 +73,4 @@ TEST_F(AdminTokenTest, CannotRevokeItselfAndARevokedOneIsLoggedAtTheNextStart) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -26,7 +26,7 @@
 #include "tests/testing/test_server.h"
 #include "tests/testing/webhook_sink.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 using nlohmann::json;
@@ -47,7 +47,7 @@ class AlertGroupsE2eTest : public testing::ServerTest {
  protected:
   void Customize(config::ServerConfig& config) override {
     config.history.webhook_url = sink_.url();
-    config.history.public_url = "http://perfgate.example";
+    config.history.public_url = "http://perfwarden.example";
   }
   void SetUp() override {
     ServerTest::SetUp();
@@ -260,11 +260,11 @@ TEST_F(AlertGroupsE2eTest, AStepThatRevertsWentAway) {
   const json& alert = alerts[0];
   EXPECT_EQ(alert["range"]["first_bad"]["sha"], Sha(31));
   EXPECT_EQ(alert["state"], "went_away");
-  EXPECT_EQ(alert["state_changed_by"], "perfgate");
+  EXPECT_EQ(alert["state_changed_by"], "perfwarden");
   const json one = Get("/alerts/" + alert["id"].dump(), reader_);
   ASSERT_EQ(one["history"].size(), 2u) << one["history"];
   EXPECT_EQ(one["history"][1]["state"], "went_away");
-  EXPECT_EQ(one["history"][1]["by"], "perfgate");
+  EXPECT_EQ(one["history"][1]["by"], "perfwarden");
   EXPECT_NE(one["history"][1]["note"].get<std::string>().find("level before the step"),
             std::string::npos)
       << one["history"][1];
@@ -275,39 +275,39 @@ TEST_F(AlertGroupsE2eTest, AStepThatRevertsWentAway) {
   EXPECT_EQ(Get("/alert-summary", reader_)["by_state"]["went_away"], 1);
 }
 
-// `perfgate alerts groups|group` and a group's triage from the command line.
+// `perfwarden alerts groups|group` and a group's triage from the command line.
 TEST_F(AlertGroupsE2eTest, TheAlertsCommandListsShowsAndTriagesAGroup) {
   ASSERT_NO_FATAL_FAILURE(PostOneCulpritOnTwoTestbeds());
-  auto dir = testing::MakePgTempDir("perfgate-groups-cli");
+  auto dir = testing::MakePgTempDir("perfwarden-groups-cli");
   ASSERT_TRUE(dir.has_value());
-  const std::string config = (*dir / "perfgate.yaml").string();
+  const std::string config = (*dir / "perfwarden.yaml").string();
   {
     std::ofstream out(config);
     out << "version: 1\nserver: {url: \"http://127.0.0.1:" << app_->port()
         << "\", project: grp}\nsuites:\n  - {name: s, type: command, command: [\"true\"]}\n";
   }
-  auto perfgate = [&](const std::string& token, const std::string& args) {
-    return testing::RunShell("PERFGATE_TOKEN=" + token + " " + PERFGATE_BIN_DIR + "/perfgate " +
+  auto perfwarden = [&](const std::string& token, const std::string& args) {
+    return testing::RunShell("PERFWARDEN_TOKEN=" + token + " " + PERFWARDEN_BIN_DIR + "/perfwarden " +
                              args + " --config " + config);
   };
-  testing::ShellOutcome list = perfgate(reader_, "alerts groups");
+  testing::ShellOutcome list = perfwarden(reader_, "alerts groups");
   ASSERT_EQ(list.exit_code, 0) << list.output;
   EXPECT_NE(list.output.find("1 alert group"), std::string::npos) << list.output;
   EXPECT_NE(list.output.find(Sha(19).substr(0, 12) + ".." + Sha(21).substr(0, 12)),
             std::string::npos)
       << list.output;
-  const json listed = json::parse(perfgate(reader_, "alerts groups --format json").output);
+  const json listed = json::parse(perfwarden(reader_, "alerts groups --format json").output);
   ASSERT_EQ(listed["groups"].size(), 1u);
   const std::string id = listed["groups"][0]["id"].dump();
   const std::string most = listed["groups"][0]["most_significant"].dump();
 
-  testing::ShellOutcome show = perfgate(reader_, "alerts group " + id);
+  testing::ShellOutcome show = perfwarden(reader_, "alerts group " + id);
   ASSERT_EQ(show.exit_code, 0) << show.output;
   EXPECT_NE(show.output.find("6 alerts: open 6"), std::string::npos) << show.output;
   EXPECT_NE(show.output.find("most significant: alert " + most), std::string::npos) << show.output;
-  EXPECT_NE(show.output.find("perfgate bisect --group " + id), std::string::npos) << show.output;
+  EXPECT_NE(show.output.find("perfwarden bisect --group " + id), std::string::npos) << show.output;
 
-  // Once the group has its bisect (queued here through the API), `perfgate bisect --group` and
+  // Once the group has its bisect (queued here through the API), `perfwarden bisect --group` and
   // `--alert` of another member name it instead of measuring again.
   const json top = Get("/alerts/" + most, reader_);
   const bool on_bed1 = top["series"]["testbed"] == "bed-1";
@@ -321,18 +321,18 @@ TEST_F(AlertGroupsE2eTest, TheAlertsCommandListsShowsAndTriagesAGroup) {
   }
   ASSERT_FALSE(other.empty()) << open;
   for (const std::string& which : {"--group " + id, "--alert " + other}) {
-    testing::ShellOutcome again = perfgate(ci_, "bisect " + which);
+    testing::ShellOutcome again = perfwarden(ci_, "bisect " + which);
     ASSERT_EQ(again.exit_code, 0) << which << ": " << again.output;
     EXPECT_NE(again.output.find("already has bisect " + bisect_id), std::string::npos)
         << again.output;
   }
 
-  testing::ShellOutcome usage = perfgate(triager_, "alerts ack " + most + " --group " + id);
+  testing::ShellOutcome usage = perfwarden(triager_, "alerts ack " + most + " --group " + id);
   EXPECT_EQ(usage.exit_code, 2) << usage.output;
-  testing::ShellOutcome denied = perfgate(reader_, "alerts resolve --group " + id);
+  testing::ShellOutcome denied = perfwarden(reader_, "alerts resolve --group " + id);
   EXPECT_EQ(denied.exit_code, 2) << denied.output;
   testing::ShellOutcome fixed =
-      perfgate(triager_, "alerts resolve --group " + id + " --note 'reverted in 41'");
+      perfwarden(triager_, "alerts resolve --group " + id + " --note 'reverted in 41'");
   ASSERT_EQ(fixed.exit_code, 0) << fixed.output;
   EXPECT_NE(fixed.output.find("alert group " + id + " is now closed"), std::string::npos)
       << fixed.output;
@@ -344,4 +344,4 @@ TEST_F(AlertGroupsE2eTest, TheAlertsCommandListsShowsAndTriagesAGroup) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -19,7 +19,7 @@
 #include "tests/testing/test_server.h"
 #include "wire/validate.h"
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 namespace {
 
 using nlohmann::json;
@@ -148,7 +148,7 @@ TEST_F(ApiContractsE2eTest, SeriesTextsUpToTheLimitAreStoredAndLongerOnesNameThe
   EXPECT_EQ(http_->Get("/api/v1/projects/p/runs", admin_).Json()["runs"].size(), 1u);
 }
 
-// A bisect's answer (perfgate bisect --format json) is stored with its shas in bisect_jobs, whose
+// A bisect's answer (perfwarden bisect --format json) is stored with its shas in bisect_jobs, whose
 // CHECKs take lower case only: an upper-case sha is refused naming it, a lower-case one stored.
 TEST_F(ApiContractsE2eTest, BisectAnswersWithUpperCaseShasNameTheField) {
   CreateProject("p");
@@ -193,4 +193,4 @@ TEST_F(ApiContractsE2eTest, UploadsNestDeeperThan32AreRefusedWhateverLimitsJsonD
 }
 
 }  // namespace
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

@@ -1,4 +1,4 @@
-// API v1 end to end: a whole perfgate-server (server::App) on an ephemeral loopback port over a
+// API v1 end to end: a whole perfwarden-server (server::App) on an ephemeral loopback port over a
 // fresh database of the test PostgreSQL cluster, driven over real HTTP
 // (tests/testing/api_e2e_fixture.h). Covers every endpoint: operations, projects and tokens,
 // ingest and reads, compare. The auth matrix, the bad-input matrix and a PostgreSQL restart are
@@ -18,7 +18,7 @@
 #include "core/version.h"
 #include "tests/testing/api_e2e_fixture.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 using api_e2e::ApiE2eTest;
@@ -39,7 +39,7 @@ std::vector<double> Noisy(double center, int salt = 0) {
 }
 
 std::string ReadFixture(const std::string& name) {
-  std::ifstream in(std::string(PERFGATE_FIXTURES_DIR) + "/wire/" + name);
+  std::ifstream in(std::string(PERFWARDEN_FIXTURES_DIR) + "/wire/" + name);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
@@ -64,8 +64,8 @@ TEST_F(ApiE2eTest, HealthReadinessMetricsAndOpenApi) {
   HttpResponse metrics = http().Get("/metrics");
   ASSERT_EQ(metrics.status, 200) << Describe(metrics);
   EXPECT_EQ(metrics.headers["content-type"].rfind("text/plain", 0), 0u);
-  EXPECT_NE(metrics.body.find("perfgate_http_requests_total"), std::string::npos);
-  EXPECT_NE(metrics.body.find("perfgate_db_pool_connections"), std::string::npos);
+  EXPECT_NE(metrics.body.find("perfwarden_http_requests_total"), std::string::npos);
+  EXPECT_NE(metrics.body.find("perfwarden_db_pool_connections"), std::string::npos);
 
   HttpResponse missing = http().Get("/api/v1/nothing-here");
   EXPECT_EQ(missing.status, 404) << Describe(missing);
@@ -413,4 +413,4 @@ TEST_F(ApiE2eTest, CompareFindsAPlantedRegression) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

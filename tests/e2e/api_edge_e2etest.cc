@@ -14,7 +14,7 @@
 
 #include "tests/testing/api_e2e_fixture.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 using api_e2e::ApiE2eTest;
@@ -160,4 +160,4 @@ TEST_F(ApiE2eTest, DatabaseOutageNamesTheRequestIdAndLogsTheDetail) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -9,7 +9,7 @@
 
 #include "tests/testing/api_e2e_fixture.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 using api_e2e::ApiE2eTest;
@@ -61,4 +61,4 @@ TEST_F(ApiE2eTest, EveryApiAnswerIsNoStoreAndNoSniff) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -15,7 +15,7 @@
 
 #include "tests/testing/test_server.h"
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 namespace {
 
 using nlohmann::json;
@@ -86,11 +86,11 @@ TEST_F(HeavyLimitsE2eTest, ATokenOverItsShareGets429WhileAnotherIsAdmitted) {
   EXPECT_EQ(held_reader.get().status, 404);
   EXPECT_EQ(http_->Get(kSeries, admin_).status, 404);  // its place was given back
   const std::string metrics = http_->Get("/metrics").body;
-  EXPECT_NE(metrics.find("perfgate_http_requests_total{route=\"series.get\",status=\"429\"} 1\n"),
+  EXPECT_NE(metrics.find("perfwarden_http_requests_total{route=\"series.get\",status=\"429\"} 1\n"),
             std::string::npos)
       << metrics;
-  EXPECT_NE(metrics.find("perfgate_http_heavy_requests{state=\"limit\"} 2\n"), std::string::npos);
+  EXPECT_NE(metrics.find("perfwarden_http_heavy_requests{state=\"limit\"} 2\n"), std::string::npos);
 }
 
 }  // namespace
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

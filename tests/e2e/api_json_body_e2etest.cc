@@ -13,7 +13,7 @@
 #include "tests/testing/api_e2e_fixture.h"
 #include "tests/testing/peak_rss.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 using api_e2e::ApiE2eTest;
@@ -89,4 +89,4 @@ TEST_F(ApiJsonBodyE2eTest, AMillionRulesValuesAreRefusedAsTooManyElements) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -13,7 +13,7 @@
 
 #include "tests/testing/api_e2e_fixture.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 using api_e2e::ApiE2eTest;
@@ -332,4 +332,4 @@ TEST_F(ApiE2eTest, PostgresRestartGives503ThenRecovers) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -1,4 +1,4 @@
-// `perfgate bisect` end to end, local mode: a git repository made by the test, 64 commits of a
+// `perfwarden bisect` end to end, local mode: a git repository made by the test, 64 commits of a
 // tiny benchmark program (a C file the bisect builds with --build at every probe) whose commit k
 // makes BM_Work 10% slower, one commit that does not build, noise of 2% per repetition. The
 // program prints Google Benchmark's JSON with its timings drawn around the level its commit
@@ -30,7 +30,7 @@
 #include "tests/testing/shell.h"
 #include "tests/testing/test_server.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 namespace fs = std::filesystem;
@@ -60,7 +60,7 @@ class BisectE2eTest : public ::testing::Test {
   testing::ShellOutcome Bisect(const std::string& args) {
     // stdout only (the JSON); the progress on stderr goes to the log.
     return testing::RunShell("(cd " + repo_.string() + " &&" + testing::AsanEnv() + " " +
-                             PERFGATE_BIN_DIR + "/perfgate bisect " + args + " --build '" +
+                             PERFWARDEN_BIN_DIR + "/perfwarden bisect " + args + " --build '" +
                              testing::kBuildBench + "' --benchmark BM_Work --format json 2>" +
                              repo_.string() + ".log" + ")");
   }
@@ -184,7 +184,7 @@ TEST_F(BisectE2eTest, AnInterruptedBisectResumes) {
 
 // From an alert to the culprit: a nightly measures every 8th commit of main and posts it to a
 // real server, whose history analysis raises an alert on the range where the level stepped;
-// `perfgate bisect --alert ID` takes the range, suite, benchmark and metric from it and finds
+// `perfwarden bisect --alert ID` takes the range, suite, benchmark and metric from it and finds
 // the commit inside.
 class BisectAlertE2eTest : public testing::ServerTest {
  protected:
@@ -249,8 +249,8 @@ TEST_F(BisectAlertE2eTest, AnAlertsRangeIsBisectedToItsCommit) {
   EXPECT_EQ(alerts[0]["range"]["first_bad"]["sha"], shas[104]);
   const std::string id = std::to_string(alerts[0]["id"].get<int64_t>());
   const testing::ShellOutcome out = testing::RunShell(
-      "(cd " + repo.string() + " && PERFGATE_TOKEN=" + admin_ + testing::AsanEnv() + " " +
-      PERFGATE_BIN_DIR + "/perfgate bisect --alert " + id +
+      "(cd " + repo.string() + " && PERFWARDEN_TOKEN=" + admin_ + testing::AsanEnv() + " " +
+      PERFWARDEN_BIN_DIR + "/perfwarden bisect --alert " + id +
       " --build 'cc -O1 bench.c -o bench -lm' --format json 2>" + repo.string() + ".log)");
   std::ifstream log(repo.string() + ".log");
   const std::string progress(std::istreambuf_iterator<char>(log), {});
@@ -275,9 +275,9 @@ TEST_F(BisectAlertE2eTest, AnAlertsRangeIsBisectedToItsCommit) {
   EXPECT_EQ(stored["bisect"]["alert_id"], alerts[0]["id"]);
   EXPECT_EQ(http_->Post("/api/v1/projects/proj/bisects", json{{"good", "x"}}.dump(), admin_).status,
             400);
-  // Every commit it measured went to the server too, as runs of branch perfgate-bisect.
+  // Every commit it measured went to the server too, as runs of branch perfwarden-bisect.
   const json runs = json::parse(
-      http_->Get("/api/v1/projects/proj/runs?branch=perfgate-bisect&limit=100", admin_).body);
+      http_->Get("/api/v1/projects/proj/runs?branch=perfwarden-bisect&limit=100", admin_).body);
   EXPECT_EQ(runs["runs"].size(), r["posted"].get<std::size_t>());
   EXPECT_GE(runs["runs"].size(), r["probes"].size() + 2);  // the probes and the two ends
   bool culprit_posted = false;
@@ -286,4 +286,4 @@ TEST_F(BisectAlertE2eTest, AnAlertsRangeIsBisectedToItsCommit) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -1,4 +1,4 @@
-// Remote bisects over real HTTP (perfgate-server on loopback, real PostgreSQL): the routes'
+// Remote bisects over real HTTP (perfwarden-server on loopback, real PostgreSQL): the routes'
 // validation names the field and stores nothing, the claim protocol (tokens, leases, 204 when
 // nothing is queued, 409 once a claim is lost, 400 for a measurement of another request), and a
 // whole remote bisect driven by this test acting as the agent, posting synthetic measurements
@@ -13,7 +13,7 @@
 
 #include "tests/testing/test_server.h"
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 namespace {
 
 using nlohmann::json;
@@ -354,4 +354,4 @@ TEST_F(BisectCapE2eTest, TheBisectOverTheTestbedsCapIs409AndNotStored) {
 }
 
 }  // namespace
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

@@ -1,7 +1,7 @@
-// `perfgate bisect --remote` end to end: a real server and PostgreSQL, a git repository made by
-// the test (tests/testing/bisect_repo.h), the bisect queued by `perfgate bisect --remote`, measured
-// by `perfgate agent` processes that claim its steps from the server, and followed with
-// `perfgate bisect status`. Two agents share one bisect (its steps measured by both) and find
+// `perfwarden bisect --remote` end to end: a real server and PostgreSQL, a git repository made by
+// the test (tests/testing/bisect_repo.h), the bisect queued by `perfwarden bisect --remote`, measured
+// by `perfwarden agent` processes that claim its steps from the server, and followed with
+// `perfwarden bisect status`. Two agents share one bisect (its steps measured by both) and find
 // the culprit the local mode finds; an agent killed in the middle of a step has the step
 // reclaimed by another when its lease runs out.
 #include <gtest/gtest.h>
@@ -20,7 +20,7 @@
 #include "tests/testing/bisect_repo.h"
 #include "tests/testing/test_server.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 namespace fs = std::filesystem;
@@ -45,22 +45,22 @@ class BisectRemoteE2eTest : public testing::ServerTest {
     ServerTest::TearDown();
   }
 
-  // `perfgate ARGS` in the repository, with the admin token; stdout only (stderr to `log`).
-  testing::ShellOutcome Perfgate(const std::string& args, const std::string& log) {
-    return testing::RunShell("(cd " + repo_->path().string() + " && PERFGATE_TOKEN=" + admin_ +
-                             testing::AsanEnv() + " " + PERFGATE_BIN_DIR + "/perfgate " + args +
+  // `perfwarden ARGS` in the repository, with the admin token; stdout only (stderr to `log`).
+  testing::ShellOutcome Perfwarden(const std::string& args, const std::string& log) {
+    return testing::RunShell("(cd " + repo_->path().string() + " && PERFWARDEN_TOKEN=" + admin_ +
+                             testing::AsanEnv() + " " + PERFWARDEN_BIN_DIR + "/perfwarden " + args +
                              " 2>>" + log + ")");
   }
 
-  // Starts `perfgate agent` in the background in its own process group (so that the test can
+  // Starts `perfwarden agent` in the background in its own process group (so that the test can
   // kill it with its build), with `env` before it; returns its pid.
   int StartAgent(const std::string& name, const std::string& args, const std::string& env = "",
                  bool trust_queued_build = true) {
     const std::string log = repo_->path().string() + "-" + name + ".log";
     logs_.push_back(log);
     const testing::ShellOutcome started = testing::RunShell(
-        "cd " + repo_->path().string() + " && PERFGATE_TOKEN=" + admin_ + testing::AsanEnv() + " " +
-        env + " setsid " + PERFGATE_BIN_DIR + "/perfgate agent --testbed gpu-a --repo . " +
+        "cd " + repo_->path().string() + " && PERFWARDEN_TOKEN=" + admin_ + testing::AsanEnv() + " " +
+        env + " setsid " + PERFWARDEN_BIN_DIR + "/perfwarden agent --testbed gpu-a --repo . " +
         "--name " + name + " --poll 0.1 " + (trust_queued_build ? "--trust-queued-build " : "") +
         args + " >" + log + " 2>&1 & echo $!");
     const int pid = std::stoi(started.output);
@@ -85,7 +85,7 @@ class BisectRemoteE2eTest : public testing::ServerTest {
     const std::string log = repo_->path().string() + "-queue.log";
     logs_.push_back(log);
     const testing::ShellOutcome queued =
-        Perfgate("bisect --remote --testbed gpu-a --good HEAD~" + std::to_string(n) +
+        Perfwarden("bisect --remote --testbed gpu-a --good HEAD~" + std::to_string(n) +
                      " --bad HEAD --benchmark BM_Work --build '" + build + "'",
                  log);
     EXPECT_EQ(queued.exit_code, 0) << queued.output << Logs();
@@ -105,7 +105,7 @@ TEST_F(BisectRemoteE2eTest, TwoAgentsShareABisectAndFindTheCulprit) {
   // Queued, nobody measuring yet: the status says what it waits for.
   const std::string status_log = repo_->path().string() + "-status.log";
   logs_.push_back(status_log);
-  const testing::ShellOutcome waiting = Perfgate("bisect status " + id, status_log);
+  const testing::ShellOutcome waiting = Perfwarden("bisect status " + id, status_log);
   EXPECT_EQ(waiting.exit_code, 0) << waiting.output << Logs();
   EXPECT_NE(waiting.output.find("pending"), std::string::npos) << waiting.output;
   EXPECT_NE(waiting.output.find("waiting for an agent"), std::string::npos) << waiting.output;
@@ -123,7 +123,7 @@ TEST_F(BisectRemoteE2eTest, TwoAgentsShareABisectAndFindTheCulprit) {
   ASSERT_EQ(claimed["steps"][0]["agent"], "a1") << claimed.dump(2) << Logs();
   StartAgent("a2", "--exit-when-idle 20");
   const testing::ShellOutcome done =
-      Perfgate("bisect status " + id + " --wait --poll 0.2 --format json", status_log);
+      Perfwarden("bisect status " + id + " --wait --poll 0.2 --format json", status_log);
   ASSERT_EQ(done.exit_code, 0) << done.output << Logs();
   const json r = json::parse(done.output);
   ASSERT_EQ(r["culprits"].size(), 1u) << r.dump(2);
@@ -155,9 +155,9 @@ TEST_F(BisectRemoteE2eTest, TwoAgentsShareABisectAndFindTheCulprit) {
   std::printf("remote bisect: %zu probes, %zu steps (", r["probes"].size(), b["steps"].size());
   for (const auto& [agent, steps] : by_agent) std::printf(" %s: %d", agent.c_str(), steps);
   std::printf(" ), %d builds, %d suite runs\n", r["builds"].get<int>(), r["runs"].get<int>());
-  // The agents posted what they measured as runs of branch perfgate-bisect, testbed gpu-a.
+  // The agents posted what they measured as runs of branch perfwarden-bisect, testbed gpu-a.
   const json runs = json::parse(
-      http_->Get("/api/v1/projects/proj/runs?branch=perfgate-bisect&limit=200", admin_).body);
+      http_->Get("/api/v1/projects/proj/runs?branch=perfwarden-bisect&limit=200", admin_).body);
   EXPECT_GE(runs["runs"].size(), r["probes"].size()) << runs.dump(1);
 
   // The same bisect queued again (another alert on that range, say) is answered from the
@@ -196,7 +196,7 @@ TEST_F(BisectRemoteE2eTest, AKilledAgentsStepIsReclaimed) {
   const std::string status_log = repo_->path().string() + "-status.log";
   logs_.push_back(status_log);
   const testing::ShellOutcome done =
-      Perfgate("bisect status " + id + " --wait --poll 0.2 --format json", status_log);
+      Perfwarden("bisect status " + id + " --wait --poll 0.2 --format json", status_log);
   ASSERT_EQ(done.exit_code, 0) << done.output << Logs();
   const json r = json::parse(done.output);
   ASSERT_EQ(r["culprits"].size(), 1u) << r.dump(2);
@@ -232,4 +232,4 @@ TEST_F(BisectRemoteE2eTest, AnAgentRunsNoQueuedBuildUnlessTrusted) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -9,7 +9,7 @@
 
 #include "tests/testing/api_e2e_fixture.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 using api_e2e::ApiE2eTest;
@@ -116,4 +116,4 @@ TEST_F(ApiE2eTest, AProjectNamesItsOwnProtectedBranches) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -1,4 +1,4 @@
-// The runner's client against a real perfgate-server (server::App on an ephemeral loopback port,
+// The runner's client against a real perfwarden-server (server::App on an ephemeral loopback port,
 // real PostgreSQL): spooled runs are pushed and read back, re-posts count as already present,
 // bad uploads move to rejected/ with the server's error, and when the server is down, the token
 // is wrong or PostgreSQL is away, nothing leaves the spool; afterwards every run is stored
@@ -33,7 +33,7 @@
 #include "tests/testing/pg_cluster.h"
 #include "tests/testing/test_server.h"
 
-namespace perfgate::client {
+namespace perfwarden::client {
 // The HTTP client and its retries are net/'s.
 using net::HttpClient;
 using net::HttpClientOptions;
@@ -89,23 +89,23 @@ std::string Slurp(const fs::path& path) {
   return text.str();
 }
 
-class ClientE2eTest : public perfgate::testing::PgTest {
+class ClientE2eTest : public perfwarden::testing::PgTest {
  protected:
   void SetUp() override {
     PgTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    char pattern[] = "/tmp/perfgate-client-e2e-XXXXXX";
+    char pattern[] = "/tmp/perfwarden-client-e2e-XXXXXX";
     ASSERT_NE(::mkdtemp(pattern), nullptr);
     temp_ = pattern;
     admin_ = auth::GenerateToken().value();
-    config::ServerConfig config = perfgate::testing::TestServerConfig(dsn_, admin_);
+    config::ServerConfig config = perfwarden::testing::TestServerConfig(dsn_, admin_);
     config.pool_size = 2;
     auto app = server::App::Start(config);
     ASSERT_TRUE(app.has_value()) << app.error().ToString();
     app_ = std::move(*app);
     url_ = "http://127.0.0.1:" + std::to_string(app_->port());
     admin_http_ =
-        std::make_unique<perfgate::testing::HttpClient>(static_cast<std::uint16_t>(app_->port()));
+        std::make_unique<perfwarden::testing::HttpClient>(static_cast<std::uint16_t>(app_->port()));
     ASSERT_EQ(admin_http_->Post("/api/v1/projects", R"({"name":"proj"})", admin_).status, 201);
     token_ = CreateToken({"ingest", "read"});
     auto spool = Spool::Open(temp_ / "spool");
@@ -152,7 +152,7 @@ class ClientE2eTest : public perfgate::testing::PgTest {
   fs::path temp_;
   std::string admin_, token_, url_;
   std::unique_ptr<server::App> app_;
-  std::unique_ptr<perfgate::testing::HttpClient> admin_http_;
+  std::unique_ptr<perfwarden::testing::HttpClient> admin_http_;
   std::optional<Spool> spool_;
   std::optional<HttpClient> http_;
   RetryPolicy policy_;
@@ -317,4 +317,4 @@ TEST_F(ClientE2eTest, HttpClientTalksToTheServer) {
 }
 
 }  // namespace
-}  // namespace perfgate::client
+}  // namespace perfwarden::client

@@ -1,7 +1,7 @@
 // Creep end to end: a real server and PostgreSQL, main-branch runs posted over HTTP, the history
 // worker taking them in. A benchmark that drifts 0.15% per commit over 60 commits (9% in all, no
 // step beyond 5%) raises exactly one alert of kind "creep", with its range and slope, and no step
-// alert; a steady benchmark beside it raises nothing; `perfgate alerts list` and `show` print it
+// alert; a steady benchmark beside it raises nothing; `perfwarden alerts list` and `show` print it
 // as a creep; the alerts filter takes kind=creep.
 #include <gtest/gtest.h>
 
@@ -21,7 +21,7 @@
 #include "tests/testing/shell.h"
 #include "tests/testing/test_server.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 using nlohmann::json;
@@ -119,29 +119,29 @@ TEST_F(CreepE2eTest, ADriftIsOneCreepAlertAndNoStepAlert) {
   EXPECT_EQ(summary["by_kind"], json({{"regression", 0}, {"improvement", 0}, {"creep", 1}}));
 
   // The CLI prints it as a creep with its range and slope.
-  auto dir = testing::MakePgTempDir("perfgate-creep-cli");
+  auto dir = testing::MakePgTempDir("perfwarden-creep-cli");
   ASSERT_TRUE(dir.has_value());
-  const std::string config = (*dir / "perfgate.yaml").string();
+  const std::string config = (*dir / "perfwarden.yaml").string();
   {
     std::ofstream out(config);
     out << "version: 1\nserver: {url: \"http://127.0.0.1:" << app_->port()
         << "\", project: proj}\nsuites:\n  - {name: s, type: command, command: [\"true\"]}\n";
   }
-  auto perfgate = [&](const std::string& args) {
-    return testing::RunShell("PERFGATE_TOKEN=" + reader_ + " " + PERFGATE_BIN_DIR +
-                             "/perfgate alerts " + args + " --config " + config);
+  auto perfwarden = [&](const std::string& args) {
+    return testing::RunShell("PERFWARDEN_TOKEN=" + reader_ + " " + PERFWARDEN_BIN_DIR +
+                             "/perfwarden alerts " + args + " --config " + config);
   };
   const std::string range = " over points " + std::to_string(start) + "-" +
                             std::to_string(creep["end"].get<int>()) + ", +0.1";
-  testing::ShellOutcome list = perfgate("list --kind creep");
+  testing::ShellOutcome list = perfwarden("list --kind creep");
   ASSERT_EQ(list.exit_code, 0) << list.output;
   EXPECT_NE(list.output.find("creep"), std::string::npos) << list.output;
   EXPECT_NE(list.output.find(range), std::string::npos) << list.output;
-  testing::ShellOutcome show = perfgate("show " + std::to_string(alert["id"].get<int64_t>()));
+  testing::ShellOutcome show = perfwarden("show " + std::to_string(alert["id"].get<int64_t>()));
   ASSERT_EQ(show.exit_code, 0) << show.output;
   EXPECT_NE(show.output.find(range), std::string::npos) << show.output;
   EXPECT_NE(show.output.find("%/point ["), std::string::npos) << show.output;
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -1,5 +1,5 @@
 // The embedded PostgreSQL heals itself (server/store/embedded_supervisor.h): the built
-// perfgate-server on its own cluster, whose postmaster is killed (SIGKILL) five times, must take
+// perfwarden-server on its own cluster, whose postmaster is killed (SIGKILL) five times, must take
 // a run (201) again within 10 s each time with no person involved, saying why in /readyz while it
 // is down; and whose disk fills (a small tmpfs, when this process may mount one) must refuse
 // writes with a 503 naming the full disk, store nothing of them, say why in /readyz (also once
@@ -33,14 +33,14 @@
 #include "tests/testing/level_results.h"
 #include "tests/testing/server_process.h"
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-// perfgate-server (the built binary) on its embedded cluster under `data_dir`; its log (stderr)
+// perfwarden-server (the built binary) on its embedded cluster under `data_dir`; its log (stderr)
 // goes to `log`. As tests/testing/pg_cluster.cc tells this process's LSan: libpq 15 under libpqxx
 // 6.4 leaks one PGresult when the server ends a session in use, which a killed postmaster does to
 // every statement in flight; the server's own allocations stay checked (ASan builds).
@@ -85,7 +85,7 @@ class EmbeddedSupervisorE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!store::FindPostgresBinDir()) GTEST_SKIP() << "no PostgreSQL binaries installed";
-    auto dir = store::MakeClusterTempDir("perfgate-supervisor-");
+    auto dir = store::MakeClusterTempDir("perfwarden-supervisor-");
     ASSERT_TRUE(dir.has_value()) << dir.error().ToString();
     root_ = *dir;
     ::chmod(root_.c_str(), 0755);
@@ -188,8 +188,8 @@ TEST_F(EmbeddedSupervisorE2eTest, AKilledPostmasterIsBackWithinTenSecondsWithNoP
     EXPECT_EQ(http_->Get("/api/v1/projects/proj/runs/" + TestRunId(n), ci_).status, 200) << n;
   }
   const std::string metrics = http_->Get("/metrics").body;
-  EXPECT_NE(metrics.find("perfgate_embedded_pg_restarts_total 5"), std::string::npos) << metrics;
-  EXPECT_NE(metrics.find("perfgate_embedded_pg_up 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("perfwarden_embedded_pg_restarts_total 5"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("perfwarden_embedded_pg_up 1"), std::string::npos) << metrics;
   const std::string log = ReadFile(root_ / "server.log");
   EXPECT_NE(log.find("[error] embedded PostgreSQL: the postmaster of"), std::string::npos) << log;
   EXPECT_NE(log.find("[warn] embedded PostgreSQL: restarted (attempt"), std::string::npos) << log;
@@ -258,8 +258,8 @@ TEST_F(EmbeddedSupervisorE2eTest, AFullDiskRefusesWritesWith503AndRecoversWhenSp
   // write its checkpoint): a switch to the next segment, then a write, as the superuser.
   {
     const std::string dsn =
-        "host=127.0.0.1 port=" + ReadFile(pg() / "perfgate.port") +
-        " user=perfgate dbname=perfgate password=" + ReadFile(pg() / "perfgate.password");
+        "host=127.0.0.1 port=" + ReadFile(pg() / "perfwarden.port") +
+        " user=perfwarden dbname=perfwarden password=" + ReadFile(pg() / "perfwarden.password");
     try {
       pqxx::connection conn(dsn);
       pqxx::nontransaction tx(conn);
@@ -307,4 +307,4 @@ TEST_F(EmbeddedSupervisorE2eTest, AFullDiskRefusesWritesWith503AndRecoversWhenSp
 }
 
 }  // namespace
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

@@ -1,8 +1,8 @@
 // A fork's pull request in two stages, end to end (docs/ci-forks.md): the untrusted job runs the
-// real perfgate in a real git repository with no token and no server (`perfgate run --paired
-// --no-push`, `perfgate gate --paired --no-post --artifact DIR`: exit 1 on the planted
-// regression); the trusted job runs `perfgate publish` with an ingest-pr token and the target
-// branch's perfgate.yaml against a real server and PostgreSQL, then ci/comment.sh against the gh
+// real perfwarden in a real git repository with no token and no server (`perfwarden run --paired
+// --no-push`, `perfwarden gate --paired --no-post --artifact DIR`: exit 1 on the planted
+// regression); the trusted job runs `perfwarden publish` with an ingest-pr token and the target
+// branch's perfwarden.yaml against a real server and PostgreSQL, then ci/comment.sh against the gh
 // stand-in (tests/testing/fake_gh.h). One comment is created, the run and its paired verdict are
 // stored; an altered artifact, another commit than the event's, a measurement judged by its own
 // thresholds and a forged run of main post nothing. Suites are commands that sleep, as in
@@ -28,7 +28,7 @@
 #include "tests/testing/shell.h"
 #include "tests/testing/test_server.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 namespace fs = std::filesystem;
@@ -53,7 +53,7 @@ class ForkPrE2eTest : public testing::ServerTest {
     ASSERT_EQ(token.status, 201) << token.body;
     pr_token_ = token.Json()["token"].get<std::string>();
 
-    char pattern[] = "/tmp/perfgate-fork-XXXXXX";
+    char pattern[] = "/tmp/perfwarden-fork-XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
     root_ = pattern;
     repo_ = root_ / "fork";
@@ -74,7 +74,7 @@ class ForkPrE2eTest : public testing::ServerTest {
   }
   // Two suites sleeping 0.2 s and 0.25 s times the factors; a small paired design.
   void Suites(double alpha, double beta) {
-    std::ofstream out(repo_ / "perfgate.yaml");
+    std::ofstream out(repo_ / "perfwarden.yaml");
     out << "version: 1\nserver: {url: \"http://127.0.0.1:" << app_->port()
         << "\", project: demo}\ntarget_branch: main\ntestbed: e2e\nsuites:\n"
         << "  - {name: alpha, type: command, command: [\"sleep\", \"" << 0.20 * alpha
@@ -85,29 +85,29 @@ class ForkPrE2eTest : public testing::ServerTest {
         << "gate: {block_repetitions: 2, min_blocks: 3, max_blocks: 6}\n";
   }
   void Commit(const std::string& message) {
-    std::ofstream(repo_ / ".gitignore") << ".perfgate/\nartifact/\n";
+    std::ofstream(repo_ / ".gitignore") << ".perfwarden/\nartifact/\n";
     ASSERT_EQ(Git("add -A").exit_code, 0);
     ASSERT_EQ(Git("commit -q -m '" + message + "'").exit_code, 0);
   }
 
-  // The perfgate binary in `dir` with only `env` (and PATH, HOME): no token unless given.
-  Outcome Perfgate(const fs::path& dir, const std::string& env, const std::string& args) {
+  // The perfwarden binary in `dir` with only `env` (and PATH, HOME): no token unless given.
+  Outcome Perfwarden(const fs::path& dir, const std::string& env, const std::string& args) {
     std::string asan;
     if (const char* a = std::getenv("ASAN_OPTIONS")) asan = std::string(" ASAN_OPTIONS=") + a;
     return RunShell("cd " + dir.string() + " && env -i PATH=/usr/bin:/bin HOME=" + dir.string() +
-                    asan + " " + env + " " + PERFGATE_BIN_DIR + "/perfgate " + args);
+                    asan + " " + env + " " + PERFWARDEN_BIN_DIR + "/perfwarden " + args);
   }
   // The untrusted stage, as fork-measure.yml runs it in a pull_request event of PR 17.
   Outcome Measure(const std::string& args) {
-    return Perfgate(repo_,
+    return Perfwarden(repo_,
                     "GITHUB_ACTIONS=true GITHUB_EVENT_NAME=pull_request GITHUB_REPOSITORY=o/r "
                     "GITHUB_REF=refs/pull/17/merge GITHUB_HEAD_REF=feature GITHUB_BASE_REF=main",
                     args);
   }
-  // The trusted stage, as fork-report.yml runs it: the target branch's perfgate.yaml only.
+  // The trusted stage, as fork-report.yml runs it: the target branch's perfwarden.yaml only.
   Outcome Publish(const fs::path& artifact, const std::string& commit, const std::string& more) {
-    return Perfgate(trusted_, "PERFGATE_TOKEN=" + pr_token_,
-                    "publish " + artifact.string() + " --config perfgate.yaml --expect-commit " +
+    return Perfwarden(trusted_, "PERFWARDEN_TOKEN=" + pr_token_,
+                    "publish " + artifact.string() + " --config perfwarden.yaml --expect-commit " +
                         commit + " --expect-pr 17 --color never " + more);
   }
   size_t RunCount() {
@@ -137,7 +137,7 @@ class ForkPrE2eTest : public testing::ServerTest {
 TEST_F(ForkPrE2eTest, TheUntrustedStageMeasuresTheTrustedOnePostsAndComments) {
   Suites(1, 1);
   Commit("base");
-  ASSERT_EQ(Git("show main:perfgate.yaml > " + (trusted_ / "perfgate.yaml").string()).exit_code, 0);
+  ASSERT_EQ(Git("show main:perfwarden.yaml > " + (trusted_ / "perfwarden.yaml").string()).exit_code, 0);
   ASSERT_EQ(Git("checkout -q -b feature").exit_code, 0);
   Suites(1.25, 1);  // +25%: the flow is under test, not the sensitivity (a loaded machine)
   Commit("slower alpha");
@@ -169,13 +169,13 @@ TEST_F(ForkPrE2eTest, TheUntrustedStageMeasuresTheTrustedOnePostsAndComments) {
   EXPECT_EQ(other.exit_code, 2) << other.output;
   EXPECT_NE(other.output.find("the event's head commit is " + main_sha), std::string::npos)
       << other.output;
-  // Judged by thresholds of its own (90%), forged with its hashes: perfgate.yaml's are 5%.
+  // Judged by thresholds of its own (90%), forged with its hashes: perfwarden.yaml's are 5%.
   json lenient = json::parse(Slurp(repo_ / "artifact" / "paired.json"));
   lenient["parameters"]["threshold"] = 0.9;
   Outcome own = Publish(Forged("paired.json", lenient.dump(), true), head, "");
   EXPECT_EQ(own.exit_code, 2) << own.output;
   EXPECT_NE(own.output.find("other thresholds"), std::string::npos) << own.output;
-  // A run of main, forged with its hashes: refused here (perfgate.yaml's target branch)...
+  // A run of main, forged with its hashes: refused here (perfwarden.yaml's target branch)...
   json of_main = json::parse(run_json);
   of_main["branch"] = "main";
   const fs::path forged = Forged("run.json", of_main.dump(), true, "main");
@@ -184,9 +184,9 @@ TEST_F(ForkPrE2eTest, TheUntrustedStageMeasuresTheTrustedOnePostsAndComments) {
   EXPECT_NE(main_run.output.find("the run is of branch main, the target branch"), std::string::npos)
       << main_run.output;
   EXPECT_EQ(main_run.output.find("HTTP 403"), std::string::npos) << main_run.output;
-  // ...and by the server, whose project protects main, when perfgate.yaml names another target.
-  std::string yaml = Slurp(trusted_ / "perfgate.yaml");
-  const fs::path trusted_yaml = trusted_ / "perfgate.yaml";
+  // ...and by the server, whose project protects main, when perfwarden.yaml names another target.
+  std::string yaml = Slurp(trusted_ / "perfwarden.yaml");
+  const fs::path trusted_yaml = trusted_ / "perfwarden.yaml";
   std::string trunk = yaml;
   trunk.replace(trunk.find("target_branch: main"), 19, "target_branch: trunk");
   std::ofstream(trusted_yaml, std::ios::trunc) << trunk;
@@ -219,7 +219,7 @@ TEST_F(ForkPrE2eTest, TheUntrustedStageMeasuresTheTrustedOnePostsAndComments) {
     EXPECT_EQ(row["verdict"] == "REGRESSION", row["suite"] == "alpha") << row.dump();
   }
   const std::string body = Slurp(comment);
-  EXPECT_EQ(body.rfind("<!-- perfgate:gate project=demo testbed=e2e -->", 0), 0u) << body;
+  EXPECT_EQ(body.rfind("<!-- perfwarden:gate project=demo testbed=e2e -->", 0), 0u) << body;
   EXPECT_NE(body.find("/runs/" + run_id + "/verdict"), std::string::npos) << body;
 
   // The comment, by ci/comment.sh against the gh stand-in: one created on pull request 17.
@@ -229,7 +229,7 @@ TEST_F(ForkPrE2eTest, TheUntrustedStageMeasuresTheTrustedOnePostsAndComments) {
   fs::permissions(root_ / "bin" / "gh", fs::perms::owner_all);
   std::ofstream(root_ / "comments.json") << "[]";
   const fs::path script =
-      fs::path(PERFGATE_FIXTURES_DIR).parent_path().parent_path() / "ci" / "comment.sh";
+      fs::path(PERFWARDEN_FIXTURES_DIR).parent_path().parent_path() / "ci" / "comment.sh";
   Outcome posted =
       RunShell("env -i PATH=" + (root_ / "bin").string() + ":/usr/bin:/bin FAKE=" + root_.string() +
                " GH_TOKEN=ghs_job GITHUB_REPOSITORY=owner/repo " + "bash " + script.string() +
@@ -247,4 +247,4 @@ TEST_F(ForkPrE2eTest, TheUntrustedStageMeasuresTheTrustedOnePostsAndComments) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

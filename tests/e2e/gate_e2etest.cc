@@ -1,6 +1,6 @@
-// `perfgate run` + `perfgate gate` end to end, as a CI job runs them: the perfgate binary as a
+// `perfwarden run` + `perfwarden gate` end to end, as a CI job runs them: the perfwarden binary as a
 // subprocess with a clean environment, a real server and PostgreSQL, and a real git
-// repository made by the test whose perfgate.yaml (committed with the code) decides how slow
+// repository made by the test whose perfwarden.yaml (committed with the code) decides how slow
 // each commit is. Suites are commands that sleep, so that the planted changes are exact and the
 // noise is the machine's scheduling, not its CPU speed: A/A passes, +10% fails on that suite
 // only, +2% passes, the merge-base is the baseline after main moved on, NO_BASELINE passes
@@ -27,7 +27,7 @@
 #include "tests/testing/shell.h"
 #include "tests/testing/test_server.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 namespace fs = std::filesystem;
@@ -65,7 +65,7 @@ class GateE2eTest : public testing::PgTest {
     ASSERT_EQ(token.status, 201) << token.body;
     token_ = token.Json()["token"].get<std::string>();
 
-    char pattern[] = "/tmp/perfgate-gate-XXXXXX";
+    char pattern[] = "/tmp/perfwarden-gate-XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
     repo_ = pattern;
     ASSERT_EQ(Git("init -q -b main .").exit_code, 0);
@@ -90,9 +90,9 @@ class GateE2eTest : public testing::PgTest {
                     args);
   }
 
-  // perfgate.yaml with one command suite per name, each sleeping the given seconds.
+  // perfwarden.yaml with one command suite per name, each sleeping the given seconds.
   void WriteConfig(const std::vector<std::pair<std::string, double>>& suites) {
-    std::ofstream out(repo_ / "perfgate.yaml");
+    std::ofstream out(repo_ / "perfwarden.yaml");
     out << "version: 1\nserver: {url: \"http://127.0.0.1:" << port_
         << "\", project: demo}\ntarget_branch: main\ntestbed: e2e\nsuites:\n";
     for (const auto& [name, seconds] : suites) {
@@ -103,18 +103,18 @@ class GateE2eTest : public testing::PgTest {
     if (!gate_yaml_.empty()) out << "gate: " << gate_yaml_ << "\n";
   }
   void Commit(const std::string& message) {
-    std::ofstream(repo_ / ".gitignore") << ".perfgate/\n";
+    std::ofstream(repo_ / ".gitignore") << ".perfwarden/\n";
     ASSERT_EQ(Git("add -A").exit_code, 0);
     ASSERT_EQ(Git("commit -q -m '" + message + "'").exit_code, 0);
   }
 
-  // The perfgate binary in the repository, with a CI-free environment.
-  Outcome Perfgate(const std::string& args) {
+  // The perfwarden binary in the repository, with a CI-free environment.
+  Outcome Perfwarden(const std::string& args) {
     std::string asan;
     if (const char* a = std::getenv("ASAN_OPTIONS")) asan = std::string(" ASAN_OPTIONS=") + a;
     return RunShell("cd " + repo_.string() +
                     " && env -i PATH=/usr/bin:/bin HOME=" + repo_.string() + asan +
-                    " PERFGATE_TOKEN=" + token_ + " " + PERFGATE_BIN_DIR + "/perfgate " + args);
+                    " PERFWARDEN_TOKEN=" + token_ + " " + PERFWARDEN_BIN_DIR + "/perfwarden " + args);
   }
 
   // The three suites at their base speeds, times the factors. Sleeps of 0.2 s and more: a busy
@@ -126,7 +126,7 @@ class GateE2eTest : public testing::PgTest {
   // The run's newest verdict as GET .../verdict answers it.
   json StoredVerdict() {
     testing::HttpClient http(static_cast<std::uint16_t>(port_));
-    std::ifstream in(repo_ / ".perfgate" / "last-run.json");
+    std::ifstream in(repo_ / ".perfwarden" / "last-run.json");
     const json last = json::parse(in, nullptr, false);
     if (!last.is_object()) return json::object();
     auto got =
@@ -139,7 +139,7 @@ class GateE2eTest : public testing::PgTest {
   static constexpr const char* kSmallDesign = "--block-repetitions 2 --min-blocks 3 --max-blocks 6";
 
   std::string admin_, token_;
-  std::string gate_yaml_;  // perfgate.yaml's `gate:` map, when not empty
+  std::string gate_yaml_;  // perfwarden.yaml's `gate:` map, when not empty
   int port_ = 0;
   std::unique_ptr<server::App> app_;
   fs::path repo_;
@@ -148,15 +148,15 @@ class GateE2eTest : public testing::PgTest {
 TEST_F(GateE2eTest, APlantedTenPercentFailsThatSuiteOnlyAndAnAaRunPasses) {
   Suites(1, 1, 1);
   Commit("base");
-  Outcome base = Perfgate("run");
+  Outcome base = Perfwarden("run");
   ASSERT_EQ(base.exit_code, 0) << base.output;
 
   // A/A: a PR that changes nothing.
   ASSERT_EQ(Git("checkout -q -b aa").exit_code, 0);
   std::ofstream(repo_ / "README") << "docs only\n";
   Commit("docs");
-  ASSERT_EQ(Perfgate("run").exit_code, 0);
-  Outcome aa = Perfgate("gate --color never");
+  ASSERT_EQ(Perfwarden("run").exit_code, 0);
+  Outcome aa = Perfwarden("gate --color never");
   EXPECT_EQ(aa.exit_code, 0) << aa.output;
 
   // +10% in alpha only.
@@ -164,10 +164,10 @@ TEST_F(GateE2eTest, APlantedTenPercentFailsThatSuiteOnlyAndAnAaRunPasses) {
   ASSERT_EQ(Git("checkout -q -b slow").exit_code, 0);
   Suites(1.10, 1, 1);
   Commit("slower alpha");
-  ASSERT_EQ(Perfgate("run").exit_code, 0);
+  ASSERT_EQ(Perfwarden("run").exit_code, 0);
   const std::string junit = (repo_ / "junit.xml").string();
   const std::string comment = (repo_ / "comment.md").string();
-  Outcome slow = Perfgate("gate --color never --junit " + junit + " --comment-file " + comment);
+  Outcome slow = Perfwarden("gate --color never --junit " + junit + " --comment-file " + comment);
   EXPECT_EQ(slow.exit_code, 1) << slow.output;
   EXPECT_NE(slow.output.find("REGRESSION"), std::string::npos) << slow.output;
   std::stringstream xml;
@@ -182,7 +182,7 @@ TEST_F(GateE2eTest, APlantedTenPercentFailsThatSuiteOnlyAndAnAaRunPasses) {
   EXPECT_NE(xml.str().find("classname=\"alpha\""), std::string::npos);
   std::stringstream md;
   md << std::ifstream(comment).rdbuf();
-  EXPECT_NE(md.str().find("<!-- perfgate:gate"), std::string::npos) << md.str();
+  EXPECT_NE(md.str().find("<!-- perfwarden:gate"), std::string::npos) << md.str();
   // The reviewer's link lands on the dashboard's page of this verdict.
   const std::string link = "[Full report](<http://127.0.0.1:" + std::to_string(port_) + "/#/p/";
   EXPECT_NE(md.str().find(link), std::string::npos) << md.str();
@@ -193,15 +193,15 @@ TEST_F(GateE2eTest, APlantedTenPercentFailsThatSuiteOnlyAndAnAaRunPasses) {
   ASSERT_EQ(Git("checkout -q -b small").exit_code, 0);
   Suites(1.02, 1.02, 1.02);
   Commit("a little slower");
-  ASSERT_EQ(Perfgate("run").exit_code, 0);
-  Outcome small = Perfgate("gate --format json");
+  ASSERT_EQ(Perfwarden("run").exit_code, 0);
+  Outcome small = Perfwarden("gate --format json");
   EXPECT_EQ(small.exit_code, 0) << small.output;
 }
 
 TEST_F(GateE2eTest, TheMergeBaseIsTheBaselineWhenMainMovedOn) {
   Suites(1, 1, 1);
   Commit("base");
-  ASSERT_EQ(Perfgate("run").exit_code, 0);
+  ASSERT_EQ(Perfwarden("run").exit_code, 0);
   ASSERT_EQ(Git("checkout -q -b feature").exit_code, 0);
   std::ofstream(repo_ / "feature.txt") << "feature\n";
   Commit("feature work");
@@ -209,13 +209,13 @@ TEST_F(GateE2eTest, TheMergeBaseIsTheBaselineWhenMainMovedOn) {
   ASSERT_EQ(Git("checkout -q main").exit_code, 0);
   Suites(1.3, 1.3, 1.3);
   Commit("main got slower");
-  ASSERT_EQ(Perfgate("run").exit_code, 0);
+  ASSERT_EQ(Perfwarden("run").exit_code, 0);
   // The feature branch is compared with the merge-base (the fast base), so it passes; against
   // main's tip it would look 23% faster, and against nothing it would pass anyway, so check
   // the baseline commit too.
   ASSERT_EQ(Git("checkout -q feature").exit_code, 0);
-  ASSERT_EQ(Perfgate("run").exit_code, 0);
-  Outcome gate = Perfgate("gate --color never");
+  ASSERT_EQ(Perfwarden("run").exit_code, 0);
+  Outcome gate = Perfwarden("gate --color never");
   EXPECT_EQ(gate.exit_code, 0) << gate.output;
   const std::string merge_base = Git("merge-base feature main").output.substr(0, 7);
   EXPECT_NE(gate.output.find(merge_base), std::string::npos) << merge_base << "\n" << gate.output;
@@ -227,18 +227,18 @@ TEST_F(GateE2eTest, ConfirmWithdrawsARegressionThatDoesNotReproduceSideBySide) {
   // The baseline run of main measures alpha 20% faster than the committed code is (as when the
   // machine was faster at that time): the working tree differs from the commit it records.
   Suites(0.8, 1, 1);
-  ASSERT_EQ(Perfgate("run").exit_code, 0);
-  ASSERT_EQ(Git("checkout -q -- perfgate.yaml").exit_code, 0);
+  ASSERT_EQ(Perfwarden("run").exit_code, 0);
+  ASSERT_EQ(Git("checkout -q -- perfwarden.yaml").exit_code, 0);
   ASSERT_EQ(Git("checkout -q -b unchanged").exit_code, 0);
   std::ofstream(repo_ / "notes.txt") << "no code change\n";
   Commit("notes");
-  ASSERT_EQ(Perfgate("run").exit_code, 0);
+  ASSERT_EQ(Perfwarden("run").exit_code, 0);
   // Against the stored baseline alpha looks 25% slower...
-  Outcome plain = Perfgate("gate --color never");
+  Outcome plain = Perfwarden("gate --color never");
   EXPECT_EQ(plain.exit_code, 1) << plain.output;
   // ...but side by side with the baseline commit it is not: withdrawn, the gate passes, and the
   // server stores the amended verdict.
-  Outcome confirmed = Perfgate("gate --confirm " + std::string(kSmallDesign) + " --format json");
+  Outcome confirmed = Perfwarden("gate --confirm " + std::string(kSmallDesign) + " --format json");
   EXPECT_EQ(confirmed.exit_code, 0) << confirmed.output;
   EXPECT_NE(confirmed.output.find("alpha wall_time: not confirmed"), std::string::npos)
       << confirmed.output;
@@ -252,8 +252,8 @@ TEST_F(GateE2eTest, ConfirmWithdrawsARegressionThatDoesNotReproduceSideBySide) {
   // A real +15% in beta on top is confirmed and still fails the gate.
   Suites(1, 1.15, 1);
   Commit("slower beta");
-  ASSERT_EQ(Perfgate("run").exit_code, 0);
-  Outcome real = Perfgate("gate --confirm " + std::string(kSmallDesign) + " --color never");
+  ASSERT_EQ(Perfwarden("run").exit_code, 0);
+  Outcome real = Perfwarden("gate --confirm " + std::string(kSmallDesign) + " --color never");
   EXPECT_EQ(real.exit_code, 1) << real.output;
   EXPECT_NE(real.output.find("beta wall_time: confirmed"), std::string::npos) << real.output;
   EXPECT_EQ(StoredVerdict()["outcome"], "regression");
@@ -266,10 +266,10 @@ TEST_F(GateE2eTest, APairedGatePrintsTheVerdictTheServerStored) {
   ASSERT_EQ(Git("checkout -q -b slow").exit_code, 0);
   Suites(1.10, 1, 1);
   Commit("slower alpha");
-  ASSERT_EQ(Perfgate("run --repetitions 3").exit_code, 0);
+  ASSERT_EQ(Perfwarden("run --repetitions 3").exit_code, 0);
   const std::string junit = (repo_ / "junit.xml").string();
   Outcome gate =
-      Perfgate("gate --paired " + std::string(kSmallDesign) + " --format json --junit " + junit);
+      Perfwarden("gate --paired " + std::string(kSmallDesign) + " --format json --junit " + junit);
   ASSERT_EQ(gate.exit_code, 1) << gate.output;
   EXPECT_NE(gate.output.find("paired: block 1 of 3"), std::string::npos) << gate.output;
   const json stored = StoredVerdict();
@@ -314,20 +314,20 @@ TEST_F(GateE2eTest, ASlowBaselineCannotMaskARegression) {
   Commit("base");
   // main's run measured while the machine was 40% slower than when the PR runs.
   four(1.4, 1.4);
-  ASSERT_EQ(Perfgate("run --repetitions 3").exit_code, 0);
-  ASSERT_EQ(Git("checkout -q -- perfgate.yaml").exit_code, 0);
+  ASSERT_EQ(Perfwarden("run --repetitions 3").exit_code, 0);
+  ASSERT_EQ(Git("checkout -q -- perfwarden.yaml").exit_code, 0);
   ASSERT_EQ(Git("checkout -q -b slow").exit_code, 0);
   four(1.10, 1);
   Commit("slower alpha");
-  ASSERT_EQ(Perfgate("run --repetitions 3").exit_code, 0);
+  ASSERT_EQ(Perfwarden("run --repetitions 3").exit_code, 0);
   // Unpaired, every metric looks 21-29% faster: alpha's +10% would pass as an improvement. The
   // verdict says the metrics moved together; without re-measuring, that is neither a pass nor
   // a failure.
-  Outcome held = Perfgate("gate --no-shift-remeasure --color never");
+  Outcome held = Perfwarden("gate --no-shift-remeasure --color never");
   EXPECT_EQ(held.exit_code, 3) << held.output;
   EXPECT_NE(held.output.find("moved together"), std::string::npos) << held.output;
   // The gate re-measures side by side and finds the regression.
-  Outcome gate = Perfgate("gate " + std::string(kSmallDesign) + " --color never");
+  Outcome gate = Perfwarden("gate " + std::string(kSmallDesign) + " --color never");
   EXPECT_EQ(gate.exit_code, 1) << gate.output;
   EXPECT_NE(gate.output.find("re-measuring every gated metric side by side"), std::string::npos)
       << gate.output;
@@ -342,11 +342,11 @@ TEST_F(GateE2eTest, NoBaselinePassesWithAWarningUnlessRequired) {
   ASSERT_EQ(Git("checkout -q -b lonely").exit_code, 0);
   std::ofstream(repo_ / "x") << "x\n";
   Commit("x");
-  ASSERT_EQ(Perfgate("run --repetitions 3").exit_code, 0);
-  Outcome gate = Perfgate("gate --color never");
+  ASSERT_EQ(Perfwarden("run --repetitions 3").exit_code, 0);
+  Outcome gate = Perfwarden("gate --color never");
   EXPECT_EQ(gate.exit_code, 0) << gate.output;
   EXPECT_NE(gate.output.find("--require-baseline"), std::string::npos) << gate.output;
-  EXPECT_EQ(Perfgate("gate --require-baseline").exit_code, 1);
+  EXPECT_EQ(Perfwarden("gate --require-baseline").exit_code, 1);
 }
 
 TEST_F(GateE2eTest, TheSpoolKeepsARunWhileTheServerIsDown) {
@@ -354,20 +354,20 @@ TEST_F(GateE2eTest, TheSpoolKeepsARunWhileTheServerIsDown) {
   Commit("base");
   app_->Stop();
   app_.reset();
-  Outcome run = Perfgate("run --repetitions 3");
+  Outcome run = Perfwarden("run --repetitions 3");
   EXPECT_EQ(run.exit_code, 3) << run.output;
-  EXPECT_EQ(Perfgate("gate").exit_code, 3);
+  EXPECT_EQ(Perfwarden("gate").exit_code, 3);
   size_t spooled = 0;
-  for (const auto& entry : fs::directory_iterator(repo_ / ".perfgate" / "spool")) {
+  for (const auto& entry : fs::directory_iterator(repo_ / ".perfwarden" / "spool")) {
     if (entry.path().extension() == ".json") ++spooled;
   }
   EXPECT_EQ(spooled, 1u);
 
   StartServer();
-  Outcome push = Perfgate("push --format json");
+  Outcome push = Perfwarden("push --format json");
   ASSERT_EQ(push.exit_code, 0) << push.output;
   EXPECT_NE(push.output.find("\"sent\": 1"), std::string::npos) << push.output;
-  EXPECT_EQ(Perfgate("push --format json").output.find("\"sent\": 1"), std::string::npos);
+  EXPECT_EQ(Perfwarden("push --format json").output.find("\"sent\": 1"), std::string::npos);
   testing::HttpClient http(static_cast<std::uint16_t>(port_));
   auto runs = http.Get("/api/v1/projects/demo/runs", admin_);
   ASSERT_EQ(runs.status, 200);
@@ -375,13 +375,13 @@ TEST_F(GateE2eTest, TheSpoolKeepsARunWhileTheServerIsDown) {
 }
 
 TEST_F(GateE2eTest, UsageErrorsExitTwo) {
-  std::ofstream(repo_ / "perfgate.yaml") << "version: 1\nsuites: []\nbogus: 1\n";
+  std::ofstream(repo_ / "perfwarden.yaml") << "version: 1\nsuites: []\nbogus: 1\n";
   Commit("bad config");
-  Outcome bad = Perfgate("run");
+  Outcome bad = Perfwarden("run");
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
-  EXPECT_NE(bad.output.find("perfgate.yaml:"), std::string::npos) << bad.output;
-  EXPECT_EQ(Perfgate("gate --run not-a-run").exit_code, 2);
-  EXPECT_EQ(Perfgate("frobnicate").exit_code, 2);
+  EXPECT_NE(bad.output.find("perfwarden.yaml:"), std::string::npos) << bad.output;
+  EXPECT_EQ(Perfwarden("gate --run not-a-run").exit_code, 2);
+  EXPECT_EQ(Perfwarden("frobnicate").exit_code, 2);
 }
 
 }  // namespace
@@ -392,17 +392,17 @@ TEST_F(GateE2eTest, APairedRunMeasuresThisBuildOnceAndTheGateJudgesIt) {
   ASSERT_EQ(Git("checkout -q -b slow").exit_code, 0);
   Suites(1.10, 1, 1);
   Commit("slower alpha");
-  Outcome run = Perfgate("run --paired");
+  Outcome run = Perfwarden("run --paired");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("paired: block 1 of 3"), std::string::npos) << run.output;
   // The run posted is this build's side: every repetition of every block it was measured in.
-  std::ifstream in(repo_ / ".perfgate" / "last-run.json");
+  std::ifstream in(repo_ / ".perfwarden" / "last-run.json");
   const std::string run_id = json::parse(in, nullptr, false).value("run_id", "");
   ASSERT_FALSE(run_id.empty());
   testing::HttpClient http(static_cast<std::uint16_t>(port_));
   auto posted = http.Get("/api/v1/projects/demo/runs/" + run_id, admin_);
   ASSERT_EQ(posted.status, 200) << posted.body;
-  std::ifstream kept_file(repo_ / ".perfgate" / "paired-run.json");
+  std::ifstream kept_file(repo_ / ".perfwarden" / "paired-run.json");
   const json kept = json::parse(kept_file, nullptr, false);
   ASSERT_TRUE(kept.is_object());
   EXPECT_EQ(kept["run_id"], run_id);
@@ -420,7 +420,7 @@ TEST_F(GateE2eTest, APairedRunMeasuresThisBuildOnceAndTheGateJudgesIt) {
   EXPECT_EQ(run_values, head_values) << posted.body;
 
   // The gate judges that measurement: nothing is measured again.
-  Outcome gate = Perfgate("gate --paired --color never");
+  Outcome gate = Perfwarden("gate --paired --color never");
   EXPECT_EQ(gate.exit_code, 1) << gate.output;
   EXPECT_NE(gate.output.find("nothing is measured again"), std::string::npos) << gate.output;
   EXPECT_EQ(gate.output.find("paired: block"), std::string::npos) << gate.output;
@@ -433,14 +433,14 @@ TEST_F(GateE2eTest, APairedRunMeasuresThisBuildOnceAndTheGateJudgesIt) {
   }
 
   // Other settings on the command line than the measurement's: measured again, and said why.
-  Outcome again = Perfgate("gate --paired --min-blocks 4 --max-blocks 6 --color never");
+  Outcome again = Perfwarden("gate --paired --min-blocks 4 --max-blocks 6 --color never");
   EXPECT_NE(again.output.find("other gate settings"), std::string::npos) << again.output;
   EXPECT_NE(again.output.find("paired: block 1 of 4"), std::string::npos) << again.output;
 
   // --repetitions has no meaning for a paired run.
-  Outcome refused = Perfgate("run --paired --repetitions 5");
+  Outcome refused = Perfwarden("run --paired --repetitions 5");
   EXPECT_EQ(refused.exit_code, 2) << refused.output;
   EXPECT_NE(refused.output.find("--repetitions does not apply to --paired"), std::string::npos);
 }
 
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -1,5 +1,5 @@
-// GPU hosts end to end, without a GPU: `perfgate run` of a training benchmark (a script that
-// prints perfgate's JSON lines) on a "GPU host" whose NVML is the fake library the tests build
+// GPU hosts end to end, without a GPU: `perfwarden run` of a training benchmark (a script that
+// prints perfwarden's JSON lines) on a "GPU host" whose NVML is the fake library the tests build
 // (tests/fakes/fake_nvml.cc, scripted readings). The run carries the GPU fingerprint and the
 // GPU metrics, a throttled run says so, and a driver upgrade makes a new testbed fingerprint, so
 // the gate does not compare the new driver's run with the old driver's baseline.
@@ -14,7 +14,7 @@
 #include "tests/testing/bisect_repo.h"
 #include "tests/testing/test_server.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 namespace fs = std::filesystem;
@@ -45,7 +45,7 @@ class GpuE2eTest : public testing::ServerTest {
     CreateProject("proj");
     repo_ = std::make_unique<testing::SyntheticRepo>("gpu");
     ASSERT_TRUE(repo_->ok());
-    std::ofstream(repo_->path() / "perfgate.yaml")
+    std::ofstream(repo_->path() / "perfwarden.yaml")
         << "version: 1\nserver: {url: \"http://127.0.0.1:" << app_->port()
         << "\", project: proj}\ntarget_branch: main\ntestbed: h100\nsuites:\n"
         << "  - {name: mlp, type: train, command: sh train.sh}\n";
@@ -58,13 +58,13 @@ class GpuE2eTest : public testing::ServerTest {
     ServerTest::TearDown();
   }
 
-  // perfgate on a host whose NVML answers from `nvml` (a fake_nvml script).
-  testing::ShellOutcome Perfgate(const std::string& args, const std::string& nvml) {
+  // perfwarden on a host whose NVML answers from `nvml` (a fake_nvml script).
+  testing::ShellOutcome Perfwarden(const std::string& args, const std::string& nvml) {
     std::ofstream(script_) << nvml;
-    return testing::RunShell("cd " + repo_->path().string() + " && PERFGATE_TOKEN=" + admin_ +
-                             testing::AsanEnv() + " PERFGATE_NVML_LIBRARY=" + PERFGATE_FAKE_NVML +
-                             " FAKE_NVML_SCRIPT=" + script_ + " " + PERFGATE_BIN_DIR +
-                             "/perfgate " + args);
+    return testing::RunShell("cd " + repo_->path().string() + " && PERFWARDEN_TOKEN=" + admin_ +
+                             testing::AsanEnv() + " PERFWARDEN_NVML_LIBRARY=" + PERFWARDEN_FAKE_NVML +
+                             " FAKE_NVML_SCRIPT=" + script_ + " " + PERFWARDEN_BIN_DIR +
+                             "/perfwarden " + args);
   }
 
   void Commit(const std::string& message) {
@@ -74,7 +74,7 @@ class GpuE2eTest : public testing::ServerTest {
 
   // The only upload in the spool.
   json Spooled() {
-    for (const auto& entry : fs::directory_iterator(repo_->path() / ".perfgate" / "spool")) {
+    for (const auto& entry : fs::directory_iterator(repo_->path() / ".perfwarden" / "spool")) {
       if (entry.path().extension() == ".json") {
         std::ifstream in(entry.path());
         return json::parse(in);
@@ -89,7 +89,7 @@ class GpuE2eTest : public testing::ServerTest {
 
 TEST_F(GpuE2eTest, ATrainingRunCarriesTheGpusFingerprintMetricsAndThrottling) {
   Commit("base");
-  const testing::ShellOutcome run = Perfgate("run --no-push", NvmlScript("550.54.15", true));
+  const testing::ShellOutcome run = Perfwarden("run --no-push", NvmlScript("550.54.15", true));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("GPU telemetry: 2 x NVIDIA H100 80GB HBM3, driver 550.54.15"),
             std::string::npos)
@@ -114,28 +114,28 @@ TEST_F(GpuE2eTest, ATrainingRunCarriesTheGpusFingerprintMetricsAndThrottling) {
     EXPECT_TRUE(by_metric.count(gpu_metric)) << gpu_metric << ": " << upload["results"].dump(1);
   }
   EXPECT_GT(by_metric["gpu_throttled_fraction"]["values"][0].get<double>(), 0);
-  ASSERT_EQ(Perfgate("push", NvmlScript("550.54.15", true)).exit_code, 0);
+  ASSERT_EQ(Perfwarden("push", NvmlScript("550.54.15", true)).exit_code, 0);
 }
 
 TEST_F(GpuE2eTest, ADriverUpgradeIsANewFingerprintNotARegression) {
   Commit("base");
-  ASSERT_EQ(Perfgate("run", NvmlScript("550.54.15", false)).exit_code, 0);
+  ASSERT_EQ(Perfwarden("run", NvmlScript("550.54.15", false)).exit_code, 0);
   ASSERT_EQ(repo_->Git("checkout -q -b pr").exit_code, 0);
   std::ofstream(repo_->path() / "x") << "x\n";
   Commit("pr");
   // The same host after a driver upgrade: its runs are a new fingerprint of testbed h100.
   const std::string upgraded = NvmlScript("555.42.02", false);
-  ASSERT_EQ(Perfgate("run", upgraded).exit_code, 0);
-  const testing::ShellOutcome gate = Perfgate("gate --color never", upgraded);
+  ASSERT_EQ(Perfwarden("run", upgraded).exit_code, 0);
+  const testing::ShellOutcome gate = Perfwarden("gate --color never", upgraded);
   EXPECT_EQ(gate.exit_code, 0) << gate.output;
   EXPECT_NE(gate.output.find("different host fingerprint"), std::string::npos) << gate.output;
   // With the old driver again, the baseline is found.
-  ASSERT_EQ(Perfgate("run", NvmlScript("550.54.15", false)).exit_code, 0);
-  const testing::ShellOutcome same = Perfgate("gate --color never", NvmlScript("550.54.15", false));
+  ASSERT_EQ(Perfwarden("run", NvmlScript("550.54.15", false)).exit_code, 0);
+  const testing::ShellOutcome same = Perfwarden("gate --color never", NvmlScript("550.54.15", false));
   EXPECT_EQ(same.output.find("different host fingerprint"), std::string::npos) << same.output;
   EXPECT_EQ(same.output.find("baseline: none"), std::string::npos) << same.output;
   EXPECT_NE(gate.output.find("baseline: none"), std::string::npos) << gate.output;
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -34,7 +34,7 @@
 #include "tests/testing/test_server.h"
 #include "tests/testing/webhook_sink.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 using nlohmann::json;
@@ -81,7 +81,7 @@ class HistoryE2eTest : public testing::ServerTest {
  protected:
   void Customize(config::ServerConfig& config) override {
     config.history.webhook_url = sink_.url();
-    config.history.public_url = "http://perfgate.example";
+    config.history.public_url = "http://perfwarden.example";
   }
   void SetUp() override {
     ServerTest::SetUp();
@@ -262,10 +262,10 @@ TEST_F(HistoryE2eTest, PlantedStepAlertTriageRebaselineAndANewStep) {
     announced = 0;
     for (const std::string& body : sink_.bodies()) {
       const json hook = json::parse(body);
-      EXPECT_NE(hook["text"].get<std::string>().find("perfgate:"), std::string::npos);
+      EXPECT_NE(hook["text"].get<std::string>().find("perfwarden:"), std::string::npos);
       // Links go to the alert on the dashboard (history.public_url is set above).
       EXPECT_NE(hook["text"].get<std::string>().find(
-                    "<http://perfgate.example/#/p/proj/alerts?state=all&alert="),
+                    "<http://perfwarden.example/#/p/proj/alerts?state=all&alert="),
                 std::string::npos)
           << hook["text"];
       announced += static_cast<int>(hook["alerts"].size());
@@ -296,7 +296,7 @@ TEST_F(HistoryE2eTest, AStepWhereTheFingerprintChangedIsAnEnvironmentChange) {
   EXPECT_EQ(alerts[0]["environment_change"]["after"]["cpu_model"], "cpu-b");
 }
 
-// `perfgate alerts` as an on-call engineer uses it, against the real server.
+// `perfwarden alerts` as an on-call engineer uses it, against the real server.
 TEST_F(HistoryE2eTest, TheAlertsCommandListsShowsAndTriages) {
   for (int commit = 1; commit <= 36; ++commit) {
     Levels levels;
@@ -304,42 +304,42 @@ TEST_F(HistoryE2eTest, TheAlertsCommandListsShowsAndTriages) {
     Post(commit, commit, levels);
   }
   WaitForHistory();
-  auto dir = testing::MakePgTempDir("perfgate-alerts-cli");
+  auto dir = testing::MakePgTempDir("perfwarden-alerts-cli");
   ASSERT_TRUE(dir.has_value());
-  const std::string config = (*dir / "perfgate.yaml").string();
+  const std::string config = (*dir / "perfwarden.yaml").string();
   {
     std::ofstream out(config);
     out << "version: 1\nserver: {url: \"http://127.0.0.1:" << app_->port()
         << "\", project: proj}\nsuites:\n  - {name: s, type: command, command: [\"true\"]}\n";
   }
-  auto perfgate = [&](const std::string& token, const std::string& args) {
-    return testing::RunShell("PERFGATE_TOKEN=" + token + " " + PERFGATE_BIN_DIR +
-                             "/perfgate alerts " + args + " --config " + config);
+  auto perfwarden = [&](const std::string& token, const std::string& args) {
+    return testing::RunShell("PERFWARDEN_TOKEN=" + token + " " + PERFWARDEN_BIN_DIR +
+                             "/perfwarden alerts " + args + " --config " + config);
   };
-  testing::ShellOutcome list = perfgate(reader_, "list");
+  testing::ShellOutcome list = perfwarden(reader_, "list");
   ASSERT_EQ(list.exit_code, 0) << list.output;
   EXPECT_NE(list.output.find("BM_A"), std::string::npos) << list.output;
   EXPECT_NE(list.output.find(Sha(17).substr(0, 12)), std::string::npos) << list.output;
-  testing::ShellOutcome json_list = perfgate(reader_, "list --format json");
+  testing::ShellOutcome json_list = perfwarden(reader_, "list --format json");
   ASSERT_EQ(json_list.exit_code, 0) << json_list.output;
   const json listed = json::parse(json_list.output);
   ASSERT_EQ(listed["alerts"].size(), 1u);
   const std::string id = std::to_string(listed["alerts"][0]["id"].get<int64_t>());
 
-  testing::ShellOutcome show = perfgate(reader_, "show " + id);
+  testing::ShellOutcome show = perfwarden(reader_, "show " + id);
   ASSERT_EQ(show.exit_code, 0) << show.output;
-  EXPECT_NE(show.output.find("perfgate bisect --good " + Sha(17) + " --bad " + Sha(18)),
+  EXPECT_NE(show.output.find("perfwarden bisect --good " + Sha(17) + " --bad " + Sha(18)),
             std::string::npos)
       << show.output;
 
-  testing::ShellOutcome denied = perfgate(reader_, "ack " + id);
+  testing::ShellOutcome denied = perfwarden(reader_, "ack " + id);
   EXPECT_EQ(denied.exit_code, 2) << denied.output;
   EXPECT_NE(denied.output.find("403"), std::string::npos) << denied.output;
-  testing::ShellOutcome missing = perfgate(triager_, "resolve 999999");
+  testing::ShellOutcome missing = perfwarden(triager_, "resolve 999999");
   EXPECT_EQ(missing.exit_code, 2) << missing.output;
-  testing::ShellOutcome ack = perfgate(triager_, "ack " + id + " --note 'bisecting'");
+  testing::ShellOutcome ack = perfwarden(triager_, "ack " + id + " --note 'bisecting'");
   ASSERT_EQ(ack.exit_code, 0) << ack.output;
-  testing::ShellOutcome fp = perfgate(triager_, "false-positive " + id + " --note 'noisy host'");
+  testing::ShellOutcome fp = perfwarden(triager_, "false-positive " + id + " --note 'noisy host'");
   ASSERT_EQ(fp.exit_code, 0) << fp.output;
   HttpResponse after = http_->Get("/api/v1/projects/proj/alerts/" + id, reader_);
   const json alert = json::parse(after.body);
@@ -349,9 +349,9 @@ TEST_F(HistoryE2eTest, TheAlertsCommandListsShowsAndTriages) {
   EXPECT_EQ(alert["history"][1]["state"], "acknowledged");
   EXPECT_EQ(alert["history"][1]["note"], "bisecting");
   EXPECT_EQ(alert["history"][1]["by"], "triager");
-  testing::ShellOutcome empty = perfgate(reader_, "list");
+  testing::ShellOutcome empty = perfwarden(reader_, "list");
   EXPECT_EQ(empty.exit_code, 0) << empty.output;
-  testing::ShellOutcome summary = perfgate(reader_, "summary");
+  testing::ShellOutcome summary = perfwarden(reader_, "summary");
   ASSERT_EQ(summary.exit_code, 0) << summary.output;
   EXPECT_NE(summary.output.find("false positive 1"), std::string::npos) << summary.output;
   EXPECT_NE(summary.output.find("triaged regressions: 1, false positives: 100.0%"),
@@ -366,4 +366,4 @@ TEST_F(HistoryE2eTest, TheAlertsCommandListsShowsAndTriages) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -27,7 +27,7 @@
 #include "tests/testing/http_client.h"
 #include "tests/testing/raw_socket.h"
 
-namespace perfgate::http {
+namespace perfwarden::http {
 namespace {
 
 using namespace std::chrono_literals;
@@ -381,4 +381,4 @@ TEST_F(HttpConnectionLimitsTest, OutOfDescriptorsAnIdleConnectionMakesRoomForANe
 }
 
 }  // namespace
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

@@ -11,7 +11,7 @@
 #include "server/http/server.h"
 #include "tests/testing/raw_socket.h"
 
-namespace perfgate::http {
+namespace perfwarden::http {
 namespace {
 
 using testing::RawSocket;
@@ -145,4 +145,4 @@ TEST_F(HttpFramingTest, HeadOnAPostOnlyPathIs405) {
 }
 
 }  // namespace
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

@@ -18,7 +18,7 @@
 #include "server/http/server.h"
 #include "tests/testing/http_client.h"
 
-namespace perfgate::http {
+namespace perfwarden::http {
 namespace {
 
 using testing::HttpClient;
@@ -129,12 +129,12 @@ TEST_F(HeavyAdmissionTest, ACallerOverItsShareGets429WhileAnotherIsServed) {
   EXPECT_EQ(Get("/held").status, 200);
 
   const std::string text = Get("/metrics").body;
-  EXPECT_NE(text.find("perfgate_http_heavy_refused_caller_total 1\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("perfgate_http_heavy_refused_busy_total 1\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("perfgate_http_heavy_requests{state=\"in_flight\"} 0\n"), std::string::npos)
+  EXPECT_NE(text.find("perfwarden_http_heavy_refused_caller_total 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("perfwarden_http_heavy_refused_busy_total 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("perfwarden_http_heavy_requests{state=\"in_flight\"} 0\n"), std::string::npos)
       << text;
-  EXPECT_NE(text.find("perfgate_http_heavy_requests{state=\"limit\"} 2\n"), std::string::npos);
-  EXPECT_NE(text.find("perfgate_http_requests_total{route=\"held\",status=\"429\"} 1\n"),
+  EXPECT_NE(text.find("perfwarden_http_heavy_requests{state=\"limit\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("perfwarden_http_requests_total{route=\"held\",status=\"429\"} 1\n"),
             std::string::npos)
       << text;
 }
@@ -148,4 +148,4 @@ TEST_F(HeavyAdmissionTest, AHandlerThatThrowsGivesItsPlaceBack) {
 }
 
 }  // namespace
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

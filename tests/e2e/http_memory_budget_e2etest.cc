@@ -17,7 +17,7 @@
 #include "server/http/server.h"
 #include "tests/testing/http_client.h"
 
-namespace perfgate::http {
+namespace perfwarden::http {
 namespace {
 
 using testing::HttpClient;
@@ -101,11 +101,11 @@ TEST_F(MemoryBudgetTest, ABodyThatDoesNotFitIsRefusedUntilTheHeldOneIsAnswered) 
   // The held body's place was given back once its answer was written.
   EXPECT_EQ(Post("/light", 2 * kMiB).status, 200);
   const std::string text = HttpClient(server_->port()).Get("/metrics").body;
-  EXPECT_NE(text.find("perfgate_http_memory_refused_total 1\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("perfgate_http_request_memory_bytes{state=\"in_use\"} 0\n"),
+  EXPECT_NE(text.find("perfwarden_http_memory_refused_total 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("perfwarden_http_request_memory_bytes{state=\"in_use\"} 0\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("perfgate_http_request_memory_bytes{state=\"limit\"} 3145728\n"),
+  EXPECT_NE(text.find("perfwarden_http_request_memory_bytes{state=\"limit\"} 3145728\n"),
             std::string::npos)
       << text;
 }
@@ -137,4 +137,4 @@ TEST(MemoryBudget, ReservesUpToItsLimitAndGivesBackOnRelease) {
 }
 
 }  // namespace
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

@@ -22,7 +22,7 @@
 #include "server/http/router.h"
 #include "server/http/server.h"
 
-namespace perfgate::http {
+namespace perfwarden::http {
 namespace {
 
 using namespace std::chrono_literals;
@@ -242,14 +242,14 @@ TEST_F(HttpServerTest, RoutingErrorsAreJsonAndMetricsCountThem) {
   EXPECT_EQ(not_allowed->status, 405);
   EXPECT_EQ(not_allowed->headers["allow"], "POST");
   std::string text = metrics_.Render();
-  EXPECT_NE(text.find(R"(perfgate_http_requests_total{route="hello",status="200"} 1)"),
+  EXPECT_NE(text.find(R"(perfwarden_http_requests_total{route="hello",status="200"} 1)"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find(R"(perfgate_http_requests_total{route="unmatched",status="404"} 1)"),
+  EXPECT_NE(text.find(R"(perfwarden_http_requests_total{route="unmatched",status="404"} 1)"),
             std::string::npos);
-  EXPECT_NE(text.find(R"(perfgate_http_requests_total{route="echo",status="405"} 1)"),
+  EXPECT_NE(text.find(R"(perfwarden_http_requests_total{route="echo",status="405"} 1)"),
             std::string::npos);
-  EXPECT_NE(text.find(R"(perfgate_http_request_duration_seconds_count{route="hello"} 1)"),
+  EXPECT_NE(text.find(R"(perfwarden_http_request_duration_seconds_count{route="hello"} 1)"),
             std::string::npos);
 }
 
@@ -314,7 +314,7 @@ TEST_F(HttpServerTest, OversizedBodyIs413AndNeverReachesTheHandler) {
   }
   EXPECT_EQ(state_.echo_calls, 1);
   EXPECT_NE(
-      metrics_.Render().find(R"(perfgate_http_requests_total{route="protocol",status="413"} 3)"),
+      metrics_.Render().find(R"(perfwarden_http_requests_total{route="protocol",status="413"} 3)"),
       std::string::npos);
 }
 
@@ -487,4 +487,4 @@ TEST_F(HttpServerTest, HeavyHandlersRunOnTheComputePoolWithoutBlockingLightOnes)
 }
 
 }  // namespace
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

@@ -19,7 +19,7 @@
 #include "tests/testing/test_server.h"
 #include "wire/paired.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 using nlohmann::json;
@@ -113,7 +113,7 @@ class PairedVerdictE2eTest : public testing::ServerTest {
     HttpResponse replay = http_->Get(VerdictUrl(kPullRequest) + "?replay=1", reader_);
     ASSERT_EQ(replay.status, 200) << replay.body;
     EXPECT_TRUE(replay.Json()["replay"]["matches"].get<bool>()) << replay.body;
-    EXPECT_EQ(replay.Json()["replay"]["algorithm_version"], "perfgate-paired/3");
+    EXPECT_EQ(replay.Json()["replay"]["algorithm_version"], "perfwarden-paired/3");
   }
   static json Row(const json& verdict, const std::string& benchmark) {
     for (const json& r : verdict["results"]) {
@@ -144,7 +144,7 @@ TEST_F(PairedVerdictE2eTest, APlantedMeasurementIsStoredAsTheRunsVerdict) {
   ASSERT_EQ(posted.status, 201) << posted.body;
   const json v = posted.Json()["verdict"];
   EXPECT_EQ(v["outcome"], "regression");
-  EXPECT_EQ(v["algorithm_version"], "perfgate-paired/3");
+  EXPECT_EQ(v["algorithm_version"], "perfwarden-paired/3");
   EXPECT_EQ(v["baseline"], (json{{"commit", Sha(1)},
                                  {"branch", "main"},
                                  {"testbed", "paired-bed"},
@@ -294,7 +294,7 @@ TEST_F(PairedVerdictE2eTest, AnAmendmentReplacesTheReMeasuredRowsOfTheNewestVerd
   ASSERT_EQ(first["counts"]["regression"], 2);
   const int64_t first_id = first["id"].get<int64_t>();
 
-  // `perfgate gate --confirm` re-measured the two regressions side by side: BM_Slow is 10%
+  // `perfwarden gate --confirm` re-measured the two regressions side by side: BM_Slow is 10%
   // slower, BM_Same unchanged (the machine drifted between the unpaired runs).
   wire::PairedMeasurement m =
       PlantedMeasurement(Sha(1), {{"BM_Slow", 7000, 1.10, 0, -1}, {"BM_Same", 8000, 1.0, 0, -1}});
@@ -312,7 +312,7 @@ TEST_F(PairedVerdictE2eTest, AnAmendmentReplacesTheReMeasuredRowsOfTheNewestVerd
   ASSERT_EQ(amended.status, 201) << amended.body;
   const json v = amended.Json()["verdict"];
   EXPECT_EQ(v["outcome"], "regression");
-  EXPECT_EQ(v["algorithm_version"], "perfgate-paired/3");
+  EXPECT_EQ(v["algorithm_version"], "perfwarden-paired/3");
   EXPECT_EQ(Row(v, "BM_Slow")["verdict"], "REGRESSION");
   EXPECT_TRUE(Row(v, "BM_Slow").contains("paired"));
   EXPECT_EQ(Row(v, "BM_Same")["verdict"], "EQUIVALENT");
@@ -355,4 +355,4 @@ TEST_F(PairedVerdictE2eTest, AnAmendmentThatWithdrawsEveryRegressionPasses) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

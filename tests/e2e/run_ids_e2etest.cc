@@ -12,7 +12,7 @@
 #include "tests/testing/api_e2e_fixture.h"
 #include "tests/testing/history_wait.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 using api_e2e::ApiE2eTest;
@@ -125,21 +125,21 @@ TEST_F(RunIdsE2eTest, AnotherProjectsRunIdIsAFreshId) {
   pqxx::nontransaction tx(conn);
   EXPECT_EQ(
       tx.exec("SELECT string_agg(project || ':' || commit_sha || ':' || run_count || ':' || "
-              "round(value), ',' ORDER BY project, position) FROM perfgate_views.history")[0][0]
+              "round(value), ',' ORDER BY project, position) FROM perfwarden_views.history")[0][0]
           .as<std::string>(),
       "a:" + Sha(1) + ":1:100,a:" + Sha(2) + ":1:100,b:" + Sha(11) + ":1:500,b:" + Sha(12) +
           ":1:1000");
   EXPECT_EQ(
       tx.exec("SELECT string_agg(project || ':' || commit_sha || ':' || round(value), ',' "
-              "ORDER BY project, time) FROM perfgate_views.series_points")[0][0]
+              "ORDER BY project, time) FROM perfwarden_views.series_points")[0][0]
           .as<std::string>(),
       "a:" + Sha(1) + ":100,a:" + Sha(2) + ":100,b:" + Sha(11) + ":500,b:" + Sha(12) + ":1000");
   EXPECT_EQ(tx.exec("SELECT string_agg(project || ':' || commit_sha || ':' || outcome, ',' "
-                    "ORDER BY project) FROM perfgate_views.verdicts WHERE latest")[0][0]
+                    "ORDER BY project) FROM perfwarden_views.verdicts WHERE latest")[0][0]
                 .as<std::string>(),
             "a:" + Sha(2) + ":pass,b:" + Sha(12) + ":regression");
-  EXPECT_EQ(tx.exec("SELECT count(*) FROM perfgate_views.repetitions")[0][0].as<int>(), 4 * 12);
+  EXPECT_EQ(tx.exec("SELECT count(*) FROM perfwarden_views.repetitions")[0][0].as<int>(), 4 * 12);
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -1,4 +1,4 @@
-// SIGTERM on the perfgate-server process (the built binary, docs/operations.md "Stop"): every
+// SIGTERM on the perfwarden-server process (the built binary, docs/operations.md "Stop"): every
 // request fully sent before the signal is answered -- heavy ones queued behind the compute pool
 // among them -- a client trickling a body a byte a second is closed rather than waited for, the
 // drain is capped by limits.drain_ms, and the process exits 0.
@@ -23,7 +23,7 @@
 #include "tests/testing/raw_socket.h"
 #include "tests/testing/server_process.h"
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 namespace {
 
 using nlohmann::json;
@@ -50,7 +50,7 @@ class ServerDrainE2eTest : public PgTest {
     ASSERT_TRUE(admin.has_value());
     admin_ = *admin;
     config_ = std::filesystem::temp_directory_path() /
-              ("perfgate-drain-" + std::to_string(::getpid()) + ".yaml");
+              ("perfwarden-drain-" + std::to_string(::getpid()) + ".yaml");
     // A read timeout far beyond the drain: only the cap (or closing it) ends the slow client.
     std::ofstream(config_) << "limits:\n  drain_ms: " << kDrainMs
                            << "\n  read_timeout_ms: 120000\n  header_timeout_ms: 120000\n"
@@ -128,4 +128,4 @@ TEST_F(ServerDrainE2eTest, RequestsSentBeforeSigtermAreAnsweredAndASlowClientDoe
 }
 
 }  // namespace
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

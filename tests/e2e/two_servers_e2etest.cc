@@ -1,4 +1,4 @@
-// Two perfgate-server processes (the built binary) on ONE database, as a scale-out deployment
+// Two perfwarden-server processes (the built binary) on ONE database, as a scale-out deployment
 // behind a proxy runs them (docs/operations.md, "Run several servers"). Both start at the same
 // moment and the migrations are applied once; runs posted alternately to both are stored once;
 // both history workers together raise one alert per planted step; concurrent verdict requests
@@ -32,7 +32,7 @@
 #include "tests/testing/pg_cluster.h"
 #include "tests/testing/server_process.h"
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 namespace {
 
 using nlohmann::json;
@@ -129,7 +129,7 @@ TEST_F(TwoServersE2eTest, StartTogetherMigrateOnceAndReportTheirVersion) {
     HttpResponse metrics = http_[i]->Get("/metrics");
     ASSERT_EQ(metrics.status, 200);
     EXPECT_NE(
-        metrics.body.find("perfgate_build_info{version=\"" + std::string(Version()) + "\"} 1"),
+        metrics.body.find("perfwarden_build_info{version=\"" + std::string(Version()) + "\"} 1"),
         std::string::npos)
         << metrics.body;
   }
@@ -165,7 +165,7 @@ TEST_F(TwoServersE2eTest, RunsPostedToBothAreStoredOnceWithOneAlertPerStep) {
   int64_t analysed = 0;
   for (int i = 0; i < 2; ++i) {
     const std::string text = http_[i]->Get("/metrics").body;
-    const std::string marker = "perfgate_history{stat=\"runs\"} ";
+    const std::string marker = "perfwarden_history{stat=\"runs\"} ";
     const size_t at = text.find(marker);
     ASSERT_NE(at, std::string::npos) << text;
     analysed += std::atoll(text.c_str() + at + marker.size());
@@ -278,4 +278,4 @@ TEST_F(TwoServersE2eTest, EveryBisectStepIsClaimedByExactlyOneClaimer) {
 }
 
 }  // namespace
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

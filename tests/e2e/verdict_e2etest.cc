@@ -25,7 +25,7 @@
 // The RunSpec designated initializers below name only what differs from the defaults.
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 using nlohmann::json;
@@ -189,7 +189,7 @@ TEST_F(VerdictE2eTest, APlantedRegressionFailsOnlyThatBenchmark) {
   EXPECT_NE(Result(v, "BM_C")["verdict"], "REGRESSION");
   EXPECT_EQ(v["counts"]["regression"], 1);
   EXPECT_EQ(v["parameters"]["test"], "utest");
-  EXPECT_EQ(v["algorithm_version"], "perfgate-verdict/2");
+  EXPECT_EQ(v["algorithm_version"], "perfwarden-verdict/2");
 
   // GET returns the stored verdict; replay recomputes it to the same numbers.
   HttpResponse got = http_->Get("/api/v1/projects/proj/runs/" + RunId(10) + "/verdict", reader_);
@@ -398,7 +398,7 @@ TEST_F(VerdictE2eTest, ReadTokensGetButDoNotCompute) {
 TEST_F(VerdictE2eTest, MainRunsPrepareTheirBaselineBeforeTheFirstGate) {
   auto cache_stat = [this](const std::string& stat) {
     const std::string body = http_->Get("/metrics").body;
-    const std::string key = "perfgate_baseline_cache{stat=\"" + stat + "\"} ";
+    const std::string key = "perfwarden_baseline_cache{stat=\"" + stat + "\"} ";
     const size_t at = body.find(key);
     return at == std::string::npos ? -1.0 : std::atof(body.c_str() + at + key.size());
   };
@@ -472,4 +472,4 @@ TEST_F(VerdictE2eTest, GpuTelemetryExplainsARegressionAndThrottlingVoidsIt) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

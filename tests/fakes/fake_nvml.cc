@@ -1,4 +1,4 @@
-// A stand-in for NVIDIA's libnvidia-ml.so that the tests build: the NVML functions perfgate
+// A stand-in for NVIDIA's libnvidia-ml.so that the tests build: the NVML functions perfwarden
 // calls (runner/telemetry/nvml.cc), answering from a script named by $FAKE_NVML_SCRIPT, so the
 // telemetry code is tested on machines without a GPU. The script is lines of "key values...":
 //

@@ -11,7 +11,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::fuzz {
+namespace perfwarden::fuzz {
 
 inline std::string_view AsText(const std::uint8_t* data, std::size_t size) {
   return {reinterpret_cast<const char*>(data), size};
@@ -26,4 +26,4 @@ void RequireNamedError(const Result<T>& result, const char* parser) {
   }
 }
 
-}  // namespace perfgate::fuzz
+}  // namespace perfwarden::fuzz

@@ -7,7 +7,7 @@
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace perfgate;
+  using namespace perfwarden;
   fuzz::RequireNamedError(adapters::ParseGbenchJson(fuzz::AsText(data, size), "fuzz.json"),
                           "ParseGbenchJson");
   return 0;

@@ -18,7 +18,7 @@
 namespace {
 
 namespace bhttp = boost::beast::http;
-using namespace perfgate;
+using namespace perfwarden;
 
 const http::Router& ApiShapedRouter() {
   static const http::Router router = [] {

@@ -14,7 +14,7 @@
 
 namespace {
 
-using namespace perfgate;
+using namespace perfwarden;
 using nlohmann::json;
 
 template <typename T, typename Decode, typename Encode>

@@ -7,7 +7,7 @@
 
 #include "tests/fuzz/fuzz_input.h"
 
-namespace perfgate::fuzz {
+namespace perfwarden::fuzz {
 
 // `decode(encode(value))` must succeed and equal `value`.
 template <typename T, typename Encode, typename Decode>
@@ -24,4 +24,4 @@ void RequireRoundTrip(const T& value, Encode encode, Decode decode, const char* 
   }
 }
 
-}  // namespace perfgate::fuzz
+}  // namespace perfwarden::fuzz

@@ -8,7 +8,7 @@
 #include "wire/run_upload.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace perfgate;
+  using namespace perfwarden;
   const auto run = wire::DecodeRunUpload(fuzz::AsText(data, size));
   fuzz::RequireNamedError(run, "DecodeRunUpload");
   if (run) {

@@ -1,4 +1,4 @@
-// perfgate.yaml (config/runner_config.cc): yaml-cpp's parse and perfgate's validation of every
+// perfwarden.yaml (config/runner_config.cc): yaml-cpp's parse and perfwarden's validation of every
 // key. ${VAR} references see an empty environment; relative paths resolve against a directory
 // that does not exist, so nothing outside the input is read.
 #include <cstddef>
@@ -10,12 +10,12 @@
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace perfgate;
+  using namespace perfwarden;
   const config::EnvLookup no_environment = [](std::string_view) -> std::optional<std::string> {
     return std::nullopt;
   };
-  fuzz::RequireNamedError(config::ParseRunnerConfig(fuzz::AsText(data, size), "perfgate.yaml",
-                                                    "/nonexistent/perfgate-fuzz", no_environment),
+  fuzz::RequireNamedError(config::ParseRunnerConfig(fuzz::AsText(data, size), "perfwarden.yaml",
+                                                    "/nonexistent/perfwarden-fuzz", no_environment),
                           "ParseRunnerConfig");
   return 0;
 }

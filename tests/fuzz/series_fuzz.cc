@@ -1,4 +1,4 @@
-// `perfgate analyze`'s series files, CSV and JSON (runner/adapters/series_input.cc), and the
+// `perfwarden analyze`'s series files, CSV and JSON (runner/adapters/series_input.cc), and the
 // format detection that picks between them.
 #include <cstddef>
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace perfgate;
+  using namespace perfwarden;
   const std::string_view text = fuzz::AsText(data, size);
   fuzz::RequireNamedError(adapters::ParseSeries(text, "fuzz.json", adapters::SeriesFormat::kJson),
                           "ParseSeries(json)");

@@ -12,7 +12,7 @@
 #include "wire/verdict.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace perfgate;
+  using namespace perfwarden;
   const std::string_view text = fuzz::AsText(data, size);
   fuzz::RequireNamedError(wire::DecodeVerdict(text), "DecodeVerdict");
   fuzz::RequireNamedError(wire::DecodeAlert(text), "DecodeAlert");

@@ -7,7 +7,7 @@
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace perfgate;
+  using namespace perfwarden;
   fuzz::RequireNamedError(config::ParseServerConfig(fuzz::AsText(data, size), "server.yaml"),
                           "ParseServerConfig");
   return 0;

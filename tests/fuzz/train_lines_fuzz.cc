@@ -1,4 +1,4 @@
-// A training command's output in perfgate's JSON-lines protocol (runner/adapters/train_lines.cc;
+// A training command's output in perfwarden's JSON-lines protocol (runner/adapters/train_lines.cc;
 // docs/gpu.md): any bytes a command prints.
 #include <cstddef>
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace perfgate;
+  using namespace perfwarden;
   const auto output = adapters::ReadTrainLines(fuzz::AsText(data, size), "fuzz.log");
   fuzz::RequireNamedError(output, "ReadTrainLines");
   if (output) (void)output->WarmupSteps();

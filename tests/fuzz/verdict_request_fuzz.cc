@@ -7,7 +7,7 @@
 #include "wire/verdict_request.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace perfgate;
+  using namespace perfwarden;
   const auto request = wire::ParseVerdictRequest(fuzz::AsText(data, size));
   fuzz::RequireNamedError(request, "ParseVerdictRequest");
   if (request) {

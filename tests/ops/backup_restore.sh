@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
-# Back up a perfgate-server's embedded PostgreSQL with pg_dump and restore it into a fresh server,
+# Back up a perfwarden-server's embedded PostgreSQL with pg_dump and restore it into a fresh server,
 # exactly as docs/operations.md ("Back up and restore") tells operators, then check that the
 # restored server serves the same data: run lists, every run's samples, the verdict, alerts,
 # projects and tokens (the tokens made on the first server work on the second), the same
-# schema_migrations rows (nothing re-applied), the same grants for perfgate_app and
-# perfgate_grafana_read, and that it can still write (a new run, a verdict asked again).
+# schema_migrations rows (nothing re-applied), the same grants for perfwarden_app and
+# perfwarden_grafana_read, and that it can still write (a new run, a verdict asked again).
 #
-#   bash tests/ops/backup_restore.sh PERFGATE_SERVER_BIN [RUNS]    # ctest: backup_restore
+#   bash tests/ops/backup_restore.sh PERFWARDEN_SERVER_BIN [RUNS]    # ctest: backup_restore
 #
 # Server A: the built binary on its embedded cluster in a temporary directory; RUNS main-branch
 # runs (default 24, BM_A 8% slower from the middle on) and a pull-request run; a verdict; the
-# history worker's alerts. Backup: pg_dump -Fc while A serves. Restore: `perfgate-server migrate`
+# history worker's alerts. Backup: pg_dump -Fc while A serves. Restore: `perfwarden-server migrate`
 # initialises B's cluster and roles, B's cluster is started alone, its database dropped and
 # recreated from the dump (pg_restore --create), the cluster stopped, B started. Prints the
 # dump's size and the backup and restore times; exits 1 naming the first difference.
 set -euo pipefail
-bin=${1:?usage: backup_restore.sh PERFGATE_SERVER_BIN [RUNS]}
+bin=${1:?usage: backup_restore.sh PERFWARDEN_SERVER_BIN [RUNS]}
 runs=${2:-24}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
@@ -29,12 +29,12 @@ fail() {
   exit 1
 }
 
-pg_bin=${PERFGATE_PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
+pg_bin=${PERFWARDEN_PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
 for tool in pg_ctl pg_dump pg_restore dropdb psql; do
-  [ -x "$pg_bin/$tool" ] || fail "no $pg_bin/$tool (PostgreSQL's binaries; set PERFGATE_PG_BIN)"
+  [ -x "$pg_bin/$tool" ] || fail "no $pg_bin/$tool (PostgreSQL's binaries; set PERFWARDEN_PG_BIN)"
 done
 
-work=$(mktemp -d /tmp/perfgate-backup.XXXXXX)
+work=$(mktemp -d /tmp/perfwarden-backup.XXXXXX)
 chmod 755 "$work"  # the embedded clusters run as postgres when we are root
 mkdir -p "$work/a" "$work/b" "$work/runs" "$work/snap-a" "$work/snap-b"
 a_pg=$work/a/server/pg
@@ -65,12 +65,12 @@ cleanup() {
 trap cleanup EXIT
 
 # The superuser's connection to a cluster (docs/operations.md): loopback, the port of the
-# running postmaster (line 4 of postmaster.pid), user perfgate, the password file.
+# running postmaster (line 4 of postmaster.pid), user perfwarden, the password file.
 pg_env() {
   local dir=$1
-  export PGHOST=127.0.0.1 PGUSER=perfgate PGDATABASE=perfgate
+  export PGHOST=127.0.0.1 PGUSER=perfwarden PGDATABASE=perfwarden
   PGPORT=$(sed -n 4p "$dir/postmaster.pid")
-  PGPASSWORD=$(cat "$dir/perfgate.password")
+  PGPASSWORD=$(cat "$dir/perfwarden.password")
   export PGPORT PGPASSWORD
 }
 sql() {  # cluster-dir query -> rows, '|'-separated
@@ -163,13 +163,13 @@ db_snapshot() {  # cluster-dir dir
     >"$2/schema_migrations.txt"
   sql "$1" "SELECT grantee, table_schema, table_name, privilege_type FROM
               information_schema.role_table_grants
-            WHERE grantee IN ('perfgate_app', 'perfgate_grafana_read') ORDER BY 1, 2, 3, 4" \
+            WHERE grantee IN ('perfwarden_app', 'perfwarden_grafana_read') ORDER BY 1, 2, 3, 4" \
     >"$2/grants.txt"
-  sql "$1" "SELECT has_database_privilege(r, 'perfgate', 'CONNECT') FROM
-              unnest(ARRAY['perfgate_app', 'perfgate_grafana_read']) AS r" >"$2/connect.txt"
-  sql "$1" "SELECT datacl FROM pg_database WHERE datname = 'perfgate'" >"$2/database_acl.txt"
-  sql "$1" 'SET ROLE perfgate_grafana_read; SELECT (SELECT count(*) FROM perfgate_views.runs),
-            (SELECT count(*) FROM perfgate_views.repetitions), (SELECT count(*) FROM perfgate_views.alerts)' \
+  sql "$1" "SELECT has_database_privilege(r, 'perfwarden', 'CONNECT') FROM
+              unnest(ARRAY['perfwarden_app', 'perfwarden_grafana_read']) AS r" >"$2/connect.txt"
+  sql "$1" "SELECT datacl FROM pg_database WHERE datname = 'perfwarden'" >"$2/database_acl.txt"
+  sql "$1" 'SET ROLE perfwarden_grafana_read; SELECT (SELECT count(*) FROM perfwarden_views.runs),
+            (SELECT count(*) FROM perfwarden_views.repetitions), (SELECT count(*) FROM perfwarden_views.alerts)' \
     >"$2/grafana_views.txt"
   sql "$1" 'SELECT count(*) FROM samples' >"$2/samples.txt"
 }
@@ -179,22 +179,22 @@ db_snapshot "$a_pg" "$work/snap-a"
 
 # --- Back up A while it serves (pg_dump reads one consistent snapshot) ---
 t0=$EPOCHREALTIME
-(pg_env "$a_pg" && "$pg_bin/pg_dump" -Fc -f "$work/perfgate.dump")
+(pg_env "$a_pg" && "$pg_bin/pg_dump" -Fc -f "$work/perfwarden.dump")
 backup_s=$(elapsed "$t0")
-dump_bytes=$(stat -c %s "$work/perfgate.dump")
+dump_bytes=$(stat -c %s "$work/perfwarden.dump")
 
 # --- Restore into a fresh server B (docs/operations.md, "Restore into the embedded cluster") ---
 t0=$EPOCHREALTIME
 "$bin" --data-dir "$work/b/server" migrate >"$work/b/migrate.out" 2>&1 ||
-  fail "perfgate-server migrate on B: $(cat "$work/b/migrate.out")"
+  fail "perfwarden-server migrate on B: $(cat "$work/b/migrate.out")"
 migrate_s=$(elapsed "$t0")
 t0=$EPOCHREALTIME
 as_owner "$b_pg" "$pg_bin/pg_ctl" start -D "$b_pg" -l "$b_pg/postgres.log" -w \
-  -o "-p $(cat "$b_pg/perfgate.port")" >/dev/null || fail "starting B's cluster: $(tail "$b_pg/postgres.log")"
+  -o "-p $(cat "$b_pg/perfwarden.port")" >/dev/null || fail "starting B's cluster: $(tail "$b_pg/postgres.log")"
 (
   pg_env "$b_pg"
-  "$pg_bin/dropdb" --if-exists perfgate
-  "$pg_bin/pg_restore" --create --no-owner --exit-on-error -d postgres "$work/perfgate.dump"
+  "$pg_bin/dropdb" --if-exists perfwarden
+  "$pg_bin/pg_restore" --create --no-owner --exit-on-error -d postgres "$work/perfwarden.dump"
 ) || fail "restoring into B's cluster"
 as_owner "$b_pg" "$pg_bin/pg_ctl" stop -D "$b_pg" -m fast -w >/dev/null
 restore_s=$(elapsed "$t0")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bounded memory per request (docs/reliability.md, "Memory"), measured on a real perfgate-server
+# Bounded memory per request (docs/reliability.md, "Memory"), measured on a real perfwarden-server
 # process on its embedded PostgreSQL through /proc/PID/status: a 24 MB body of empty objects
 # ([{},{},...]) posted to every route that takes a body, and the run and paired routes' own
 # shapes of it ({"results": [{},...]}, {"series": [{"blocks": [{},...]}]}, 12 million numbers in
@@ -34,7 +34,7 @@ limit_mb=100
 
 # shellcheck source=bench/lib/local_server.sh
 . bench/lib/local_server.sh
-work=$(mktemp -d /tmp/perfgate-request-memory.XXXXXX)
+work=$(mktemp -d /tmp/perfwarden-request-memory.XXXXXX)
 chmod 755 "$work"
 trap 'stop_local_server 2>/dev/null; rm -rf "$work"' EXIT
 start_local_server "$bin" "$work"
@@ -51,7 +51,7 @@ mb() { echo $((($1 + 512) / 1024)); }
 # The prepared baselines' memory (limits.baseline_cache_bytes), KiB: kept on purpose, not a leak.
 cache_kib() {
   curl -sf "http://127.0.0.1:$port/metrics" |
-    awk '/^perfgate_baseline_cache\{stat="bytes"\}/ {printf "%d\n", $2 / 1024}'
+    awk '/^perfwarden_baseline_cache\{stat="bytes"\}/ {printf "%d\n", $2 / 1024}'
 }
 
 auth=(-H "Authorization: Bearer $admin" -H 'Content-Type: application/json')

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # TLS by a reverse proxy (docs/operations.md, "TLS"): runs nginx from
-# packaging/examples/nginx-perfgate.conf in front of a real perfgate-server on its embedded
+# packaging/examples/nginx-perfwarden.conf in front of a real perfwarden-server on its embedded
 # PostgreSQL and uses the server through it as a client would. Only the certificate and log
 # paths, the ports and the upstream address in the file are replaced (and its IPv6 listen lines
-# dropped); the certificate is a fresh self-signed one for perfgate.example.com.
+# dropped); the certificate is a fresh self-signed one for perfwarden.example.com.
 #
-#   bash tests/ops/tls_proxy.sh PERFGATE_SERVER_BIN [PERFGATE_BIN]  # ctest: tls_proxy
+#   bash tests/ops/tls_proxy.sh PERFWARDEN_SERVER_BIN [PERFWARDEN_BIN]  # ctest: tls_proxy
 #                                                                   # exit 77 without nginx
 #
 # Checks: nginx -t accepts the file; /healthz over HTTPS with the certificate verified (and
@@ -13,15 +13,15 @@
 # project, a token and a run made through the proxy, the run read back with its samples; the
 # server's X-Request-Id in the proxy's access log; a body of exactly the server's 32 MiB limit
 # accepted, one byte more refused by nginx (413) before it reaches the server; nginx keeps its
-# connections to the server alive instead of opening one per request; with PERFGATE_BIN, the
-# runner (`perfgate alerts list`) reaches the server over HTTPS trusting the certificate through
-# PERFGATE_CA_BUNDLE.
+# connections to the server alive instead of opening one per request; with PERFWARDEN_BIN, the
+# runner (`perfwarden alerts list`) reaches the server over HTTPS trusting the certificate through
+# PERFWARDEN_CA_BUNDLE.
 set -euo pipefail
-bin=${1:?usage: tls_proxy.sh PERFGATE_SERVER_BIN [PERFGATE_BIN]}
+bin=${1:?usage: tls_proxy.sh PERFWARDEN_SERVER_BIN [PERFWARDEN_BIN]}
 runner=${2:-}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
-example=$root/packaging/examples/nginx-perfgate.conf
+example=$root/packaging/examples/nginx-perfwarden.conf
 # shellcheck source=bench/lib/local_server.sh
 . "$root/bench/lib/local_server.sh"
 # shellcheck source=bench/lib/free_port.sh
@@ -49,7 +49,7 @@ for tool in openssl curl jq ss shuf; do
 done
 
 start=$EPOCHREALTIME
-work=$(mktemp -d /tmp/perfgate-tls.XXXXXX)
+work=$(mktemp -d /tmp/perfwarden-tls.XXXXXX)
 chmod 755 "$work"  # the embedded cluster runs as postgres, nginx's workers as nobody, when root
 mkdir -p "$work/logs" "$work/tmp" "$work/runs"
 nginx_pid="" server=""
@@ -60,7 +60,7 @@ cleanup() {
 }
 trap cleanup EXIT
 start_local_server "$bin" "$work"  # sets server, port, api, admin
-host=perfgate.example.com
+host=perfwarden.example.com
 http_port=$(free_port) || fail "no free port"
 https_port=$(free_port "$http_port") || fail "no free port"
 
@@ -76,13 +76,13 @@ sed -e "s|server 127.0.0.1:8080;|server 127.0.0.1:$port;|" \
     -e '/listen \[::\]/d' \
     -e "s|/etc/letsencrypt/live/$host/fullchain.pem|$work/cert.pem|" \
     -e "s|/etc/letsencrypt/live/$host/privkey.pem|$work/key.pem|" \
-    -e "s|/var/log/nginx/|$work/logs/|" "$example" >"$work/perfgate.conf"
+    -e "s|/var/log/nginx/|$work/logs/|" "$example" >"$work/perfwarden.conf"
 for want in "server 127.0.0.1:$port;" "listen 127.0.0.1:$http_port;" \
   "listen 127.0.0.1:$https_port ssl http2;" "$work/cert.pem;" "$work/key.pem;" \
-  "$work/logs/perfgate.access.log perfgate;"; do
-  grep -qF -- "$want" "$work/perfgate.conf" || fail "the example no longer has the line for '$want'"
+  "$work/logs/perfwarden.access.log perfwarden;"; do
+  grep -qF -- "$want" "$work/perfwarden.conf" || fail "the example no longer has the line for '$want'"
 done
-! grep -v '^[[:space:]]*#' "$work/perfgate.conf" | grep -E '/etc/|/var/|listen (80|443)' ||
+! grep -v '^[[:space:]]*#' "$work/perfwarden.conf" | grep -E '/etc/|/var/|listen (80|443)' ||
   fail "the example has a system path or port this test does not replace"
 # nginx's own frame around it: what /etc/nginx/nginx.conf is on a host, in the temp directory.
 cat >"$work/nginx.conf" <<EOF
@@ -98,7 +98,7 @@ http {
     fastcgi_temp_path $work/tmp/fastcgi;
     uwsgi_temp_path $work/tmp/uwsgi;
     scgi_temp_path $work/tmp/scgi;
-    include $work/perfgate.conf;
+    include $work/perfwarden.conf;
 }
 EOF
 nginx_args=(-p "$work/" -c "$work/nginx.conf" -e "$work/logs/error.log")
@@ -135,7 +135,7 @@ asset=$(grep -o '/ui/[^"]*' "$work/dash.html" | head -1)
 [ "$(curl -s "${tls[@]}" -o /dev/null -w '%{http_code}' "$base$asset")" = 200 ] || fail "GET $asset"
 [ "$(curl -s "${tls[@]}" -o /dev/null -w '%{http_code}' "$base/readyz")" = 200 ] || fail "/readyz"
 curl -sf "${tls[@]}" -o "$work/metrics" "$base/metrics" || fail "GET /metrics"
-grep -q '^perfgate_http_requests_total' "$work/metrics" ||
+grep -q '^perfwarden_http_requests_total' "$work/metrics" ||
   fail "/metrics from 127.0.0.1 (allowed) was not forwarded"
 
 # A project, a token and a run through the proxy; the run read back with every sample.
@@ -192,21 +192,21 @@ open=$(conns established)
 
 # The runner over HTTPS, trusting this certificate as a private CA's (docs/operations.md, "TLS").
 if [ -n "$runner" ]; then
-  cat >"$work/perfgate.yaml" <<EOF
+  cat >"$work/perfwarden.yaml" <<EOF
 version: 1
 server: {url: "https://127.0.0.1:$https_port", project: proj}
 suites:
   - {name: s, type: command, command: "true", repetitions: 2}
 EOF
-  PERFGATE_TOKEN=$token PERFGATE_CA_BUNDLE=$work/cert.pem \
-    "$runner" alerts list --config "$work/perfgate.yaml" --format json >"$work/alerts.json" 2>&1 ||
-    fail "perfgate alerts list over HTTPS: $(tail -3 "$work/alerts.json")"
-  jq -e .alerts "$work/alerts.json" >/dev/null || fail "perfgate alerts list: $(head -c 300 "$work/alerts.json")"
+  PERFWARDEN_TOKEN=$token PERFWARDEN_CA_BUNDLE=$work/cert.pem \
+    "$runner" alerts list --config "$work/perfwarden.yaml" --format json >"$work/alerts.json" 2>&1 ||
+    fail "perfwarden alerts list over HTTPS: $(tail -3 "$work/alerts.json")"
+  jq -e .alerts "$work/alerts.json" >/dev/null || fail "perfwarden alerts list: $(head -c 300 "$work/alerts.json")"
 fi
 
 # The access log ties the client to the server's request id.
-grep -q "request_id=$request_id" "$work/logs/perfgate.access.log" ||
-  fail "request id $request_id not in the access log: $(tail -2 "$work/logs/perfgate.access.log")"
+grep -q "request_id=$request_id" "$work/logs/perfwarden.access.log" ||
+  fail "request id $request_id not in the access log: $(tail -2 "$work/logs/perfwarden.access.log")"
 
 kill -TERM "$nginx_pid"
 wait "$nginx_pid" || fail "nginx did not stop cleanly"

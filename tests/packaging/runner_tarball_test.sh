@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
-# The runner tarball as a CI job uses it (ctest runner_tarball): made from the built perfgate by
+# The runner tarball as a CI job uses it (ctest runner_tarball): made from the built perfwarden by
 # packaging/tarball/make-runner-tarball.sh, extracted, and then
-#  - the layout: bin/perfgate, lib/, share/doc/perfgate/{README.md,README-tarball,THIRD-PARTY};
+#  - the layout: bin/perfwarden, lib/, share/doc/perfwarden/{README.md,README-tarball,THIRD-PARTY};
 #    RUNPATH $ORIGIN/../lib on the binary and $ORIGIN on every bundled library; owner 0, fixed
 #    mtimes; a second build of the same binary gives the same bytes;
 #  - ldd (with no LD_LIBRARY_PATH) resolves every library but the glibc family from the bundle's
 #    lib/, nothing from elsewhere, nothing "not found";
-#  - `env -i PATH=/usr/bin:/bin bin/perfgate --version` prints the built binary's version and
-#    `bin/perfgate run --help` works;
-#  - the real thing: perfgate-server on its embedded PostgreSQL, a git repository whose
-#    perfgate.yaml builds and runs the sample workload, `perfgate run` of a baseline on main,
-#    then a branch commit that makes BM_Sort/1024 eleven times slower: the extracted runner's `perfgate run` +
-#    `perfgate gate` exit 1 and the JUnit report fails that benchmark.
+#  - `env -i PATH=/usr/bin:/bin bin/perfwarden --version` prints the built binary's version and
+#    `bin/perfwarden run --help` works;
+#  - the real thing: perfwarden-server on its embedded PostgreSQL, a git repository whose
+#    perfwarden.yaml builds and runs the sample workload, `perfwarden run` of a baseline on main,
+#    then a branch commit that makes BM_Sort/1024 eleven times slower: the extracted runner's `perfwarden run` +
+#    `perfwarden gate` exit 1 and the JUnit report fails that benchmark.
 #
-#   runner_tarball_test.sh PERFGATE_BIN PERFGATE_SERVER_BIN GBENCH_SAMPLE_BIN
+#   runner_tarball_test.sh PERFWARDEN_BIN PERFWARDEN_SERVER_BIN GBENCH_SAMPLE_BIN
 set -euo pipefail
-[ $# -eq 3 ] || { echo "usage: $0 PERFGATE_BIN PERFGATE_SERVER_BIN GBENCH_SAMPLE_BIN" >&2; exit 2; }
+[ $# -eq 3 ] || { echo "usage: $0 PERFWARDEN_BIN PERFWARDEN_SERVER_BIN GBENCH_SAMPLE_BIN" >&2; exit 2; }
 built=$(realpath "$1") server_bin=$(realpath "$2") sample=$(realpath "$3")
 cd "$(dirname "$0")/../.."
 fail() { echo "runner_tarball: FAIL: $*" >&2; exit 1; }
@@ -24,43 +24,43 @@ phase() { echo "== $* (at ${SECONDS}s)"; }
 
 # shellcheck source=bench/lib/local_server.sh
 . bench/lib/local_server.sh
-work=$(mktemp -d /tmp/perfgate-runner-tarball.XXXXXX)
+work=$(mktemp -d /tmp/perfwarden-runner-tarball.XXXXXX)
 chmod 755 "$work"  # as root, the embedded PostgreSQL runs as postgres and must reach it
 server=""
 trap '[ -z "$server" ] || stop_local_server; rm -rf "$work"' EXIT
 
 version=$("$built" --version)
-version=${version#perfgate }
+version=${version#perfwarden }
 phase "make-runner-tarball.sh ($version)"
 SOURCE_DATE_EPOCH=1700000000 bash packaging/tarball/make-runner-tarball.sh "$built" "$work/out" \
   "$version"
-tarball=$work/out/perfgate-runner-$version-linux-x86_64.tar.gz
+tarball=$work/out/perfwarden-runner-$version-linux-x86_64.tar.gz
 [ -s "$tarball" ] || fail "no $tarball"
 
 phase "its contents"
 listing=$(tar -tvzf "$tarball")
-# Every entry sits under perfgate-runner-VERSION/, owned by 0/0, dated SOURCE_DATE_EPOCH.
+# Every entry sits under perfwarden-runner-VERSION/, owned by 0/0, dated SOURCE_DATE_EPOCH.
 date=$(date -u -d @1700000000 '+%Y-%m-%d %H:%M')
-awk -v top="perfgate-runner-$version/" -v date="$date" '
+awk -v top="perfwarden-runner-$version/" -v date="$date" '
   index($6, top) != 1 || $2 != "0/0" || $4 " " $5 != date { print "bad entry: " $0; bad = 1 }
   END { exit bad }' < <(TZ=UTC tar --utc -tvzf "$tarball") || fail "entries above"
 mkdir "$work/x"
 tar -xzf "$tarball" -C "$work/x"
-root=$work/x/perfgate-runner-$version
-for f in bin/perfgate share/doc/perfgate/README.md share/doc/perfgate/README-tarball \
-         share/doc/perfgate/THIRD-PARTY; do
+root=$work/x/perfwarden-runner-$version
+for f in bin/perfwarden share/doc/perfwarden/README.md share/doc/perfwarden/README-tarball \
+         share/doc/perfwarden/THIRD-PARTY; do
   [ -s "$root/$f" ] || fail "no $f in the tarball"
 done
-[ "$(patchelf --print-rpath "$root/bin/perfgate")" = '$ORIGIN/../lib' ] ||
-  fail "bin/perfgate's RUNPATH is $(patchelf --print-rpath "$root/bin/perfgate")"
+[ "$(patchelf --print-rpath "$root/bin/perfwarden")" = '$ORIGIN/../lib' ] ||
+  fail "bin/perfwarden's RUNPATH is $(patchelf --print-rpath "$root/bin/perfwarden")"
 libs=0
 for f in "$root"/lib/*; do
   libs=$((libs + 1))
   [ "$(patchelf --print-rpath "$f")" = '$ORIGIN' ] || fail "$f: RUNPATH $(patchelf --print-rpath "$f")"
-  grep -q "^$(basename "$f") " "$root/share/doc/perfgate/THIRD-PARTY" ||
+  grep -q "^$(basename "$f") " "$root/share/doc/perfwarden/THIRD-PARTY" ||
     fail "$(basename "$f") is not in THIRD-PARTY"
 done
-grep -q 'glibc, version 2\.[0-9]* or newer' "$root/share/doc/perfgate/README-tarball" ||
+grep -q 'glibc, version 2\.[0-9]* or newer' "$root/share/doc/perfwarden/README-tarball" ||
   fail "README-tarball names no glibc version"
 # The same binary gives the same bytes (a release is reproducible from its tag).
 SOURCE_DATE_EPOCH=1700000000 bash packaging/tarball/make-runner-tarball.sh "$built" "$work/again" \
@@ -68,8 +68,8 @@ SOURCE_DATE_EPOCH=1700000000 bash packaging/tarball/make-runner-tarball.sh "$bui
 cmp -s "$tarball" "$work/again/$(basename "$tarball")" || fail "two builds of the tarball differ"
 echo "$(wc -l <<<"$listing") entries, $libs libraries, $(stat -c %s "$tarball") bytes"
 
-phase "ldd of the extracted bin/perfgate"
-resolved=$(env -i PATH=/usr/bin:/bin ldd "$root/bin/perfgate")
+phase "ldd of the extracted bin/perfwarden"
+resolved=$(env -i PATH=/usr/bin:/bin ldd "$root/bin/perfwarden")
 echo "$resolved" | grep -q 'not found' && fail "unresolved libraries:"$'\n'"$resolved"
 from_bundle=0
 while read -r soname arrow path _; do
@@ -90,12 +90,12 @@ done
 echo "$from_bundle libraries from the bundle's lib/, the rest from glibc"
 
 phase "the extracted runner in a bare environment"
-pg=$root/bin/perfgate
+pg=$root/bin/perfwarden
 [ "$(env -i PATH=/usr/bin:/bin "$pg" --version)" = "$("$built" --version)" ] ||
   fail "--version: $(env -i PATH=/usr/bin:/bin "$pg" --version 2>&1)"
 env -i PATH=/usr/bin:/bin "$pg" run --help | grep -q -- '--skip-build' || fail "run --help"
 
-phase "perfgate run + perfgate gate from the extracted runner against a real server"
+phase "perfwarden run + perfwarden gate from the extracted runner against a real server"
 start_local_server "$server_bin" "$work"
 curl -sf "http://127.0.0.1:$port/readyz" >/dev/null ||
   { cat "$work/server.out" >&2; fail "the server did not get ready"; }
@@ -107,8 +107,8 @@ token=$(curl -sf -X POST "$api/projects/tarball/tokens" -H "Authorization: Beare
 repo=$work/repo
 mkdir -p "$repo"
 git_() { git -C "$repo" -c user.name=t -c user.email=t@example.com -c init.defaultBranch=main "$@"; }
-write_config() {  # $1: PERFGATE_SAMPLE_SLOWDOWN ("" for none)
-  cat >"$repo/perfgate.yaml" <<EOF
+write_config() {  # $1: PERFWARDEN_SAMPLE_SLOWDOWN ("" for none)
+  cat >"$repo/perfwarden.yaml" <<EOF
 version: 1
 server: {url: "http://127.0.0.1:$port", project: tarball}
 target_branch: main
@@ -121,13 +121,13 @@ suites:
     filter: "BM_Sort/1024$|BM_Hash/16384$|BM_ParseInts/1024$"
     repetitions: 8
     min_time: 0.02
-    env: {PERFGATE_SAMPLE_SLOWDOWN: "$1"}
+    env: {PERFWARDEN_SAMPLE_SLOWDOWN: "$1"}
 thresholds:
   - {benchmark: "*", percent: 50}
 EOF
-  printf '.perfgate/\nbin/\n' >"$repo/.gitignore"
+  printf '.perfwarden/\nbin/\n' >"$repo/.gitignore"
 }
-run_pg() { (cd "$repo" && env -i PATH=/usr/bin:/bin HOME="$work" PERFGATE_TOKEN="$token" "$pg" "$@"); }
+run_pg() { (cd "$repo" && env -i PATH=/usr/bin:/bin HOME="$work" PERFWARDEN_TOKEN="$token" "$pg" "$@"); }
 git_ init -q
 write_config ""
 git_ add -A && git_ commit -q -m baseline
@@ -145,7 +145,7 @@ status=0
 run_pg gate --mode unpaired --color never --junit "$work/junit.xml" >"$work/gate.out" 2>&1 ||
   status=$?
 cat "$work/gate.out"
-[ "$status" -eq 1 ] || fail "perfgate gate exited $status, expected 1 (the planted regression)"
+[ "$status" -eq 1 ] || fail "perfwarden gate exited $status, expected 1 (the planted regression)"
 # The benchmarks of the <testcase>s holding a <failure> (runner/report/verdict_junit.cc writes
 # one element per line; the name attribute is "BENCHMARK [METRIC]", XML-escaped), sorted, unique.
 failed=$(awk '

@@ -13,7 +13,7 @@
 #include "server/store/pg_stores.h"
 #include "tests/testing/store_fixture.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
 using nlohmann::json;
@@ -104,4 +104,4 @@ TEST_F(BisectCapTest, ConcurrentPostsCannotPassTheCapTogether) {
 }
 
 }  // namespace
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

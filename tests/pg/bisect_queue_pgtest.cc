@@ -17,7 +17,7 @@
 #include "server/store/pg_stores.h"
 #include "tests/testing/store_fixture.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
 using nlohmann::json;
@@ -457,4 +457,4 @@ TEST_F(BisectQueueTest, HeartbeatExtendsTheLease) {
 }
 
 }  // namespace
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

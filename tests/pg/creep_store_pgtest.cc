@@ -13,7 +13,7 @@
 #include "server/store/pg_stores.h"
 #include "tests/testing/store_fixture.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
 // What the worker's analysis would write: empty states, and `bm_a` fills in BM_A's update.
@@ -137,7 +137,7 @@ TEST_F(CreepStoreTest, StoredReadRefreshedAndNeverTurnedIntoAStep) {
   auto view = pool_->WithTransaction<pqxx::result>([&](pqxx::work& tx) -> Result<pqxx::result> {
     return tx.exec(
         "SELECT kind, range_end, range_end_sha, creep_slope, creep_slope_low, creep_slope_high, "
-        "group_id IS NOT NULL FROM perfgate_views.alerts");
+        "group_id IS NOT NULL FROM perfwarden_views.alerts");
   });
   ASSERT_TRUE(view.has_value()) << view.error().ToString();
   ASSERT_EQ(view->size(), 1u);
@@ -165,4 +165,4 @@ TEST_F(CreepStoreTest, StoredReadRefreshedAndNeverTurnedIntoAStep) {
 }
 
 }  // namespace
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

@@ -11,7 +11,7 @@
 #include "server/store/migrator.h"
 #include "tests/testing/pg_cluster.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
 namespace fs = std::filesystem;
@@ -20,7 +20,7 @@ class EmbeddedPgTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (auto bin = FindPostgresBinDir(); !bin) GTEST_SKIP() << bin.error().message;
-    Result<fs::path> dir = testing::MakePgTempDir("perfgate-embedded-");
+    Result<fs::path> dir = testing::MakePgTempDir("perfwarden-embedded-");
     ASSERT_TRUE(dir.has_value());
     dir_ = *dir;
     options_.data_dir = dir_ / "pg";
@@ -46,7 +46,7 @@ TEST_F(EmbeddedPgTest, StartsStopsAndReusesTheCluster) {
     EXPECT_GT(pg.port(), 0);
     pqxx::connection conn(*dsn);
     pqxx::work tx(conn);
-    EXPECT_EQ(tx.exec1("SELECT current_database()")[0].as<std::string>(), "perfgate");
+    EXPECT_EQ(tx.exec1("SELECT current_database()")[0].as<std::string>(), "perfwarden");
     EXPECT_EQ(tx.exec1("SHOW listen_addresses")[0].as<std::string>(), "127.0.0.1");
     tx.exec("CREATE TABLE kept (v text)");
     tx.exec("INSERT INTO kept VALUES ('still here')");
@@ -64,7 +64,7 @@ TEST_F(EmbeddedPgTest, StartsStopsAndReusesTheCluster) {
   EXPECT_EQ(tx.exec1("SELECT v FROM kept")[0].as<std::string>(), "still here");
   // Password authentication is on: a wrong password is refused.
   const std::string wrong =
-      "host=127.0.0.1 port=" + std::to_string(again.port()) + " user=perfgate password=x";
+      "host=127.0.0.1 port=" + std::to_string(again.port()) + " user=perfwarden password=x";
   EXPECT_THROW(pqxx::connection{wrong}, pqxx::broken_connection);
 }
 
@@ -75,7 +75,7 @@ TEST_F(EmbeddedPgTest, TheAppRoleReadsAndWritesRowsAndNothingElse) {
   ASSERT_TRUE(Migrate(*owner_dsn).has_value());
   Result<std::string> app_dsn = pg.EnsureAppRole();
   ASSERT_TRUE(app_dsn.has_value()) << app_dsn.error().ToString();
-  EXPECT_NE(app_dsn->find("user=perfgate_app"), std::string::npos);
+  EXPECT_NE(app_dsn->find("user=perfwarden_app"), std::string::npos);
 
   pqxx::connection conn(*app_dsn);
   auto runs = [&](const std::string& sql) {
@@ -189,4 +189,4 @@ TEST_F(EmbeddedPgTest, RefusesADirectoryThatIsNotACluster) {
 }
 
 }  // namespace
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

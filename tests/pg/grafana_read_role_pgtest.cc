@@ -1,7 +1,7 @@
 // Who reads the dashboard contract of migration 0010 (a real, migrated PostgreSQL): the role
-// perfgate_grafana_read reads the views and nothing else (no base table, no tokens, no writes), a
+// perfwarden_grafana_read reads the views and nothing else (no base table, no tokens, no writes), a
 // least-privilege owner without CREATEROLE migrates all the same (the role is then made by hand,
-// as documented), and every SQL query of docs/grafana/perfgate-dashboard.json runs against the
+// as documented), and every SQL query of docs/grafana/perfwarden-dashboard.json runs against the
 // views as that role and returns rows, so the dashboard cannot rot.
 #include <gtest/gtest.h>
 
@@ -20,7 +20,7 @@
 #include "server/store/migrator.h"
 #include "tests/testing/grafana_views_fixture.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
 using nlohmann::json;
@@ -90,7 +90,7 @@ TEST_F(GrafanaViewsTest, TheReadRoleReadsTheViewsAndNothingElse) {
 
   for (const auto& [view, columns] : Contract()) {
     std::string error;
-    auto r = AsReader("SELECT count(*) FROM perfgate_views." + view, &error);
+    auto r = AsReader("SELECT count(*) FROM perfwarden_views." + view, &error);
     ASSERT_TRUE(r.has_value()) << view << ": " << error;
     EXPECT_GT((*r)[0][0].as<int64_t>(), 0) << view;
   }
@@ -115,14 +115,14 @@ TEST_F(GrafanaViewsTest, TheReadRoleReadsTheViewsAndNothingElse) {
             0);
   // No writes, through the views or otherwise; no objects of its own.
   for (const std::string& sql : {
-           std::string("INSERT INTO perfgate_views.projects (project) VALUES ('x')"),
-           std::string("UPDATE perfgate_views.alerts SET state = 'resolved'"),
-           std::string("DELETE FROM perfgate_views.runs"),
+           std::string("INSERT INTO perfwarden_views.projects (project) VALUES ('x')"),
+           std::string("UPDATE perfwarden_views.alerts SET state = 'resolved'"),
+           std::string("DELETE FROM perfwarden_views.runs"),
            std::string("UPDATE projects SET public_read = true"),
            std::string("DELETE FROM tokens"),
-           std::string("CREATE TABLE perfgate_views.mine (v integer)"),
+           std::string("CREATE TABLE perfwarden_views.mine (v integer)"),
            std::string("CREATE TABLE public.mine (v integer)"),
-           std::string("CREATE VIEW perfgate_views.mine AS SELECT 1"),
+           std::string("CREATE VIEW perfwarden_views.mine AS SELECT 1"),
        }) {
     EXPECT_FALSE(AsReader(sql).has_value()) << sql;
   }
@@ -141,7 +141,7 @@ TEST_F(GrafanaViewsTest, TheReadRoleReadsTheViewsAndNothingElse) {
                            " user=" + user + " password=secret-" + user + " dbname=" + database);
   {
     pqxx::work tx(grafana);
-    EXPECT_EQ(tx.exec("SELECT count(*) FROM perfgate_views.runs")[0][0].as<int64_t>(), 8);
+    EXPECT_EQ(tx.exec("SELECT count(*) FROM perfwarden_views.runs")[0][0].as<int64_t>(), 8);
   }
   EXPECT_THROW(
       {
@@ -186,9 +186,9 @@ TEST_F(GrafanaViewsTest, AnOwnerWithoutCreateRoleMigratesAndTheRoleIsMadeByHand)
   {
     pqxx::connection conn(owner_dsn(owner + "_a"));
     pqxx::work tx(conn);
-    EXPECT_EQ(tx.exec("SELECT count(*) FROM perfgate_views.runs")[0][0].as<int64_t>(), 0);
+    EXPECT_EQ(tx.exec("SELECT count(*) FROM perfwarden_views.runs")[0][0].as<int64_t>(), 0);
     EXPECT_EQ(tx.exec("SELECT nspowner::regrole::text FROM pg_namespace WHERE nspname = "
-                      "'perfgate_views'")[0][0]
+                      "'perfwarden_views'")[0][0]
                   .as<std::string>(),
               owner);
   }
@@ -198,9 +198,9 @@ TEST_F(GrafanaViewsTest, AnOwnerWithoutCreateRoleMigratesAndTheRoleIsMadeByHand)
   {
     pqxx::connection conn(owner_dsn(owner + "_a"));
     pqxx::work tx(conn);
-    tx.exec(std::string("GRANT USAGE ON SCHEMA perfgate_views TO ") + kReadRole);
-    tx.exec(std::string("GRANT SELECT ON ALL TABLES IN SCHEMA perfgate_views TO ") + kReadRole);
-    tx.exec(std::string("ALTER DEFAULT PRIVILEGES IN SCHEMA perfgate_views GRANT SELECT ON "
+    tx.exec(std::string("GRANT USAGE ON SCHEMA perfwarden_views TO ") + kReadRole);
+    tx.exec(std::string("GRANT SELECT ON ALL TABLES IN SCHEMA perfwarden_views TO ") + kReadRole);
+    tx.exec(std::string("ALTER DEFAULT PRIVILEGES IN SCHEMA perfwarden_views GRANT SELECT ON "
                         "TABLES TO ") +
             kReadRole);
     tx.commit();
@@ -209,13 +209,13 @@ TEST_F(GrafanaViewsTest, AnOwnerWithoutCreateRoleMigratesAndTheRoleIsMadeByHand)
     pqxx::connection conn(cluster_->server().DsnFor(database));
     pqxx::work tx(conn);
     tx.exec(std::string("SET LOCAL ROLE ") + kReadRole);
-    for (const auto& [view, columns] : Contract()) tx.exec("SELECT * FROM perfgate_views." + view);
+    for (const auto& [view, columns] : Contract()) tx.exec("SELECT * FROM perfwarden_views." + view);
     // A view a later migration adds is readable through the default privileges.
     tx.exec("RESET ROLE");
     tx.exec("SET LOCAL ROLE " + owner);
-    tx.exec("CREATE VIEW perfgate_views.later AS SELECT 1 AS one");
+    tx.exec("CREATE VIEW perfwarden_views.later AS SELECT 1 AS one");
     tx.exec(std::string("SET LOCAL ROLE ") + kReadRole);
-    const bool later = tx.exec("SELECT one FROM perfgate_views.later")[0][0].as<int>() == 1;
+    const bool later = tx.exec("SELECT one FROM perfwarden_views.later")[0][0].as<int>() == 1;
     tx.abort();
     return later;
   };
@@ -229,15 +229,15 @@ TEST_F(GrafanaViewsTest, AnOwnerWithoutCreateRoleMigratesAndTheRoleIsMadeByHand)
 
 TEST_F(GrafanaViewsTest, EveryDashboardQueryRunsAgainstTheViewsAsTheReadRole) {
   IngestExample();
-  std::ifstream in(std::string(PERFGATE_FIXTURES_DIR) +
-                   "/../../docs/grafana/perfgate-dashboard.json");
+  std::ifstream in(std::string(PERFWARDEN_FIXTURES_DIR) +
+                   "/../../docs/grafana/perfwarden-dashboard.json");
   ASSERT_TRUE(in.good());
   const json dashboard = json::parse(in);  // throws (fails the test) on invalid JSON
 
-  // The shape Grafana imports: a PostgreSQL input named DS_PERFGATE that every query uses.
+  // The shape Grafana imports: a PostgreSQL input named DS_PERFWARDEN that every query uses.
   ASSERT_TRUE(dashboard.contains("__inputs"));
   ASSERT_EQ(dashboard["__inputs"].size(), 1u);
-  EXPECT_EQ(dashboard["__inputs"][0]["name"], "DS_PERFGATE");
+  EXPECT_EQ(dashboard["__inputs"][0]["name"], "DS_PERFWARDEN");
   EXPECT_EQ(dashboard["__inputs"][0]["pluginId"], "grafana-postgresql-datasource");
   EXPECT_GE(dashboard["schemaVersion"].get<int>(), 39);
   EXPECT_FALSE(dashboard["uid"].get<std::string>().empty());
@@ -272,7 +272,7 @@ TEST_F(GrafanaViewsTest, EveryDashboardQueryRunsAgainstTheViewsAsTheReadRole) {
         } else if (it.key() == "datasource" && it.value().is_object() &&
                    it.value().value("type", "") != "grafana") {
           EXPECT_EQ(it.value().value("type", ""), "grafana-postgresql-datasource") << where;
-          EXPECT_EQ(it.value().value("uid", ""), "${DS_PERFGATE}") << where;
+          EXPECT_EQ(it.value().value("uid", ""), "${DS_PERFWARDEN}") << where;
           ++datasources;
         } else {
           walk(it.value(), node.contains("title") ? node["title"].get<std::string>()
@@ -322,11 +322,11 @@ TEST_F(GrafanaViewsTest, EveryDashboardQueryRunsAgainstTheViewsAsTheReadRole) {
     from_panel.emplace(row["metric"].as<std::string>(), row["value"].as<double>());
   }
   for (const auto& row : Rows("SELECT suite || '/' || benchmark || ' (' || unit || ')', value "
-                              "FROM perfgate_views.history WHERE branch = 'main'")) {
+                              "FROM perfwarden_views.history WHERE branch = 'main'")) {
     from_history.emplace(row[0].as<std::string>(), row[1].as<double>());
   }
   EXPECT_EQ(from_panel, from_history);
 }
 
 }  // namespace
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

@@ -1,6 +1,6 @@
 // The dashboard contract of migration 0010 against a real, migrated PostgreSQL: the views in
-// perfgate_views have exactly their documented columns (docs/dashboards.md) and the rows and
-// statistics of runs ingested through the store (medians as perfgate computes them). Who reads
+// perfwarden_views have exactly their documented columns (docs/dashboards.md) and the rows and
+// statistics of runs ingested through the store (medians as perfwarden computes them). Who reads
 // them, and the dashboard's queries, are grafana_read_role_pgtest.cc.
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include "stats/descriptive.h"
 #include "tests/testing/grafana_views_fixture.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
 using views_testing::Contract;
@@ -26,7 +26,7 @@ using views_testing::Uuid;
 TEST_F(GrafanaViewsTest, EveryViewHasItsDocumentedColumns) {
   std::set<std::string> views;
   for (const auto& row : Rows("SELECT table_name FROM information_schema.views "
-                              "WHERE table_schema = 'perfgate_views'")) {
+                              "WHERE table_schema = 'perfwarden_views'")) {
     views.insert(row[0].as<std::string>());
   }
   std::set<std::string> documented;
@@ -35,7 +35,7 @@ TEST_F(GrafanaViewsTest, EveryViewHasItsDocumentedColumns) {
   for (const auto& [view, columns] : Contract()) {
     std::vector<std::string> actual;
     for (const auto& row : Rows("SELECT column_name FROM information_schema.columns WHERE "
-                                "table_schema = 'perfgate_views' AND table_name = '" +
+                                "table_schema = 'perfwarden_views' AND table_name = '" +
                                 view + "' ORDER BY ordinal_position")) {
       actual.push_back(row[0].as<std::string>());
     }
@@ -43,18 +43,18 @@ TEST_F(GrafanaViewsTest, EveryViewHasItsDocumentedColumns) {
   }
   // Nothing else lives in the schema (the read role may SELECT everything in it).
   EXPECT_EQ(Int("SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-                "WHERE n.nspname = 'perfgate_views' AND c.relkind <> 'v'"),
+                "WHERE n.nspname = 'perfwarden_views' AND c.relkind <> 'v'"),
             0);
 }
 
 TEST_F(GrafanaViewsTest, RunsSeriesPointsAndRepetitionsShowTheIngestedRuns) {
   IngestExample();
-  EXPECT_EQ(Int("SELECT count(*) FROM perfgate_views.runs WHERE project = 'proj'"), 8);
+  EXPECT_EQ(Int("SELECT count(*) FROM perfwarden_views.runs WHERE project = 'proj'"), 8);
   pqxx::result pr = Rows(
       "SELECT branch, commit_sha, commit_subject, commit_author, testbed, pr, target_branch, "
       "merge_base_sha, ci_provider, ci_job_url, status, started_at = '2024-05-02T10:00:00Z', "
       "commit_time = '2024-05-01T10:00:00Z', time = created_at, sample_count "
-      "FROM perfgate_views.runs WHERE run_id = '" +
+      "FROM perfwarden_views.runs WHERE run_id = '" +
       Uuid(8) + "'");
   ASSERT_EQ(pr.size(), 1u);
   EXPECT_EQ(pr[0][0].as<std::string>(), "feature");
@@ -73,11 +73,11 @@ TEST_F(GrafanaViewsTest, RunsSeriesPointsAndRepetitionsShowTheIngestedRuns) {
   EXPECT_TRUE(pr[0][13].as<bool>());
   EXPECT_EQ(pr[0][14].as<int64_t>(), 4);
 
-  // One row per (run, benchmark, metric); its statistics are perfgate's (stats/descriptive).
+  // One row per (run, benchmark, metric); its statistics are perfwarden's (stats/descriptive).
   pqxx::result points = Rows(
       "SELECT run_id, benchmark, value, median, mean, min, max, stddev, cv, n, "
       "repetitions::text, unit, direction, suite, branch, testbed, commit_sha "
-      "FROM perfgate_views.series_points WHERE project = 'proj' ORDER BY time, benchmark");
+      "FROM perfwarden_views.series_points WHERE project = 'proj' ORDER BY time, benchmark");
   ASSERT_EQ(points.size(), 16u);
   for (const auto& row : points) {
     std::string text = row[10].as<std::string>();  // {1,2,3}
@@ -111,16 +111,16 @@ TEST_F(GrafanaViewsTest, RunsSeriesPointsAndRepetitionsShowTheIngestedRuns) {
   EXPECT_EQ(points[0][7].as<double>(), 1);
   EXPECT_EQ(points[1][3].as<double>(), 200);
   EXPECT_TRUE(points[1][7].is_null());  // one repetition: no spread
-  EXPECT_EQ(Rows("SELECT median FROM perfgate_views.series_points WHERE run_id = '" + Uuid(7) +
+  EXPECT_EQ(Rows("SELECT median FROM perfwarden_views.series_points WHERE run_id = '" + Uuid(7) +
                  "' AND benchmark = 'BM_A'")[0][0]
                 .as<double>(),
             133);
 
   // One row per repetition, 0-based, in order; as many as series_points counts.
-  EXPECT_EQ(Int("SELECT count(*) FROM perfgate_views.repetitions WHERE project = 'proj'"),
-            Int("SELECT sum(n) FROM perfgate_views.series_points WHERE project = 'proj'"));
+  EXPECT_EQ(Int("SELECT count(*) FROM perfwarden_views.repetitions WHERE project = 'proj'"),
+            Int("SELECT sum(n) FROM perfwarden_views.series_points WHERE project = 'proj'"));
   pqxx::result reps =
-      Rows("SELECT repetition, value FROM perfgate_views.repetitions WHERE run_id = '" + Uuid(7) +
+      Rows("SELECT repetition, value FROM perfwarden_views.repetitions WHERE run_id = '" + Uuid(7) +
            "' AND benchmark = 'BM_A' ORDER BY repetition");
   ASSERT_EQ(reps.size(), 4u);
   const double expected[] = {130, 131, 135, 140};
@@ -129,13 +129,13 @@ TEST_F(GrafanaViewsTest, RunsSeriesPointsAndRepetitionsShowTheIngestedRuns) {
     EXPECT_EQ(reps[i][1].as<double>(), expected[i]);
   }
   // The lookups the dashboard's variables read.
-  EXPECT_EQ(Int("SELECT count(*) FROM perfgate_views.projects WHERE project = 'proj'"), 1);
-  EXPECT_EQ(Int("SELECT count(*) FROM perfgate_views.branches WHERE project = 'proj'"), 2);
-  EXPECT_EQ(Int("SELECT count(*) FROM perfgate_views.testbeds WHERE project = 'proj' AND "
+  EXPECT_EQ(Int("SELECT count(*) FROM perfwarden_views.projects WHERE project = 'proj'"), 1);
+  EXPECT_EQ(Int("SELECT count(*) FROM perfwarden_views.branches WHERE project = 'proj'"), 2);
+  EXPECT_EQ(Int("SELECT count(*) FROM perfwarden_views.testbeds WHERE project = 'proj' AND "
                 "testbed = 'ci-1' AND fingerprint ->> 'cpu_model' = 'x'"),
             1);
-  EXPECT_EQ(Int("SELECT count(*) FROM perfgate_views.benchmarks WHERE project = 'proj'"), 2);
-  EXPECT_EQ(Int("SELECT count(*) FROM perfgate_views.metrics WHERE project = 'proj' AND "
+  EXPECT_EQ(Int("SELECT count(*) FROM perfwarden_views.benchmarks WHERE project = 'proj'"), 2);
+  EXPECT_EQ(Int("SELECT count(*) FROM perfwarden_views.metrics WHERE project = 'proj' AND "
                 "metric = 'real_time' AND unit = 'ns' AND direction = 'lower'"),
             1);
 }
@@ -145,7 +145,7 @@ TEST_F(GrafanaViewsTest, HistoryChangePointsAlertsAndVerdicts) {
   // One point per main commit; the rerun pooled into commit 6's point.
   pqxx::result history = Rows(
       "SELECT position, commit_sha, value, n, run_count, first_run_id, commit_subject, "
-      "branch, testbed, time IS NOT NULL FROM perfgate_views.history "
+      "branch, testbed, time IS NOT NULL FROM perfwarden_views.history "
       "WHERE project = 'proj' AND benchmark = 'BM_A' AND metric = 'real_time' ORDER BY position");
   ASSERT_EQ(history.size(), 6u);
   for (int i = 0; i < 6; ++i) {
@@ -163,11 +163,11 @@ TEST_F(GrafanaViewsTest, HistoryChangePointsAlertsAndVerdicts) {
   EXPECT_EQ(history[5][2].as<double>(), 130);
   EXPECT_EQ(history[5][3].as<int>(), 7);
   EXPECT_EQ(history[5][4].as<int>(), 2);
-  EXPECT_EQ(Int("SELECT count(*) FROM perfgate_views.history WHERE branch = 'feature'"), 0);
+  EXPECT_EQ(Int("SELECT count(*) FROM perfwarden_views.history WHERE branch = 'feature'"), 0);
   // The history's level is the pooled median of the repetitions of the commit's runs.
-  EXPECT_EQ(Int("SELECT count(*) FROM perfgate_views.history h JOIN ("
+  EXPECT_EQ(Int("SELECT count(*) FROM perfwarden_views.history h JOIN ("
                 " SELECT commit_sha, benchmark, percentile_cont(0.5) WITHIN GROUP (ORDER BY value)"
-                " AS median FROM perfgate_views.repetitions WHERE branch = 'main'"
+                " AS median FROM perfwarden_views.repetitions WHERE branch = 'main'"
                 " GROUP BY commit_sha, benchmark) r USING (commit_sha, benchmark)"
                 " WHERE h.value = r.median"),
             12);
@@ -175,8 +175,8 @@ TEST_F(GrafanaViewsTest, HistoryChangePointsAlertsAndVerdicts) {
   pqxx::result steps = Rows(
       "SELECT benchmark, position, last_good_sha, first_bad_sha, magnitude, p_value, "
       "level_before, level_after, array_to_string(detectors, ','), "
-      "time = (SELECT created_at FROM perfgate_views.runs WHERE run_id = '" +
-      Uuid(4) + "') FROM perfgate_views.change_points WHERE project = 'proj'");
+      "time = (SELECT created_at FROM perfwarden_views.runs WHERE run_id = '" +
+      Uuid(4) + "') FROM perfwarden_views.change_points WHERE project = 'proj'");
   ASSERT_EQ(steps.size(), 1u);
   EXPECT_EQ(steps[0][0].as<std::string>(), "BM_A");
   EXPECT_EQ(steps[0][1].as<int>(), 3);
@@ -192,9 +192,9 @@ TEST_F(GrafanaViewsTest, HistoryChangePointsAlertsAndVerdicts) {
       "SELECT benchmark, state, triaged, kind, cause, magnitude, ci_low, ci_high, p_value, "
       "q_value, last_good_sha, first_bad_sha, first_bad_subject, first_bad_run_id, "
       "last_good_run_id, note, state_changed_by, position, branch, testbed, metric, unit, "
-      "time = (SELECT created_at FROM perfgate_views.runs WHERE run_id = '" +
+      "time = (SELECT created_at FROM perfwarden_views.runs WHERE run_id = '" +
       Uuid(4) +
-      "'), state_changed_at IS NULL FROM perfgate_views.alerts "
+      "'), state_changed_at IS NULL FROM perfwarden_views.alerts "
       "WHERE project = 'proj' ORDER BY alert_id");
   ASSERT_EQ(alerts.size(), 2u);
   EXPECT_EQ(alerts[0][0].as<std::string>(), "BM_A");
@@ -232,7 +232,7 @@ TEST_F(GrafanaViewsTest, HistoryChangePointsAlertsAndVerdicts) {
       "SELECT outcome, latest, regressions, improvements, equivalent, inconclusive, ignored, "
       "new_series, run_id, branch, testbed, commit_sha, pr, target_branch, baseline_commit_sha, "
       "baseline_branch, baseline_selection, algorithm_version, time = created_at "
-      "FROM perfgate_views.verdicts WHERE project = 'proj' ORDER BY verdict_id");
+      "FROM perfwarden_views.verdicts WHERE project = 'proj' ORDER BY verdict_id");
   ASSERT_EQ(verdicts.size(), 2u);
   EXPECT_EQ(verdicts[0][0].as<std::string>(), "regression");
   EXPECT_FALSE(verdicts[0][1].as<bool>());
@@ -260,4 +260,4 @@ TEST_F(GrafanaViewsTest, HistoryChangePointsAlertsAndVerdicts) {
 }
 
 }  // namespace
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

@@ -22,7 +22,7 @@
 #include "server/store/pg_stores.h"
 #include "tests/testing/store_fixture.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
 std::string Sha(int n) { return testing::StoreSha(n); }
@@ -507,4 +507,4 @@ TEST_F(HistoryStoreTest, OverlappingAlertsShareAGroupWhoseRangeNarrows) {
 }
 
 }  // namespace
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

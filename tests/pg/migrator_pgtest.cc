@@ -11,7 +11,7 @@
 #include "server/store/migrator.h"
 #include "tests/testing/pg_cluster.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
 namespace fs = std::filesystem;
@@ -295,11 +295,11 @@ TEST_F(MigratorTest, RunIdsBecomeUniquePerProjectWithoutLosingData) {
             u2 + ", 1, 1, '{1}')"));
   // The views tell the two runs of id 1 apart.
   EXPECT_EQ(text("SELECT string_agg(project || ' ' || value, ',' ORDER BY project) FROM "
-                 "perfgate_views.series_points WHERE run_id = " +
+                 "perfwarden_views.series_points WHERE run_id = " +
                  u1),
             "p 2,q 6");
   EXPECT_EQ(text("SELECT string_agg(project || ' ' || outcome || ' ' || latest, ',' "
-                 "ORDER BY project) FROM perfgate_views.verdicts WHERE run_id = " +
+                 "ORDER BY project) FROM perfwarden_views.verdicts WHERE run_id = " +
                  u1),
             "p pass true,q no_baseline true");
   EXPECT_EQ(text("SELECT string_agg(project_id || ' ' || value, ',' ORDER BY project_id, "
@@ -433,4 +433,4 @@ TEST_F(MigratorTest, UnreachableDatabaseIsUnavailable) {
 }
 
 }  // namespace
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

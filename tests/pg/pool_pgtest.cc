@@ -10,7 +10,7 @@
 #include "server/store/pool.h"
 #include "tests/testing/pg_cluster.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
 using testing::PgTest;
@@ -211,4 +211,4 @@ TEST(ConnectTimeoutTest, AddsTheSettingInBothDsnForms) {
 }
 
 }  // namespace
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

@@ -15,7 +15,7 @@
 #include "server/store/pg_util.h"
 #include "tests/testing/pg_cluster.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
 using testing::PgTest;
@@ -151,4 +151,4 @@ TEST_F(StoresPerfTest, SeriesOverTenThousandCommits) {
 }
 
 }  // namespace
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

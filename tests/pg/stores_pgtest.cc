@@ -18,13 +18,13 @@
 #include "tests/testing/pg_cluster.h"
 #include "tests/testing/store_fixture.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
-using ::perfgate::testing::stores::MakeRun;
-using ::perfgate::testing::stores::Sha;
-using ::perfgate::testing::stores::StoresTest;
-using ::perfgate::testing::stores::Uuid;
+using ::perfwarden::testing::stores::MakeRun;
+using ::perfwarden::testing::stores::Sha;
+using ::perfwarden::testing::stores::StoresTest;
+using ::perfwarden::testing::stores::Uuid;
 
 TEST_F(StoresTest, Projects) {
   EXPECT_EQ(project_.name, "proj");
@@ -45,13 +45,13 @@ TEST_F(StoresTest, Projects) {
 
 TEST_F(StoresTest, Tokens) {
   EXPECT_FALSE(*store_->HasAdminToken());
-  NewToken admin{std::nullopt, "admin", "pgt_aaaa", std::string(64, 'a'), {"admin"}};
+  NewToken admin{std::nullopt, "admin", "pwt_aaaa", std::string(64, 'a'), {"admin"}};
   Result<TokenRecord> a = store_->CreateToken(admin);
   ASSERT_TRUE(a) << a.error().ToString();
   EXPECT_FALSE(a->project_id);
   EXPECT_EQ(a->project, "");
   EXPECT_TRUE(*store_->HasAdminToken());
-  NewToken ci{project_.id, "ci", "pgt_bbbb", std::string(64, 'b'), {"ingest", "read"}};
+  NewToken ci{project_.id, "ci", "pwt_bbbb", std::string(64, 'b'), {"ingest", "read"}};
   Result<TokenRecord> b = store_->CreateToken(ci);
   ASSERT_TRUE(b) << b.error().ToString();
   EXPECT_EQ(b->project, "proj");
@@ -61,7 +61,7 @@ TEST_F(StoresTest, Tokens) {
   Result<TokenRecord> found = store_->FindTokenByHash(std::string(64, 'b'));
   ASSERT_TRUE(found) << found.error().ToString();
   EXPECT_EQ(found->id, b->id);
-  EXPECT_EQ(found->prefix, "pgt_bbbb");
+  EXPECT_EQ(found->prefix, "pwt_bbbb");
   EXPECT_FALSE(found->revoked);
   EXPECT_EQ(*pool_->WithTransaction<int64_t>([&](pqxx::work& tx) -> Result<int64_t> {
     return tx.exec("SELECT count(*) FROM tokens WHERE last_used_at IS NOT NULL")[0][0]
@@ -330,4 +330,4 @@ TEST_F(StoresTest, ConcurrentIngestOfDistinctRunsSharingRows) {
 }
 
 }  // namespace
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

@@ -11,13 +11,13 @@
 #include "server/store/pg_util.h"
 #include "tests/testing/store_fixture.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
-using ::perfgate::testing::stores::MakeRun;
-using ::perfgate::testing::stores::Sha;
-using ::perfgate::testing::stores::StoresTest;
-using ::perfgate::testing::stores::Uuid;
+using ::perfwarden::testing::stores::MakeRun;
+using ::perfwarden::testing::stores::Sha;
+using ::perfwarden::testing::stores::StoresTest;
+using ::perfwarden::testing::stores::Uuid;
 
 TEST_F(StoresTest, ListRunsFiltersAndPages) {
   for (int i = 1; i <= 7; ++i) {
@@ -208,4 +208,4 @@ TEST_F(StoresTest, SampleSetsPoolExactValuesInRunOrder) {
 }
 
 }  // namespace
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

@@ -8,19 +8,19 @@
 #include "server/store/pg_stores.h"
 #include "tests/testing/store_fixture.h"
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
-using ::perfgate::testing::stores::MakeRun;
-using ::perfgate::testing::stores::StoresTest;
-using ::perfgate::testing::stores::Uuid;
+using ::perfwarden::testing::stores::MakeRun;
+using ::perfwarden::testing::stores::StoresTest;
+using ::perfwarden::testing::stores::Uuid;
 
 NewVerdict Verdict(const std::string& run_id, const std::string& measurement) {
   NewVerdict v;
   v.run_id = run_id;
   v.contender_run_ids = {run_id};
   v.outcome = "pass";
-  v.algorithm_version = "perfgate-paired/1";
+  v.algorithm_version = "perfwarden-paired/1";
   v.measurement_json = measurement;
   return v;
 }
@@ -60,4 +60,4 @@ TEST_F(StoresTest, APairedVerdictKeepsItsMeasurement) {
 }
 
 }  // namespace
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

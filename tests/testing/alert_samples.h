@@ -1,13 +1,13 @@
 // The alert messages of wire/alert.h with every optional part present, for the tests that hold
 // those types against their round trip (tests/unit/wire) and against docs/openapi.yaml
-// (tests/unit/docs). Header-only; the test links perfgate_wire.
+// (tests/unit/docs). Header-only; the test links perfwarden_wire.
 #pragma once
 
 #include <string>
 
 #include "wire/alert.h"
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 inline wire::CommitRef SampleCommit(char fill, const std::string& subject) {
   return {std::string(40, fill), subject, "Ada Lovelace", "2026-11-20T10:00:00Z",
@@ -76,7 +76,7 @@ inline wire::AlertDetail SampleAlertDetail() {
   d.alert = SampleAlert();
   d.excerpt = {{16, SampleCommit('a', "Bump version"), 1000.5, {1000.0, 1001.0}, false, false},
                {17, SampleCommit('b', "Sort"), 1081.0, {1080.0, 1082.0, 1081.0}, true, true}};
-  d.history = {{"open", "", "perfgate", "2026-11-21T08:00:00Z"},
+  d.history = {{"open", "", "perfwarden", "2026-11-21T08:00:00Z"},
                {"acknowledged", "looking at it", "alice", "2026-11-22T09:00:00Z"}};
   d.bisects = {{3, "succeeded", std::string(40, 'c'), std::string(40, 'a'), std::string(40, 'b'),
                 "oncall", "2026-11-23T10:00:00Z"}};
@@ -155,4 +155,4 @@ inline wire::ChangePoints SampleChangePoints() {
   return c;
 }
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

@@ -1,4 +1,4 @@
-// Fixture of the API v1 end-to-end tests (tests/e2e/api*_e2etest.cc): a whole perfgate-server
+// Fixture of the API v1 end-to-end tests (tests/e2e/api*_e2etest.cc): a whole perfwarden-server
 // (server::App) on an ephemeral loopback port over a fresh database of the test PostgreSQL
 // cluster, an admin token, helpers for projects, tokens and runs over real HTTP, and run uploads
 // built from series.
@@ -22,7 +22,7 @@
 #include "tests/testing/pg_cluster.h"
 #include "tests/testing/test_server.h"
 
-namespace perfgate::api_e2e {
+namespace perfwarden::api_e2e {
 
 using nlohmann::json;
 using testing::HttpClient;
@@ -150,4 +150,4 @@ class ApiE2eTest : public testing::PgTest {
   std::unique_ptr<HttpClient> client_;
 };
 
-}  // namespace perfgate::api_e2e
+}  // namespace perfwarden::api_e2e

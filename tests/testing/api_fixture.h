@@ -15,7 +15,7 @@
 #include "server/api/api.h"
 #include "server/auth/tokens.h"
 
-namespace perfgate::server::api::api_testing {
+namespace perfwarden::server::api::api_testing {
 
 using nlohmann::json;
 
@@ -265,4 +265,4 @@ class ApiTest : public ::testing::Test {
   std::string admin_, alpha_, alpha_read_, alpha_ingest_, beta_, revoked_;
 };
 
-}  // namespace perfgate::server::api::api_testing
+}  // namespace perfwarden::server::api::api_testing

@@ -16,7 +16,7 @@
 
 #include "tests/testing/shell.h"
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 inline constexpr const char* kProgram = R"(#include <math.h>
 #include <stdio.h>
@@ -64,19 +64,19 @@ inline constexpr const char* kBuildBench = "cc -O1 bench.c -o bench -lm";
 
 class SyntheticRepo {
  public:
-  // A fresh repository at <tmp>/perfgate-<name>-<pid> with the program and a perfgate.yaml of
+  // A fresh repository at <tmp>/perfwarden-<name>-<pid> with the program and a perfwarden.yaml of
   // one gbench suite, "micro" (and `server_yaml`, a `server:` line, when given).
   explicit SyntheticRepo(const std::string& name, const std::string& server_yaml = "")
       : path_(std::filesystem::temp_directory_path() /
-              ("perfgate-" + name + "-" + std::to_string(getpid()))) {
+              ("perfwarden-" + name + "-" + std::to_string(getpid()))) {
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
     ok_ = Git("init -q -b main .").exit_code == 0;
     std::ofstream(path_ / "bench.c") << kProgram;
-    std::ofstream(path_ / "perfgate.yaml")
+    std::ofstream(path_ / "perfwarden.yaml")
         << "version: 1\n"
         << server_yaml << "suites:\n  - {name: micro, type: gbench, binary: ./bench}\n";
-    std::ofstream(path_ / ".gitignore") << ".perfgate/\nbench\n";
+    std::ofstream(path_ / ".gitignore") << ".perfwarden/\nbench\n";
   }
   ~SyntheticRepo() {
     std::error_code ec;
@@ -130,4 +130,4 @@ inline std::string AsanEnv() {
   return a != nullptr ? std::string(" ASAN_OPTIONS=") + a : std::string();
 }
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

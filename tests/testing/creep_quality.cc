@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-namespace perfgate::quality {
+namespace perfwarden::quality {
 
 Result<std::map<std::string, CreepScore>> EvaluateCreeps(const std::vector<LabelledSeries>& corpus,
                                                          const stats::HistoryOptions& history,
@@ -75,4 +75,4 @@ std::string FormatCreepTable(const std::map<std::string, CreepScore>& scores) {
   return out;
 }
 
-}  // namespace perfgate::quality
+}  // namespace perfwarden::quality

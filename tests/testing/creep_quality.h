@@ -17,7 +17,7 @@
 #include "stats/history_detector.h"
 #include "tests/testing/history_quality.h"
 
-namespace perfgate::quality {
+namespace perfwarden::quality {
 
 struct CreepScore {
   std::size_t series = 0, points = 0;
@@ -39,4 +39,4 @@ Result<std::map<std::string, CreepScore>> EvaluateCreeps(const std::vector<Label
 
 std::string FormatCreepTable(const std::map<std::string, CreepScore>& scores);
 
-}  // namespace perfgate::quality
+}  // namespace perfwarden::quality

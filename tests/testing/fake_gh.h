@@ -6,7 +6,7 @@
 // with `-F body=@FILE` to $FAKE/sent. Needs bash and jq.
 #pragma once
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 inline constexpr char kFakeGh[] = R"(#!/usr/bin/env bash
 echo "gh $*" >>"$FAKE/log"
@@ -26,4 +26,4 @@ for a in "$@"; do
 done
 )";
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

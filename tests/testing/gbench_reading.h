@@ -11,7 +11,7 @@
 #include "runner/adapters/gbench_reader.h"
 #include "tests/testing/oracle_csv.h"
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 // gmock is not linked: "message contains part" as a gtest predicate, failing with both texts.
 inline ::testing::AssertionResult ContainsText(const char* text_expr, const char* part_expr,
@@ -53,4 +53,4 @@ inline std::vector<adapters::MetricSeries> MustCollect(const adapters::GbenchFil
   return series ? *series : std::vector<adapters::MetricSeries>{};
 }
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

@@ -1,6 +1,6 @@
 // Fixture of the dashboard contract's tests (tests/pg/grafana_*_pgtest.cc): the views' documented
 // columns, a migrated store with a history of runs, alerts and verdicts ingested through it, and
-// queries run as the owner or as the read role perfgate_grafana_read.
+// queries run as the owner or as the read role perfwarden_grafana_read.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -15,9 +15,9 @@
 #include "server/store/pg_stores.h"
 #include "tests/testing/store_fixture.h"
 
-namespace perfgate::store::views_testing {
+namespace perfwarden::store::views_testing {
 
-constexpr const char* kReadRole = "perfgate_grafana_read";
+constexpr const char* kReadRole = "perfwarden_grafana_read";
 
 inline std::string Sha(int n) { return testing::StoreSha(n); }
 
@@ -202,4 +202,4 @@ class GrafanaViewsTest : public testing::PgStoreTest {
   }
 };
 
-}  // namespace perfgate::store::views_testing
+}  // namespace perfwarden::store::views_testing

@@ -13,7 +13,7 @@
 #include "stats/descriptive.h"
 #include "stats/peer_detectors.h"
 
-namespace perfgate::quality {
+namespace perfwarden::quality {
 namespace {
 
 std::size_t Distance(std::size_t a, std::size_t b) { return a > b ? a - b : b - a; }
@@ -180,7 +180,7 @@ bool SetDetectorOption(stats::HistoryOptions& options, const std::string& arg, c
 std::vector<Method> Methods(const stats::HistoryOptions& options) {
   using Indices = Result<std::vector<std::size_t>>;
   std::vector<Method> methods;
-  methods.push_back({"perfgate", [options](std::span<const double> x) -> Indices {
+  methods.push_back({"perfwarden", [options](std::span<const double> x) -> Indices {
                        auto steps = stats::DetectSteps(x, options);
                        if (!steps) return tl::unexpected(steps.error());
                        std::vector<std::size_t> out;
@@ -262,4 +262,4 @@ std::string FormatTables(const std::vector<MethodScore>& scores) {
   return out;
 }
 
-}  // namespace perfgate::quality
+}  // namespace perfwarden::quality

@@ -1,5 +1,5 @@
 // Detection quality on the labelled history corpus (tests/fixtures/history; docs/statistics.md,
-// "History detection quality"): loads the corpus, runs perfgate's history detector and the
+// "History detection quality"): loads the corpus, runs perfwarden's history detector and the
 // peers' default methods on every series' per-point levels, and scores them: a planted step of
 // at least 5% is a positive, matched by the nearest detection within 5 points; detections near a
 // smaller step or inside a drift are ignored; every other detection is a false positive.
@@ -17,7 +17,7 @@
 #include "core/result.h"
 #include "stats/history_detector.h"
 
-namespace perfgate::quality {
+namespace perfwarden::quality {
 
 struct PlantedStep {
   std::size_t index = 0;
@@ -62,7 +62,7 @@ struct Method {
   std::function<Result<std::vector<std::size_t>>(std::span<const double>)> detect;
 };
 
-// perfgate's DetectSteps with `options`, then the peers at their documented defaults:
+// perfwarden's DetectSteps with `options`, then the peers at their documented defaults:
 // github-action-benchmark's previous-point ratio at 200% and at 5% (both directions), Conbench's
 // lookback z > 5 over 100 points (10 points of history first), Perfherder's t > 7 over windows of
 // 12, Otava's e-divisive with p 0.001 on windows of 50.
@@ -86,4 +86,4 @@ Result<std::vector<MethodScore>> Evaluate(const std::vector<LabelledSeries>& cor
 // A Markdown table: overall, then one per category.
 std::string FormatTables(const std::vector<MethodScore>& scores);
 
-}  // namespace perfgate::quality
+}  // namespace perfwarden::quality

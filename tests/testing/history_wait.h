@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 // Returns once every stored run of the database at `dsn` has been taken into history; a test
 // failure after 60 s.
@@ -26,4 +26,4 @@ inline void WaitForHistory(const std::string& dsn) {
   FAIL() << "history analysis did not finish within 60 s";
 }
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

@@ -1,6 +1,6 @@
 // A small blocking HTTP/1.1 client over a POSIX socket for e2e tests and bench/ingest_bench:
 // one keep-alive connection to 127.0.0.1:port, Content-Length framed requests and responses
-// (the perfgate server always frames its responses that way). Header-only so that the bench
+// (the perfwarden server always frames its responses that way). Header-only so that the bench
 // can use it without a library of its own.
 #pragma once
 
@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 struct HttpResponse {
   int status = 0;  // 0: no response (transport failure; `body` says why)
@@ -201,4 +201,4 @@ class HttpClient {
   std::string buffer_;
 };
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

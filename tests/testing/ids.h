@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 inline std::string TestRunId(int n) {
   char text[40];
@@ -19,4 +19,4 @@ inline std::string TestSha(int n, int salt) {
   return text;
 }
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 inline bool KeysSorted(const nlohmann::ordered_json& value) {
   if (value.is_array()) {
@@ -22,4 +22,4 @@ inline bool KeysSorted(const nlohmann::ordered_json& value) {
   return true;
 }
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

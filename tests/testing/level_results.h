@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 inline nlohmann::json LevelResults(const std::vector<std::pair<std::string, double>>& levels) {
   nlohmann::json results = nlohmann::json::array();
@@ -25,4 +25,4 @@ inline nlohmann::json LevelResults(const std::vector<std::pair<std::string, doub
   return results;
 }
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

@@ -10,7 +10,7 @@
 
 #include "server/store/store.h"
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 class MergeBaseVerdicts : public store::VerdictStore {
  public:
@@ -57,4 +57,4 @@ class MergeBaseVerdicts : public store::VerdictStore {
   std::vector<store::StoredVerdict> saved;
 };
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

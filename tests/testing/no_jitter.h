@@ -5,7 +5,7 @@
 
 #include "net/retry.h"
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 inline net::RetryPolicy NoJitter() {
   net::RetryPolicy policy;
@@ -13,4 +13,4 @@ inline net::RetryPolicy NoJitter() {
   return policy;
 }
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

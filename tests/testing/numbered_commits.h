@@ -9,7 +9,7 @@
 
 #include "bisect/driver.h"
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 inline std::vector<bisect::CommitRef> NumberedCommits(std::size_t n) {
   std::vector<bisect::CommitRef> out;
@@ -21,4 +21,4 @@ inline std::vector<bisect::CommitRef> NumberedCommits(std::size_t n) {
   return out;
 }
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

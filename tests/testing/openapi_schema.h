@@ -16,7 +16,7 @@
 
 #include "server/api/routes.h"
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 
 using Keys = std::set<std::string>;
 
@@ -105,4 +105,4 @@ class OpenApiDocTest : public ::testing::Test {
   const YAML::Node root_;
 };
 
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

@@ -7,10 +7,10 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 std::string FixturePath(std::string_view relative) {
-  return std::string(PERFGATE_FIXTURES_DIR) + "/" + std::string(relative);
+  return std::string(PERFWARDEN_FIXTURES_DIR) + "/" + std::string(relative);
 }
 
 std::string ReadFile(const std::string& path) {
@@ -132,4 +132,4 @@ void WorstError::Add(double actual, double expected) {
   worst_ = std::max(worst_, std::fabs(actual - expected) / std::fabs(expected));
 }
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 // Absolute path of a file under tests/fixtures.
 std::string FixturePath(std::string_view relative);
@@ -67,4 +67,4 @@ class WorstError {
   double worst_ = 0;
 };
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

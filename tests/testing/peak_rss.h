@@ -5,7 +5,7 @@
 #include <fstream>
 #include <string>
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 // The process's peak resident set in KiB (VmHWM), or -1 where /proc cannot tell.
 inline long PeakRssKib() {
@@ -25,4 +25,4 @@ inline bool ResetPeakRss() {
   return clear.good();
 }
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

@@ -7,10 +7,10 @@
 
 // libpq 15 under libpqxx 6.4 leaks one PGresult (about 2 KB) when a server ends a session
 // that is in use (a restart, pg_terminate_backend). The tests provoke exactly that, so LSan
-// is told to ignore allocations made inside libpq; perfgate code never calls libpq directly.
+// is told to ignore allocations made inside libpq; perfwarden code never calls libpq directly.
 extern "C" const char* __lsan_default_suppressions() { return "leak:libpq.so\n"; }
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 Result<std::filesystem::path> MakePgTempDir(const std::string& prefix) {
   return store::MakeClusterTempDir(prefix);
@@ -21,7 +21,7 @@ Result<PgCluster*> PgCluster::Get() {
   static std::unique_ptr<PgCluster> cluster;
   static Result<PgCluster*> outcome = []() -> Result<PgCluster*> {
     if (auto bin = store::FindPostgresBinDir(); !bin) return tl::unexpected(bin.error());
-    Result<std::filesystem::path> dir = MakePgTempDir("perfgate-pgtest-");
+    Result<std::filesystem::path> dir = MakePgTempDir("perfwarden-pgtest-");
     if (!dir) return tl::unexpected(dir.error());
     cluster.reset(new PgCluster());
     cluster->temp_dir_ = *dir;
@@ -77,4 +77,4 @@ void PgTest::SetUp() {
   dsn_ = *dsn;
 }
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

@@ -13,7 +13,7 @@
 #include "core/result.h"
 #include "server/store/embedded_pg.h"
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 class PgCluster {
  public:
@@ -55,4 +55,4 @@ class PgTest : public ::testing::Test {
   std::string dsn_;
 };
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

@@ -1,7 +1,7 @@
 // A planted paired measurement (wire/paired.h) for the paired verdict's tests: blocks of a
 // baseline commit and a pull request with known differences, deterministic (no RNG library: a
 // fixed integer hash), with a drift of the machine between blocks that pairing cancels.
-// Header-only; a test that includes it links perfgate_wire.
+// Header-only; a test that includes it links perfwarden_wire.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 
 #include "wire/paired.h"
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 struct PlantedSeries {
   std::string benchmark;
@@ -88,4 +88,4 @@ inline wire::PairedMeasurement PlantedMeasurement(
   return m;
 }
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 class RawSocket {
  public:
@@ -89,4 +89,4 @@ class RawSocket {
   std::string buffer_;
 };
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

@@ -1,4 +1,4 @@
-// One perfgate-server child process (the built binary, PERFGATE_BIN_DIR) on a database DSN and a
+// One perfwarden-server child process (the built binary, PERFWARDEN_BIN_DIR) on a database DSN and a
 // loopback port it picks, with extra flags (--config ...), or with arguments of its own (its
 // embedded cluster); SIGTERM and the exit status on Stop(). For tests of the process as an
 // operator runs it: several servers on one database, shutdown, the embedded cluster's supervisor.
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 // How to start the server: its arguments after the binary's name, where its stderr goes ("":
 // inherited) and, for an LSan build, suppressions for the child (written to a file beside the
@@ -36,7 +36,7 @@ class ServerProcess {
   ServerProcess(ServerLaunch launch, const std::string& admin_token) {
     int out[2];
     if (::pipe(out) != 0) return;
-    std::vector<std::string> args = {std::string(PERFGATE_BIN_DIR) + "/perfgate-server"};
+    std::vector<std::string> args = {std::string(PERFWARDEN_BIN_DIR) + "/perfwarden-server"};
     args.insert(args.end(), launch.args.begin(), launch.args.end());
     std::vector<char*> argv;
     for (std::string& arg : args) argv.push_back(arg.data());
@@ -59,10 +59,10 @@ class ServerProcess {
       }
       ::close(out[0]);
       ::close(out[1]);
-      ::setenv("PERFGATE_ADMIN_TOKEN", admin_token.c_str(), 1);
+      ::setenv("PERFWARDEN_ADMIN_TOKEN", admin_token.c_str(), 1);
       if (!lsan_options.empty()) ::setenv("LSAN_OPTIONS", lsan_options.c_str(), 1);
       ::execv(argv[0], argv.data());
-      std::perror("exec perfgate-server");
+      std::perror("exec perfwarden-server");
       ::_exit(127);
     }
     ::close(out[1]);
@@ -118,4 +118,4 @@ class ServerProcess {
   int port_ = 0;
 };
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

@@ -1,5 +1,5 @@
 // Running a shell command from a test and keeping its exit code and output (stdout and stderr
-// together), for tests that drive perfgate, git or the CI scripts as a user would.
+// together), for tests that drive perfwarden, git or the CI scripts as a user would.
 #pragma once
 
 #include <sys/wait.h>
@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 struct ShellOutcome {
   int exit_code = -1;  // -1: it could not be run, or a signal ended it
@@ -26,4 +26,4 @@ inline ShellOutcome RunShell(const std::string& command) {
   return out;
 }
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

@@ -16,7 +16,7 @@
 #include "tests/testing/pg_cluster.h"
 #include "wire/run_upload.h"
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 // The commit shas and run ids of the store tests (tests/testing/ids.h, salted for them).
 inline std::string StoreSha(int n) { return TestSha(n, 0x5a); }
@@ -130,4 +130,4 @@ class StoresTest : public PgStoreTest {
 
 }  // namespace stores
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

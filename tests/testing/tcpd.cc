@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-namespace perfgate::quality {
+namespace perfwarden::quality {
 namespace {
 
 using nlohmann::json;
@@ -116,4 +116,4 @@ TcpdF1 TcpdFMeasure(const std::map<std::string, std::vector<std::size_t>>& annot
   return out;
 }
 
-}  // namespace perfgate::quality
+}  // namespace perfwarden::quality

@@ -12,7 +12,7 @@
 
 #include "core/result.h"
 
-namespace perfgate::quality {
+namespace perfwarden::quality {
 
 // One annotated series: its values (a univariate series without missing values) and every
 // annotator's change points (0-based indices of the first point of a new regime).
@@ -52,4 +52,4 @@ struct TcpdF1 {
 TcpdF1 TcpdFMeasure(const std::map<std::string, std::vector<std::size_t>>& annotations,
                     std::span<const std::size_t> predictions, std::size_t margin = kTcpdMargin);
 
-}  // namespace perfgate::quality
+}  // namespace perfwarden::quality

@@ -1,4 +1,4 @@
-// The server configuration e2e tests start perfgate-server (server::App) with: loopback, the
+// The server configuration e2e tests start perfwarden-server (server::App) with: loopback, the
 // test's database, a known admin token, two HTTP threads. Tests change what they exercise.
 // ServerTest is the fixture that starts it with a generated admin token.
 #pragma once
@@ -16,7 +16,7 @@
 #include "tests/testing/http_client.h"
 #include "tests/testing/pg_cluster.h"
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 inline config::ServerConfig TestServerConfig(const std::string& dsn, const std::string& admin_token,
                                              std::uint16_t port = 0) {
@@ -30,7 +30,7 @@ inline config::ServerConfig TestServerConfig(const std::string& dsn, const std::
   return config;
 }
 
-// Fixture: perfgate-server on the test's database (TestServerConfig, then Customize), with a
+// Fixture: perfwarden-server on the test's database (TestServerConfig, then Customize), with a
 // generated admin token and an HTTP client to it; stopped after the test.
 class ServerTest : public PgTest {
  protected:
@@ -65,4 +65,4 @@ class ServerTest : public PgTest {
   std::unique_ptr<HttpClient> http_;
 };
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-namespace perfgate::testing {
+namespace perfwarden::testing {
 
 class WebhookSink {
  public:
@@ -83,4 +83,4 @@ class WebhookSink {
   std::vector<std::string> bodies_;
 };
 
-}  // namespace perfgate::testing
+}  // namespace perfwarden::testing

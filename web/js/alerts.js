@@ -59,7 +59,7 @@ function groupHead(project, key, members, group, onChange, saved) {
   }}, t.label));
   return h('div', null, head,
     h('div', {class: 'group-sub muted'}, 'most significant: #' + group.most_significant,
-      ' · bisect: ', group.bisect_id ? '#' + group.bisect_id : h('span', {class: 'cmd'}, 'perfgate bisect --group ' + group.id)),
+      ' · bisect: ', group.bisect_id ? '#' + group.bisect_id : h('span', {class: 'cmd'}, 'perfwarden bisect --group ' + group.id)),
     h('div', {class: 'triage group-triage', testid: 'group-triage'}, note, buttons, status));
 }
 
@@ -72,7 +72,7 @@ function commitLabel(c) {
 function bisectLine(project, alert, detail) {
   if (!detail) return h('div', {class: 'bisect muted'}, 'loading bisects…');
   const bisects = detail.bisects || [];
-  const hint = h('span', {class: 'cmd', testid: 'bisect-hint'}, 'perfgate bisect --alert ' + alert.id);
+  const hint = h('span', {class: 'cmd', testid: 'bisect-hint'}, 'perfwarden bisect --alert ' + alert.id);
   if (!bisects.length) return h('div', {class: 'bisect muted', testid: 'bisect-status'}, 'No bisect yet: ', hint);
   const b = bisects[0];
   return h('div', {class: 'bisect', testid: 'bisect-status'}, 'Bisect #' + b.id + ': ',

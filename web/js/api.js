@@ -2,7 +2,7 @@
 // API's {"error": {"code", "message", "field"}}.
 import {h} from './dom.js';
 
-const TOKEN_KEY = 'perfgate.token';
+const TOKEN_KEY = 'perfwarden.token';
 
 export function getToken() {
   try {
@@ -19,7 +19,7 @@ export function setToken(token) {
   } catch {
     // Storage disabled: the token lasts as long as the page.
   }
-  window.dispatchEvent(new CustomEvent('perfgate-token'));
+  window.dispatchEvent(new CustomEvent('perfwarden-token'));
 }
 
 export class ApiError extends Error {

@@ -34,7 +34,7 @@ function parseHash() {
   return {segments, query, pathPart};
 }
 
-// A token passed in the URL (#/p/demo/alerts?token=pgt_x) is stored, then removed from the URL
+// A token passed in the URL (#/p/demo/alerts?token=pwt_x) is stored, then removed from the URL
 // so that it does not stay in the history or get copied with a link.
 function takeTokenFromHash(parsed) {
   if (!('token' in parsed.query)) return false;
@@ -123,13 +123,13 @@ async function render() {
     },
   };
   if (!entry) {
-    document.title = 'perfgate · not found';
+    document.title = 'perfwarden · not found';
     main.appendChild(h('div', {class: 'msg msg-error', testid: 'msg-error'},
       'No such page: ' + window.location.hash + '. ', h('a', {href: '#/'}, 'Projects')));
     ctx.fail('no such page');
     return;
   }
-  document.title = 'perfgate · ' + entry.title(parsed.segments, parsed.query);
+  document.title = 'perfwarden · ' + entry.title(parsed.segments, parsed.query);
   try {
     await entry.page(ctx);
   } catch (err) {
@@ -140,7 +140,7 @@ async function render() {
   }
 }
 
-// The token control: paste a token, kept in localStorage["perfgate.token"].
+// The token control: paste a token, kept in localStorage["perfwarden.token"].
 function updateTokenButton() {
   const token = getToken();
   tokenButton.textContent = token ? 'Token: ' + token.slice(0, 12) + '…' : 'Token: none';
@@ -149,7 +149,7 @@ function updateTokenButton() {
 
 function buildTokenPanel() {
   const input = h('input', {type: 'password', id: 'token-input', testid: 'token-input', autocomplete: 'off',
-    spellcheck: 'false', placeholder: 'pgt_…', size: 44});
+    spellcheck: 'false', placeholder: 'pwt_…', size: 44});
   const save = h('button', {type: 'submit', class: 'primary', testid: 'token-save'}, 'Save');
   const clearButton = h('button', {type: 'button', testid: 'token-clear', onclick: () => {
     setToken('');
@@ -178,7 +178,7 @@ function buildTokenPanel() {
 
 buildTokenPanel();
 updateTokenButton();
-window.addEventListener('perfgate-token', updateTokenButton);
+window.addEventListener('perfwarden-token', updateTokenButton);
 window.addEventListener('storage', updateTokenButton);
 window.addEventListener('hashchange', render);
 render();

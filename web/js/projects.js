@@ -80,7 +80,7 @@ export async function renderBrowser(ctx) {
   }
   const benchmarks = (benchRes.value && benchRes.value.benchmarks) || [];
   if (!benchmarks.length) {
-    root.appendChild(message('empty', 'No benchmark results yet. Runs posted with `perfgate run` ' +
+    root.appendChild(message('empty', 'No benchmark results yet. Runs posted with `perfwarden run` ' +
       '(or POST /api/v1/projects/' + project + '/runs) appear here.'));
     ctx.ready();
     return;

@@ -66,7 +66,7 @@ export async function renderRuns(ctx) {
   if (!ctx.alive()) return;
   if (!count) {
     table.remove();
-    root.appendChild(message('empty', branch ? 'No run on branch ' + branch + '.' : 'No run yet. `perfgate run` posts them.'));
+    root.appendChild(message('empty', branch ? 'No run on branch ' + branch + '.' : 'No run yet. `perfwarden run` posts them.'));
   }
   ctx.ready();
 }
@@ -138,7 +138,7 @@ export async function renderRun(ctx) {
     root.appendChild(verdictSummary(verdictRes.value.verdict, project, runId));
   } else if (verdictRes.reason.status === 404) {
     root.appendChild(h('div', {class: 'muted', testid: 'run-no-verdict'}, isPr
-      ? 'No verdict yet: `perfgate gate` asks the server for one.'
+      ? 'No verdict yet: `perfwarden gate` asks the server for one.'
       : 'No verdict (runs of a tracked branch are watched by the history analysis: see alerts).'));
   } else {
     root.appendChild(errorBlock(verdictRes.reason, 'Verdict'));

@@ -1,4 +1,4 @@
-// The verdict page of a run (#/p/{p}/runs/{id}/verdict: the link of `perfgate gate`'s PR
+// The verdict page of a run (#/p/{p}/runs/{id}/verdict: the link of `perfwarden gate`'s PR
 // comment) and the comparison of two runs (#/p/{p}/compare?base=&contender=): one sortable
 // table with a distribution plot per row. A paired verdict (measured side by side on one host)
 // says how it was measured, and its UNSTABLE rows their noise and the blocks that would decide.
@@ -49,7 +49,7 @@ function compareBy(column, dir) {
 
 const plural = (n, one, many) => n + ' ' + (n === 1 ? one : many);
 
-// How a paired verdict was measured, as `perfgate gate` prints it: "measured side by side on this
+// How a paired verdict was measured, as `perfwarden gate` prints it: "measured side by side on this
 // host against 0123456789ab: 13 blocks of 5 repetitions each (look 3 of 5), stopped: decided".
 export function pairedSentence(p) {
   const design = p.design || {};
@@ -235,7 +235,7 @@ export async function renderVerdictPage(ctx) {
   } catch (err) {
     if (!ctx.alive()) return;
     if (err.status === 404) {
-      root.appendChild(message('empty', 'This run has no verdict yet (or no such run). `perfgate gate` computes one ' +
+      root.appendChild(message('empty', 'This run has no verdict yet (or no such run). `perfwarden gate` computes one ' +
         '(POST /api/v1/projects/' + project + '/runs/' + runId + '/verdict, ingest scope).'));
       ctx.ready();
       return;

@@ -11,7 +11,7 @@
 #include "reference.h"
 #include "synthetic.h"
 
-namespace perfgate::cuda_train {
+namespace perfwarden::cuda_train {
 namespace {
 
 using Vec = std::vector<double>;
@@ -21,7 +21,7 @@ template <typename T>
 class Buffer {
  public:
   explicit Buffer(std::size_t n) : n_(n) {
-    PERFGATE_CUDA_CHECK(cudaMalloc(&data_, std::max<std::size_t>(n, 1) * sizeof(T)));
+    PERFWARDEN_CUDA_CHECK(cudaMalloc(&data_, std::max<std::size_t>(n, 1) * sizeof(T)));
   }
   ~Buffer() { cudaFree(data_); }
   Buffer(const Buffer&) = delete;
@@ -31,11 +31,11 @@ class Buffer {
   void Upload(const Vec& values) {
     std::vector<T> host(n_);
     for (std::size_t i = 0; i < n_; ++i) host[i] = static_cast<T>(static_cast<float>(values[i]));
-    PERFGATE_CUDA_CHECK(cudaMemcpy(data_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
+    PERFWARDEN_CUDA_CHECK(cudaMemcpy(data_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
   }
   Vec Download() const {
     std::vector<T> host(n_);
-    PERFGATE_CUDA_CHECK(cudaMemcpy(host.data(), data_, n_ * sizeof(T), cudaMemcpyDeviceToHost));
+    PERFWARDEN_CUDA_CHECK(cudaMemcpy(host.data(), data_, n_ * sizeof(T), cudaMemcpyDeviceToHost));
     Vec out(n_);
     for (std::size_t i = 0; i < n_; ++i) out[i] = static_cast<double>(static_cast<float>(host[i]));
     return out;
@@ -48,7 +48,7 @@ class Buffer {
 
 Vec Download(const float* device, std::int64_t n) {
   std::vector<float> host(static_cast<std::size_t>(n));
-  PERFGATE_CUDA_CHECK(
+  PERFWARDEN_CUDA_CHECK(
       cudaMemcpy(host.data(), device, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
   return Vec(host.begin(), host.end());
 }
@@ -107,12 +107,12 @@ const char* TypeName() {
 }
 
 void UploadState(TrainState* device, TrainState state) {
-  PERFGATE_CUDA_CHECK(cudaMemcpy(device, &state, sizeof state, cudaMemcpyHostToDevice));
+  PERFWARDEN_CUDA_CHECK(cudaMemcpy(device, &state, sizeof state, cudaMemcpyHostToDevice));
 }
 
 TrainState DownloadState(const TrainState* device) {
   TrainState state{};
-  PERFGATE_CUDA_CHECK(cudaMemcpy(&state, device, sizeof state, cudaMemcpyDeviceToHost));
+  PERFWARDEN_CUDA_CHECK(cudaMemcpy(&state, device, sizeof state, cudaMemcpyDeviceToHost));
   return state;
 }
 
@@ -134,7 +134,7 @@ void CheckElementwise(Report& report, cudaStream_t stream) {
     const Vec z_in = z.Download();  // as rounded to T
     const Vec b = bias.Download();
     LaunchBiasGelu<T>(z.get(), a.get(), bias.get(), rows, cols, stream);
-    PERFGATE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    PERFWARDEN_CUDA_CHECK(cudaStreamSynchronize(stream));
     Vec want_z(z_in.size()), want_a(z_in.size());
     for (std::size_t i = 0; i < z_in.size(); ++i) {
       want_z[i] = z_in[i] + b[i % rows];
@@ -151,7 +151,7 @@ void CheckElementwise(Report& report, cudaStream_t stream) {
     const Vec g_in = grad.Download();
     const Vec z_in = z.Download();
     LaunchGeluBackward<T>(grad.get(), z.get(), n, stream);
-    PERFGATE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    PERFWARDEN_CUDA_CHECK(cudaStreamSynchronize(stream));
     Vec want(n);
     for (std::size_t i = 0; i < want.size(); ++i) want[i] = g_in[i] * GeluGrad(z_in[i]);
     report.Expect("gelu backward vs reference " + type, MaxError(grad.Download(), want), tol);
@@ -167,14 +167,14 @@ void CheckElementwise(Report& report, cudaStream_t stream) {
     logits.Upload(z);
     bias.Upload(Random(rows, -1, 1, 6));
     const std::vector<int> label_values = {0, 3, static_cast<int>(rows) - 1, 7};
-    PERFGATE_CUDA_CHECK(
+    PERFWARDEN_CUDA_CHECK(
         cudaMemcpy(labels.get(), label_values.data(), cols * sizeof(int), cudaMemcpyHostToDevice));
     z = logits.Download();
     const Vec b = bias.Download();
     LaunchSoftmaxCrossEntropy<T>(logits.get(), bias.get(), labels.get(), state.get(), dlogits.get(),
                                  row_loss.get(), rows, cols, stream);
     LaunchMeanLoss(row_loss.get(), cols, loss.get(), stream);
-    PERFGATE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    PERFWARDEN_CUDA_CHECK(cudaStreamSynchronize(stream));
     for (std::size_t i = 0; i < z.size(); ++i) z[i] += b[i % rows];
     Vec want_grad;
     const double want_loss = SoftmaxCrossEntropy(z, label_values, rows, cols, 4.0, &want_grad);
@@ -194,7 +194,7 @@ void CheckElementwise(Report& report, cudaStream_t stream) {
     dz.Upload(Random(rows * cols, -1, 1, 7));
     const Vec d = dz.Download();
     LaunchBiasGrad<T>(dz.get(), db.get(), rows, cols, stream);
-    PERFGATE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    PERFWARDEN_CUDA_CHECK(cudaStreamSynchronize(stream));
     Vec want(rows, 0.0);
     for (std::size_t i = 0; i < d.size(); ++i) want[i % rows] += d[i];
     report.Expect("bias_grad reduction " + type, MaxError(db.Download(), want), 1e-5);
@@ -236,7 +236,7 @@ void CheckFiniteDifferences(Report& report, cudaStream_t stream) {
     UploadState(state.get(), TrainState{1.0f, 0, 0, 0, 0});
     bias.Upload(Vec(rows, 0.0));
     const std::vector<int> label_values = {1, 5, 0};
-    PERFGATE_CUDA_CHECK(
+    PERFWARDEN_CUDA_CHECK(
         cudaMemcpy(labels.get(), label_values.data(), cols * sizeof(int), cudaMemcpyHostToDevice));
     const auto mean_loss = [&](const Vec& values) {
       logits.Upload(values);
@@ -310,7 +310,7 @@ void CheckAdamW(Report& report, cudaStream_t stream) {
 template <typename T>
 Vec DownloadAs(const T* device, std::int64_t n) {
   std::vector<T> host(static_cast<std::size_t>(n));
-  PERFGATE_CUDA_CHECK(
+  PERFWARDEN_CUDA_CHECK(
       cudaMemcpy(host.data(), device, host.size() * sizeof(T), cudaMemcpyDeviceToHost));
   Vec out(host.size());
   for (std::size_t i = 0; i < host.size(); ++i) out[i] = static_cast<float>(host[i]);
@@ -367,13 +367,13 @@ void CheckStep(Report& report, Precision precision, cudaStream_t stream) {
   const std::int64_t weight_count = mlp.bias_offset(0);
   Buffer<float> biases(static_cast<std::size_t>(mlp.param_count() - weight_count));
   biases.Upload(Random(static_cast<std::size_t>(mlp.param_count() - weight_count), -0.5, 0.5, 20));
-  PERFGATE_CUDA_CHECK(cudaMemcpy(mlp.params() + weight_count, biases.get(),
+  PERFWARDEN_CUDA_CHECK(cudaMemcpy(mlp.params() + weight_count, biases.get(),
                                  (mlp.param_count() - weight_count) * sizeof(float),
                                  cudaMemcpyDeviceToDevice));
   mlp.GenerateBatch(2);
   mlp.Forward();
   mlp.Backward();
-  PERFGATE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  PERFWARDEN_CUDA_CHECK(cudaStreamSynchronize(stream));
 
   // The GPU's data and initial weights are the CPU generator's.
   const RefBatch want_batch = SyntheticBatch(widths.front(), widths.back(), batch, seed, 2);
@@ -381,7 +381,7 @@ void CheckStep(Report& report, Precision precision, cudaStream_t stream) {
   got_batch.batch = batch;
   got_batch.x = DownloadAs(mlp.input(), widths.front() * batch);
   got_batch.labels.resize(static_cast<std::size_t>(batch));
-  PERFGATE_CUDA_CHECK(cudaMemcpy(got_batch.labels.data(), mlp.labels(), batch * sizeof(int),
+  PERFWARDEN_CUDA_CHECK(cudaMemcpy(got_batch.labels.data(), mlp.labels(), batch * sizeof(int),
                                  cudaMemcpyDeviceToHost));
   report.Expect(name + "synthetic inputs", MaxError(got_batch.x, want_batch.x),
                 std::is_same_v<T, float> ? 1e-5 : 1e-2);
@@ -401,7 +401,7 @@ void CheckStep(Report& report, Precision precision, cudaStream_t stream) {
 
   // AdamW on the GPU's gradients (the optimizer alone, whatever the GEMMs' precision).
   mlp.Optimize();
-  PERFGATE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  PERFWARDEN_CUDA_CHECK(cudaStreamSynchronize(stream));
   RefGrads got_grads{ref.weights, ref.biases};
   Unflatten(mlp, grads, got_grads.weights, got_grads.biases);
   RefOptimizer optimizer;
@@ -430,4 +430,4 @@ int RunChecks(cudaStream_t stream) {
   return report.Finish();
 }
 
-}  // namespace perfgate::cuda_train
+}  // namespace perfwarden::cuda_train

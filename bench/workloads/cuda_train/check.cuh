@@ -4,9 +4,9 @@
 
 #include <cuda_runtime.h>
 
-namespace perfgate::cuda_train {
+namespace perfwarden::cuda_train {
 
 // Prints one line per check on stdout; returns the exit status (0 all passed, 4 otherwise).
 int RunChecks(cudaStream_t stream);
 
-}  // namespace perfgate::cuda_train
+}  // namespace perfwarden::cuda_train

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace perfgate::cuda_train {
+namespace perfwarden::cuda_train {
 
 class CudaError : public std::runtime_error {
  public:
@@ -32,20 +32,20 @@ inline std::string CudaErrorText(cudaError_t error) {
                   cublasGetStatusName(status) + ") at " + file + ":" + std::to_string(line));
 }
 
-}  // namespace perfgate::cuda_train
+}  // namespace perfwarden::cuda_train
 
-#define PERFGATE_CUDA_CHECK(call)                                                    \
+#define PERFWARDEN_CUDA_CHECK(call)                                                    \
   do {                                                                               \
-    const cudaError_t perfgate_error_ = (call);                                      \
-    if (perfgate_error_ != cudaSuccess) {                                            \
-      ::perfgate::cuda_train::ThrowCuda(perfgate_error_, #call, __FILE__, __LINE__); \
+    const cudaError_t perfwarden_error_ = (call);                                      \
+    if (perfwarden_error_ != cudaSuccess) {                                            \
+      ::perfwarden::cuda_train::ThrowCuda(perfwarden_error_, #call, __FILE__, __LINE__); \
     }                                                                                \
   } while (0)
 
-#define PERFGATE_CUBLAS_CHECK(call)                                                     \
+#define PERFWARDEN_CUBLAS_CHECK(call)                                                     \
   do {                                                                                  \
-    const cublasStatus_t perfgate_status_ = (call);                                     \
-    if (perfgate_status_ != CUBLAS_STATUS_SUCCESS) {                                    \
-      ::perfgate::cuda_train::ThrowCublas(perfgate_status_, #call, __FILE__, __LINE__); \
+    const cublasStatus_t perfwarden_status_ = (call);                                     \
+    if (perfwarden_status_ != CUBLAS_STATUS_SUCCESS) {                                    \
+      ::perfwarden::cuda_train::ThrowCublas(perfwarden_status_, #call, __FILE__, __LINE__); \
     }                                                                                   \
   } while (0)

@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-namespace perfgate::cuda_train {
+namespace perfwarden::cuda_train {
 namespace {
 
 // Dense peaks in TFLOP/s. Sources: the NVIDIA datasheets of each product ("H100 Tensor Core
@@ -140,4 +140,4 @@ std::optional<PeakTflops> ResolvePeak(std::optional<double> override_tflops,
   return EstimatedPeak(cc_major, cc_minor, sm_count, clock_khz, precision);
 }
 
-}  // namespace perfgate::cuda_train
+}  // namespace perfwarden::cuda_train

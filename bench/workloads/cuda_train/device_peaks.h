@@ -1,5 +1,5 @@
 // The dense peak TFLOP/s that MFU divides by: NVIDIA's datasheet figures for the GPUs that
-// perfgate's users train on, otherwise an estimate from the SM count, the clock and the
+// perfwarden's users train on, otherwise an estimate from the SM count, the clock and the
 // architecture's FLOPs per SM per clock, labelled as an estimate. Plain C++ (unit-tested).
 #pragma once
 
@@ -9,7 +9,7 @@
 
 #include "model_math.h"
 
-namespace perfgate::cuda_train {
+namespace perfwarden::cuda_train {
 
 struct PeakTflops {
   double tflops = 0;
@@ -36,4 +36,4 @@ std::optional<PeakTflops> ResolvePeak(std::optional<double> override_tflops,
                                       std::string_view device_name, int cc_major, int cc_minor,
                                       int sm_count, double clock_khz, Precision precision);
 
-}  // namespace perfgate::cuda_train
+}  // namespace perfwarden::cuda_train

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-namespace perfgate::cuda_train {
+namespace perfwarden::cuda_train {
 
 std::string JsonString(std::string_view text) {
   std::string out = "\"";
@@ -75,4 +75,4 @@ std::string InfoLine(std::string_view key, double value) {
 
 std::string EndLine() { return "{\"event\":\"end\"}"; }
 
-}  // namespace perfgate::cuda_train
+}  // namespace perfwarden::cuda_train

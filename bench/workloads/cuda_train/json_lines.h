@@ -1,4 +1,4 @@
-// perfgate's JSON-lines protocol (v1, docs/gpu.md), as text: one event per line, written to
+// perfwarden's JSON-lines protocol (v1, docs/gpu.md), as text: one event per line, written to
 // stdout; everything else cuda_train says goes to stderr, which the reader ignores anyway.
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-namespace perfgate::cuda_train {
+namespace perfwarden::cuda_train {
 
 // A JSON string literal, quotes included, with control characters escaped.
 std::string JsonString(std::string_view text);
@@ -30,4 +30,4 @@ std::string InfoLine(std::string_view key, double value);
 // {"event":"end"}
 std::string EndLine();
 
-}  // namespace perfgate::cuda_train
+}  // namespace perfwarden::cuda_train

@@ -5,7 +5,7 @@
 #include "kernels.cuh"
 #include "synthetic.h"
 
-namespace perfgate::cuda_train {
+namespace perfwarden::cuda_train {
 namespace {
 
 constexpr int kThreads = 256;  // a multiple of the warp size, as BlockReduce needs
@@ -18,7 +18,7 @@ unsigned Blocks(std::int64_t n) {
   return static_cast<unsigned>(std::clamp<std::int64_t>((n + kThreads - 1) / kThreads, 1, 32768));
 }
 
-void CheckLaunch() { PERFGATE_CUDA_CHECK(cudaGetLastError()); }
+void CheckLaunch() { PERFWARDEN_CUDA_CHECK(cudaGetLastError()); }
 
 __device__ __forceinline__ std::int64_t GlobalThread() {
   return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -285,7 +285,7 @@ void LaunchFinishStep(TrainState* state, bool dynamic_scale, cudaStream_t stream
   CheckLaunch();
 }
 
-#define PERFGATE_INSTANTIATE(T)                                                                    \
+#define PERFWARDEN_INSTANTIATE(T)                                                                    \
   template void LaunchGenerateBatch<T>(T*, int*, std::int64_t, std::int64_t, std::int64_t,         \
                                        std::uint64_t, std::int64_t, cudaStream_t);                 \
   template void LaunchBiasGelu<T>(T*, T*, const float*, std::int64_t, std::int64_t, cudaStream_t); \
@@ -294,8 +294,8 @@ void LaunchFinishStep(TrainState* state, bool dynamic_scale, cudaStream_t stream
                                              std::int64_t, cudaStream_t);                          \
   template void LaunchGeluBackward<T>(T*, const T*, std::int64_t, cudaStream_t);                   \
   template void LaunchBiasGrad<T>(const T*, float*, std::int64_t, std::int64_t, cudaStream_t);
-PERFGATE_INSTANTIATE(float)
-PERFGATE_INSTANTIATE(__nv_bfloat16)
-#undef PERFGATE_INSTANTIATE
+PERFWARDEN_INSTANTIATE(float)
+PERFWARDEN_INSTANTIATE(__nv_bfloat16)
+#undef PERFWARDEN_INSTANTIATE
 
-}  // namespace perfgate::cuda_train
+}  // namespace perfwarden::cuda_train

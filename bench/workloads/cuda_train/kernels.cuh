@@ -11,7 +11,7 @@
 
 #include "model_math.h"
 
-namespace perfgate::cuda_train {
+namespace perfwarden::cuda_train {
 
 // What one training step leaves on the device for the next, so that loss scaling never makes
 // the host wait for the GPU: the scale, whether this step's gradients overflowed, how many
@@ -77,4 +77,4 @@ void LaunchAdamW(float* p, const float* grads, float* m, float* v, __nv_bfloat16
 // Ends the step: counts it or its skip, adjusts a dynamic loss scale, clears the overflow flag.
 void LaunchFinishStep(TrainState* state, bool dynamic_scale, cudaStream_t stream);
 
-}  // namespace perfgate::cuda_train
+}  // namespace perfwarden::cuda_train

@@ -1,5 +1,5 @@
 // cuda_train: trains an MLP on a synthetic, learnable task with cuBLAS and this folder's kernels,
-// and reports each step and a summary in perfgate's JSON-lines protocol (docs/gpu.md) on
+// and reports each step and a summary in perfwarden's JSON-lines protocol (docs/gpu.md) on
 // stdout. Logs go to stderr. See --help, and docs/gpu.md for what every number means.
 #include <cuda_runtime.h>
 
@@ -17,7 +17,7 @@
 #include "model_math.h"
 #include "options.h"
 
-namespace perfgate::cuda_train {
+namespace perfwarden::cuda_train {
 namespace {
 
 // One protocol line, flushed at once so that a reader following the output sees every step as
@@ -96,10 +96,10 @@ int Train(const Options& options, const DeviceInfo& device, cudaStream_t stream)
 
   std::size_t free_before = 0;
   std::size_t total = 0;
-  PERFGATE_CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
+  PERFWARDEN_CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
   Mlp<T> mlp(ConfigFrom(options), stream);
   std::size_t free_after = 0;
-  PERFGATE_CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
+  PERFWARDEN_CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
   // What the device lost, as a cross-check of the accounting: adds cuBLAS's own handle state and
   // the allocator's rounding (2 MiB pages), so it is at least the accounted total.
   Emit(InfoLine("device_memory_used_bytes", static_cast<double>(free_before - free_after)));
@@ -118,12 +118,12 @@ int Train(const Options& options, const DeviceInfo& device, cudaStream_t stream)
   constexpr int kSlots = kLag + 1;
   cudaEvent_t start[kSlots], stop[kSlots], copied[kSlots];
   for (int s = 0; s < kSlots; ++s) {
-    PERFGATE_CUDA_CHECK(cudaEventCreate(&start[s]));
-    PERFGATE_CUDA_CHECK(cudaEventCreate(&stop[s]));
-    PERFGATE_CUDA_CHECK(cudaEventCreateWithFlags(&copied[s], cudaEventDisableTiming));
+    PERFWARDEN_CUDA_CHECK(cudaEventCreate(&start[s]));
+    PERFWARDEN_CUDA_CHECK(cudaEventCreate(&stop[s]));
+    PERFWARDEN_CUDA_CHECK(cudaEventCreateWithFlags(&copied[s], cudaEventDisableTiming));
   }
   float* host_loss = nullptr;
-  PERFGATE_CUDA_CHECK(cudaMallocHost(&host_loss, kSlots * sizeof(float)));
+  PERFWARDEN_CUDA_CHECK(cudaMallocHost(&host_loss, kSlots * sizeof(float)));
 
   SteadyState steady(options.warmup_window, options.warmup_cv, options.warmup_max);
   std::vector<double> measured;
@@ -131,9 +131,9 @@ int Train(const Options& options, const DeviceInfo& device, cudaStream_t stream)
   const double batch = static_cast<double>(options.batch);
   const auto report = [&](std::int64_t step) {
     const int slot = static_cast<int>(step % kSlots);
-    PERFGATE_CUDA_CHECK(cudaEventSynchronize(copied[slot]));
+    PERFWARDEN_CUDA_CHECK(cudaEventSynchronize(copied[slot]));
     float ms = 0;
-    PERFGATE_CUDA_CHECK(cudaEventElapsedTime(&ms, start[slot], stop[slot]));
+    PERFWARDEN_CUDA_CHECK(cudaEventElapsedTime(&ms, start[slot], stop[slot]));
     const double seconds = static_cast<double>(ms) / 1e3;
     const double loss = static_cast<double>(host_loss[slot]);
     const bool was_steady = steady.steady();
@@ -152,12 +152,12 @@ int Train(const Options& options, const DeviceInfo& device, cudaStream_t stream)
   for (std::int64_t step = 0; step < options.steps; ++step) {
     const int slot = static_cast<int>(step % kSlots);
     mlp.GenerateBatch(step);
-    PERFGATE_CUDA_CHECK(cudaEventRecord(start[slot], stream));
+    PERFWARDEN_CUDA_CHECK(cudaEventRecord(start[slot], stream));
     mlp.Step();
-    PERFGATE_CUDA_CHECK(cudaEventRecord(stop[slot], stream));
-    PERFGATE_CUDA_CHECK(cudaMemcpyAsync(&host_loss[slot], mlp.loss(), sizeof(float),
+    PERFWARDEN_CUDA_CHECK(cudaEventRecord(stop[slot], stream));
+    PERFWARDEN_CUDA_CHECK(cudaMemcpyAsync(&host_loss[slot], mlp.loss(), sizeof(float),
                                         cudaMemcpyDeviceToHost, stream));
-    PERFGATE_CUDA_CHECK(cudaEventRecord(copied[slot], stream));
+    PERFWARDEN_CUDA_CHECK(cudaEventRecord(copied[slot], stream));
     if (step >= kLag) report(step - kLag);
   }
   for (std::int64_t step = std::max<std::int64_t>(options.steps - kLag, 0); step < options.steps;
@@ -165,7 +165,7 @@ int Train(const Options& options, const DeviceInfo& device, cudaStream_t stream)
     report(step);
   }
   TrainState state{};
-  PERFGATE_CUDA_CHECK(cudaMemcpy(&state, mlp.state(), sizeof state, cudaMemcpyDeviceToHost));
+  PERFWARDEN_CUDA_CHECK(cudaMemcpy(&state, mlp.state(), sizeof state, cudaMemcpyDeviceToHost));
   for (int s = 0; s < kSlots; ++s) {
     cudaEventDestroy(start[s]);
     cudaEventDestroy(stop[s]);
@@ -241,10 +241,10 @@ int Run(const Options& options) {
                  count);
     return 3;
   }
-  PERFGATE_CUDA_CHECK(cudaSetDevice(options.device));
+  PERFWARDEN_CUDA_CHECK(cudaSetDevice(options.device));
   DeviceInfo device;
-  PERFGATE_CUDA_CHECK(cudaGetDeviceProperties(&device.props, options.device));
-  PERFGATE_CUDA_CHECK(
+  PERFWARDEN_CUDA_CHECK(cudaGetDeviceProperties(&device.props, options.device));
+  PERFWARDEN_CUDA_CHECK(
       cudaDeviceGetAttribute(&device.clock_khz, cudaDevAttrClockRate, options.device));
   Emit(InfoLine("device", device.props.name));
   Emit(InfoLine("compute_capability",
@@ -252,14 +252,14 @@ int Run(const Options& options) {
   Emit(InfoLine("sm_count", static_cast<double>(device.props.multiProcessorCount)));
   Emit(InfoLine("device_memory_bytes", static_cast<double>(device.props.totalGlobalMem)));
   int runtime = 0;
-  PERFGATE_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  PERFWARDEN_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
   Emit(InfoLine("cuda_runtime",
                 std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10)));
 
   // A blocking stream: ordered with the legacy default stream's cudaMemcpy, which --check uses
   // for its uploads and downloads.
   cudaStream_t stream = nullptr;
-  PERFGATE_CUDA_CHECK(cudaStreamCreate(&stream));
+  PERFWARDEN_CUDA_CHECK(cudaStreamCreate(&stream));
   int status = 0;
   if (options.mode == Mode::kCheck) {
     status = RunChecks(stream);
@@ -273,10 +273,10 @@ int Run(const Options& options) {
 }
 
 }  // namespace
-}  // namespace perfgate::cuda_train
+}  // namespace perfwarden::cuda_train
 
 int main(int argc, char** argv) {
-  using namespace perfgate::cuda_train;
+  using namespace perfwarden::cuda_train;
   std::string error;
   const auto options = ParseOptions(argc, argv, &error);
   if (!options) {

@@ -3,7 +3,7 @@
 #include "cuda_check.cuh"
 #include "mlp.cuh"
 
-namespace perfgate::cuda_train {
+namespace perfwarden::cuda_train {
 
 DeviceMemory::~DeviceMemory() {
   for (void* buffer : buffers_) cudaFree(buffer);  // errors at teardown have nowhere to go
@@ -11,7 +11,7 @@ DeviceMemory::~DeviceMemory() {
 
 void* DeviceMemory::AllocBytes(Category category, std::int64_t bytes) {
   void* buffer = nullptr;
-  PERFGATE_CUDA_CHECK(cudaMalloc(&buffer, static_cast<std::size_t>(bytes)));
+  PERFWARDEN_CUDA_CHECK(cudaMalloc(&buffer, static_cast<std::size_t>(bytes)));
   buffers_.push_back(buffer);
   switch (category) {
     case kParams:
@@ -100,11 +100,11 @@ Mlp<T>::Mlp(const TrainConfig& config, cudaStream_t stream)
   cublas_workspace_ = memory_.Alloc<char>(M::kWorkspace, kCublasWorkspaceBytes);
   state_ = memory_.Alloc<TrainState>(M::kWorkspace, 1);
 
-  PERFGATE_CUBLAS_CHECK(cublasCreate(&cublas_));
-  PERFGATE_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
+  PERFWARDEN_CUBLAS_CHECK(cublasCreate(&cublas_));
+  PERFWARDEN_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
   // After cublasSetStream, which resets the workspace to cuBLAS's own pool: with ours, cuBLAS
   // allocates nothing per call and the memory plan holds.
-  PERFGATE_CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_,
+  PERFWARDEN_CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_,
                                            static_cast<std::size_t>(kCublasWorkspaceBytes)));
 
   for (std::size_t l = 0; l < layers; ++l) {
@@ -112,15 +112,15 @@ Mlp<T>::Mlp(const TrainConfig& config, cudaStream_t stream)
                       config.seed, static_cast<int>(l), stream_);
   }
   const auto bytes = [](std::int64_t n) { return static_cast<std::size_t>(n) * sizeof(float); };
-  PERFGATE_CUDA_CHECK(
+  PERFWARDEN_CUDA_CHECK(
       cudaMemsetAsync(params_ + weight_count_, 0, bytes(param_count_ - weight_count_), stream_));
-  PERFGATE_CUDA_CHECK(cudaMemsetAsync(m_, 0, bytes(param_count_), stream_));
-  PERFGATE_CUDA_CHECK(cudaMemsetAsync(v_, 0, bytes(param_count_), stream_));
+  PERFWARDEN_CUDA_CHECK(cudaMemsetAsync(m_, 0, bytes(param_count_), stream_));
+  PERFWARDEN_CUDA_CHECK(cudaMemsetAsync(v_, 0, bytes(param_count_), stream_));
   if (bf16) LaunchCastToBf16(params_, weights_bf16_, weight_count_, stream_);
   const TrainState initial{config.loss_scale, 0, 0, 0, 0};
-  PERFGATE_CUDA_CHECK(
+  PERFWARDEN_CUDA_CHECK(
       cudaMemcpyAsync(state_, &initial, sizeof initial, cudaMemcpyHostToDevice, stream_));
-  PERFGATE_CUDA_CHECK(cudaStreamSynchronize(stream_));  // `initial` lives on this stack
+  PERFWARDEN_CUDA_CHECK(cudaStreamSynchronize(stream_));  // `initial` lives on this stack
 }
 
 template <typename T>
@@ -144,7 +144,7 @@ void Mlp<T>::Gemm(cublasOperation_t op_a, cublasOperation_t op_b, std::int64_t m
                   cudaDataType type_c, std::int64_t ldc) {
   const float alpha = 1.0f;
   const float beta = 0.0f;
-  PERFGATE_CUBLAS_CHECK(cublasGemmEx(cublas_, op_a, op_b, static_cast<int>(m), static_cast<int>(n),
+  PERFWARDEN_CUBLAS_CHECK(cublasGemmEx(cublas_, op_a, op_b, static_cast<int>(m), static_cast<int>(n),
                                      static_cast<int>(k), &alpha, a, type_a, static_cast<int>(lda),
                                      b, type_b, static_cast<int>(ldb), &beta, c, type_c,
                                      static_cast<int>(ldc), compute_, CUBLAS_GEMM_DEFAULT));
@@ -219,4 +219,4 @@ void Mlp<T>::Optimize() {
 template class Mlp<float>;
 template class Mlp<__nv_bfloat16>;
 
-}  // namespace perfgate::cuda_train
+}  // namespace perfwarden::cuda_train

@@ -13,7 +13,7 @@
 #include "model_math.h"
 #include "options.h"
 
-namespace perfgate::cuda_train {
+namespace perfwarden::cuda_train {
 
 // cudaMalloc with an account per category of model_math.h's MemoryPlan. Everything is
 // allocated before the first step and nothing during training, so the sum of the accounts is
@@ -126,4 +126,4 @@ class Mlp {
 extern template class Mlp<float>;
 extern template class Mlp<__nv_bfloat16>;
 
-}  // namespace perfgate::cuda_train
+}  // namespace perfwarden::cuda_train

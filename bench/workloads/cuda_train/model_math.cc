@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-namespace perfgate::cuda_train {
+namespace perfwarden::cuda_train {
 
 std::optional<Precision> ParsePrecision(std::string_view text) {
   if (text == "fp32") return Precision::kFp32;
@@ -209,4 +209,4 @@ bool SteadyState::Record(double seconds) {
   return true;
 }
 
-}  // namespace perfgate::cuda_train
+}  // namespace perfwarden::cuda_train

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace perfgate::cuda_train {
+namespace perfwarden::cuda_train {
 
 // fp32: fp32 everywhere, tensor cores off. tf32: fp32 storage, GEMM inputs rounded to TF32 on
 // the tensor cores. bf16: bf16 copies of the weights and bf16 activations feed the GEMMs, which
@@ -127,4 +127,4 @@ class SteadyState {
   double final_cv_;
 };
 
-}  // namespace perfgate::cuda_train
+}  // namespace perfwarden::cuda_train

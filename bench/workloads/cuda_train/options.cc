@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string_view>
 
-namespace perfgate::cuda_train {
+namespace perfwarden::cuda_train {
 namespace {
 
 bool ParseInt(std::string_view text, std::int64_t* out) {
@@ -25,7 +25,7 @@ bool ParseDouble(std::string_view text, double* out) {
 }  // namespace
 
 std::string Usage() {
-  return R"(cuda_train: trains an MLP on synthetic data with cuBLAS and reports perfgate JSON lines.
+  return R"(cuda_train: trains an MLP on synthetic data with cuBLAS and reports perfwarden JSON lines.
 
 Usage: cuda_train [options]
 
@@ -52,7 +52,7 @@ Modes:
   --check              check the kernels and one training step against a CPU reference
   --help               this text
 
-Output: perfgate JSON lines v1 on stdout (docs/gpu.md), logs on stderr.
+Output: perfwarden JSON lines v1 on stdout (docs/gpu.md), logs on stderr.
 Exit status: 0 ok, 2 bad usage, 3 no usable GPU or a CUDA/cuBLAS error, 4 --check failed or
 the loss is not finite.
 )";
@@ -220,4 +220,4 @@ std::optional<Options> ParseOptions(int argc, const char* const* argv, std::stri
   return options;
 }
 
-}  // namespace perfgate::cuda_train
+}  // namespace perfwarden::cuda_train

@@ -8,7 +8,7 @@
 
 #include "model_math.h"
 
-namespace perfgate::cuda_train {
+namespace perfwarden::cuda_train {
 
 enum class Mode { kTrain, kPlan, kCheck, kHelp };
 enum class LossScaleMode { kNone, kStatic, kDynamic };
@@ -40,4 +40,4 @@ struct Options {
 std::optional<Options> ParseOptions(int argc, const char* const* argv, std::string* error);
 std::string Usage();
 
-}  // namespace perfgate::cuda_train
+}  // namespace perfwarden::cuda_train

@@ -5,7 +5,7 @@
 
 #include "synthetic.h"
 
-namespace perfgate::cuda_train {
+namespace perfwarden::cuda_train {
 namespace {
 
 constexpr double kSqrt2OverPi = 0.7978845608028654;
@@ -179,4 +179,4 @@ void AdamWStep(RefMlp& mlp, const RefGrads& grads, RefOptimizer& state, const Ad
   }
 }
 
-}  // namespace perfgate::cuda_train
+}  // namespace perfwarden::cuda_train

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace perfgate::cuda_train {
+namespace perfwarden::cuda_train {
 
 // GELU, tanh approximation (Hendrycks and Gimpel 2016), as in GPT-2 and PyTorch's
 // gelu(approximate="tanh"), and its exact derivative.
@@ -75,4 +75,4 @@ struct RefOptimizer {
 void AdamWStep(RefMlp& mlp, const RefGrads& grads, RefOptimizer& state, const AdamWConfig& config,
                double scale);
 
-}  // namespace perfgate::cuda_train
+}  // namespace perfwarden::cuda_train

@@ -15,12 +15,12 @@
 #include <cstdint>
 
 #if defined(__CUDACC__)
-#define PERFGATE_HD __host__ __device__
+#define PERFWARDEN_HD __host__ __device__
 #else
-#define PERFGATE_HD
+#define PERFWARDEN_HD
 #endif
 
-namespace perfgate::cuda_train {
+namespace perfwarden::cuda_train {
 
 // Distance between two centroids is about kClassSeparation * sqrt(2) noise standard deviations,
 // whatever the input width: far enough apart to learn, close enough that it takes many steps.
@@ -29,7 +29,7 @@ constexpr float kClassSeparation = 4.0f;
 enum Stream : std::uint64_t { kLabelStream = 1, kCentroidStream = 2, kNoiseStream = 3, kInit = 4 };
 
 // SplitMix64's finaliser (Steele, Lea, Flood 2014): a bijective mix with full avalanche.
-PERFGATE_HD inline std::uint64_t Mix64(std::uint64_t x) {
+PERFWARDEN_HD inline std::uint64_t Mix64(std::uint64_t x) {
   x ^= x >> 30;
   x *= 0xbf58476d1ce4e5b9ULL;
   x ^= x >> 27;
@@ -37,7 +37,7 @@ PERFGATE_HD inline std::uint64_t Mix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-PERFGATE_HD inline std::uint64_t Hash(std::uint64_t seed, std::uint64_t stream, std::uint64_t a,
+PERFWARDEN_HD inline std::uint64_t Hash(std::uint64_t seed, std::uint64_t stream, std::uint64_t a,
                                       std::uint64_t b) {
   std::uint64_t h = Mix64(seed + 0x9e3779b97f4a7c15ULL * (stream + 1));
   h = Mix64(h ^ (a + 0x632be59bd9b4e019ULL));
@@ -46,13 +46,13 @@ PERFGATE_HD inline std::uint64_t Hash(std::uint64_t seed, std::uint64_t stream, 
 
 // A standard normal from one 64-bit hash (Box-Muller on its two 32-bit halves), in float so that
 // host and device round alike up to their libm's last-bit differences.
-PERFGATE_HD inline float NormalFromHash(std::uint64_t h) {
+PERFWARDEN_HD inline float NormalFromHash(std::uint64_t h) {
   const float u1 = (static_cast<float>(h >> 32) + 1.0f) * 2.3283064365386963e-10f;   // (0, 1]
   const float u2 = static_cast<float>(h & 0xffffffffULL) * 2.3283064365386963e-10f;  // [0, 1)
   return sqrtf(-2.0f * logf(u1)) * cosf(6.283185307179586f * u2);
 }
 
-PERFGATE_HD inline int SampleLabel(std::uint64_t seed, std::int64_t step, std::int64_t sample,
+PERFWARDEN_HD inline int SampleLabel(std::uint64_t seed, std::int64_t step, std::int64_t sample,
                                    std::int64_t classes) {
   return static_cast<int>(Hash(seed, kLabelStream, static_cast<std::uint64_t>(step),
                                static_cast<std::uint64_t>(sample)) %
@@ -60,7 +60,7 @@ PERFGATE_HD inline int SampleLabel(std::uint64_t seed, std::int64_t step, std::i
 }
 
 // Feature `feature` of sample `sample` (with label `label`) of step `step`.
-PERFGATE_HD inline float SampleInput(std::uint64_t seed, std::int64_t step, std::int64_t sample,
+PERFWARDEN_HD inline float SampleInput(std::uint64_t seed, std::int64_t step, std::int64_t sample,
                                      std::int64_t feature, int label, std::int64_t inputs) {
   const float centroid =
       NormalFromHash(Hash(seed, kCentroidStream, static_cast<std::uint64_t>(label),
@@ -72,11 +72,11 @@ PERFGATE_HD inline float SampleInput(std::uint64_t seed, std::int64_t step, std:
 
 // Weight `index` of layer `layer`: normal with standard deviation 1 / sqrt(fan_in) (LeCun), so
 // activations keep their scale through the layers; biases start at zero.
-PERFGATE_HD inline float InitialWeight(std::uint64_t seed, int layer, std::int64_t index,
+PERFWARDEN_HD inline float InitialWeight(std::uint64_t seed, int layer, std::int64_t index,
                                        std::int64_t fan_in) {
   return NormalFromHash(Hash(seed, kInit, static_cast<std::uint64_t>(layer),
                              static_cast<std::uint64_t>(index))) *
          (1.0f / sqrtf(static_cast<float>(fan_in)));
 }
 
-}  // namespace perfgate::cuda_train
+}  // namespace perfwarden::cuda_train

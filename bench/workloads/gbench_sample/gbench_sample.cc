@@ -1,5 +1,5 @@
-// The sample workload of perfgate's demos and tests: four everyday kernels (sort, hash, matrix
-// multiply, integer parsing), each at a few sizes, with fixed seeds. PERFGATE_SAMPLE_SLOWDOWN
+// The sample workload of perfwarden's demos and tests: four everyday kernels (sort, hash, matrix
+// multiply, integer parsing), each at a few sizes, with fixed seeds. PERFWARDEN_SAMPLE_SLOWDOWN
 // makes chosen benchmarks slower by an exact percentage, so a demo can show one regression
 // among benchmarks that did not change. See README.md.
 #include <benchmark/benchmark.h>
@@ -220,11 +220,11 @@ BENCHMARK(BM_ParseInts)->Arg(1 << 10)->Arg(1 << 14)->Arg(1 << 17);
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* spec = std::getenv("PERFGATE_SAMPLE_SLOWDOWN");
+  const char* spec = std::getenv("PERFWARDEN_SAMPLE_SLOWDOWN");
   if (spec != nullptr) {
     const std::string error = ParseSlowdown(spec, &Rules());
     if (!error.empty()) {
-      std::cerr << "gbench_sample: bad PERFGATE_SAMPLE_SLOWDOWN: " << error << "\n"
+      std::cerr << "gbench_sample: bad PERFWARDEN_SAMPLE_SLOWDOWN: " << error << "\n"
                 << "  expected REGEX=PERCENT[,REGEX=PERCENT...], e.g. \"BM_Sort/16384=10\"; "
                    "each REGEX must match a whole benchmark name\n";
       return 2;
@@ -234,13 +234,13 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   if (!Rules().empty()) {
     // Recorded in the output's context, so a slowed result file says so itself.
-    benchmark::AddCustomContext("perfgate_sample_slowdown", spec);
+    benchmark::AddCustomContext("perfwarden_sample_slowdown", spec);
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   for (const SlowdownRule& rule : Rules()) {
     if (!rule.matched) {
-      std::cerr << "gbench_sample: warning: PERFGATE_SAMPLE_SLOWDOWN rule \"" << rule.pattern
+      std::cerr << "gbench_sample: warning: PERFWARDEN_SAMPLE_SLOWDOWN rule \"" << rule.pattern
                 << "\" matched no benchmark that ran\n";
     }
   }

@@ -12,7 +12,7 @@
 #include "bench/workloads/cuda_train/options.h"
 #include "bench/workloads/cuda_train/reference.h"
 
-namespace perfgate::cuda_train {
+namespace perfwarden::cuda_train {
 namespace {
 
 const ModelShape kDefault{{1024, 4096, 4096, 1024}, 256, Precision::kBf16};
@@ -332,9 +332,9 @@ TEST(CudaTrainReference, TheSyntheticTaskIsLearnable) {
 }
 
 }  // namespace
-}  // namespace perfgate::cuda_train
+}  // namespace perfwarden::cuda_train
 
-namespace perfgate::cuda_train {
+namespace perfwarden::cuda_train {
 namespace {
 
 // The compulsory traffic of a step, counted by hand for a one-hidden-layer fp32 MLP
@@ -377,4 +377,4 @@ TEST(DeviceBandwidth, DatasheetFigures) {
 }
 
 }  // namespace
-}  // namespace perfgate::cuda_train
+}  // namespace perfwarden::cuda_train

@@ -15,7 +15,7 @@
 #include "bisect/driver.h"
 #include "tests/testing/numbered_commits.h"
 
-namespace perfgate::bisect {
+namespace perfwarden::bisect {
 namespace {
 
 using nlohmann::json;
@@ -319,4 +319,4 @@ TEST(BisectDriver, MalformedJsonNamesTheField) {
 }
 
 }  // namespace
-}  // namespace perfgate::bisect
+}  // namespace perfwarden::bisect

@@ -23,7 +23,7 @@
 #include "bisect/driver.h"
 #include "tests/testing/numbered_commits.h"
 
-namespace perfgate::bisect {
+namespace perfwarden::bisect {
 namespace {
 
 constexpr std::size_t kCommits = 64;
@@ -163,4 +163,4 @@ TEST(BisectNoise, TwoStepsAreBothFoundUnderNoise) {
 }
 
 }  // namespace
-}  // namespace perfgate::bisect
+}  // namespace perfwarden::bisect

@@ -1,4 +1,4 @@
-// The search and the decisions of `perfgate bisect` (bisect/), without git or processes:
+// The search and the decisions of `perfwarden bisect` (bisect/), without git or processes:
 // a clean search over 64 commits takes log2(64) probes to the culprit, skipped and unknown
 // commits are stepped around (or widen the answer when nothing else is left), noisy verdicts
 // never leave the window, probes are called only when the interval of their position between the
@@ -11,7 +11,7 @@
 #include "bisect/decide.h"
 #include "bisect/search.h"
 
-namespace perfgate::bisect {
+namespace perfwarden::bisect {
 namespace {
 
 // Runs a search where every position >= culprit is BAD, except those in `skipped`.
@@ -198,4 +198,4 @@ TEST(BisectDecide, AProbeWhosePositionIntervalHoldsTheMidpointIsUnknown) {
 }
 
 }  // namespace
-}  // namespace perfgate::bisect
+}  // namespace perfwarden::bisect

@@ -1,10 +1,10 @@
 // The two-stage workflows of fork pull requests (ci/github/fork-measure.yml, fork-report.yml;
 // docs/ci-forks.md) and the templates' token split, without GitHub or GitLab: the measuring job
-// has no secret and runs the commands tests/e2e/fork_pr_e2etest.cc runs with the real perfgate;
+// has no secret and runs the commands tests/e2e/fork_pr_e2etest.cc runs with the real perfwarden;
 // the reporting job never checks out the pull request, downloads the other run's artifact, takes
-// the pull request only when GitHub says its head is the measured commit, and runs `perfgate
+// the pull request only when GitHub says its head is the measured commit, and runs `perfwarden
 // publish` and ci/comment.sh (here against stand-ins) with the restricted token. Pull request
-// jobs use PERFGATE_PR_TOKEN (ingest-pr), the target branch's PERFGATE_TOKEN.
+// jobs use PERFWARDEN_PR_TOKEN (ingest-pr), the target branch's PERFWARDEN_TOKEN.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -13,10 +13,10 @@
 
 #include "tests/unit/ci/ci_shell.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
-using namespace perfgate::ci_test;  // NOLINT(build/namespaces): the shared fixture
+using namespace perfwarden::ci_test;  // NOLINT(build/namespaces): the shared fixture
 
 const std::string kHead = "0123456789abcdef0123456789abcdef01234567";
 
@@ -57,15 +57,15 @@ TEST(CiForkTemplatesTest, TheMeasuringJobHasNoSecretAndTheReportingJobRunsNoPull
   EXPECT_TRUE(checkout["uses"].as<std::string>().starts_with("actions/checkout@"));
   EXPECT_EQ(checkout["with"]["ref"].as<std::string>(), "${{ github.event.pull_request.head.sha }}");
   EXPECT_FALSE(checkout["with"]["persist-credentials"].as<bool>(true));
-  // The commands the end-to-end test runs with the real perfgate.
-  const std::string gate = Step(mjob, "perfgate run and gate (no server)")["run"].as<std::string>();
-  EXPECT_TRUE(Contains(gate, "perfgate run --config perfgate.yaml --paired --no-push\n"));
+  // The commands the end-to-end test runs with the real perfwarden.
+  const std::string gate = Step(mjob, "perfwarden run and gate (no server)")["run"].as<std::string>();
+  EXPECT_TRUE(Contains(gate, "perfwarden run --config perfwarden.yaml --paired --no-push\n"));
   EXPECT_TRUE(Contains(gate,
-                       "perfgate gate --config perfgate.yaml --paired --no-post --artifact "
-                       "perfgate-artifact"));
+                       "perfwarden gate --config perfwarden.yaml --paired --no-post --artifact "
+                       "perfwarden-artifact"));
   const YAML::Node upload = Step(mjob, "Keep the artifact");
   EXPECT_TRUE(upload["uses"].as<std::string>().starts_with("actions/upload-artifact@"));
-  EXPECT_EQ(upload["with"]["path"].as<std::string>(), "perfgate-artifact/");
+  EXPECT_EQ(upload["with"]["path"].as<std::string>(), "perfwarden-artifact/");
 
   const YAML::Node report = Workflow("fork-report.yml");
   EXPECT_EQ(report["on"]["workflow_run"]["workflows"][0].as<std::string>(),
@@ -82,9 +82,9 @@ TEST(CiForkTemplatesTest, TheMeasuringJobHasNoSecretAndTheReportingJobRunsNoPull
     const std::string uses = step["uses"].as<std::string>("");
     if (uses.starts_with("actions/checkout@")) {
       ++checkouts;
-      // This repository's default branch (no ref) or perfgate's release: never the head.
+      // This repository's default branch (no ref) or perfwarden's release: never the head.
       const std::string repository = step["with"]["repository"].as<std::string>("");
-      EXPECT_TRUE(repository.empty() || repository == "perfgate/perfgate") << repository;
+      EXPECT_TRUE(repository.empty() || repository == "perfwarden/perfwarden") << repository;
       EXPECT_EQ(step["with"]["ref"].as<std::string>("").find("${{"), std::string::npos);
       EXPECT_FALSE(step["with"]["persist-credentials"].as<bool>(true));
       EXPECT_FALSE(step["with"]["sparse-checkout"].as<std::string>("").empty());
@@ -101,10 +101,10 @@ TEST(CiForkTemplatesTest, TheMeasuringJobHasNoSecretAndTheReportingJobRunsNoPull
   const std::regex secret(R"(secrets\.[A-Z_]+)");
   for (std::sregex_iterator it(report_text.begin(), report_text.end(), secret), end; it != end;
        ++it) {
-    EXPECT_EQ(it->str(), "secrets.PERFGATE_PR_TOKEN");
+    EXPECT_EQ(it->str(), "secrets.PERFWARDEN_PR_TOKEN");
   }
-  EXPECT_EQ(Step(rjob, "perfgate publish")["env"]["PERFGATE_TOKEN"].as<std::string>(),
-            "${{ secrets.PERFGATE_PR_TOKEN }}");
+  EXPECT_EQ(Step(rjob, "perfwarden publish")["env"]["PERFWARDEN_TOKEN"].as<std::string>(),
+            "${{ secrets.PERFWARDEN_PR_TOKEN }}");
 }
 
 class CiForkShellTest : public CiShellTest {
@@ -117,7 +117,7 @@ class CiForkShellTest : public CiShellTest {
         {"github.token", "ghs_job"},
         {"github.event.workflow_run.head_sha", kHead},
         {"github.event.workflow_run.pull_requests[0].number", event_pr_},
-        {"secrets.PERFGATE_PR_TOKEN", "pgt_pr"},
+        {"secrets.PERFWARDEN_PR_TOKEN", "pwt_pr"},
         {"steps.pr.outputs.pr", outputs_["pr"]},
         {"steps.publish.outputs.exit-code", outputs_["exit-code"]}};
     const std::regex expression(R"(^\$\{\{ ([^}]+) \}\}$)");
@@ -145,8 +145,8 @@ class CiForkShellTest : public CiShellTest {
     return o;
   }
   void WriteManifest(const std::string& pr_json) {
-    fs::create_directories(dir_ / "perfgate-artifact");
-    Write("perfgate-artifact/manifest.json", "{\"pr\": " + pr_json + "}");
+    fs::create_directories(dir_ / "perfwarden-artifact");
+    Write("perfwarden-artifact/manifest.json", "{\"pr\": " + pr_json + "}");
   }
 
   std::string event_pr_;  // GitHub names none for a fork's pull request
@@ -163,23 +163,23 @@ TEST_F(CiForkShellTest, TheReportPublishesAndCommentsOnTheVerifiedPullRequest) {
   EXPECT_EQ(outputs_["pr"], "17");
   EXPECT_TRUE(Contains(Log(), "gh api repos/owner/repo/pulls/17 --jq .head.sha\n"));
 
-  Outcome publish = RunReportStep("perfgate publish", {{"PUBLISH_EXIT", "1"}});
+  Outcome publish = RunReportStep("perfwarden publish", {{"PUBLISH_EXIT", "1"}});
   EXPECT_EQ(publish.exit_code, 0) << publish.output;  // the result step fails the job
   EXPECT_EQ(outputs_["exit-code"], "1");
-  EXPECT_TRUE(Contains(Log(), "perfgate publish " + dir_.string() +
-                                  "/perfgate-artifact --config perfgate.yaml --expect-commit " +
+  EXPECT_TRUE(Contains(Log(), "perfwarden publish " + dir_.string() +
+                                  "/perfwarden-artifact --config perfwarden.yaml --expect-commit " +
                                   kHead + " --expect-pr 17 --comment-file " + dir_.string() +
-                                  "/perfgate-comment.md --color always\n"));
-  EXPECT_EQ(Read(dir_ / "token"), "pgt_pr");
+                                  "/perfwarden-comment.md --color always\n"));
+  EXPECT_EQ(Read(dir_ / "token"), "pwt_pr");
 
   // ci/comment.sh of the release, where the workflow's sparse checkout puts it.
-  fs::create_directories(dir_ / "work/.perfgate-ci/ci");
-  fs::copy_file(Src("ci/comment.sh"), dir_ / "work/.perfgate-ci/ci/comment.sh");
+  fs::create_directories(dir_ / "work/.perfwarden-ci/ci");
+  fs::copy_file(Src("ci/comment.sh"), dir_ / "work/.perfwarden-ci/ci/comment.sh");
   Outcome comment = RunReportStep("Pull request comment", {});
   EXPECT_EQ(comment.exit_code, 0) << comment.output;
   EXPECT_TRUE(Contains(Log(), "gh api --method POST repos/owner/repo/issues/17/comments "));
   EXPECT_EQ(Read(dir_ / "sent").rfind(kMarker, 0), 0u);
-  EXPECT_EQ(RunReportStep("perfgate result", {}).exit_code, 1);
+  EXPECT_EQ(RunReportStep("perfwarden result", {}).exit_code, 1);
 }
 
 TEST_F(CiForkShellTest, AnUnverifiedPullRequestPostsNothing) {
@@ -209,26 +209,26 @@ TEST_F(CiForkShellTest, AnUnverifiedPullRequestPostsNothing) {
 TEST_F(CiShellTest, TheGitlabJobPicksTheRestrictedTokenForMergeRequests) {
   const Env mr = {{"CI_MERGE_REQUEST_IID", "9"}};
   Env both = mr;
-  both["PERFGATE_TOKEN"] = "pgt_full";
-  both["PERFGATE_PR_TOKEN"] = "pgt_pr";
+  both["PERFWARDEN_TOKEN"] = "pwt_full";
+  both["PERFWARDEN_PR_TOKEN"] = "pwt_pr";
   Outcome o = RunGitlab(both);
   EXPECT_EQ(o.exit_code, 0) << o.output;
-  EXPECT_EQ(Read(dir_ / "token"), "pgt_pr");
+  EXPECT_EQ(Read(dir_ / "token"), "pwt_pr");
   // A merge request pipeline without the restricted token (a protected source branch sees the
   // full one): it uses what it has.
-  o = RunGitlab({{"CI_MERGE_REQUEST_IID", "9"}, {"PERFGATE_TOKEN", "pgt_full"}});
+  o = RunGitlab({{"CI_MERGE_REQUEST_IID", "9"}, {"PERFWARDEN_TOKEN", "pwt_full"}});
   EXPECT_EQ(o.exit_code, 0) << o.output;
-  EXPECT_EQ(Read(dir_ / "token"), "pgt_full");
+  EXPECT_EQ(Read(dir_ / "token"), "pwt_full");
   // The default branch: the protected full token, never the restricted one.
-  o = RunGitlab({{"PERFGATE_TOKEN", "pgt_full"}, {"PERFGATE_PR_TOKEN", "pgt_pr"}});
+  o = RunGitlab({{"PERFWARDEN_TOKEN", "pwt_full"}, {"PERFWARDEN_PR_TOKEN", "pwt_pr"}});
   EXPECT_EQ(o.exit_code, 0) << o.output;
-  EXPECT_EQ(Read(dir_ / "token"), "pgt_full");
+  EXPECT_EQ(Read(dir_ / "token"), "pwt_full");
   std::ofstream(dir_ / "log", std::ios::trunc);
-  o = RunGitlab({{"PERFGATE_PR_TOKEN", "pgt_pr"}});
+  o = RunGitlab({{"PERFWARDEN_PR_TOKEN", "pwt_pr"}});
   EXPECT_EQ(o.exit_code, 2) << o.output;
   EXPECT_TRUE(Contains(o.output, "protected CI/CD variable"));
   EXPECT_EQ(Log(), "");
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

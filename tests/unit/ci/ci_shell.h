@@ -1,5 +1,5 @@
 // The CI templates' shell as the CI would run it, without GitHub or GitLab: stand-ins for
-// perfgate, gh and curl (no network) that log their calls, and a fixture that runs the GitHub
+// perfwarden, gh and curl (no network) that log their calls, and a fixture that runs the GitHub
 // action's steps or the GitLab job's script with only the environment the CI would give them.
 // Shared by ci_templates_test.cc and ci_runner_download_test.cc.
 #pragma once
@@ -20,20 +20,20 @@
 #include "tests/testing/fake_gh.h"
 #include "tests/testing/shell.h"
 
-namespace perfgate::ci_test {
+namespace perfwarden::ci_test {
 
 namespace fs = std::filesystem;
 using Env = std::map<std::string, std::string>;
 
-// The repository: PERFGATE_FIXTURES_DIR is <source>/tests/fixtures.
+// The repository: PERFWARDEN_FIXTURES_DIR is <source>/tests/fixtures.
 inline fs::path Src(const std::string& relative) {
-  return fs::path(PERFGATE_FIXTURES_DIR).parent_path().parent_path() / relative;
+  return fs::path(PERFWARDEN_FIXTURES_DIR).parent_path().parent_path() / relative;
 }
-inline constexpr char kMarker[] = "<!-- perfgate:gate project=demo testbed=ci-x86 -->";
+inline constexpr char kMarker[] = "<!-- perfwarden:gate project=demo testbed=ci-x86 -->";
 
-using Outcome = perfgate::testing::ShellOutcome;
+using Outcome = perfwarden::testing::ShellOutcome;
 
-inline Outcome Shell(const std::string& command) { return perfgate::testing::RunShell(command); }
+inline Outcome Shell(const std::string& command) { return perfwarden::testing::RunShell(command); }
 
 inline std::string Read(const fs::path& path) {
   std::stringstream text;
@@ -57,19 +57,19 @@ inline ::testing::AssertionResult Contains(const std::string& text, const std::s
          << text;
 }
 
-// perfgate, gh (tests/testing/fake_gh.h) and curl stand-ins that log their calls to $FAKE/log.
-// perfgate writes the files gate and publish are asked for and exits $RUN_EXIT / $GATE_EXIT /
+// perfwarden, gh (tests/testing/fake_gh.h) and curl stand-ins that log their calls to $FAKE/log.
+// perfwarden writes the files gate and publish are asked for and exits $RUN_EXIT / $GATE_EXIT /
 // $PUBLISH_EXIT, writing the token it was given to $FAKE/token; curl serves GitLab's /user from
 // $FAKE/gitlab-user.json and $FAKE/notes-<page>.json and records what is sent, GitHub release
 // assets from $FAKE/github/ (404 for the others) and hands file:// URLs to the real curl.
-inline constexpr char kFakePerfgate[] = R"(#!/usr/bin/env bash
-echo "perfgate $*" >>"$FAKE/log"
-printf '%s' "${PERFGATE_TOKEN:-}" >"$FAKE/token"
+inline constexpr char kFakePerfwarden[] = R"(#!/usr/bin/env bash
+echo "perfwarden $*" >>"$FAKE/log"
+printf '%s' "${PERFWARDEN_TOKEN:-}" >"$FAKE/token"
 verb=$1; shift
-[ -n "${PERFGATE_TOKEN:-}" ] || { echo "perfgate: error: PERFGATE_TOKEN is not set" >&2; exit 2; }
+[ -n "${PERFWARDEN_TOKEN:-}" ] || { echo "perfwarden: error: PERFWARDEN_TOKEN is not set" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
-    --comment-file) printf '%s\n### perfgate: **Regression**\n' "$MARKER" >"$2"; shift ;;
+    --comment-file) printf '%s\n### perfwarden: **Regression**\n' "$MARKER" >"$2"; shift ;;
     --junit | --gitlab-metrics) echo report >"$2"; shift ;;
     --baseline-cache) mkdir -p "$2" && echo entry >"$2/entry"; shift ;;
   esac
@@ -82,7 +82,7 @@ case $verb in
 esac
 exit 2
 )";
-using perfgate::testing::kFakeGh;
+using perfwarden::testing::kFakeGh;
 inline constexpr char kFakeCurl[] = R"(#!/usr/bin/env bash
 args=("$@")
 method=GET
@@ -123,12 +123,12 @@ fi
 class CiShellTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/perfgate-ci-XXXXXX";
+    char pattern[] = "/tmp/perfwarden-ci-XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
     dir_ = pattern;
     fs::create_directories(dir_ / "bin");
     fs::create_directories(dir_ / "work");
-    for (const auto& [name, text] : {std::pair{"perfgate", kFakePerfgate}, std::pair{"gh", kFakeGh},
+    for (const auto& [name, text] : {std::pair{"perfwarden", kFakePerfwarden}, std::pair{"gh", kFakeGh},
                                      std::pair{"curl", kFakeCurl}}) {
       std::ofstream(dir_ / "bin" / name) << text;
       fs::permissions(dir_ / "bin" / name, fs::perms::owner_all);
@@ -247,7 +247,7 @@ class CiShellTest : public ::testing::Test {
   // sets CI_MERGE_REQUEST_IID, else a default-branch one.
   Outcome RunGitlab(Env env) {
     const YAML::Node job =
-        YAML::LoadFile(Src("ci/gitlab/perfgate.gitlab-ci.yml").string())[".perfgate"];
+        YAML::LoadFile(Src("ci/gitlab/perfwarden.gitlab-ci.yml").string())[".perfwarden"];
     for (const auto& v : job["variables"])
       env.emplace(v.first.as<std::string>(), v.second.as<std::string>());
     env.emplace("CI_API_V4_URL", "https://gitlab.example/api/v4");
@@ -265,4 +265,4 @@ class CiShellTest : public ::testing::Test {
   Env uses_outputs_;       // RunAction: those steps' outputs
 };
 
-}  // namespace perfgate::ci_test
+}  // namespace perfwarden::ci_test

@@ -1,6 +1,6 @@
 // Keeps the CI templates honest without GitHub or GitLab: the YAML files have the parts CI needs,
-// every perfgate flag they (and docs/ci.md) pass is one `perfgate <verb> --help` lists, and their
-// shell runs, as the CI would run it, against stand-ins for perfgate, gh and curl (no network):
+// every perfwarden flag they (and docs/ci.md) pass is one `perfwarden <verb> --help` lists, and their
+// shell runs, as the CI would run it, against stand-ins for perfwarden, gh and curl (no network):
 // the gate's exit code becomes the job's, and the comment is updated by its marker or created.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -20,14 +20,14 @@
 
 #include "tests/unit/ci/ci_shell.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
-using namespace perfgate::ci_test;  // NOLINT(build/namespaces): the shared fixture
+using namespace perfwarden::ci_test;  // NOLINT(build/namespaces): the shared fixture
 
 // The options a verb's --help lists (lines that start with an option, as CLI11 prints them).
 std::set<std::string> HelpFlags(const std::string& verb) {
-  Outcome help = Shell(std::string(PERFGATE_BIN_DIR) + "/perfgate " + verb + " --help");
+  Outcome help = Shell(std::string(PERFWARDEN_BIN_DIR) + "/perfwarden " + verb + " --help");
   EXPECT_EQ(help.exit_code, 0) << help.output;
   std::set<std::string> flags;
   std::istringstream lines(help.output);
@@ -95,45 +95,45 @@ TEST(CiTemplatesTest, TheYamlFilesHaveWhatCiNeeds) {
         if (step["with"].IsMap() && step["with"]["fetch-depth"].as<int>(1) == 0) ++full_checkouts;
       }
       if (uses.find("ci/github") != std::string::npos) {
-        // Both uses of the action (install-only for main's `perfgate run`, the gate for pull
+        // Both uses of the action (install-only for main's `perfwarden run`, the gate for pull
         // requests) take the released runner rather than a build from source. Pull requests
         // get the restricted token (ingest-pr), main the full one.
         const bool install = step["with"]["install-only"].as<std::string>("false") == "true";
         EXPECT_EQ(step["with"]["token"].as<std::string>(),
-                  install ? "${{ secrets.PERFGATE_TOKEN }}" : "${{ secrets.PERFGATE_PR_TOKEN }}");
+                  install ? "${{ secrets.PERFWARDEN_TOKEN }}" : "${{ secrets.PERFWARDEN_PR_TOKEN }}");
         EXPECT_FALSE(step["with"]["version"].as<std::string>("").empty()) << uses;
         // A download is checked: the example names the sha256 to fill in, never "" or "skip".
         const std::string sha256 = step["with"]["sha256"].as<std::string>("");
         EXPECT_TRUE(sha256 != "" && sha256 != "skip") << uses << ": sha256 '" << sha256 << "'";
-        EXPECT_FALSE(step["with"]["perfgate-path"]) << uses;
+        EXPECT_FALSE(step["with"]["perfwarden-path"]) << uses;
         ++(install ? installs : gates);
       }
     }
   }
   EXPECT_EQ(full_checkouts, 1);
-  EXPECT_EQ(checkouts, 1);  // the user's repository; perfgate is not checked out and built
+  EXPECT_EQ(checkouts, 1);  // the user's repository; perfwarden is not checked out and built
   EXPECT_EQ(gates, 1);
   EXPECT_EQ(installs, 1);
 
-  const YAML::Node gitlab = YAML::LoadFile(Src("ci/gitlab/perfgate.gitlab-ci.yml").string());
-  const YAML::Node job = gitlab[".perfgate"];
+  const YAML::Node gitlab = YAML::LoadFile(Src("ci/gitlab/perfwarden.gitlab-ci.yml").string());
+  const YAML::Node job = gitlab[".perfwarden"];
   ASSERT_TRUE(job.IsMap());
   EXPECT_EQ(job["variables"]["GIT_DEPTH"].as<std::string>(), "0");
-  EXPECT_EQ(job["artifacts"]["reports"]["junit"].as<std::string>(), "perfgate-junit.xml");
+  EXPECT_EQ(job["artifacts"]["reports"]["junit"].as<std::string>(), "perfwarden-junit.xml");
   EXPECT_EQ(job["artifacts"]["reports"]["metrics"].as<std::string>(), "metrics.txt");
   EXPECT_EQ(job["artifacts"]["when"].as<std::string>(), "always");
   ASSERT_EQ(job["rules"].size(), 2u);
   EXPECT_NE(job["rules"][0]["if"].as<std::string>().find("merge_request_event"), std::string::npos);
   EXPECT_NE(job["rules"][1]["if"].as<std::string>().find("CI_DEFAULT_BRANCH"), std::string::npos);
   // Two caches: the spool per branch, the baseline build per merge-base, in the directory that
-  // PERFGATE_BASELINE_CACHE gives perfgate; both saved when the job fails (a regression) too.
+  // PERFWARDEN_BASELINE_CACHE gives perfwarden; both saved when the job fails (a regression) too.
   ASSERT_TRUE(job["cache"].IsSequence());
   ASSERT_EQ(job["cache"].size(), 2u);
-  EXPECT_EQ(job["cache"][0]["paths"][0].as<std::string>(), ".perfgate/spool/");
+  EXPECT_EQ(job["cache"][0]["paths"][0].as<std::string>(), ".perfwarden/spool/");
   const YAML::Node baseline = job["cache"][1];
-  EXPECT_EQ(baseline["key"].as<std::string>(), "perfgate-baseline-$CI_MERGE_REQUEST_DIFF_BASE_SHA");
+  EXPECT_EQ(baseline["key"].as<std::string>(), "perfwarden-baseline-$CI_MERGE_REQUEST_DIFF_BASE_SHA");
   EXPECT_EQ("$CI_PROJECT_DIR/" + baseline["paths"][0].as<std::string>(),
-            job["variables"]["PERFGATE_BASELINE_CACHE"].as<std::string>() + "/");
+            job["variables"]["PERFWARDEN_BASELINE_CACHE"].as<std::string>() + "/");
   for (const YAML::Node& cache : job["cache"]) {
     EXPECT_EQ(cache["when"].as<std::string>(), "always");
   }
@@ -157,10 +157,10 @@ TEST(CiTemplatesTest, EveryWorkflowIsReadOnlyAndEveryActionPinned) {
       if (!std::regex_search(line, uses_line)) continue;
       ++uses;
       EXPECT_TRUE(std::regex_match(line, pinned)) << file << ":" << number << ": " << line;
-      // Zeros are the examples' placeholder for perfgate's own release, which the user fills in.
+      // Zeros are the examples' placeholder for perfwarden's own release, which the user fills in.
       if (line.find('@' + std::string(40, '0')) != std::string::npos) {
         EXPECT_TRUE(file == "workflow-example.yml" || file.starts_with("fork-")) << line;
-        EXPECT_NE(line.find("uses: perfgate/perfgate/ci/github@"), std::string::npos) << line;
+        EXPECT_NE(line.find("uses: perfwarden/perfwarden/ci/github@"), std::string::npos) << line;
       }
     }
     const YAML::Node yaml = YAML::LoadFile(entry.path().string());
@@ -181,8 +181,8 @@ TEST(CiTemplatesTest, EveryWorkflowIsReadOnlyAndEveryActionPinned) {
     }
   }
   // action: cache restore and save; release: checkout and attestation; example: checkout (and
-  // the commented-out one), perfgate twice, upload-artifact; fork-measure: checkout, perfgate,
-  // upload-artifact; fork-report: checkout twice, perfgate, download-artifact.
+  // the commented-out one), perfwarden twice, upload-artifact; fork-measure: checkout, perfwarden,
+  // upload-artifact; fork-report: checkout twice, perfwarden, download-artifact.
   EXPECT_EQ(uses, 2 + 2 + 5 + 3 + 4);
   EXPECT_EQ(workflows, 4);
   // The release attests what it publishes, with the permissions that needs.
@@ -200,19 +200,19 @@ TEST(CiTemplatesTest, EveryWorkflowIsReadOnlyAndEveryActionPinned) {
   EXPECT_EQ(attestations, 1);
 }
 
-TEST(CiTemplatesTest, EveryPerfgateFlagIsOneTheCliAccepts) {
+TEST(CiTemplatesTest, EveryPerfwardenFlagIsOneTheCliAccepts) {
   std::map<std::string, std::set<std::string>> accepted;
   for (const char* verb : {"run", "gate", "push", "publish"}) accepted[verb] = HelpFlags(verb);
-  ASSERT_TRUE(accepted["gate"].count("--junit")) << "is " PERFGATE_BIN_DIR "/perfgate built?";
+  ASSERT_TRUE(accepted["gate"].count("--junit")) << "is " PERFWARDEN_BIN_DIR "/perfwarden built?";
   // A flag belongs to the verb named last before it on its line (or on the line before, when
-  // that one ends in '\'): `perfgate gate`, the scripts' gate_args, PERFGATE_GATE_ARGS, args-gate.
+  // that one ends in '\'): `perfwarden gate`, the scripts' gate_args, PERFWARDEN_GATE_ARGS, args-gate.
   const std::regex verb_word(R"(^[`"]?(run|gate|push|publish)\b)");
   const std::regex args(R"((run|gate)_args|(RUN|GATE)_ARGS|args-(run|gate))");
   const std::regex flag(R"(--[a-z][a-z0-9-]*)");
   std::set<std::string> checked;
   for (const char* file :
        {"ci/github/action.yml", "ci/github/workflow-example.yml", "ci/github/fork-measure.yml",
-        "ci/github/fork-report.yml", "ci/gitlab/perfgate.gitlab-ci.yml", "ci/comment.sh",
+        "ci/github/fork-report.yml", "ci/gitlab/perfwarden.gitlab-ci.yml", "ci/comment.sh",
         "docs/ci.md", "docs/ci-forks.md"}) {
     std::istringstream lines(Read(Src(file)));
     std::string verb;
@@ -223,7 +223,7 @@ TEST(CiTemplatesTest, EveryPerfgateFlagIsOneTheCliAccepts) {
       std::istringstream words(line);
       std::smatch m;
       for (std::string word, before; words >> word; before = word) {
-        if (before.size() >= 8 && before.substr(before.size() - 8) == "perfgate" &&
+        if (before.size() >= 8 && before.substr(before.size() - 8) == "perfwarden" &&
             std::regex_search(word, m, verb_word)) {
           verb = m[1];
           continue;
@@ -235,7 +235,7 @@ TEST(CiTemplatesTest, EveryPerfgateFlagIsOneTheCliAccepts) {
         if (!verb.empty() && std::regex_search(word, m, flag)) {
           checked.insert(verb + " " + m.str());
           EXPECT_TRUE(accepted[verb].count(m.str()))
-              << file << ":" << number << ": perfgate " << verb << " has no " << m.str();
+              << file << ":" << number << ": perfwarden " << verb << " has no " << m.str();
         }
       }
     }
@@ -266,9 +266,9 @@ TEST_F(CiShellTest, TheActionFailsOnARegressionAndUpdatesTheMarkedComment) {
   // Someone else's comment that starts with the marker comes first: it is not the one edited.
   Write("comments.json",
         "[" + Comment(4, "mallory", kMarkedBody) + "," + Comment(5, "alice", "LGTM") + "," +
-            Comment(6, "github-actions[bot]", "<!-- perfgate:gate project=demo testbed=other -->") +
+            Comment(6, "github-actions[bot]", "<!-- perfwarden:gate project=demo testbed=other -->") +
             "," + Comment(7, "github-actions[bot]", kMarkedBody) + "]");
-  Outcome o = RunAction({{"token", "pgt_secret"}},
+  Outcome o = RunAction({{"token", "pwt_secret"}},
                         {{"GITHUB_EVENT_NAME", "pull_request"}, {"PR", "17"}, {"GATE_EXIT", "1"}});
   EXPECT_EQ(o.exit_code, 1) << o.output;
   EXPECT_EQ(outputs_["steps.gate.outputs.outcome"], "regression");
@@ -278,13 +278,13 @@ TEST_F(CiShellTest, TheActionFailsOnARegressionAndUpdatesTheMarkedComment) {
   EXPECT_FALSE(Contains(log, "--method POST"));
   EXPECT_FALSE(Contains(log, "comments/4"));
   EXPECT_EQ(Read(dir_ / "sent").rfind(kMarker, 0), 0u);
-  EXPECT_FALSE(Contains(o.output, "pgt_secret"));
+  EXPECT_FALSE(Contains(o.output, "pwt_secret"));
 }
 
 TEST_F(CiShellTest, TheActionPassesAndCreatesTheCommentWhenNoneHasTheMarker) {
   if (!HaveJq()) GTEST_SKIP() << "the gh stand-in needs jq";
   Write("comments.json", "[" + Comment(5, "alice", "LGTM") + "]");
-  Outcome o = RunAction({{"token", "pgt_secret"},
+  Outcome o = RunAction({{"token", "pwt_secret"},
                          {"require-baseline", "true"},
                          {"args-gate", "--max-repetitions 40"}},
                         {{"GITHUB_EVENT_NAME", "pull_request"}, {"PR", "17"}});
@@ -297,14 +297,14 @@ TEST_F(CiShellTest, TheActionPassesAndCreatesTheCommentWhenNoneHasTheMarker) {
 
 TEST_F(CiShellTest, TheActionReportsInfrastructureAndUsageErrors) {
   // Server down: run spools (3), gate still runs and its 3 is the result; a push: no comment.
-  Outcome down = RunAction({{"token", "pgt_secret"}},
+  Outcome down = RunAction({{"token", "pwt_secret"}},
                            {{"GITHUB_EVENT_NAME", "push"}, {"RUN_EXIT", "3"}, {"GATE_EXIT", "3"}});
   EXPECT_EQ(down.exit_code, 3) << down.output;
   EXPECT_EQ(outputs_["steps.gate.outputs.outcome"], "infrastructure");
   // The paired gate (mode auto) measures this build once: the run measures it side by side.
-  EXPECT_TRUE(Contains(Log(), "perfgate run --config perfgate.yaml --paired\n"));
+  EXPECT_TRUE(Contains(Log(), "perfwarden run --config perfwarden.yaml --paired\n"));
   EXPECT_TRUE(std::regex_search(
-      Log(), std::regex("perfgate gate --config perfgate.yaml --junit \\S+ "
+      Log(), std::regex("perfwarden gate --config perfwarden.yaml --junit \\S+ "
                         "--comment-file \\S+ --color always --mode auto --rerun-inconclusive\n")))
       << Log();
   EXPECT_FALSE(Contains(Log(), "gh "));
@@ -313,7 +313,7 @@ TEST_F(CiShellTest, TheActionReportsInfrastructureAndUsageErrors) {
   Outcome bad = RunAction({{"token", ""}}, {{"GITHUB_EVENT_NAME", "pull_request"}, {"PR", "3"}});
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_EQ(outputs_["steps.run.outputs.outcome"], "error");
-  EXPECT_FALSE(Contains(Log(), "perfgate gate"));
+  EXPECT_FALSE(Contains(Log(), "perfwarden gate"));
 }
 
 TEST_F(CiShellTest, TheActionKeepsTheBaselineBuildInTheActionsCache) {
@@ -328,11 +328,11 @@ TEST_F(CiShellTest, TheActionKeepsTheBaselineBuildInTheActionsCache) {
   ASSERT_EQ(parent.exit_code, 0);
   const std::string base = parent.output.substr(0, 40);
   const Env push = {{"GITHUB_EVENT_NAME", "push"}, {"RUNNER_OS", "Linux"}, {"RUNNER_ARCH", "X64"}};
-  const std::string key = "perfgate-baseline-Linux-X64-" + base;
-  const std::string dir = (dir_ / "perfgate-baseline-cache").string();
+  const std::string key = "perfwarden-baseline-Linux-X64-" + base;
+  const std::string dir = (dir_ / "perfwarden-baseline-cache").string();
 
   // A miss: restored (nothing), the gate builds into the directory, saved under the key.
-  Outcome o = RunAction({{"token", "pgt_secret"}}, push);
+  Outcome o = RunAction({{"token", "pwt_secret"}}, push);
   EXPECT_EQ(o.exit_code, 0) << o.output;
   EXPECT_TRUE(Contains(Log(), "--baseline-cache " + dir + "\n"));
   ASSERT_EQ(used_.size(), 2u);
@@ -345,33 +345,33 @@ TEST_F(CiShellTest, TheActionKeepsTheBaselineBuildInTheActionsCache) {
 
   // A hit on the exact key: nothing to save.
   uses_outputs_["steps.baseline-restore.outputs.cache-hit"] = "true";
-  o = RunAction({{"token", "pgt_secret"}}, push);
+  o = RunAction({{"token", "pwt_secret"}}, push);
   EXPECT_EQ(o.exit_code, 0) << o.output;
   ASSERT_EQ(used_.size(), 1u);
   EXPECT_EQ(used_[0].at("id"), "baseline-restore");
 
-  // baseline-cache: "false": no Actions cache, and perfgate caches nothing either.
+  // baseline-cache: "false": no Actions cache, and perfwarden caches nothing either.
   std::ofstream(dir_ / "log", std::ios::trunc);
-  o = RunAction({{"token", "pgt_secret"}, {"baseline-cache", "false"}}, push);
+  o = RunAction({{"token", "pwt_secret"}, {"baseline-cache", "false"}}, push);
   EXPECT_EQ(o.exit_code, 0) << o.output;
   EXPECT_TRUE(used_.empty());
   EXPECT_TRUE(Contains(Log(), " --no-baseline-cache\n"));
   // mode unpaired without confirm measures nothing side by side: nothing to cache.
   std::ofstream(dir_ / "log", std::ios::trunc);
-  o = RunAction({{"token", "pgt_secret"}, {"mode", "unpaired"}}, push);
+  o = RunAction({{"token", "pwt_secret"}, {"mode", "unpaired"}}, push);
   EXPECT_EQ(o.exit_code, 0) << o.output;
   EXPECT_TRUE(used_.empty());
   EXPECT_FALSE(Contains(Log(), "baseline-cache"));
   // An invalid value is a usage error.
-  o = RunAction({{"token", "pgt_secret"}, {"baseline-cache", "yes"}}, push);
+  o = RunAction({{"token", "pwt_secret"}, {"baseline-cache", "yes"}}, push);
   EXPECT_EQ(o.exit_code, 2) << o.output;
 }
 
 TEST_F(CiShellTest, TheActionCachesNothingWithoutAMergeBase) {
   // Not a git checkout (or a shallow one): no key to name, so no Actions cache, and the gate
-  // keeps perfgate's own default.
+  // keeps perfwarden's own default.
   Outcome o =
-      RunAction({{"token", "pgt_secret"}, {"comment", "false"}},
+      RunAction({{"token", "pwt_secret"}, {"comment", "false"}},
                 {{"GITHUB_EVENT_NAME", "pull_request"}, {"PR", "17"}, {"GITHUB_BASE_REF", "main"}});
   EXPECT_EQ(o.exit_code, 0) << o.output;
   EXPECT_TRUE(used_.empty());
@@ -382,16 +382,16 @@ TEST_F(CiShellTest, TheActionCachesNothingWithoutAMergeBase) {
 constexpr char kNotes[] = "https://gitlab.example/api/v4/projects/42/merge_requests/9/notes";
 
 TEST_F(CiShellTest, TheGitlabJobGatesMergeRequestsAndUpdatesTheMarkedNote) {
-  // Without PERFGATE_GITLAB_TOKEN: no note, and the gate's exit code stands.
+  // Without PERFWARDEN_GITLAB_TOKEN: no note, and the gate's exit code stands.
   Outcome o =
-      RunGitlab({{"CI_MERGE_REQUEST_IID", "9"}, {"PERFGATE_TOKEN", "t"}, {"GATE_EXIT", "1"}});
+      RunGitlab({{"CI_MERGE_REQUEST_IID", "9"}, {"PERFWARDEN_TOKEN", "t"}, {"GATE_EXIT", "1"}});
   EXPECT_EQ(o.exit_code, 1) << o.output;
   EXPECT_TRUE(Contains(
       Log(),
-      "perfgate gate --junit perfgate-junit.xml --gitlab-metrics metrics.txt "
-      "--comment-file perfgate-comment.md --color always --mode auto --rerun-inconclusive\n"));
-  EXPECT_TRUE(fs::exists(dir_ / "work/perfgate-junit.xml"));
-  EXPECT_TRUE(Contains(o.output, "PERFGATE_GITLAB_TOKEN"));
+      "perfwarden gate --junit perfwarden-junit.xml --gitlab-metrics metrics.txt "
+      "--comment-file perfwarden-comment.md --color always --mode auto --rerun-inconclusive\n"));
+  EXPECT_TRUE(fs::exists(dir_ / "work/perfwarden-junit.xml"));
+  EXPECT_TRUE(Contains(o.output, "PERFWARDEN_GITLAB_TOKEN"));
   EXPECT_FALSE(Contains(Log(), "curl "));
 
   if (!HaveJq()) GTEST_SKIP() << "the template's note needs jq";
@@ -402,7 +402,7 @@ TEST_F(CiShellTest, TheGitlabJobGatesMergeRequestsAndUpdatesTheMarkedNote) {
         "[" + Comment(1, "13", "first") + "," + Comment(2, "13", kMarkedBody) + "]");
   Write("notes-2.json", "[" + Comment(55, "77", kMarkedBody) + "]");
   const Env mr = {
-      {"CI_MERGE_REQUEST_IID", "9"}, {"PERFGATE_TOKEN", "t"}, {"PERFGATE_GITLAB_TOKEN", "glpat_x"}};
+      {"CI_MERGE_REQUEST_IID", "9"}, {"PERFWARDEN_TOKEN", "t"}, {"PERFWARDEN_GITLAB_TOKEN", "glpat_x"}};
   o = RunGitlab(mr);
   EXPECT_EQ(o.exit_code, 0) << o.output;
   EXPECT_TRUE(Contains(Log(), "curl GET https://gitlab.example/api/v4/user\n"));
@@ -427,10 +427,10 @@ TEST_F(CiShellTest, TheGitlabJobGatesMergeRequestsAndUpdatesTheMarkedNote) {
 }
 
 TEST_F(CiShellTest, TheGitlabDefaultBranchJobOnlyRuns) {
-  Outcome o = RunGitlab({{"PERFGATE_TOKEN", "pgt_secret"}});
+  Outcome o = RunGitlab({{"PERFWARDEN_TOKEN", "pwt_secret"}});
   EXPECT_EQ(o.exit_code, 0) << o.output;
-  EXPECT_EQ(Log(), "perfgate run\n");
-  o = RunGitlab({{"PERFGATE_TOKEN", "pgt_secret"}, {"RUN_EXIT", "3"}});
+  EXPECT_EQ(Log(), "perfwarden run\n");
+  o = RunGitlab({{"PERFWARDEN_TOKEN", "pwt_secret"}, {"RUN_EXIT", "3"}});
   EXPECT_EQ(o.exit_code, 3) << o.output;  // allow_failure: exit_codes: [3]
 }
 
@@ -442,14 +442,14 @@ TEST_F(CiShellTest, CommentScriptUpdatesByMarkerAndRefusesOtherBodies) {
   Write("gitlab-user.json", R"({"id": 77})");
   Write("notes-1.json",
         "[" + Comment(2, "13", kMarkedBody) + "," + Comment(3, "77", kMarkedBody) + "]");
-  const Env gitlab = {{"PERFGATE_GITLAB_TOKEN", "glpat_x"},
+  const Env gitlab = {{"PERFWARDEN_GITLAB_TOKEN", "glpat_x"},
                       {"CI_API_V4_URL", "https://gl/api/v4"},
                       {"CI_PROJECT_ID", "42"}};
   Outcome o = Bash(script + "gitlab ../body.md 8", gitlab);
   EXPECT_EQ(o.exit_code, 0) << o.output;
   EXPECT_TRUE(Contains(Log(), "curl PUT https://gl/api/v4/projects/42/merge_requests/8/notes/3\n"));
   EXPECT_FALSE(Contains(Log(), "/notes/2"));
-  Write("plain.md", "not perfgate's\n");
+  Write("plain.md", "not perfwarden's\n");
   EXPECT_EQ(Bash(script + "gitlab ../plain.md 8", gitlab).exit_code, 2);
   EXPECT_EQ(Bash(script + "github ../body.md not-a-number", {{"GH_TOKEN", "ghs_job"}}).exit_code,
             2);
@@ -480,14 +480,14 @@ TEST_F(CiShellTest, CommentScriptEditsOnlyItsOwnAuthorsComment) {
   EXPECT_TRUE(Contains(Log(), "gh api --method PATCH repos/owner/repo/issues/comments/14 "));
   // A GitHub App's token: the author it is told.
   Env app = github;
-  app["PERFGATE_COMMENT_AUTHOR"] = "perf-app[bot]";
+  app["PERFWARDEN_COMMENT_AUTHOR"] = "perf-app[bot]";
   std::ofstream(dir_ / "log", std::ios::trunc);
   o = Bash(script, app);
   EXPECT_EQ(o.exit_code, 0) << o.output;
   EXPECT_TRUE(Contains(Log(), "gh api --method PATCH repos/owner/repo/issues/comments/13 "));
   EXPECT_FALSE(Contains(Log(), "gh api user"));
   // Not a login: refused before any call (it is spliced into a jq filter).
-  app["PERFGATE_COMMENT_AUTHOR"] = "x\") or true or (\"";
+  app["PERFWARDEN_COMMENT_AUTHOR"] = "x\") or true or (\"";
   std::ofstream(dir_ / "log", std::ios::trunc);
   EXPECT_EQ(Bash(script, app).exit_code, 2);
   EXPECT_EQ(Log(), "");
@@ -501,4 +501,4 @@ TEST_F(CiShellTest, CommentScriptEditsOnlyItsOwnAuthorsComment) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-namespace perfgate::config {
+namespace perfwarden::config {
 namespace {
 
-constexpr char kToken[] = "pgt_abcdefghijklmnopqrstuvwxyzABCDEFGHIJK-_0123";
+constexpr char kToken[] = "pwt_abcdefghijklmnopqrstuvwxyzABCDEFGHIJK-_0123";
 
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> lines;
@@ -34,14 +34,14 @@ TEST_F(LoggingTest, PlainRedactsTokens) {
   ASSERT_TRUE(SetupLogging({LogLevel::kInfo, LogFormat::kPlain}, out_));
   spdlog::info("request with Authorization: Bearer {}", kToken);
   spdlog::warn("created token {} for project x", kToken);
-  spdlog::error("cannot connect to host=db user=pg password=hunter2 dbname=perfgate");
+  spdlog::error("cannot connect to host=db user=pg password=hunter2 dbname=perfwarden");
   const auto lines = Lines(out_.str());
   ASSERT_EQ(lines.size(), 3u) << out_.str();
   EXPECT_EQ(out_.str().find(kToken), std::string::npos) << out_.str();
   EXPECT_EQ(out_.str().find("hunter2"), std::string::npos) << out_.str();
   EXPECT_TRUE(lines[0].ends_with(" [info] request with Authorization: Bearer ***")) << lines[0];
   EXPECT_TRUE(lines[1].ends_with(" [warn] created token *** for project x")) << lines[1];
-  EXPECT_NE(lines[2].find("[error] cannot connect to host=db user=pg password=*** dbname=perfgate"),
+  EXPECT_NE(lines[2].find("[error] cannot connect to host=db user=pg password=*** dbname=perfwarden"),
             std::string::npos)
       << lines[2];
   // RFC 3339 UTC timestamp first.
@@ -53,7 +53,7 @@ TEST_F(LoggingTest, PlainRedactsTokens) {
 TEST_F(LoggingTest, JsonRedactsTokensAndIsValid) {
   ASSERT_TRUE(SetupLogging({LogLevel::kDebug, LogFormat::kJson}, out_));
   spdlog::debug("auth header \"Bearer {}\"\n\tnext line", kToken);
-  spdlog::info("dsn postgresql://perfgate:s3cret@localhost:5432/perfgate");
+  spdlog::info("dsn postgresql://perfwarden:s3cret@localhost:5432/perfwarden");
   spdlog::info("bad bytes \xff\xfe and a control \x01 and \xc3\xa9");
   const auto lines = Lines(out_.str());
   ASSERT_EQ(lines.size(), 3u) << out_.str();
@@ -67,7 +67,7 @@ TEST_F(LoggingTest, JsonRedactsTokensAndIsValid) {
   EXPECT_TRUE(first.at("ts").get<std::string>().ends_with("Z"));
 
   EXPECT_EQ(nlohmann::json::parse(lines[1]).at("msg"),
-            "dsn postgresql://perfgate:***@localhost:5432/perfgate");
+            "dsn postgresql://perfwarden:***@localhost:5432/perfwarden");
   // Invalid UTF-8 becomes U+FFFD; valid multi-byte characters pass through.
   EXPECT_EQ(nlohmann::json::parse(lines[2]).at("msg"),
             "bad bytes \xef\xbf\xbd\xef\xbf\xbd and a control \x01 and \xc3\xa9");
@@ -104,7 +104,7 @@ TEST(RedactSecrets, Matrix) {
       {"unbearable xyz", "unbearable xyz"},
       {"token=" + token + ", next", "token=***, next"},
       {"[" + token + "]", "[***]"},
-      {"tokens start with pgt_", "tokens start with pgt_"},
+      {"tokens start with pwt_", "tokens start with pwt_"},
       {"host=db password=hunter2 user=x", "host=db password=*** user=x"},
       {"host=db password='a b\\'c' user=x", "host=db password=*** user=x"},
       {"PGPASSWORD=hunter2 psql", "PGPASSWORD=*** psql"},
@@ -121,4 +121,4 @@ TEST(RedactSecrets, Matrix) {
 }
 
 }  // namespace
-}  // namespace perfgate::config
+}  // namespace perfwarden::config

@@ -1,4 +1,4 @@
-// perfgate.yaml: the example file loads, defaults apply, relative paths follow the file, the
+// perfwarden.yaml: the example file loads, defaults apply, relative paths follow the file, the
 // environment overrides the file, threshold rules resolve first-match-wins with globs, and every
 // kind of bad input is rejected with "FILE:LINE:COL: key: problem".
 #include "config/runner_config.h"
@@ -13,7 +13,7 @@
 #include <map>
 #include <string>
 
-namespace perfgate::config {
+namespace perfwarden::config {
 namespace {
 
 namespace fs = std::filesystem;
@@ -29,7 +29,7 @@ EnvLookup FakeEnvironment(std::map<std::string, std::string> values) {
 }
 
 Result<RunnerConfig> Parse(const std::string& yaml, const EnvLookup& env = nullptr) {
-  return ParseRunnerConfig(yaml, "perfgate.yaml", kBase, env);
+  return ParseRunnerConfig(yaml, "perfwarden.yaml", kBase, env);
 }
 
 constexpr char kMinimal[] = R"(version: 1
@@ -54,7 +54,7 @@ class TempDir {
 
 TEST(RunnerConfig, LoadsTheExampleFile) {
   const fs::path example =
-      fs::path(PERFGATE_FIXTURES_DIR) / ".." / ".." / "config" / "perfgate.example.yaml";
+      fs::path(PERFWARDEN_FIXTURES_DIR) / ".." / ".." / "config" / "perfwarden.example.yaml";
   auto config = LoadRunnerConfig(example.string(), FakeEnvironment({}));
   ASSERT_TRUE(config) << config.error().ToString();
   const fs::path dir = fs::absolute(example).lexically_normal().parent_path();
@@ -64,7 +64,7 @@ TEST(RunnerConfig, LoadsTheExampleFile) {
   EXPECT_EQ(config->server.token, "");
   EXPECT_EQ(config->target_branch, "main");
   EXPECT_EQ(config->testbed, "ci-x86-1");
-  EXPECT_EQ(config->spool_dir, dir / ".perfgate" / "spool");
+  EXPECT_EQ(config->spool_dir, dir / ".perfwarden" / "spool");
   EXPECT_EQ(config->default_repetitions, 10);
   EXPECT_EQ(config->default_min_time, 0.05);
   ASSERT_EQ(config->suites.size(), 2u);
@@ -113,7 +113,7 @@ TEST(RunnerConfig, DefaultsForAMinimalFile) {
   EXPECT_EQ(config->version, 1);
   EXPECT_EQ(config->server.url, "");
   EXPECT_EQ(config->target_branch, "main");
-  EXPECT_EQ(config->spool_dir, fs::path("/repo/.perfgate/spool"));
+  EXPECT_EQ(config->spool_dir, fs::path("/repo/.perfwarden/spool"));
   EXPECT_EQ(config->default_repetitions, 10);
   EXPECT_FALSE(config->default_min_time.has_value());
   ASSERT_EQ(config->suites.size(), 1u);
@@ -161,7 +161,7 @@ TEST(RunnerConfig, GateSettingsAreRead) {
 TEST(RunnerConfig, PathsResolveAgainstTheFilesDirectory) {
   TempDir dir;
   fs::create_directories(dir.path() / "sub");
-  const fs::path file = dir.path() / "sub" / "perfgate.yaml";
+  const fs::path file = dir.path() / "sub" / "perfwarden.yaml";
   std::ofstream(file) << R"(version: 1
 spool_dir: ../spool
 suites:
@@ -184,22 +184,22 @@ TEST(RunnerConfig, EnvironmentSuppliesTokenAndOverridesTestbed) {
   const std::string yaml = std::string(kMinimal) +
                            "server: {url: 'http://localhost:8080/', project: p}\n"
                            "testbed: from-file\n";
-  auto from_file = Parse(yaml, FakeEnvironment({{"PERFGATE_TESTBED", ""}}));
+  auto from_file = Parse(yaml, FakeEnvironment({{"PERFWARDEN_TESTBED", ""}}));
   ASSERT_TRUE(from_file) << from_file.error().ToString();
   EXPECT_EQ(from_file->testbed, "from-file");                 // an empty variable counts as unset
   EXPECT_EQ(from_file->server.url, "http://localhost:8080");  // trailing '/' dropped
   EXPECT_EQ(from_file->server.token, "");
 
   auto from_env = Parse(
-      yaml, FakeEnvironment({{"PERFGATE_TESTBED", "gpu-box.2"}, {"PERFGATE_TOKEN", "pgt_secret"}}));
+      yaml, FakeEnvironment({{"PERFWARDEN_TESTBED", "gpu-box.2"}, {"PERFWARDEN_TOKEN", "pwt_secret"}}));
   ASSERT_TRUE(from_env) << from_env.error().ToString();
   EXPECT_EQ(from_env->testbed, "gpu-box.2");
-  EXPECT_EQ(from_env->server.token, "pgt_secret");
+  EXPECT_EQ(from_env->server.token, "pwt_secret");
 
-  auto bad = Parse(yaml, FakeEnvironment({{"PERFGATE_TESTBED", "my box"}}));
+  auto bad = Parse(yaml, FakeEnvironment({{"PERFWARDEN_TESTBED", "my box"}}));
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().field, "testbed");
-  EXPECT_EQ(bad.error().message.rfind("environment variable PERFGATE_TESTBED: ", 0), 0u)
+  EXPECT_EQ(bad.error().message.rfind("environment variable PERFWARDEN_TESTBED: ", 0), 0u)
       << bad.error().message;
 }
 
@@ -305,160 +305,160 @@ TEST(RunnerConfig, RejectsBadInputWithPositionAndKey) {
   const std::string gb = "  - {name: a, type: gbench, binary: b}\n";
   const std::vector<BadCase> cases = {
       {"missing version", "suites: []\n",
-       "perfgate.yaml:1:1: version: missing (add `version: 1` at the top)", "version"},
-      {"empty file", "", "perfgate.yaml:1:1: version: missing", "version", true},
+       "perfwarden.yaml:1:1: version: missing (add `version: 1` at the top)", "version"},
+      {"empty file", "", "perfwarden.yaml:1:1: version: missing", "version", true},
       {"version 2", "version: 2\n",
-       "perfgate.yaml:1:10: version: unsupported version 2 (this perfgate reads version 1)",
+       "perfwarden.yaml:1:10: version: unsupported version 2 (this perfwarden reads version 1)",
        "version"},
       {"version not a number", "version: one\n",
-       "perfgate.yaml:1:10: version: expected an integer, got \"one\"", "version"},
+       "perfwarden.yaml:1:10: version: expected an integer, got \"one\"", "version"},
       {"unknown top key", Suites(gb) + "sutes: []\n",
-       "perfgate.yaml:4:1: sutes: unknown key (allowed: version, server, target_branch, testbed, "
+       "perfwarden.yaml:4:1: sutes: unknown key (allowed: version, server, target_branch, testbed, "
        "spool_dir, defaults, suites, thresholds, gate)",
        "sutes"},
       {"bad gate mode", Suites(gb) + "gate: {mode: sometimes}\n",
-       "perfgate.yaml:4:14: gate.mode: must be unpaired, paired or auto, got \"sometimes\"",
+       "perfwarden.yaml:4:14: gate.mode: must be unpaired, paired or auto, got \"sometimes\"",
        "gate.mode"},
       {"unknown gate key", Suites(gb) + "gate: {blocks: 9}\n",
-       "perfgate.yaml:4:8: gate.blocks: unknown key (allowed: mode, block_repetitions, min_blocks, "
+       "perfwarden.yaml:4:8: gate.blocks: unknown key (allowed: mode, block_repetitions, min_blocks, "
        "max_blocks, test, time_budget, baseline_cache, baseline_cache_entries, spending, "
        "interleave)",
        "gate.blocks"},
       {"bad spending", Suites(gb) + "gate: {spending: linear}\n",
-       "perfgate.yaml:4:18: gate.spending: must be pocock, obf or bonferroni, got \"linear\"",
+       "perfwarden.yaml:4:18: gate.spending: must be pocock, obf or bonferroni, got \"linear\"",
        "gate.spending"},
       {"max below min", Suites(gb) + "gate: {min_blocks: 9, max_blocks: 6}\n",
-       "perfgate.yaml:4:35: gate.max_blocks: must be at least gate.min_blocks (9)",
+       "perfwarden.yaml:4:35: gate.max_blocks: must be at least gate.min_blocks (9)",
        "gate.max_blocks"},
       {"bad gate test", Suites(gb) + "gate: {test: z}\n",
-       "perfgate.yaml:4:14: gate.test: must be trimmed, t or wilcoxon, got \"z\"", "gate.test"},
+       "perfwarden.yaml:4:14: gate.test: must be trimmed, t or wilcoxon, got \"z\"", "gate.test"},
       {"no repetition a block", Suites(gb) + "gate: {block_repetitions: 0}\n",
-       "perfgate.yaml:4:27: gate.block_repetitions: must be in [1, 1000], got 0",
+       "perfwarden.yaml:4:27: gate.block_repetitions: must be in [1, 1000], got 0",
        "gate.block_repetitions", true},
-      {"duplicate key", "version: 1\nversion: 1\n", "perfgate.yaml:2:1: version: duplicate key",
+      {"duplicate key", "version: 1\nversion: 1\n", "perfwarden.yaml:2:1: version: duplicate key",
        "version"},
-      {"document not a map", "- 1\n", "perfgate.yaml:1:1: must be a mapping of keys to values", ""},
-      {"invalid yaml", "version: [1\n", "perfgate.yaml:2:1: invalid YAML: ", "", true},
+      {"document not a map", "- 1\n", "perfwarden.yaml:1:1: must be a mapping of keys to values", ""},
+      {"invalid yaml", "version: [1\n", "perfwarden.yaml:2:1: invalid YAML: ", "", true},
       {"no suites", "version: 1\nsuites: []\n",
-       "perfgate.yaml:2:1: suites: expected a list of at least one suite", "suites"},
+       "perfwarden.yaml:2:1: suites: expected a list of at least one suite", "suites"},
       {"bad url scheme", Suites(gb) + "server: {url: ftp://x, project: p}\n",
-       "perfgate.yaml:4:15: server.url: must be an http:// or https:// URL with a host, got "
+       "perfwarden.yaml:4:15: server.url: must be an http:// or https:// URL with a host, got "
        "\"ftp://x\"",
        "server.url"},
       {"url without host", Suites(gb) + "server: {url: 'https://', project: p}\n",
-       "perfgate.yaml:4:", "server.url", true},
+       "perfwarden.yaml:4:", "server.url", true},
       {"server missing project", Suites(gb) + "server: {url: 'https://x'}\n",
-       "perfgate.yaml:4:9: server: missing required key project", "server"},
-      {"token in file", Suites(gb) + "server:\n  url: https://x\n  project: p\n  token: pgt_x\n",
-       "perfgate.yaml:7:10: server.token: tokens do not belong in a file in the repository; set "
-       "PERFGATE_TOKEN",
+       "perfwarden.yaml:4:9: server: missing required key project", "server"},
+      {"token in file", Suites(gb) + "server:\n  url: https://x\n  project: p\n  token: pwt_x\n",
+       "perfwarden.yaml:7:10: server.token: tokens do not belong in a file in the repository; set "
+       "PERFWARDEN_TOKEN",
        "server.token"},
       {"bad project name", Suites(gb) + "server: {url: 'https://x', project: 'a/b'}\n",
-       "perfgate.yaml:4:37: server.project: must be 1..200 characters", "server.project", true},
-      {"bad testbed", Suites(gb) + "testbed: 'x y'\n", "perfgate.yaml:4:10: testbed: ", "testbed",
+       "perfwarden.yaml:4:37: server.project: must be 1..200 characters", "server.project", true},
+      {"bad testbed", Suites(gb) + "testbed: 'x y'\n", "perfwarden.yaml:4:10: testbed: ", "testbed",
        true},
       {"bad target branch", Suites(gb) + "target_branch: 'a b'\n",
-       "perfgate.yaml:4:16: target_branch: ", "target_branch", true},
+       "perfwarden.yaml:4:16: target_branch: ", "target_branch", true},
       {"unknown suite key", Suites("  - {name: a, type: gbench, binary: b, filtr: x}\n"),
-       "perfgate.yaml:3:40: suites[0].filtr: unknown key (allowed: name, type, build, "
+       "perfwarden.yaml:3:40: suites[0].filtr: unknown key (allowed: name, type, build, "
        "repetitions, env, pass_env, timeout, binary, filter, min_time, args, command, warmup)",
        "suites[0].filtr"},
       {"gbench key on a command", Suites("  - {name: a, type: command, command: x, filter: y}\n"),
-       "perfgate.yaml:3:42: suites[0].filter: not valid for type command (allowed: name, type, "
+       "perfwarden.yaml:3:42: suites[0].filter: not valid for type command (allowed: name, type, "
        "build, repetitions, env, pass_env, timeout, command, warmup)",
        "suites[0].filter"},
       {"bad type", Suites("  - {name: a, type: python, binary: b}\n"),
-       "perfgate.yaml:3:21: suites[0].type: expected gbench, command or train, got \"python\"",
+       "perfwarden.yaml:3:21: suites[0].type: expected gbench, command or train, got \"python\"",
        "suites[0].type"},
       {"missing type", Suites("  - {name: a, binary: b}\n"),
-       "perfgate.yaml:3:5: suites[0]: missing required key type", "suites[0]"},
+       "perfwarden.yaml:3:5: suites[0]: missing required key type", "suites[0]"},
       {"missing binary", Suites("  - {name: a, type: gbench}\n"),
-       "perfgate.yaml:3:5: suites[0]: missing required key binary", "suites[0]"},
+       "perfwarden.yaml:3:5: suites[0]: missing required key binary", "suites[0]"},
       {"missing command", Suites(gb + "  - {name: b, type: command}\n"),
-       "perfgate.yaml:4:5: suites[1]: missing required key command", "suites[1]"},
+       "perfwarden.yaml:4:5: suites[1]: missing required key command", "suites[1]"},
       {"empty argv", Suites("  - {name: a, type: command, command: []}\n"),
-       "perfgate.yaml:3:39: suites[0].command: the argv list needs a program as its first item",
+       "perfwarden.yaml:3:39: suites[0].command: the argv list needs a program as its first item",
        "suites[0].command"},
       {"bad suite name", Suites("  - {name: 'a b', type: gbench, binary: b}\n"),
-       "perfgate.yaml:3:12: suites[0].name: must be 1..200 characters from [A-Za-z0-9_.-], got "
+       "perfwarden.yaml:3:12: suites[0].name: must be 1..200 characters from [A-Za-z0-9_.-], got "
        "\"a b\"",
        "suites[0].name"},
       {"duplicate suite", Suites(gb + gb),
-       "perfgate.yaml:4:5: suites[1].name: duplicate suite name \"a\" (also on line 3)",
+       "perfwarden.yaml:4:5: suites[1].name: duplicate suite name \"a\" (also on line 3)",
        "suites[1].name"},
       {"repetitions too small", Suites("  - {name: a, type: gbench, binary: b, repetitions: 1}\n"),
-       "perfgate.yaml:3:53: suites[0].repetitions: must be in [2, 10000], got 1",
+       "perfwarden.yaml:3:53: suites[0].repetitions: must be in [2, 10000], got 1",
        "suites[0].repetitions"},
       {"repetitions too large", "version: 1\ndefaults: {repetitions: 10001}\n",
-       "perfgate.yaml:2:25: defaults.repetitions: must be in [2, 10000], got 10001",
+       "perfwarden.yaml:2:25: defaults.repetitions: must be in [2, 10000], got 10001",
        "defaults.repetitions"},
       {"repetitions a list", Suites("  - {name: a, type: gbench, binary: b, repetitions: [3]}\n"),
-       "perfgate.yaml:3:53: suites[0].repetitions: expected a single value",
+       "perfwarden.yaml:3:53: suites[0].repetitions: expected a single value",
        "suites[0].repetitions"},
       {"repetitions empty",
        Suites("  - name: a\n    type: gbench\n    binary: b\n    repetitions:\n"),
-       "perfgate.yaml:6:5: suites[0].repetitions: has no value", "suites[0].repetitions"},
+       "perfwarden.yaml:6:5: suites[0].repetitions: has no value", "suites[0].repetitions"},
       {"min_time zero", Suites("  - {name: a, type: gbench, binary: b, min_time: 0}\n"),
-       "perfgate.yaml:3:50: suites[0].min_time: must be in (0, 3600], got 0", "suites[0].min_time"},
+       "perfwarden.yaml:3:50: suites[0].min_time: must be in (0, 3600], got 0", "suites[0].min_time"},
       {"timeout negative", Suites("  - {name: a, type: gbench, binary: b, timeout: -5}\n"),
-       "perfgate.yaml:3:49: suites[0].timeout: must be in [1, 604800], got -5",
+       "perfwarden.yaml:3:49: suites[0].timeout: must be in [1, 604800], got -5",
        "suites[0].timeout"},
       {"args not a list", Suites("  - {name: a, type: gbench, binary: b, args: --x}\n"),
-       "perfgate.yaml:3:46: suites[0].args: expected a list of strings", "suites[0].args"},
+       "perfwarden.yaml:3:46: suites[0].args: expected a list of strings", "suites[0].args"},
       {"command key on a gbench", Suites("  - {name: a, type: gbench, binary: b, warmup: 2}\n"),
-       "perfgate.yaml:3:40: suites[0].warmup: not valid for type gbench (allowed: name, type, "
+       "perfwarden.yaml:3:40: suites[0].warmup: not valid for type gbench (allowed: name, type, "
        "build, repetitions, env, pass_env, timeout, binary, filter, min_time, args)",
        "suites[0].warmup"},
       {"env value missing", Suites("  - {name: a, type: gbench, binary: b, env: {X: }}\n"),
-       "perfgate.yaml:3:46: suites[0].env.X: has no value", "suites[0].env.X"},
-      {"only comments", "# nothing yet\n", "perfgate.yaml:1:1: version: missing", "version", true},
+       "perfwarden.yaml:3:46: suites[0].env.X: has no value", "suites[0].env.X"},
+      {"only comments", "# nothing yet\n", "perfwarden.yaml:1:1: version: missing", "version", true},
       {"bad env name", Suites("  - {name: a, type: gbench, binary: b, env: {1X: y}}\n"),
-       "perfgate.yaml:3:46: suites[0].env: bad variable name \"1X\"", "suites[0].env"},
+       "perfwarden.yaml:3:46: suites[0].env: bad variable name \"1X\"", "suites[0].env"},
       {"percent zero", Suites(gb) + "thresholds:\n  - {percent: 0}\n",
-       "perfgate.yaml:5:15: thresholds[0].percent: must be in (0, 100], got 0",
+       "perfwarden.yaml:5:15: thresholds[0].percent: must be in (0, 100], got 0",
        "thresholds[0].percent"},
       {"percent above 100", Suites(gb) + "thresholds:\n  - {percent: 100.5}\n",
-       "perfgate.yaml:5:15: thresholds[0].percent: must be in (0, 100], got 100.5",
+       "perfwarden.yaml:5:15: thresholds[0].percent: must be in (0, 100], got 100.5",
        "thresholds[0].percent"},
       {"percent not a number", Suites(gb) + "thresholds:\n  - {percent: 5%}\n",
-       "perfgate.yaml:5:15: thresholds[0].percent: expected a number, got \"5%\"",
+       "perfwarden.yaml:5:15: thresholds[0].percent: expected a number, got \"5%\"",
        "thresholds[0].percent"},
       {"alpha too large", Suites(gb) + "thresholds:\n  - {alpha: 0.6}\n",
-       "perfgate.yaml:5:13: thresholds[0].alpha: must be in (0, 0.5], got 0.6",
+       "perfwarden.yaml:5:13: thresholds[0].alpha: must be in (0, 0.5], got 0.6",
        "thresholds[0].alpha"},
       {"alpha zero", Suites(gb) + "thresholds:\n  - {alpha: 0}\n",
-       "perfgate.yaml:5:13: thresholds[0].alpha: must be in (0, 0.5], got 0",
+       "perfwarden.yaml:5:13: thresholds[0].alpha: must be in (0, 0.5], got 0",
        "thresholds[0].alpha"},
       {"bad direction", Suites(gb) + "thresholds:\n  - {direction: up}\n",
-       "perfgate.yaml:5:17: thresholds[0].direction: expected lower or higher, got \"up\"",
+       "perfwarden.yaml:5:17: thresholds[0].direction: expected lower or higher, got \"up\"",
        "thresholds[0].direction"},
       {"bad ignore", Suites(gb) + "thresholds:\n  - {ignore: yes}\n",
-       "perfgate.yaml:5:14: thresholds[0].ignore: expected true or false, got \"yes\"",
+       "perfwarden.yaml:5:14: thresholds[0].ignore: expected true or false, got \"yes\"",
        "thresholds[0].ignore"},
       {"ignore with percent", Suites(gb) + "thresholds:\n  - {ignore: true, percent: 3}\n",
-       "perfgate.yaml:5:14: thresholds[0].ignore: an ignored benchmark takes no percent, alpha or "
+       "perfwarden.yaml:5:14: thresholds[0].ignore: an ignored benchmark takes no percent, alpha or "
        "direction",
        "thresholds[0].ignore"},
       {"bad gate", Suites(gb) + "thresholds:\n  - {gate: maybe}\n",
-       "perfgate.yaml:5:12: thresholds[0].gate: expected true or false, got \"maybe\"",
+       "perfwarden.yaml:5:12: thresholds[0].gate: expected true or false, got \"maybe\"",
        "thresholds[0].gate"},
       {"gate with ignore", Suites(gb) + "thresholds:\n  - {ignore: true, gate: true}\n",
-       "perfgate.yaml:5:26: thresholds[0].gate: an ignored benchmark is neither gated nor "
+       "perfwarden.yaml:5:26: thresholds[0].gate: an ignored benchmark is neither gated nor "
        "reported: drop gate or ignore",
        "thresholds[0].gate"},
       {"unknown threshold key", Suites(gb) + "thresholds:\n  - {benchmark: x, pct: 3}\n",
-       "perfgate.yaml:5:20: thresholds[0].pct: unknown key (allowed: suite, benchmark, metric, "
+       "perfwarden.yaml:5:20: thresholds[0].pct: unknown key (allowed: suite, benchmark, metric, "
        "percent, alpha, direction, ignore, gate)",
        "thresholds[0].pct"},
       {"threshold for an unknown suite", Suites(gb) + "thresholds:\n  - {suite: b, percent: 3}\n",
-       "perfgate.yaml:5:13: thresholds[0].suite: no suite named \"b\" (suites: a)",
+       "perfwarden.yaml:5:13: thresholds[0].suite: no suite named \"b\" (suites: a)",
        "thresholds[0].suite"},
       {"unreachable rule", Suites(gb) + "thresholds:\n  - {percent: 4}\n  - {benchmark: x}\n",
-       "perfgate.yaml:6:5: thresholds[1]: unreachable: the rule on line 5 already matches every "
+       "perfwarden.yaml:6:5: thresholds[1]: unreachable: the rule on line 5 already matches every "
        "benchmark and metric (first match wins)",
        "thresholds[1]"},
       {"thresholds not a list", Suites(gb) + "thresholds: {percent: 3}\n",
-       "perfgate.yaml:4:13: thresholds: expected a list", "thresholds"},
+       "perfwarden.yaml:4:13: thresholds: expected a list", "thresholds"},
   };
   for (const BadCase& c : cases) {
     SCOPED_TRACE(c.name);
@@ -475,4 +475,4 @@ TEST(RunnerConfig, RejectsBadInputWithPositionAndKey) {
 }
 
 }  // namespace
-}  // namespace perfgate::config
+}  // namespace perfwarden::config

@@ -1,5 +1,5 @@
 // Secrets and the suites' environment: which names config/secret_env.h treats as credentials or
-// as secret-looking, a suite's pass_env as perfgate.yaml declares it (and every way to get it
+// as secret-looking, a suite's pass_env as perfwarden.yaml declares it (and every way to get it
 // wrong), and HideCredentials, which takes the token out of the process environment while
 // ProcessEnvironment (and so LoadRunnerConfig) still answers it.
 #include "config/secret_env.h"
@@ -16,7 +16,7 @@
 #include "config/environment.h"
 #include "config/runner_config.h"
 
-namespace perfgate::config {
+namespace perfwarden::config {
 namespace {
 
 namespace fs = std::filesystem;
@@ -26,10 +26,10 @@ TEST(SecretEnv, ClassifiesNames) {
     const char* name;
     SecretEnv want;
   } cases[] = {
-      {"PERFGATE_TOKEN", SecretEnv::kCredential},
-      {"PERFGATE_GITLAB_TOKEN", SecretEnv::kCredential},
-      {"PERFGATE_ADMIN_TOKEN", SecretEnv::kCredential},
-      {"PERFGATE_DATABASE_URL", SecretEnv::kCredential},
+      {"PERFWARDEN_TOKEN", SecretEnv::kCredential},
+      {"PERFWARDEN_GITLAB_TOKEN", SecretEnv::kCredential},
+      {"PERFWARDEN_ADMIN_TOKEN", SecretEnv::kCredential},
+      {"PERFWARDEN_DATABASE_URL", SecretEnv::kCredential},
       {"GITHUB_TOKEN", SecretEnv::kCredential},
       {"GH_TOKEN", SecretEnv::kCredential},
       {"GH_ENTERPRISE_TOKEN", SecretEnv::kCredential},
@@ -55,9 +55,9 @@ TEST(SecretEnv, ClassifiesNames) {
       {"SIGNING_PRIVATE_KEY", SecretEnv::kSecretLike},
       {"PATH", SecretEnv::kNone},
       {"HOME", SecretEnv::kNone},
-      {"PERFGATE_CONFIG", SecretEnv::kNone},
-      {"PERFGATE_TESTBED", SecretEnv::kNone},
-      {"PERFGATE_BASELINE_CACHE", SecretEnv::kNone},
+      {"PERFWARDEN_CONFIG", SecretEnv::kNone},
+      {"PERFWARDEN_TESTBED", SecretEnv::kNone},
+      {"PERFWARDEN_BASELINE_CACHE", SecretEnv::kNone},
       {"CI", SecretEnv::kNone},
       {"GITHUB_SHA", SecretEnv::kNone},
       {"CI_JOB_ID", SecretEnv::kNone},
@@ -74,7 +74,7 @@ TEST(SecretEnv, ClassifiesNames) {
 }
 
 Result<RunnerConfig> ParseSuite(const std::string& suite) {
-  return ParseRunnerConfig("version: 1\nsuites:\n" + suite, "perfgate.yaml", "/repo");
+  return ParseRunnerConfig("version: 1\nsuites:\n" + suite, "perfwarden.yaml", "/repo");
 }
 
 TEST(SecretEnv, PassEnvIsReadForEveryType) {
@@ -94,20 +94,20 @@ TEST(SecretEnv, PassEnvRejectsCredentialsBadNamesAndClashes) {
     std::string message;
   } cases[] = {
       {"  - {name: a, type: gbench, binary: b, pass_env: [HF_TOKEN, GITHUB_TOKEN]}\n",
-       "perfgate.yaml:3:61: suites[0].pass_env[1]: GITHUB_TOKEN is perfgate's or the CI job's "
+       "perfwarden.yaml:3:61: suites[0].pass_env[1]: GITHUB_TOKEN is perfwarden's or the CI job's "
        "credential and never reaches a suite"},
-      {"  - {name: a, type: gbench, binary: b, pass_env: [PERFGATE_TOKEN]}\n",
-       "perfgate.yaml:3:51: suites[0].pass_env[0]: PERFGATE_TOKEN is perfgate's"},
+      {"  - {name: a, type: gbench, binary: b, pass_env: [PERFWARDEN_TOKEN]}\n",
+       "perfwarden.yaml:3:51: suites[0].pass_env[0]: PERFWARDEN_TOKEN is perfwarden's"},
       {"  - {name: a, type: command, command: x, pass_env: [CI_JOB_TOKEN]}\n",
-       "perfgate.yaml:3:53: suites[0].pass_env[0]: CI_JOB_TOKEN is perfgate's"},
+       "perfwarden.yaml:3:53: suites[0].pass_env[0]: CI_JOB_TOKEN is perfwarden's"},
       {"  - {name: a, type: gbench, binary: b, pass_env: ['HF-TOKEN']}\n",
-       "perfgate.yaml:3:51: suites[0].pass_env[0]: bad variable name \"HF-TOKEN\""},
+       "perfwarden.yaml:3:51: suites[0].pass_env[0]: bad variable name \"HF-TOKEN\""},
       {"  - {name: a, type: gbench, binary: b, env: {HF_TOKEN: x}, pass_env: [HF_TOKEN]}\n",
-       "perfgate.yaml:3:71: suites[0].pass_env[0]: HF_TOKEN is set by env too: keep one"},
+       "perfwarden.yaml:3:71: suites[0].pass_env[0]: HF_TOKEN is set by env too: keep one"},
       {"  - {name: a, type: gbench, binary: b, pass_env: HF_TOKEN}\n",
-       "perfgate.yaml:3:50: suites[0].pass_env: expected a list of strings"},
+       "perfwarden.yaml:3:50: suites[0].pass_env: expected a list of strings"},
       {"  - {name: a, type: gbench, binary: b, pass_envs: [HF_TOKEN]}\n",
-       "perfgate.yaml:3:40: suites[0].pass_envs: unknown key (allowed: name, type, build, "
+       "perfwarden.yaml:3:40: suites[0].pass_envs: unknown key (allowed: name, type, build, "
        "repetitions, env, pass_env, timeout, binary, filter, min_time, args, command, warmup)"},
   };
   for (const auto& c : cases) {
@@ -120,33 +120,33 @@ TEST(SecretEnv, PassEnvRejectsCredentialsBadNamesAndClashes) {
 }
 
 TEST(SecretEnv, HideCredentialsKeepsThemForTheConfigOnly) {
-  ::setenv("PERFGATE_TOKEN", "pgt_hidden", 1);
+  ::setenv("PERFWARDEN_TOKEN", "pwt_hidden", 1);
   ::setenv("GITHUB_TOKEN", "ghs_hidden", 1);
   ::setenv("HF_TOKEN", "hf_kept", 1);
   EXPECT_EQ(HideCredentials(), 2);
-  EXPECT_EQ(std::getenv("PERFGATE_TOKEN"), nullptr);
+  EXPECT_EQ(std::getenv("PERFWARDEN_TOKEN"), nullptr);
   EXPECT_EQ(std::getenv("GITHUB_TOKEN"), nullptr);
   ASSERT_NE(std::getenv("HF_TOKEN"), nullptr);  // secret-looking: a suite may pass it on
   EXPECT_STREQ(std::getenv("HF_TOKEN"), "hf_kept");
   const EnvLookup env = ProcessEnvironment();
-  EXPECT_EQ(env("PERFGATE_TOKEN"), "pgt_hidden");
+  EXPECT_EQ(env("PERFWARDEN_TOKEN"), "pwt_hidden");
   EXPECT_EQ(env("GITHUB_TOKEN"), "ghs_hidden");
   EXPECT_EQ(env("HF_TOKEN"), "hf_kept");
-  EXPECT_EQ(env("PERFGATE_NO_SUCH_VARIABLE"), std::nullopt);
+  EXPECT_EQ(env("PERFWARDEN_NO_SUCH_VARIABLE"), std::nullopt);
   EXPECT_EQ(HideCredentials(), 0);  // nothing left to hide; what was hidden stays answered
-  EXPECT_EQ(env("PERFGATE_TOKEN"), "pgt_hidden");
+  EXPECT_EQ(env("PERFWARDEN_TOKEN"), "pwt_hidden");
 
-  // Every verb loads perfgate.yaml this way, long after main hid the token.
+  // Every verb loads perfwarden.yaml this way, long after main hid the token.
   const fs::path file = fs::temp_directory_path() /
-                        ("secret_env_test-" + std::to_string(::getpid()) + "-perfgate.yaml");
+                        ("secret_env_test-" + std::to_string(::getpid()) + "-perfwarden.yaml");
   std::ofstream(file) << "version: 1\nserver: {url: 'https://perf.example', project: p}\n"
                          "suites:\n  - {name: a, type: command, command: x}\n";
   auto config = LoadRunnerConfig(file.string());
   fs::remove(file);
   ASSERT_TRUE(config) << config.error().ToString();
-  EXPECT_EQ(config->server.token, "pgt_hidden");
+  EXPECT_EQ(config->server.token, "pwt_hidden");
   ::unsetenv("HF_TOKEN");
 }
 
 }  // namespace
-}  // namespace perfgate::config
+}  // namespace perfwarden::config

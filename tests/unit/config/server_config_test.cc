@@ -11,10 +11,10 @@
 #include <string>
 #include <thread>
 
-namespace perfgate::config {
+namespace perfwarden::config {
 namespace {
 
-constexpr char kToken[] = "pgt_abcdefghijklmnopqrstuvwxyzABCDEFGHIJK-_0123";
+constexpr char kToken[] = "pwt_abcdefghijklmnopqrstuvwxyzABCDEFGHIJK-_0123";
 
 std::filesystem::path WriteFile(const std::string& name, const std::string& text) {
   const std::filesystem::path path = std::filesystem::path(::testing::TempDir()) / name;
@@ -36,7 +36,7 @@ TEST(ServerConfig, Defaults) {
   EXPECT_EQ(config.threads, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   EXPECT_GE(config.threads, 1);
   EXPECT_EQ(config.database_url, "");
-  EXPECT_EQ(config.data_dir, "./.perfgate");
+  EXPECT_EQ(config.data_dir, "./.perfwarden");
   EXPECT_EQ(config.migrations_dir, "");
   EXPECT_EQ(config.limits.body_bytes, 32u << 20);
   EXPECT_EQ(config.limits.header_bytes, 16u << 10);
@@ -61,9 +61,9 @@ TEST(ServerConfig, LoadsEveryKey) {
   const auto path = WriteFile("full.yaml", R"(# every key
 listen: "[::1]:9000"
 threads: 3
-database_url: "host=db port=5432 dbname=perfgate"
-data_dir: /var/lib/perfgate
-migrations_dir: /usr/share/perfgate/migrations
+database_url: "host=db port=5432 dbname=perfwarden"
+data_dir: /var/lib/perfwarden
+migrations_dir: /usr/share/perfwarden/migrations
 pool_size: 12
 limits:
   body_bytes: 8MiB
@@ -89,9 +89,9 @@ admin_token: )" + std::string(kToken) + "\n");
   EXPECT_EQ(config->listen.port, 9000);
   EXPECT_EQ(config->listen.ToString(), "[::1]:9000");
   EXPECT_EQ(config->threads, 3);
-  EXPECT_EQ(config->database_url, "host=db port=5432 dbname=perfgate");
-  EXPECT_EQ(config->data_dir, "/var/lib/perfgate");
-  EXPECT_EQ(config->migrations_dir, "/usr/share/perfgate/migrations");
+  EXPECT_EQ(config->database_url, "host=db port=5432 dbname=perfwarden");
+  EXPECT_EQ(config->data_dir, "/var/lib/perfwarden");
+  EXPECT_EQ(config->migrations_dir, "/usr/share/perfwarden/migrations");
   EXPECT_EQ(config->pool_size, 12);
   EXPECT_EQ(config->limits.body_bytes, 8u << 20);
   EXPECT_EQ(config->limits.header_bytes, 32768u);
@@ -122,7 +122,7 @@ TEST(ServerConfig, EmptyFileAndEmptySectionsKeepDefaults) {
 
 TEST(ServerConfig, ExampleFileLoads) {
   // Every key is commented out in the example, so it must load as the defaults.
-  auto config = LoadServerConfig(std::filesystem::path(PERFGATE_FIXTURES_DIR) /
+  auto config = LoadServerConfig(std::filesystem::path(PERFWARDEN_FIXTURES_DIR) /
                                  "../../config/server.example.yaml");
   ASSERT_TRUE(config.has_value()) << config.error().message;
 }
@@ -182,7 +182,7 @@ TEST(ServerConfig, BadFilesNameFileLineAndKey) {
       {"limits: 5\n", "server.yaml:1: limits: ", "must be a mapping"},
       {"log:\n  format: xml\n", "server.yaml:2: log.format: ", "expected plain or json"},
       {"log:\n  level: loud\n", "server.yaml:2: log.level: ", "expected one of"},
-      {"admin_token: secret\n", "server.yaml:1: admin_token: ", "must be a perfgate token"},
+      {"admin_token: secret\n", "server.yaml:1: admin_token: ", "must be a perfwarden token"},
       {"threads: 2\nthreads: 3\n", "server.yaml:2: threads: ", "duplicate key"},
       {"history:\n  threshold: big\n", "server.yaml:2: history.threshold: ", "expected a number"},
       {"history:\n  threshold: 0\n", "server.yaml:2: history.threshold: ", "must be above 0"},
@@ -216,7 +216,7 @@ TEST(ServerConfig, HistorySection) {
   auto config = ParseServerConfig(
       "history:\n  enabled: false\n  branches: [main, release/1.x]\n  threshold: 3%\n"
       "  window: 30\n  max_pvalue: 0.01\n  webhook_url: https://hooks.example/T/1\n"
-      "  public_url: http://perfgate.example\n",
+      "  public_url: http://perfwarden.example\n",
       "server.yaml");
   ASSERT_TRUE(config.has_value()) << config.error().message;
   EXPECT_FALSE(config->history.enabled);
@@ -225,7 +225,7 @@ TEST(ServerConfig, HistorySection) {
   EXPECT_EQ(config->history.window, 30u);
   EXPECT_EQ(config->history.max_pvalue, 0.01);
   EXPECT_EQ(config->history.webhook_url, "https://hooks.example/T/1");
-  EXPECT_EQ(config->history.public_url, "http://perfgate.example");
+  EXPECT_EQ(config->history.public_url, "http://perfwarden.example");
   ServerConfig overridden = DefaultServerConfig();
   ASSERT_TRUE(ApplyOverride(overridden, "history.branches", "trunk, nightly", "--flag"));
   EXPECT_EQ(overridden.history.branches, (std::vector<std::string>{"trunk", "nightly"}));
@@ -247,7 +247,7 @@ TEST(ServerConfig, UnknownKeyListsTheKnownOnes) {
 }
 
 TEST(ServerConfig, AdminTokenIsNeverEchoed) {
-  const std::string secret = "pgt_notquitelongenough";
+  const std::string secret = "pwt_notquitelongenough";
   auto config = ParseServerConfig("admin_token: " + secret + "\n", "server.yaml");
   ASSERT_FALSE(config.has_value());
   EXPECT_EQ(config.error().message.find(secret), std::string::npos);
@@ -282,13 +282,13 @@ TEST(ApplyEnvironment, OverridesTheFile) {
       ParseServerConfig("listen: 127.0.0.1:1000\nthreads: 2\nlog:\n  level: warn\n", "server.yaml");
   ASSERT_TRUE(config.has_value());
   auto applied = ApplyEnvironment(*config, FakeEnvironment({
-                                               {"PERFGATE_LISTEN", "0.0.0.0:2000"},
-                                               {"PERFGATE_THREADS", "6"},
-                                               {"PERFGATE_DATABASE_URL", "postgresql://db/x"},
-                                               {"PERFGATE_DATA_DIR", "/tmp/pg"},
-                                               {"PERFGATE_LOG_FORMAT", "json"},
-                                               {"PERFGATE_LOG_LEVEL", "error"},
-                                               {"PERFGATE_ADMIN_TOKEN", kToken},
+                                               {"PERFWARDEN_LISTEN", "0.0.0.0:2000"},
+                                               {"PERFWARDEN_THREADS", "6"},
+                                               {"PERFWARDEN_DATABASE_URL", "postgresql://db/x"},
+                                               {"PERFWARDEN_DATA_DIR", "/tmp/pg"},
+                                               {"PERFWARDEN_LOG_FORMAT", "json"},
+                                               {"PERFWARDEN_LOG_LEVEL", "error"},
+                                               {"PERFWARDEN_ADMIN_TOKEN", kToken},
                                            }));
   ASSERT_TRUE(applied.has_value()) << applied.error().message;
   EXPECT_EQ(config->listen.ToString(), "0.0.0.0:2000");
@@ -303,16 +303,16 @@ TEST(ApplyEnvironment, OverridesTheFile) {
 TEST(ApplyEnvironment, UnsetAndEmptyVariablesChangeNothing) {
   ServerConfig config = DefaultServerConfig();
   config.threads = 5;
-  ASSERT_TRUE(ApplyEnvironment(config, FakeEnvironment({{"PERFGATE_THREADS", ""}})));
+  ASSERT_TRUE(ApplyEnvironment(config, FakeEnvironment({{"PERFWARDEN_THREADS", ""}})));
   ASSERT_TRUE(ApplyEnvironment(config, FakeEnvironment({{"UNRELATED", "1"}})));
   EXPECT_EQ(config.threads, 5);
 }
 
 TEST(ApplyEnvironment, BadValuesNameTheVariable) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"PERFGATE_LISTEN", "nowhere"},    {"PERFGATE_THREADS", "-1"},
-      {"PERFGATE_THREADS", "many"},      {"PERFGATE_LOG_FORMAT", "yaml"},
-      {"PERFGATE_LOG_LEVEL", "verbose"}, {"PERFGATE_ADMIN_TOKEN", "hunter2"},
+      {"PERFWARDEN_LISTEN", "nowhere"},    {"PERFWARDEN_THREADS", "-1"},
+      {"PERFWARDEN_THREADS", "many"},      {"PERFWARDEN_LOG_FORMAT", "yaml"},
+      {"PERFWARDEN_LOG_LEVEL", "verbose"}, {"PERFWARDEN_ADMIN_TOKEN", "hunter2"},
   };
   for (const auto& [name, value] : cases) {
     ServerConfig config = DefaultServerConfig();
@@ -322,7 +322,7 @@ TEST(ApplyEnvironment, BadValuesNameTheVariable) {
         << applied.error().message;
   }
   ServerConfig config = DefaultServerConfig();
-  auto applied = ApplyEnvironment(config, FakeEnvironment({{"PERFGATE_ADMIN_TOKEN", "hunter2"}}));
+  auto applied = ApplyEnvironment(config, FakeEnvironment({{"PERFWARDEN_ADMIN_TOKEN", "hunter2"}}));
   ASSERT_FALSE(applied.has_value());
   EXPECT_EQ(applied.error().message.find("hunter2"), std::string::npos);
 }
@@ -340,7 +340,7 @@ TEST(ApplyOverrides, FlagsWinOverEnvironmentWhichWinsOverTheFile) {
       ParseServerConfig("threads: 2\nlisten: 127.0.0.1:1\ndata_dir: /file\n", "server.yaml");
   ASSERT_TRUE(config.has_value());
   ASSERT_TRUE(ApplyEnvironment(
-      *config, FakeEnvironment({{"PERFGATE_THREADS", "3"}, {"PERFGATE_LISTEN", "127.0.0.1:2"}})));
+      *config, FakeEnvironment({{"PERFWARDEN_THREADS", "3"}, {"PERFWARDEN_LISTEN", "127.0.0.1:2"}})));
   const std::vector<Override> flags = {{"threads", "4", "--threads"}};
   ASSERT_TRUE(ApplyOverrides(*config, flags));
   EXPECT_EQ(config->threads, 4);                        // flag
@@ -366,7 +366,7 @@ TEST(ApplyOverrides, StopsAtTheFirstBadOneAndNamesIt) {
 
 TEST(DescribeForLog, HidesSecrets) {
   ServerConfig config = DefaultServerConfig();
-  config.database_url = "postgresql://perfgate:s3cret@db:5432/perfgate";
+  config.database_url = "postgresql://perfwarden:s3cret@db:5432/perfwarden";
   config.admin_token = kToken;
   const std::string text = DescribeForLog(config);
   EXPECT_EQ(text.find("s3cret"), std::string::npos) << text;
@@ -376,4 +376,4 @@ TEST(DescribeForLog, HidesSecrets) {
 }
 
 }  // namespace
-}  // namespace perfgate::config
+}  // namespace perfwarden::config

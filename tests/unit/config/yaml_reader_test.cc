@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace perfgate::config {
+namespace perfwarden::config {
 namespace {
 
 constexpr std::array<std::string_view, 4> kKeys = {"name", "count", "ratio", "on"};
@@ -27,7 +27,7 @@ struct ReadResult {
   bool on = false;
 };
 
-// Reads the mapping of `yaml` with every typed accessor, as perfgate.yaml's sections do.
+// Reads the mapping of `yaml` with every typed accessor, as perfwarden.yaml's sections do.
 ReadResult ReadAll(std::string_view yaml, Position position) {
   YamlReader r("test.yaml", position);
   ReadResult out;
@@ -207,11 +207,11 @@ TEST(YamlReaderParse, UnknownKeyListsTheKnownOnes) {
 }
 
 TEST(YamlReaderParse, ReadConfigFileNamesTheMissingFile) {
-  auto text = ReadConfigFile("/nonexistent/perfgate.yaml");
+  auto text = ReadConfigFile("/nonexistent/perfwarden.yaml");
   ASSERT_FALSE(text.has_value());
-  EXPECT_EQ(text.error().message, "/nonexistent/perfgate.yaml: cannot read the configuration file");
+  EXPECT_EQ(text.error().message, "/nonexistent/perfwarden.yaml: cannot read the configuration file");
   EXPECT_EQ(text.error().field, "config");
 }
 
 }  // namespace
-}  // namespace perfgate::config
+}  // namespace perfwarden::config

@@ -15,7 +15,7 @@
 #include "tests/testing/openapi_schema.h"
 #include "wire/alert.h"
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 namespace {
 
 using nlohmann::json;
@@ -170,7 +170,7 @@ TEST_F(OpenApiAlertTest, TheAlertSchemasNameEveryKeyTheServerWrites) {
   detail.alert.ci_high = 0.09;
   detail.alert.environment_change_json = R"({"changed":["cpu_model"],"before":{},"after":{}})";
   detail.excerpt.push_back({});
-  detail.history.push_back({"open", "", "perfgate", "2026-01-01T00:00:00Z"});
+  detail.history.push_back({"open", "", "perfwarden", "2026-01-01T00:00:00Z"});
   detail.bisects.push_back({});
   const json alert = json(wire::EncodeAlertDetail(server::history::ToWire(detail)));
   Keys documented = Properties("Alert");
@@ -193,4 +193,4 @@ TEST_F(OpenApiAlertTest, TheAlertSchemasNameEveryKeyTheServerWrites) {
 }
 
 }  // namespace
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

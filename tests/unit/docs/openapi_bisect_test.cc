@@ -15,7 +15,7 @@
 #include "tests/testing/openapi_schema.h"
 #include "wire/bisect.h"
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 namespace {
 
 using nlohmann::json;
@@ -139,7 +139,7 @@ TEST_F(OpenApiBisectTest, TheRequestsNameExactlyTheDocumentedKeys) {
       .token = kToken, .measurement = Measurement(), .builds = 1, .runs = 1, .error = "x"};
   EXPECT_EQ(KeysOf(wire::EncodeStepReport(report)), Properties("BisectStepReport"));
   EXPECT_EQ(KeysOf(wire::EncodeStepReport(report)["measurement"]), Properties("BisectMeasurement"));
-  // A local answer as `perfgate bisect --alert` posts it: the keys the server reads are the
+  // A local answer as `perfwarden bisect --alert` posts it: the keys the server reads are the
   // documented ones (the rest of the answer is stored as it is).
   json answer = {{"remote", false},
                  {"good", Sha('a')},
@@ -223,4 +223,4 @@ TEST_F(OpenApiBisectTest, TheReportUploadKeysAreTheOnesTheServerReads) {
 }
 
 }  // namespace
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

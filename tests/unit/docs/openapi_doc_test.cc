@@ -26,7 +26,7 @@
 #include "wire/verdict.h"
 #include "wire/verdict_request.h"
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 namespace {
 
 using nlohmann::json;
@@ -35,7 +35,7 @@ constexpr char kRun[] = "00000000-0000-4000-8000-000000000010";
 constexpr char kBaseRun[] = "00000000-0000-4000-8000-000000000001";
 
 TEST_F(OpenApiDocTest, TheServedDocumentIsTheFileAndValidOpenApi30) {
-  const std::string file = ReadFile(PERFGATE_FIXTURES_DIR "/../../docs/openapi.yaml");
+  const std::string file = ReadFile(PERFWARDEN_FIXTURES_DIR "/../../docs/openapi.yaml");
   ASSERT_FALSE(file.empty());
   EXPECT_EQ(std::string(OpenApiYaml()), file) << "the embedded copy is stale";
   ASSERT_TRUE(parse_error_.empty()) << parse_error_;
@@ -415,7 +415,7 @@ TEST_F(OpenApiDocTest, TheWireVerdictTypesNameExactlyTheDocumentedKeys) {
   rule.percent = 3;
   rule.alpha = 0.01;
   rule.ignore = true;
-  rule.gate = false;  // every key of a rule (perfgate.yaml would not pair it with ignore)
+  rule.gate = false;  // every key of a rule (perfwarden.yaml would not pair it with ignore)
   verdict.parameters.rules = {rule};
   wire::MetricResult result;
   result.threshold = 0.05;
@@ -505,4 +505,4 @@ TEST_F(OpenApiDocTest, TheVerdictRequestSchemaNamesExactlyTheKeysTheServerAccept
 }
 
 }  // namespace
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

@@ -16,7 +16,7 @@
 #include "wire/paired.h"
 #include "wire/verdict.h"
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 namespace {
 
 using nlohmann::json;
@@ -123,4 +123,4 @@ TEST_F(OpenApiPairedTest, ThePairedPartsOfAVerdictNameExactlyTheDocumentedKeys) 
 }
 
 }  // namespace
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

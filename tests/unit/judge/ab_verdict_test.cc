@@ -1,10 +1,10 @@
-// judge::JudgeAbMetric, `perfgate ab`'s verdict on one metric: each outcome, the threshold's
+// judge::JudgeAbMetric, `perfwarden ab`'s verdict on one metric: each outcome, the threshold's
 // edges, and the direction of "better".
 #include "judge/ab_verdict.h"
 
 #include <gtest/gtest.h>
 
-namespace perfgate::judge {
+namespace perfwarden::judge {
 namespace {
 
 AbMetricStats Stats(double change, double low, double high, double p, int n = 6) {
@@ -60,4 +60,4 @@ TEST(AbVerdict, Names) {
 }
 
 }  // namespace
-}  // namespace perfgate::judge
+}  // namespace perfwarden::judge

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace perfgate::judge {
+namespace perfwarden::judge {
 namespace {
 
 // A row as the verdict would have written it. Five values a side by default, enough for a test
@@ -169,7 +169,7 @@ TEST(Attribute, UnprovenChangesCountOnlyWhereNoTestCouldDecide) {
   EXPECT_TRUE(moved({64, 64, 64, 64, 64}, {80, 80, 80, 80, 80}).empty());
 }
 
-// perfgate.yaml may ignore the telemetry so that it does not gate (docs/gpu.md); it still
+// perfwarden.yaml may ignore the telemetry so that it does not gate (docs/gpu.md); it still
 // explains, with the change of its medians.
 TEST(Attribute, IgnoredTelemetryStillExplains) {
   Rows rows;
@@ -414,4 +414,4 @@ TEST(Attribute, ThrottlingCountsAboveOnePercentAndAnyPooledRunCounts) {
 }
 
 }  // namespace
-}  // namespace perfgate::judge
+}  // namespace perfwarden::judge

@@ -12,7 +12,7 @@
 #include "tests/testing/planted_paired.h"
 #include "wire/verdict.h"
 
-namespace perfgate::judge {
+namespace perfwarden::judge {
 namespace {
 
 using testing::PlantedMeasurement;
@@ -285,4 +285,4 @@ TEST(PairedVerdictTest, TheAmendedOutcomeFollowsTheRegressionsLeft) {
 }
 
 }  // namespace
-}  // namespace perfgate::judge
+}  // namespace perfwarden::judge

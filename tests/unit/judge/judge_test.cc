@@ -1,4 +1,4 @@
-// The judge: the glob matcher of threshold rules (the cases of perfgate.yaml's and the verdict
+// The judge: the glob matcher of threshold rules (the cases of perfwarden.yaml's and the verdict
 // request's rules), first-match rule precedence, pairing two sides by key (and unit), NEW and
 // IGNORED rows with their reasons, duplicates (the first of a key wins), the series only in the
 // base, per-series threshold and alpha, the two row orders, and the names the statistics see.
@@ -16,7 +16,7 @@
 #include "core/threshold_rule.h"
 #include "judge/compare_report.h"
 
-namespace perfgate::judge {
+namespace perfwarden::judge {
 namespace {
 
 TEST(Glob, FnmatchWithoutPathname) {
@@ -370,4 +370,4 @@ TEST_F(JudgeSeriesTest, CompareReportListsOneSidedSeriesAndWarns) {
 }
 
 }  // namespace
-}  // namespace perfgate::judge
+}  // namespace perfwarden::judge

@@ -11,7 +11,7 @@
 #include "judge/paired.h"
 #include "stats/environment_shift.h"
 
-namespace perfgate::judge {
+namespace perfwarden::judge {
 namespace {
 
 // `blocks` blocks of 3 repetitions a side around `level` (head: level * head_factor), each block
@@ -189,4 +189,4 @@ TEST(PairedJudge, ThePolicyComesFromTheParametersAndTheDesign) {
 }
 
 }  // namespace
-}  // namespace perfgate::judge
+}  // namespace perfwarden::judge

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace perfgate::judge {
+namespace perfwarden::judge {
 namespace {
 
 using wire::Outcome;
@@ -205,4 +205,4 @@ TEST(CountResults, CountsEveryKind) {
 }
 
 }  // namespace
-}  // namespace perfgate::judge
+}  // namespace perfwarden::judge

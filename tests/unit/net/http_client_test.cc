@@ -6,14 +6,14 @@
 
 #include <string>
 
-namespace perfgate::net {
+namespace perfwarden::net {
 namespace {
 
 TEST(HttpClient, UrlsAndEscaping) {
   EXPECT_EQ(RedactUrl("https://user:secret@host:8443/p?q=a@b"), "https://host:8443/p?q=a@b");
   EXPECT_EQ(RedactUrl("http://host/a@b"), "http://host/a@b");
-  EXPECT_EQ(DefaultUserAgent().rfind("perfgate/", 0), 0u);
-  EXPECT_GT(DefaultUserAgent().size(), std::string("perfgate/").size());
+  EXPECT_EQ(DefaultUserAgent().rfind("perfwarden/", 0), 0u);
+  EXPECT_GT(DefaultUserAgent().size(), std::string("perfwarden/").size());
 }
 
 TEST(HttpClient, SchemesOtherThanHttpAreRejectedWithoutSecrets) {
@@ -21,7 +21,7 @@ TEST(HttpClient, SchemesOtherThanHttpAreRejectedWithoutSecrets) {
   ASSERT_TRUE(http.has_value()) << http.error().ToString();
   HttpRequest request;
   request.url = "ftp://user:secret-password@127.0.0.1/x";
-  request.bearer_token = "pgt_secret-token";
+  request.bearer_token = "pwt_secret-token";
   auto response = http->Send(request);
   ASSERT_FALSE(response.has_value());
   EXPECT_EQ(response.error().code, ErrorCode::kInvalidArgument);
@@ -31,4 +31,4 @@ TEST(HttpClient, SchemesOtherThanHttpAreRejectedWithoutSecrets) {
 }
 
 }  // namespace
-}  // namespace perfgate::net
+}  // namespace perfwarden::net

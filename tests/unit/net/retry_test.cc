@@ -13,7 +13,7 @@
 #include "net/http_client.h"
 #include "tests/testing/no_jitter.h"
 
-namespace perfgate::net {
+namespace perfwarden::net {
 namespace {
 
 using std::chrono::milliseconds;
@@ -165,4 +165,4 @@ TEST(Retry, StopsAtMaxAttemptsWithTheLastOutcome) {
 }
 
 }  // namespace
-}  // namespace perfgate::net
+}  // namespace perfwarden::net

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-namespace perfgate::server {
+namespace perfwarden::server {
 namespace {
 
 namespace fs = std::filesystem;
@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 class AdminTokenFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/perfgate-admin-token-XXXXXX";
+    char pattern[] = "/tmp/perfwarden-admin-token-XXXXXX";
     ASSERT_NE(::mkdtemp(pattern), nullptr);
     dir_ = pattern;
   }
@@ -40,11 +40,11 @@ class AdminTokenFileTest : public ::testing::Test {
 
 TEST_F(AdminTokenFileTest, WritesTheTokenForItsOwnerOnly) {
   const mode_t old_umask = ::umask(0);  // the widest umask: the file must still be 0600
-  auto path = WriteAdminTokenFile(dir_ + "/data", "pgt_secret");
+  auto path = WriteAdminTokenFile(dir_ + "/data", "pwt_secret");
   ::umask(old_umask);
   ASSERT_TRUE(path.has_value()) << path.error().ToString();
   EXPECT_EQ(*path, dir_ + "/data/admin-token");
-  EXPECT_EQ(Read(*path), "pgt_secret\n");
+  EXPECT_EQ(Read(*path), "pwt_secret\n");
   EXPECT_EQ(Mode(*path), 0600u);
   EXPECT_EQ(Mode(dir_ + "/data"), 0700u);  // made by it
 }
@@ -55,17 +55,17 @@ TEST_F(AdminTokenFileTest, ReplacesAnOlderFileAndDoesNotWriteThroughALink) {
   std::ofstream(elsewhere) << "keep\n";
   ::chmod(elsewhere.c_str(), 0644);
   ASSERT_EQ(::symlink(elsewhere.c_str(), path.c_str()), 0);
-  auto written = WriteAdminTokenFile(dir_, "pgt_new");
+  auto written = WriteAdminTokenFile(dir_, "pwt_new");
   ASSERT_TRUE(written.has_value()) << written.error().ToString();
   EXPECT_EQ(Read(elsewhere), "keep\n");
   EXPECT_FALSE(fs::is_symlink(path));
-  EXPECT_EQ(Read(path), "pgt_new\n");
+  EXPECT_EQ(Read(path), "pwt_new\n");
   EXPECT_EQ(Mode(path), 0600u);
 }
 
 TEST_F(AdminTokenFileTest, AFailureNamesThePath) {
   std::ofstream(dir_ + "/file") << "x";
-  auto written = WriteAdminTokenFile(dir_ + "/file", "pgt_x");  // not a directory
+  auto written = WriteAdminTokenFile(dir_ + "/file", "pwt_x");  // not a directory
   ASSERT_FALSE(written.has_value());
   EXPECT_EQ(written.error().code, ErrorCode::kUnavailable);
   EXPECT_NE(written.error().message.find(dir_ + "/file"), std::string::npos)
@@ -73,4 +73,4 @@ TEST_F(AdminTokenFileTest, AFailureNamesThePath) {
 }
 
 }  // namespace
-}  // namespace perfgate::server
+}  // namespace perfwarden::server

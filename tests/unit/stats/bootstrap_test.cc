@@ -13,7 +13,7 @@
 #include "stats/descriptive.h"
 #include "stats/resampled_median.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 std::vector<double> Normal(Rng& rng, int n, double mean, double sd) {
@@ -237,4 +237,4 @@ TEST(BootstrapTest, CoverageBySimulation) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -18,14 +18,14 @@
 
 #include "tests/testing/oracle_csv.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 using nlohmann::json;
-using ::perfgate::testing::FixturePath;
-using ::perfgate::testing::NearRel;
-using ::perfgate::testing::ReadFile;
-using ::perfgate::testing::WorstError;
+using ::perfwarden::testing::FixturePath;
+using ::perfwarden::testing::NearRel;
+using ::perfwarden::testing::ReadFile;
+using ::perfwarden::testing::WorstError;
 
 // The README asks for 1e-9 on p-values; the statistics reproduce numpy's summation order.
 constexpr double kRel = 1e-9;
@@ -364,7 +364,7 @@ TEST(ChangePoints, QHatOutsideItsDomainIsNaN) {
 
 // The copies in tests/fixtures must stay byte-identical to ../shared/oracles/otava when present.
 TEST(OtavaOracle, FixtureCopiesMatchSharedOracles) {
-  const std::filesystem::path shared = std::filesystem::path(PERFGATE_SHARED_ORACLES_DIR) / "otava";
+  const std::filesystem::path shared = std::filesystem::path(PERFWARDEN_SHARED_ORACLES_DIR) / "otava";
   if (!std::filesystem::exists(shared)) GTEST_SKIP() << "no " << shared;
   for (const char* name :
        {"README.md", "expected_change_points.json", "otava_run_results_debian.json",
@@ -376,4 +376,4 @@ TEST(OtavaOracle, FixtureCopiesMatchSharedOracles) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -6,11 +6,11 @@
 
 #include <gtest/gtest.h>
 
-namespace perfgate::quality {
+namespace perfwarden::quality {
 namespace {
 
 TEST(CreepQualityTest, CorpusFiguresAsDocumented) {
-  auto corpus = LoadCorpus(std::string(PERFGATE_FIXTURES_DIR) + "/history");
+  auto corpus = LoadCorpus(std::string(PERFWARDEN_FIXTURES_DIR) + "/history");
   ASSERT_TRUE(corpus) << corpus.error().ToString();
   auto scores = EvaluateCreeps(*corpus);
   ASSERT_TRUE(scores) << scores.error().ToString();
@@ -31,4 +31,4 @@ TEST(CreepQualityTest, CorpusFiguresAsDocumented) {
 }
 
 }  // namespace
-}  // namespace perfgate::quality
+}  // namespace perfwarden::quality

@@ -14,7 +14,7 @@
 
 #include "stats/history_detector.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 // y[i] = 100 (1 + 0.0015 i) + 0.4 sin(1.7 i) + 0.25 cos(0.37 i^2), i = 0..59, as Python prints it.
@@ -283,4 +283,4 @@ TEST(CreepTest, BadInputNamesTheField) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

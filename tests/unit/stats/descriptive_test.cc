@@ -13,11 +13,11 @@
 
 #include "tests/testing/oracle_csv.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
-using ::perfgate::testing::NearRel;
-using ::perfgate::testing::ReadGoldenCsv;
+using ::perfwarden::testing::NearRel;
+using ::perfwarden::testing::ReadGoldenCsv;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -306,4 +306,4 @@ TEST(MeanConfidenceInterval, ConstantSampleIsAPoint) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 TEST(RelativeChangeTest, PlainAndZeroBase) {
@@ -60,4 +60,4 @@ TEST(GeometricMeanTest, PositiveOnly) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 std::vector<double> Logs(std::initializer_list<double> ratios) {
@@ -101,4 +101,4 @@ TEST(EnvironmentShift, CalibrationOnSimulatedRuns) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

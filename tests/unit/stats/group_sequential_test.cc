@@ -12,7 +12,7 @@
 #include "stats/bootstrap.h"
 #include "stats/distributions.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 std::vector<double> Boundaries(Spending spending, double alpha, const std::vector<int>& info) {
@@ -126,4 +126,4 @@ TEST(GroupSequentialTest, InvalidArgumentsGiveNoLevels) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

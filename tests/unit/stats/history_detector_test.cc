@@ -1,4 +1,4 @@
-// perfgate's history detector (stats/history_detector.h): planted steps found at the right index
+// perfwarden's history detector (stats/history_detector.h): planted steps found at the right index
 // with the right sign and size, outliers and steps below the threshold not reported, the two
 // stages agreeing with DetectSteps, and bad options named.
 #include "stats/history_detector.h"
@@ -13,7 +13,7 @@
 #include "stats/bootstrap.h"
 #include "tests/testing/oracle_csv.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 // base * (1 + cv * z) with Gaussian z from a fixed seed; `steps` multiply the level from an index.
@@ -346,4 +346,4 @@ TEST(HistoryDetectorTest, BadOptionsNameTheField) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

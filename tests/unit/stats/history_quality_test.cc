@@ -1,5 +1,5 @@
 // Detection quality on the committed labelled corpus (tests/fixtures/history; docs/statistics.md,
-// "History detection quality"): perfgate's default history detector must have the best F1 of all
+// "History detection quality"): perfwarden's default history detector must have the best F1 of all
 // methods and no more false alarms than the peers', and its figures are pinned exactly (everything
 // is deterministic), so that a change to the detector or the corpus cannot make them silently
 // worse. A change that improves them updates the pins and the table in docs/statistics.md.
@@ -11,7 +11,7 @@
 #include <set>
 #include <string>
 
-namespace perfgate::quality {
+namespace perfwarden::quality {
 namespace {
 
 struct Pinned {
@@ -22,7 +22,7 @@ struct Pinned {
 // scoring.
 const std::vector<LabelledSeries>& Corpus() {
   static const std::vector<LabelledSeries> corpus = [] {
-    auto loaded = LoadCorpus(PERFGATE_FIXTURES_DIR "/history");
+    auto loaded = LoadCorpus(PERFWARDEN_FIXTURES_DIR "/history");
     EXPECT_TRUE(loaded) << loaded.error().ToString();
     return loaded ? std::move(*loaded) : std::vector<LabelledSeries>{};
   }();
@@ -76,20 +76,20 @@ TEST(HistoryQualityTest, CorpusHasEveryCategory) {
 
 // One test for the scores: ctest runs each test in its own process, and scoring the corpus takes
 // about 13 s under AddressSanitizer.
-TEST(HistoryQualityTest, PerfgateAgainstThePeersAndPinnedFigures) {
+TEST(HistoryQualityTest, PerfwardenAgainstThePeersAndPinnedFigures) {
   ASSERT_EQ(Scores().size(), 6u);
-  const Score& perfgate = Get("perfgate").overall;
+  const Score& perfwarden = Get("perfwarden").overall;
   for (const MethodScore& peer : Scores()) {
-    if (peer.method == "perfgate") continue;
-    EXPECT_GT(perfgate.F1(), peer.overall.F1()) << peer.method;
-    EXPECT_LE(perfgate.FalseAlarmsPer1000(), peer.overall.FalseAlarmsPer1000()) << peer.method;
+    if (peer.method == "perfwarden") continue;
+    EXPECT_GT(perfwarden.F1(), peer.overall.F1()) << peer.method;
+    EXPECT_LE(perfwarden.FalseAlarmsPer1000(), peer.overall.FalseAlarmsPer1000()) << peer.method;
   }
-  // Every false alarm perfgate raises on pure noise is on the recorded noise: the machine's own
+  // Every false alarm perfwarden raises on pure noise is on the recorded noise: the machine's own
   // level regimes (docs/statistics.md); on the synthetic noise it raises none.
-  EXPECT_EQ(perfgate.noise_fp, perfgate.real_noise_fp);
+  EXPECT_EQ(perfwarden.noise_fp, perfwarden.real_noise_fp);
 
   const std::map<std::string, Pinned> pinned = {
-      {"perfgate", {255, 29, 70, 3}},
+      {"perfwarden", {255, 29, 70, 3}},
       {"github-action-benchmark 200%", {6, 287, 319, 22}},
       {"github-action-benchmark 5%", {319, 82015, 6, 23988}},
       {"Conbench z>5, 100 points", {94, 309, 231, 31}},
@@ -103,20 +103,20 @@ TEST(HistoryQualityTest, PerfgateAgainstThePeersAndPinnedFigures) {
     EXPECT_EQ(ms.overall.fn, p.fn) << ms.method;
     EXPECT_EQ(ms.overall.noise_fp, p.noise_fp) << ms.method;
   }
-  // perfgate per category: {tp, fp, fn, noise_fp}.
+  // perfwarden per category: {tp, fp, fn, noise_fp}.
   const std::map<std::string, Pinned> by_category = {
       {"bimodal", {18, 0, 3, 0}},     {"drift", {1, 1, 1, 0}},    {"fingerprint", {49, 1, 2, 0}},
       {"noise", {0, 0, 0, 0}},        {"outlier", {17, 0, 7, 0}}, {"real-noise", {0, 3, 0, 3}},
       {"real-step", {28, 17, 19, 0}}, {"step", {142, 7, 38, 0}},
   };
-  for (const auto& [category, score] : Get("perfgate").by_category) {
+  for (const auto& [category, score] : Get("perfwarden").by_category) {
     const Pinned& p = by_category.at(category);
     EXPECT_EQ(score.tp, p.tp) << category;
     EXPECT_EQ(score.fp, p.fp) << category;
     EXPECT_EQ(score.fn, p.fn) << category;
     EXPECT_EQ(score.noise_fp, p.noise_fp) << category;
   }
-  EXPECT_NEAR(perfgate.F1(), 0.837, 0.0005);
+  EXPECT_NEAR(perfwarden.F1(), 0.837, 0.0005);
 }
 
 // The scoring rules on a hand-made series.
@@ -149,4 +149,4 @@ TEST(HistoryScoringTest, Rules) {
 }
 
 }  // namespace
-}  // namespace perfgate::quality
+}  // namespace perfwarden::quality

@@ -16,11 +16,11 @@
 
 #include "tests/testing/oracle_csv.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
-using ::perfgate::testing::NearRel;
-using ::perfgate::testing::ParseNumber;
+using ::perfwarden::testing::NearRel;
+using ::perfwarden::testing::ParseNumber;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -198,7 +198,7 @@ TEST(MannWhitneyEdge, AllEqualLargeIsOneWithContinuity) {
   EXPECT_TRUE(std::isnan(no_cc.p_less));
 }
 
-// SciPy 1.10 with method="exact" would truncate U and use the no-ties distribution; perfgate
+// SciPy 1.10 with method="exact" would truncate U and use the no-ties distribution; perfwarden
 // uses the asymptotic method (values: scipy method="asymptotic").
 TEST(MannWhitneyEdge, ExactWithTiesUsesAsymptotic) {
   const std::vector<double> x = {1, 2, 2, 3};
@@ -223,7 +223,7 @@ TEST(MannWhitneyEdge, Infinities) {
   EXPECT_TRUE(NearRel(r.p_less, 0.8, kExactRel));
   EXPECT_TRUE(NearRel(r.p_greater, 0.4, kExactRel));
   // SciPy 1.10 returns NaN when both +inf and -inf occur (its NaN check sums the data); ranks
-  // are well defined, so perfgate treats them as the extreme values they are, tied with equals.
+  // are well defined, so perfwarden treats them as the extreme values they are, tied with equals.
   const std::vector<double> a = {-kInf, 1.0, kInf};
   const std::vector<double> b = {kInf, 0.0, 2.0};
   const std::vector<double> a_finite = {-1e300, 1.0, 1e300};
@@ -337,4 +337,4 @@ TEST(MannWhitneyMinTwoSidedP, Values) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -14,7 +14,7 @@
 #include "stats/bootstrap.h"
 #include "stats/descriptive.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 std::vector<double> Noisy(uint64_t seed, std::size_t n, double sd,
@@ -151,4 +151,4 @@ TEST(MeanShiftTest, ShortAndConstantSeries) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

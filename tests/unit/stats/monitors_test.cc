@@ -18,13 +18,13 @@
 
 #include "tests/testing/oracle_csv.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
-using ::perfgate::testing::NearRel;
-using ::perfgate::testing::OracleRow;
-using ::perfgate::testing::ReadGoldenCsv;
-using ::perfgate::testing::WorstError;
+using ::perfwarden::testing::NearRel;
+using ::perfwarden::testing::OracleRow;
+using ::perfwarden::testing::ReadGoldenCsv;
+using ::perfwarden::testing::WorstError;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -450,4 +450,4 @@ TEST(Arl, InvalidArgumentsGiveNaN) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

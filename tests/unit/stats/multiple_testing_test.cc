@@ -13,10 +13,10 @@
 
 #include "tests/testing/oracle_csv.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
-using ::perfgate::testing::NearRel;
+using ::perfwarden::testing::NearRel;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kRel = 1e-12;  // oracle README
@@ -159,4 +159,4 @@ TEST(MultipleTesting, ByLargeM) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

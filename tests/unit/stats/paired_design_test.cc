@@ -10,7 +10,7 @@
 
 #include "stats/power.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 TEST(PairedLookScheduleTest, GeometricFromMinToMax) {
@@ -112,4 +112,4 @@ TEST(BlocksNeededTest, SignedRankPaysItsEfficiencyAndItsFloor) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

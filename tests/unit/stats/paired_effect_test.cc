@@ -12,11 +12,11 @@
 #include "stats/descriptive.h"
 #include "tests/testing/oracle_csv.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
-using ::perfgate::testing::NearRel;
-using ::perfgate::testing::WorstError;
+using ::perfwarden::testing::NearRel;
+using ::perfwarden::testing::WorstError;
 
 // Oracle README: HL, mean and median 1e-12 relative.
 constexpr double kRel = 1e-12;
@@ -68,4 +68,4 @@ TEST(PairedEffectTest, LogRatioErrors) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -19,7 +19,7 @@
 #include "stats/bootstrap.h"
 #include "stats/paired_verdict.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 // The runner's default repetitions per side per block (config::GateSettings).
@@ -359,4 +359,4 @@ INSTANTIATE_TEST_SUITE_P(
                   0.5}));
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -10,11 +10,11 @@
 
 #include "tests/testing/oracle_csv.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
-using ::perfgate::testing::NearRel;
-using ::perfgate::testing::WorstError;
+using ::perfwarden::testing::NearRel;
+using ::perfwarden::testing::WorstError;
 
 // Oracle README: t and p to 1e-10 relative.
 constexpr double kRel = 1e-10;
@@ -93,4 +93,4 @@ TEST(PairedTTestTest, RejectsMismatchedAndNonPositive) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -15,7 +15,7 @@
 #include "stats/multiple_testing.h"
 #include "stats/trimmed.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 // Blocks whose base level drifts by up to +/-30% from block to block (the machine) and whose
@@ -393,7 +393,7 @@ TEST(PairedVerdictRules, ReplayableFromTheBlocks) {
     EXPECT_EQ(one->metrics[i].bootstrap_ci.upper, two->metrics[i].bootstrap_ci.upper);
     EXPECT_EQ(one->metrics[i].reason, two->metrics[i].reason);
   }
-  EXPECT_EQ(kPairedAlgorithmVersion, "perfgate-paired/3");
+  EXPECT_EQ(kPairedAlgorithmVersion, "perfwarden-paired/3");
 }
 
 // Handing over the previous look's answer spares the replay and changes nothing.
@@ -548,4 +548,4 @@ TEST(PairedTrimmedTest, NameAndAdvice) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

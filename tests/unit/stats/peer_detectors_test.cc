@@ -10,7 +10,7 @@
 
 #include "stats/bootstrap.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 // n points around `level` with normal noise of relative sd `cv`; from `step_at` on, the level
@@ -84,4 +84,4 @@ TEST(MovingWindowTTestDetectorTest, ReportsThePeakOfEachRunOfCandidates) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -15,13 +15,13 @@
 #include "stats/paired_ttest.h"
 #include "tests/testing/oracle_csv.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
-using ::perfgate::testing::NearRel;
-using ::perfgate::testing::OracleRow;
-using ::perfgate::testing::ReadGoldenCsv;
-using ::perfgate::testing::WorstError;
+using ::perfwarden::testing::NearRel;
+using ::perfwarden::testing::OracleRow;
+using ::perfwarden::testing::ReadGoldenCsv;
+using ::perfwarden::testing::WorstError;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -256,4 +256,4 @@ TEST(RepetitionsNeeded, HopelessRequestsSaturate) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -16,7 +16,7 @@
 #include "stats/mann_whitney.h"
 #include "stats/verdict.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 std::vector<double> LogNormal(Rng& rng, size_t n, double median, double sigma, bool round) {
@@ -202,4 +202,4 @@ TEST(JudgeMetricsPreparedTest, SameJudgementWithPreparedBase) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -9,11 +9,11 @@
 
 #include "tests/testing/oracle_csv.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
-using ::perfgate::testing::NearRel;
-using ::perfgate::testing::WorstError;
+using ::perfwarden::testing::NearRel;
+using ::perfwarden::testing::WorstError;
 
 constexpr double kRel = 1e-10;
 
@@ -67,4 +67,4 @@ TEST(SignTestTest, ZerosDroppedAndRefusals) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -10,11 +10,11 @@
 
 #include "tests/testing/oracle_csv.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
-using ::perfgate::testing::NearRel;
-using ::perfgate::testing::WorstError;
+using ::perfwarden::testing::NearRel;
+using ::perfwarden::testing::WorstError;
 
 // Oracle README: exact p 1e-12 relative, the normal approximation 1e-10.
 constexpr double kExactRel = 1e-12;
@@ -149,4 +149,4 @@ TEST(SignedRankTest, MinimumPAndLargeExactFallsBack) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

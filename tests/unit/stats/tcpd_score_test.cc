@@ -2,7 +2,7 @@
 // f_measure doctest of analysis/scripts/metrics.py, the three scored Nile predictions of its
 // published summary (F1, precision and recall), and the published F1 of the "zero" method (no
 // change point) on all 42 TCPD series, to 1e-12 (tests/fixtures/oracles/tcpd, copies of
-// ../shared/oracles/tcpd; README.md there says where each file comes from); and perfgate's
+// ../shared/oracles/tcpd; README.md there says where each file comes from); and perfwarden's
 // detections on the 30 scored series, pinned.
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@
 #include "tests/testing/oracle_csv.h"
 #include "tests/testing/tcpd.h"
 
-namespace perfgate::quality {
+namespace perfwarden::quality {
 namespace {
 
 using nlohmann::json;
@@ -123,11 +123,11 @@ TEST(TcpdScore, MissingDirectoryNamesIt) {
   EXPECT_NE(corpus.error().ToString().find("/nonexistent/tcpd"), std::string::npos);
 }
 
-// perfgate's history detector at its defaults on the 30 series (bench/tcpd_quality;
+// perfwarden's history detector at its defaults on the 30 series (bench/tcpd_quality;
 // docs/statistics.md, "TCPD"): its detections pinned series by series (everything is
 // deterministic), its mean F1 above the zero method's, and no series more than 0.1 below zero's
 // but shanghai_license. A change to the detector that moves them updates the pins and the table.
-TEST(TcpdScore, PerfgateDefaultsPinned) {
+TEST(TcpdScore, PerfwardenDefaultsPinned) {
   auto corpus = LoadTcpd(FixturePath("oracles/tcpd"));
   ASSERT_TRUE(corpus) << corpus.error().ToString();
   const std::map<std::string, std::vector<std::size_t>> pinned = {
@@ -164,7 +164,7 @@ TEST(TcpdScore, PerfgateDefaultsPinned) {
 
 // The copies must stay byte-identical to ../shared/oracles/tcpd when it is present.
 TEST(TcpdScore, CopiesIdenticalToSharedOracles) {
-  const std::filesystem::path shared = std::filesystem::path(PERFGATE_SHARED_ORACLES_DIR) / "tcpd";
+  const std::filesystem::path shared = std::filesystem::path(PERFWARDEN_SHARED_ORACLES_DIR) / "tcpd";
   if (!std::filesystem::exists(shared)) GTEST_SKIP() << "no " << shared;
   const std::filesystem::path copies = FixturePath("oracles/tcpd");
   int compared = 0;
@@ -179,4 +179,4 @@ TEST(TcpdScore, CopiesIdenticalToSharedOracles) {
 }
 
 }  // namespace
-}  // namespace perfgate::quality
+}  // namespace perfwarden::quality

@@ -15,10 +15,10 @@
 #include "stats/paired_ttest.h"
 #include "tests/testing/oracle_csv.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
-using ::perfgate::testing::NearRel;
+using ::perfwarden::testing::NearRel;
 
 constexpr double kRel = 1e-9;
 
@@ -193,4 +193,4 @@ TEST(BootstrapTrimmedMeans, EachReplicateIsTheTrimmedMeanOfItsResample) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -14,13 +14,13 @@
 
 #include "tests/testing/oracle_csv.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
-using ::perfgate::testing::NearRel;
-using ::perfgate::testing::OracleRow;
-using ::perfgate::testing::ReadGoldenCsv;
-using ::perfgate::testing::WorstError;
+using ::perfwarden::testing::NearRel;
+using ::perfwarden::testing::OracleRow;
+using ::perfwarden::testing::ReadGoldenCsv;
+using ::perfwarden::testing::WorstError;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -228,4 +228,4 @@ TEST(WelchDiffConfidenceInterval, OneConstantSampleUsesTheOthersDf) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

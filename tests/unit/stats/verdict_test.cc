@@ -12,7 +12,7 @@
 
 #include "stats/bootstrap.h"
 
-namespace perfgate::stats {
+namespace perfwarden::stats {
 namespace {
 
 double StandardNormal(Rng& rng) {
@@ -358,4 +358,4 @@ TEST(RecommendedRepetitionsTest, GrowsWithNoiseAndMetricCount) {
 }
 
 }  // namespace
-}  // namespace perfgate::stats
+}  // namespace perfwarden::stats

@@ -9,7 +9,7 @@
 #include "tests/testing/alert_samples.h"
 #include "wire/alert.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 using nlohmann::json;
@@ -308,4 +308,4 @@ TEST(WireAlert, TheUpdateIsReadStrictly) {
 }
 
 }  // namespace
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -11,12 +11,12 @@
 #include "tests/testing/oracle_csv.h"
 #include "wire/run_upload.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 using ::nlohmann::json;
-using ::perfgate::testing::FixturePath;
-using ::perfgate::testing::ReadFile;
+using ::perfwarden::testing::FixturePath;
+using ::perfwarden::testing::ReadFile;
 
 json Minimal() { return json::parse(ReadFile(FixturePath("wire/minimal.json"))); }
 
@@ -324,4 +324,4 @@ TEST(WireDecode, BadInputMatrix) {
 }
 
 }  // namespace
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

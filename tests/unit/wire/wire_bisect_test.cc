@@ -13,7 +13,7 @@
 
 #include "wire/bisect.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 using nlohmann::json;
@@ -448,4 +448,4 @@ TEST(WireBisect, AnswerDecodersIgnoreUnknownKeysButNotWrongTypes) {
 }
 
 }  // namespace
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

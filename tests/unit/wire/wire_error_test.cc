@@ -8,7 +8,7 @@
 
 #include "wire/error.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 const std::vector<ErrorCode>& AllCodes() {
@@ -121,4 +121,4 @@ TEST(WireErrorBody, WhatIsNotAnErrorBodyIsRefusedSayingWhy) {
 }
 
 }  // namespace
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

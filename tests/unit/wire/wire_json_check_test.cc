@@ -8,7 +8,7 @@
 
 #include "wire/json_check.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 using nlohmann::json;
@@ -165,4 +165,4 @@ TEST(WireJsonCheck, Paths) {
 }
 
 }  // namespace
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -9,7 +9,7 @@
 
 #include "wire/paired.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 using nlohmann::json;
@@ -164,4 +164,4 @@ TEST(WirePaired, NonFiniteValuesAndMalformedTextAreRefused) {
 }
 
 }  // namespace
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -12,12 +12,12 @@
 #include "wire/run_upload.h"
 #include "wire/validate.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 using ::nlohmann::json;
-using ::perfgate::testing::FixturePath;
-using ::perfgate::testing::ReadFile;
+using ::perfwarden::testing::FixturePath;
+using ::perfwarden::testing::ReadFile;
 
 RunUpload MustDecode(const std::string& text, const DecodeLimits& limits = {}) {
   Result<RunUpload> run = DecodeRunUpload(text, limits);
@@ -274,7 +274,7 @@ TEST(WireEncode, RoundTripsAwkwardValues) {
   EXPECT_EQ(decoded, run) << EncodeRunUpload(run);
 }
 
-// The perfgate build that measured the run: optional, kept verbatim, 1..128 printable ASCII.
+// The perfwarden build that measured the run: optional, kept verbatim, 1..128 printable ASCII.
 TEST(WireDecode, RunnerVersionIsOptionalRoundTripsAndIsValidated) {
   EXPECT_EQ(MustDecode(Minimal().dump()).runner_version, "");
   EXPECT_EQ(EncodeRunUpload(MustDecode(Minimal().dump())).find("runner_version"),
@@ -350,4 +350,4 @@ TEST(WireDecode, BracketsInsideStringsDoNotCount) {
 }
 
 }  // namespace
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

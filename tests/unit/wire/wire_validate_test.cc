@@ -6,7 +6,7 @@
 
 #include "wire/validate.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 const std::string kSha = "3b18e512dba79e4c8300dd08aeb37f8e728b8dad";
@@ -91,4 +91,4 @@ TEST(WireValidate, Rfc3339FieldsAndInstant) {
 }
 
 }  // namespace
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

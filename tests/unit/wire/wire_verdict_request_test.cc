@@ -9,7 +9,7 @@
 #include "stats/verdict.h"
 #include "wire/verdict_request.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 using nlohmann::json;
@@ -125,4 +125,4 @@ TEST(WireVerdictRequest, TestWordsAreTheEnginesTests) {
 }
 
 }  // namespace
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -7,11 +7,11 @@
 #include "tests/testing/oracle_csv.h"
 #include "wire/verdict.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
-using perfgate::testing::FixturePath;
-using perfgate::testing::ReadFile;
+using perfwarden::testing::FixturePath;
+using perfwarden::testing::ReadFile;
 
 void ExpectRoundTrip(const Verdict& verdict, const std::string& what) {
   const std::string text = EncodeVerdict(verdict).dump();
@@ -134,4 +134,4 @@ TEST(WireVerdict, EveryOptionalPartRoundTrips) {
 }
 
 }  // namespace
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -14,14 +14,14 @@
 #include "wire/verdict_replay.h"
 #include "wire/verdict_text.h"
 
-namespace perfgate::wire {
+namespace perfwarden::wire {
 namespace {
 
 using nlohmann::json;
-using perfgate::testing::FixturePath;
-using perfgate::testing::ReadFile;
+using perfwarden::testing::FixturePath;
+using perfwarden::testing::ReadFile;
 
-using perfgate::testing::KeysSorted;
+using perfwarden::testing::KeysSorted;
 
 // The verdict's stored parts, kept alive with their view.
 struct Stored {
@@ -72,7 +72,7 @@ Verdict Sample(bool paired) {
   v.run_id = "11111111-2222-3333-4444-555555555555";
   v.created_at = "2026-01-02T03:04:05Z";
   v.outcome = Outcome::kRegression;
-  v.algorithm_version = "perfgate-verdict/1";
+  v.algorithm_version = "perfwarden-verdict/1";
   v.parameters.test = "utest";
   v.parameters.correction = "holm";
   v.parameters.bootstrap_resamples = 2000;
@@ -222,13 +222,13 @@ TEST(VerdictReplay, TypedValuesAreComparedAsTheJsonWritesThem) {
 TEST(VerdictReplay, TheAnswerHasTheReplayAndTheStoredVerdict) {
   Stored stored(Sample(true));
   VerdictReplay replay;
-  replay.algorithm_version = "perfgate-verdict/2";
-  replay.stored_algorithm_version = "perfgate-verdict/1";
+  replay.algorithm_version = "perfwarden-verdict/2";
+  replay.stored_algorithm_version = "perfwarden-verdict/1";
   replay.differences = {{"results[0].change", "BM_Slow", 0.097, 0.1}};
   const json answer = json::parse(EncodeReplayBody(stored.text, replay));
   EXPECT_EQ(answer["verdict"], json::parse(EncodeVerdictBody(stored.text))["verdict"]);
   EXPECT_EQ(answer["replay"], json::parse(R"({"matches": false,
-      "algorithm_version": "perfgate-verdict/2", "stored_algorithm_version": "perfgate-verdict/1",
+      "algorithm_version": "perfwarden-verdict/2", "stored_algorithm_version": "perfwarden-verdict/1",
       "differences": [{"field": "results[0].change", "benchmark": "BM_Slow", "stored": 0.097,
                        "replayed": 0.1}]})"));
   replay.differences.clear();
@@ -236,4 +236,4 @@ TEST(VerdictReplay, TheAnswerHasTheReplayAndTheStoredVerdict) {
 }
 
 }  // namespace
-}  // namespace perfgate::wire
+}  // namespace perfwarden::wire

@@ -16,13 +16,13 @@
 #include "tests/testing/gbench_reading.h"
 #include "tests/testing/oracle_csv.h"
 
-namespace perfgate::adapters {
+namespace perfwarden::adapters {
 namespace {
 
-using ::perfgate::testing::ContainsText;
-using ::perfgate::testing::FixturePath;
-using ::perfgate::testing::HasSubstr;
-using ::perfgate::testing::ReadFile;
+using ::perfwarden::testing::ContainsText;
+using ::perfwarden::testing::FixturePath;
+using ::perfwarden::testing::HasSubstr;
+using ::perfwarden::testing::ReadFile;
 
 // ---- Errors ---------------------------------------------------------------------------------
 
@@ -317,4 +317,4 @@ TEST(GbenchReaderFiles, DashReadsStandardInput) {
 }
 
 }  // namespace
-}  // namespace perfgate::adapters
+}  // namespace perfwarden::adapters

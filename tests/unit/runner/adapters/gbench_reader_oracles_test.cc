@@ -15,16 +15,16 @@
 #include "tests/testing/gbench_reading.h"
 #include "tests/testing/oracle_csv.h"
 
-namespace perfgate::adapters {
+namespace perfwarden::adapters {
 namespace {
 
-using ::perfgate::testing::ContainsText;
-using ::perfgate::testing::FixturePath;
-using ::perfgate::testing::HasSubstr;
-using ::perfgate::testing::kRel;
-using ::perfgate::testing::MustCollect;
-using ::perfgate::testing::MustRead;
-using ::perfgate::testing::NearRel;
+using ::perfwarden::testing::ContainsText;
+using ::perfwarden::testing::FixturePath;
+using ::perfwarden::testing::HasSubstr;
+using ::perfwarden::testing::kRel;
+using ::perfwarden::testing::MustCollect;
+using ::perfwarden::testing::MustRead;
+using ::perfwarden::testing::NearRel;
 
 // ---- compare.py's fixtures ------------------------------------------------------------------
 
@@ -237,4 +237,4 @@ TEST(GbenchReaderOracles, Test4OrderingFixtureWithoutTimings) {
 }
 
 }  // namespace
-}  // namespace perfgate::adapters
+}  // namespace perfwarden::adapters

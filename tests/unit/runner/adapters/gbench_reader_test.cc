@@ -18,17 +18,17 @@
 #include "tests/testing/gbench_reading.h"
 #include "tests/testing/oracle_csv.h"
 
-namespace perfgate::adapters {
+namespace perfwarden::adapters {
 namespace {
 
-using ::perfgate::testing::ContainsText;
-using ::perfgate::testing::Find;
-using ::perfgate::testing::HasSubstr;
-using ::perfgate::testing::kRel;
-using ::perfgate::testing::MustCollect;
-using ::perfgate::testing::MustParse;
-using ::perfgate::testing::MustRead;
-using ::perfgate::testing::NearRel;
+using ::perfwarden::testing::ContainsText;
+using ::perfwarden::testing::Find;
+using ::perfwarden::testing::HasSubstr;
+using ::perfwarden::testing::kRel;
+using ::perfwarden::testing::MustCollect;
+using ::perfwarden::testing::MustParse;
+using ::perfwarden::testing::MustRead;
+using ::perfwarden::testing::NearRel;
 
 // ---- Real Google Benchmark 1.7.1 outputs ----------------------------------------------------
 
@@ -241,13 +241,13 @@ double Median(std::vector<double> values) {
 }
 
 // The demo must show exactly one regression: BM_Sort/16384 made 10% slower by
-// PERFGATE_SAMPLE_SLOWDOWN, every other benchmark unchanged (see the sample's README.md).
+// PERFWARDEN_SAMPLE_SLOWDOWN, every other benchmark unchanged (see the sample's README.md).
 TEST(GbenchReaderBundled, SampleResultsShowOneTenPercentRegression) {
   const std::string folder = "../../bench/workloads/gbench_sample/results/";
   const GbenchFile base = MustRead(folder + "base.json");
   const GbenchFile contender = MustRead(folder + "contender.json");
-  EXPECT_EQ(base.context.extra.count("perfgate_sample_slowdown"), 0u);
-  EXPECT_EQ(contender.context.extra.at("perfgate_sample_slowdown"), "\"BM_Sort/16384=10\"");
+  EXPECT_EQ(base.context.extra.count("perfwarden_sample_slowdown"), 0u);
+  EXPECT_EQ(contender.context.extra.at("perfwarden_sample_slowdown"), "\"BM_Sort/16384=10\"");
   for (const char* metric : {"real_time", "cpu_time", "items_per_second"}) {
     SCOPED_TRACE(metric);
     const std::vector<MetricSeries> before = MustCollect(base, metric);
@@ -371,4 +371,4 @@ TEST(GbenchReaderMetrics, UnitsOrderSkippedAndMissingMetric) {
 }
 
 }  // namespace
-}  // namespace perfgate::adapters
+}  // namespace perfwarden::adapters

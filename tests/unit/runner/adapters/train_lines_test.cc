@@ -1,11 +1,11 @@
-// perfgate's JSON-lines protocol for training benchmarks (runner/adapters/train_lines.h): steps
+// perfwarden's JSON-lines protocol for training benchmarks (runner/adapters/train_lines.h): steps
 // with warm-up flags and per-step values, summary metrics with units and directions, info, the
 // end event; log lines ignored; every malformed event an error naming the line and the field.
 #include "runner/adapters/train_lines.h"
 
 #include <gtest/gtest.h>
 
-namespace perfgate::adapters {
+namespace perfwarden::adapters {
 namespace {
 
 constexpr const char* kOutput = R"(loading data...
@@ -118,4 +118,4 @@ TEST(TrainLines, OutputWithoutEventsIsAnError) {
 }
 
 }  // namespace
-}  // namespace perfgate::adapters
+}  // namespace perfwarden::adapters

@@ -1,4 +1,4 @@
-// `perfgate alerts` through the built executable: the verbs' help, argument errors (exit 2 with
+// `perfwarden alerts` through the built executable: the verbs' help, argument errors (exit 2 with
 // a message naming the problem), a missing token, and exit 3 when the server is unreachable. The
 // renderings of the server's answers are alerts_render_test.cc (runner/report).
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 
 #include "tests/testing/shell.h"
 
-namespace perfgate::cli {
+namespace perfwarden::cli {
 namespace {
 
 bool Contains(const std::string& text, const std::string& piece) {
@@ -22,9 +22,9 @@ struct Outcome {
   std::string out;  // stdout and stderr together
 };
 
-std::string Binary() { return std::string(PERFGATE_BIN_DIR) + "/perfgate"; }
+std::string Binary() { return std::string(PERFWARDEN_BIN_DIR) + "/perfwarden"; }
 
-Outcome Perfgate(const std::string& args, const std::string& env = "") {
+Outcome Perfwarden(const std::string& args, const std::string& env = "") {
   const testing::ShellOutcome shell = testing::RunShell(env + " " + Binary() + " " + args);
   return {shell.exit_code, shell.output};
 }
@@ -38,21 +38,21 @@ class AlertsCliTest : public ::testing::Test {
 };
 
 TEST_F(AlertsCliTest, HelpListsTheVerbs) {
-  Outcome o = Perfgate("alerts --help");
+  Outcome o = Perfwarden("alerts --help");
   EXPECT_EQ(o.exit_code, 0) << o.out;
   for (const char* verb : {"list", "show", "ack", "resolve", "false-positive", "reopen"}) {
     EXPECT_TRUE(Contains(o.out, verb)) << verb << "\n" << o.out;
   }
-  o = Perfgate("alerts list --help");
+  o = Perfwarden("alerts list --help");
   EXPECT_EQ(o.exit_code, 0) << o.out;
   for (const char* flag : {"--state", "--kind", "--branch", "--testbed", "--suite", "--benchmark",
                            "--metric", "--limit", "--all", "--format", "--config"}) {
     EXPECT_TRUE(Contains(o.out, flag)) << flag << "\n" << o.out;
   }
-  o = Perfgate("alerts ack --help");
+  o = Perfwarden("alerts ack --help");
   EXPECT_EQ(o.exit_code, 0) << o.out;
   EXPECT_TRUE(Contains(o.out, "--note")) << o.out;
-  EXPECT_TRUE(Contains(Perfgate("--help").out, "alerts"));
+  EXPECT_TRUE(Contains(Perfwarden("--help").out, "alerts"));
 }
 
 TEST_F(AlertsCliTest, UsageErrorsExitTwo) {
@@ -74,17 +74,17 @@ TEST_F(AlertsCliTest, UsageErrorsExitTwo) {
       {"alerts list --kind slower", "--kind"},
       {"alerts list --limit 0", "--limit"},
       {"alerts list --format xml", "--format"},
-      {"alerts list --config /nonexistent/perfgate.yaml", "/nonexistent/perfgate.yaml"},
-      {"alerts show 12 --config /nonexistent/perfgate.yaml", "/nonexistent/perfgate.yaml"},
+      {"alerts list --config /nonexistent/perfwarden.yaml", "/nonexistent/perfwarden.yaml"},
+      {"alerts show 12 --config /nonexistent/perfwarden.yaml", "/nonexistent/perfwarden.yaml"},
   };
   for (const auto& c : cases) {
-    Outcome o = Perfgate(c.args);
+    Outcome o = Perfwarden(c.args);
     EXPECT_EQ(o.exit_code, 2) << c.args << "\n" << o.out;
     EXPECT_TRUE(Contains(o.out, c.expect)) << c.args << "\n" << o.out;
   }
 }
 
-// A perfgate.yaml naming a server, in a directory removed afterwards.
+// A perfwarden.yaml naming a server, in a directory removed afterwards.
 class ConfigFile {
  public:
   explicit ConfigFile(const std::string& url) {
@@ -96,7 +96,7 @@ class ConfigFile {
                              "  - {name: core, type: gbench, binary: bench/core}\n";
   }
   ~ConfigFile() { std::filesystem::remove_all(dir_); }
-  std::string path() const { return (dir_ / "perfgate.yaml").string(); }
+  std::string path() const { return (dir_ / "perfwarden.yaml").string(); }
 
  private:
   static inline int counter_ = 0;
@@ -105,18 +105,18 @@ class ConfigFile {
 
 TEST_F(AlertsCliTest, MissingTokenIsAUsageError) {
   ConfigFile config("http://127.0.0.1:9");
-  Outcome o = Perfgate("alerts list --config " + config.path(), "env -u PERFGATE_TOKEN");
+  Outcome o = Perfwarden("alerts list --config " + config.path(), "env -u PERFWARDEN_TOKEN");
   EXPECT_EQ(o.exit_code, 2) << o.out;
-  EXPECT_TRUE(Contains(o.out, "perfgate: error: PERFGATE_TOKEN")) << o.out;
+  EXPECT_TRUE(Contains(o.out, "perfwarden: error: PERFWARDEN_TOKEN")) << o.out;
 }
 
 TEST_F(AlertsCliTest, UnreachableServerExitsThree) {
   // Port 9 (discard) on loopback: refused at once; the retries' waits are the test's cost.
   ConfigFile config("http://127.0.0.1:9");
-  Outcome o = Perfgate("alerts show 12 --config " + config.path(), "PERFGATE_TOKEN=pgt_test");
+  Outcome o = Perfwarden("alerts show 12 --config " + config.path(), "PERFWARDEN_TOKEN=pwt_test");
   EXPECT_EQ(o.exit_code, 3) << o.out;
-  EXPECT_TRUE(Contains(o.out, "perfgate: error:")) << o.out;
+  EXPECT_TRUE(Contains(o.out, "perfwarden: error:")) << o.out;
 }
 
 }  // namespace
-}  // namespace perfgate::cli
+}  // namespace perfwarden::cli

@@ -1,4 +1,4 @@
-// `perfgate analyze` on many series in one process, as the executable runs: a directory, several
+// `perfwarden analyze` on many series in one process, as the executable runs: a directory, several
 // files and a JSON-lines file give, per series, byte for byte what one process per series prints
 // (text, Markdown, JSON) on series of the labelled corpus; bad inputs are each reported by file
 // and line, the good ones still analysed, exit 2; a progress line only on a terminal.
@@ -15,7 +15,7 @@
 
 #include "tests/testing/shell.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 namespace fs = std::filesystem;
@@ -45,11 +45,11 @@ class AnalyzeBatchTest : public ::testing::Test {
     return file.string();
   }
 
-  // `perfgate analyze ARGS`, stdout and stderr apart.
+  // `perfwarden analyze ARGS`, stdout and stderr apart.
   Outcome Analyze(const std::string& args) const {
     const std::string err_file = (dir_ / "stderr.txt").string();
     const testing::ShellOutcome shell =
-        testing::RunShell("{ '" + std::string(PERFGATE_BIN_DIR) + "/perfgate' analyze " + args +
+        testing::RunShell("{ '" + std::string(PERFWARDEN_BIN_DIR) + "/perfwarden' analyze " + args +
                           " 2>'" + err_file + "'; }");
     std::ifstream in(err_file);
     std::stringstream err;
@@ -63,7 +63,7 @@ class AnalyzeBatchTest : public ::testing::Test {
 // The first `count` series of a corpus category: {name, values as JSON}.
 std::vector<std::pair<std::string, nlohmann::json>> CorpusSeries(const std::string& category,
                                                                  std::size_t count) {
-  std::ifstream in(std::string(PERFGATE_FIXTURES_DIR) + "/history/" + category + ".json");
+  std::ifstream in(std::string(PERFWARDEN_FIXTURES_DIR) + "/history/" + category + ".json");
   const nlohmann::json corpus = nlohmann::json::parse(in);
   std::vector<std::pair<std::string, nlohmann::json>> out;
   for (std::size_t i = 0; i < count && i < corpus["series"].size(); ++i) {
@@ -124,7 +124,7 @@ TEST_F(AnalyzeBatchTest, DirectoryIsByteIdenticalToOneProcessPerFile) {
       if (format == "text") {
         expected += "== " + files[i] + " ==\n" + one.out;
       } else {
-        const std::string title = "### perfgate analyze\n";
+        const std::string title = "### perfwarden analyze\n";
         ASSERT_EQ(one.out.rfind(title, 0), 0u) << one.out;
         expected += "### `" + files[i] + "`\n" + one.out.substr(title.size());
       }
@@ -210,7 +210,7 @@ TEST_F(AnalyzeBatchTest, EveryBadInputIsReportedAndTheGoodOnesStillRun) {
            missing + ": cannot read: no such file",
            std::string("8 of 10 series could not be analysed"),
        }) {
-    EXPECT_NE(o.err.find("perfgate: error: " + expected), std::string::npos) << expected << "\n"
+    EXPECT_NE(o.err.find("perfwarden: error: " + expected), std::string::npos) << expected << "\n"
                                                                              << o.err;
   }
   EXPECT_NE(o.out.find("== " + good + " ==\nno change points in 4 points"), std::string::npos)
@@ -255,8 +255,8 @@ TEST_F(AnalyzeBatchTest, ProgressOnATerminalOnlyForLongBatches) {
   const std::string nineteen = Write("nineteen.jsonl", lines.substr(13));
   // script(1) gives the command a terminal; stdout goes to a file, stderr stays on the terminal.
   auto on_terminal = [&](const std::string& file) {
-    return testing::RunShell("script -qec \"'" + std::string(PERFGATE_BIN_DIR) +
-                             "/perfgate' analyze " + file + " > /dev/null\" /dev/null");
+    return testing::RunShell("script -qec \"'" + std::string(PERFWARDEN_BIN_DIR) +
+                             "/perfwarden' analyze " + file + " > /dev/null\" /dev/null");
   };
   const testing::ShellOutcome shown = on_terminal(twenty);
   EXPECT_NE(shown.output.find("\ranalyze: 0/20 series\ranalyze: 1/20 series"), std::string::npos)
@@ -269,4 +269,4 @@ TEST_F(AnalyzeBatchTest, ProgressOnATerminalOnlyForLongBatches) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -1,4 +1,4 @@
-// `perfgate analyze` as scripts use it: the built executable on fixture series (a planted 20% step
+// `perfwarden analyze` as scripts use it: the built executable on fixture series (a planted 20% step
 // as JSON, as CSV with repetitions, through stdin), Otava's own answer on the tigerbeetle series
 // (`--detector e-divisive`), the default detector dropping outliers that raw e-divisive reports,
 // the JSON output's fields, and input errors that name the file and the place (exit 2).
@@ -18,7 +18,7 @@
 
 #include "runner/adapters/series_input.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 struct Outcome {
@@ -26,10 +26,10 @@ struct Outcome {
   std::string out;  // stdout and stderr together
 };
 
-// Runs `shell` through /bin/sh; "$PG" in it is the perfgate executable.
+// Runs `shell` through /bin/sh; "$PG" in it is the perfwarden executable.
 Outcome Shell(const std::string& shell) {
   const std::string command =
-      "PG='" + std::string(PERFGATE_BIN_DIR) + "/perfgate'; " + shell + " 2>&1";
+      "PG='" + std::string(PERFWARDEN_BIN_DIR) + "/perfwarden'; " + shell + " 2>&1";
   Outcome outcome;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return outcome;
@@ -46,7 +46,7 @@ Outcome Shell(const std::string& shell) {
 Outcome Analyze(const std::string& args) { return Shell("\"$PG\" analyze " + args); }
 
 std::string Fixture(const std::string& name) {
-  return std::string(PERFGATE_FIXTURES_DIR) + "/" + name;
+  return std::string(PERFWARDEN_FIXTURES_DIR) + "/" + name;
 }
 
 nlohmann::json ParseJson(const Outcome& o) {
@@ -84,7 +84,7 @@ TEST(AnalyzeTest, JsonSeriesFindsThePlantedStep) {
   nlohmann::json json = ParseJson(o);
   EXPECT_EQ(json["points"], 200);
   // The server's defaults (stats::HistoryOptions).
-  EXPECT_EQ(json["parameters"]["detector"], "perfgate");
+  EXPECT_EQ(json["parameters"]["detector"], "perfwarden");
   EXPECT_EQ(json["parameters"]["window"], 100);
   EXPECT_DOUBLE_EQ(json["parameters"]["max_pvalue"].get<double>(), 0.0001);
   EXPECT_DOUBLE_EQ(json["parameters"]["threshold"].get<double>(), 0.05);
@@ -205,7 +205,7 @@ TEST(AnalyzeTest, TigerbeetleMatchesOtava) {
   EXPECT_EQ(ParseJson(o)["points"], 365);
   EXPECT_EQ(ParseJson(o)["parameters"]["detector"], "e-divisive");
   EXPECT_EQ(indices(o), (std::vector<int>{15, 71})) << o.out;
-  // perfgate's default detector confirms the same two steps.
+  // perfwarden's default detector confirms the same two steps.
   o = Shell(values + " | \"$PG\" analyze --format json -");
   ASSERT_EQ(o.exit_code, 0) << o.out;
   EXPECT_EQ(indices(o), (std::vector<int>{15, 71})) << o.out;
@@ -261,7 +261,7 @@ TEST(AnalyzeTest, BadInputNamesThePlace) {
     const std::string file = dir.Write(c.name, c.content);
     Outcome o = Analyze(file);
     EXPECT_EQ(o.exit_code, 2) << c.name << ": " << o.out;
-    EXPECT_NE(o.out.find("perfgate: error: " + file + c.expected), std::string::npos)
+    EXPECT_NE(o.out.find("perfwarden: error: " + file + c.expected), std::string::npos)
         << c.name << ": " << o.out;
   }
 }
@@ -389,4 +389,4 @@ TEST(SeriesInputTest, FormatAndLevels) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -1,4 +1,4 @@
-// `perfgate run` as a CI job starts it, with the job's secrets in its environment: the suites'
+// `perfwarden run` as a CI job starts it, with the job's secrets in its environment: the suites'
 // build, command and Google Benchmark binary (scripts that write down their environment) see
 // none of the credentials, nor a secret-looking variable their suite does not pass; nor can they
 // read the token from the runner's /proc/<pid>/environ. The runner still posts the run with its
@@ -18,7 +18,7 @@
 #include "tests/testing/bisect_repo.h"
 #include "tests/testing/shell.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 namespace fs = std::filesystem;
@@ -115,7 +115,7 @@ TEST(ChildEnvCli, SuitesNeverSeeTheTokensTheRunnerPostsWith) {
   const fs::path dir = repo.path();
   std::ofstream(dir / "bench.sh") << kBench;
   fs::permissions(dir / "bench.sh", fs::perms::owner_exec, fs::perm_options::add);
-  std::ofstream(dir / "perfgate.yaml")
+  std::ofstream(dir / "perfwarden.yaml")
       << "version: 1\nserver: {url: \"http://127.0.0.1:" << server.port()
       << "\", project: proj}\ntarget_branch: main\ntestbed: t\nsuites:\n"
       << "  - {name: micro, type: gbench, binary: ./bench.sh, repetitions: 2,\n"
@@ -127,23 +127,23 @@ TEST(ChildEnvCli, SuitesNeverSeeTheTokensTheRunnerPostsWith) {
   ASSERT_EQ(repo.Git("commit -q -m base").exit_code, 0);
 
   const testing::ShellOutcome run = testing::RunShell(
-      "cd " + dir.string() + " && PERFGATE_TOKEN=pgt_cred_s3kr1t GITHUB_TOKEN=ghs_cred_s3kr1t" +
+      "cd " + dir.string() + " && PERFWARDEN_TOKEN=pwt_cred_s3kr1t GITHUB_TOKEN=ghs_cred_s3kr1t" +
       " CI_JOB_TOKEN=job_cred_s3kr1t" +
       " CI_REPOSITORY_URL=https://gitlab-ci-token:job_cred_s3kr1t@gitlab.example/g/p.git" +
       " HF_TOKEN=hf_passed OPENAI_API_KEY=sk_unpassed_s3kr1t" + testing::AsanEnv() + " " +
-      PERFGATE_BIN_DIR + "/perfgate run");
+      PERFWARDEN_BIN_DIR + "/perfwarden run");
   // Measured and spooled; then the stand-in server refused the token: a usage error.
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_NE(run.output.find("the server refused the token"), std::string::npos) << run.output;
   const std::string request = server.Stop();
-  EXPECT_NE(request.find("\r\nAuthorization: Bearer pgt_cred_s3kr1t"), std::string::npos)
+  EXPECT_NE(request.find("\r\nAuthorization: Bearer pwt_cred_s3kr1t"), std::string::npos)
       << request;
 
   for (const char* file : {"build.env", "command.env", "gbench.env"}) {
     const std::string env = "\n" + Read(dir / file);
     ASSERT_GT(env.size(), 1u) << file << " not written:\n" << run.output;
     EXPECT_EQ(env.find("s3kr1t"), std::string::npos) << file << ":\n" << env;
-    EXPECT_EQ(env.find("PERFGATE_TOKEN"), std::string::npos) << file;
+    EXPECT_EQ(env.find("PERFWARDEN_TOKEN"), std::string::npos) << file;
     EXPECT_NE(env.find("\nHF_TOKEN=hf_passed\n"), std::string::npos) << file << ":\n" << env;
     EXPECT_NE(env.find("PATH="), std::string::npos) << file;
   }
@@ -156,4 +156,4 @@ TEST(ChildEnvCli, SuitesNeverSeeTheTokensTheRunnerPostsWith) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -1,4 +1,4 @@
-// The `perfgate` executable as CI uses it: exit codes (0 pass, 1 regression, 2 usage or
+// The `perfwarden` executable as CI uses it: exit codes (0 pass, 1 regression, 2 usage or
 // input error), the three output formats, --help, and error messages that name the problem.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -14,7 +14,7 @@
 
 #include "core/version.h"
 
-namespace perfgate {
+namespace perfwarden {
 namespace {
 
 struct Outcome {
@@ -22,8 +22,8 @@ struct Outcome {
   std::string out;  // stdout and stderr together
 };
 
-Outcome Perfgate(const std::string& args) {
-  std::string command = std::string(PERFGATE_BIN_DIR) + "/perfgate " + args + " 2>&1";
+Outcome Perfwarden(const std::string& args) {
+  std::string command = std::string(PERFWARDEN_BIN_DIR) + "/perfwarden " + args + " 2>&1";
   Outcome outcome;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return outcome;
@@ -37,25 +37,25 @@ Outcome Perfgate(const std::string& args) {
 }
 
 std::string Sample(const std::string& name) {
-  return std::string(PERFGATE_SOURCE_DIR) + "/bench/workloads/gbench_sample/results/" + name;
+  return std::string(PERFWARDEN_SOURCE_DIR) + "/bench/workloads/gbench_sample/results/" + name;
 }
 
 TEST(CliTest, BundledDemoFindsThePlantedRegression) {
-  Outcome o = Perfgate("compare " + Sample("base.json") + " " + Sample("contender.json"));
+  Outcome o = Perfwarden("compare " + Sample("base.json") + " " + Sample("contender.json"));
   EXPECT_EQ(o.exit_code, 1) << o.out;
   EXPECT_NE(o.out.find("REGRESSION"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("BM_Sort/16384"), std::string::npos) << o.out;
 }
 
 TEST(CliTest, SameFileOnBothSidesPasses) {
-  Outcome o = Perfgate("compare " + Sample("base.json") + " " + Sample("base.json"));
+  Outcome o = Perfwarden("compare " + Sample("base.json") + " " + Sample("base.json"));
   EXPECT_EQ(o.exit_code, 0) << o.out;
   EXPECT_EQ(o.out.find("REGRESSION"), std::string::npos) << o.out;
 }
 
 TEST(CliTest, JsonAndMarkdownFormats) {
   Outcome o =
-      Perfgate("compare --format json " + Sample("base.json") + " " + Sample("contender.json"));
+      Perfwarden("compare --format json " + Sample("base.json") + " " + Sample("contender.json"));
   EXPECT_EQ(o.exit_code, 1);
   auto json = nlohmann::json::parse(o.out, nullptr, false);
   ASSERT_FALSE(json.is_discarded()) << o.out;
@@ -65,31 +65,31 @@ TEST(CliTest, JsonAndMarkdownFormats) {
   for (const auto& b : json["benchmarks"]) regressions += b["verdict"] == "REGRESSION";
   EXPECT_EQ(regressions, 1);
 
-  o = Perfgate("compare --format markdown --metric cpu_time " + Sample("base.json") + " " +
+  o = Perfwarden("compare --format markdown --metric cpu_time " + Sample("base.json") + " " +
                Sample("contender.json"));
   EXPECT_EQ(o.exit_code, 1);
   EXPECT_NE(o.out.find("| Benchmark |"), std::string::npos) << o.out;
 }
 
 TEST(CliTest, HelpAndVersion) {
-  Outcome o = Perfgate("--help");
+  Outcome o = Perfwarden("--help");
   EXPECT_EQ(o.exit_code, 0);
   EXPECT_NE(o.out.find("compare"), std::string::npos);
-  o = Perfgate("compare --help");
+  o = Perfwarden("compare --help");
   EXPECT_EQ(o.exit_code, 0);
   EXPECT_NE(o.out.find("--threshold"), std::string::npos);
-  o = Perfgate("--version");
+  o = Perfwarden("--version");
   EXPECT_EQ(o.exit_code, 0);
-  EXPECT_EQ(o.out, "perfgate " + std::string(Version()) + "\n");
+  EXPECT_EQ(o.out, "perfwarden " + std::string(Version()) + "\n");
 }
 
 // The version is baked in from git at build time (cmake/version.cmake): in a git checkout it is
 // `git describe --tags --always --dirty`, not the project() fallback.
 TEST(CliTest, VersionIsGitDescribeOfTheSourceTree) {
-  const std::string git = "git -C " + std::string(PERFGATE_SOURCE_DIR);
+  const std::string git = "git -C " + std::string(PERFWARDEN_SOURCE_DIR);
   if (std::system((git + " rev-parse --git-dir >/dev/null 2>&1").c_str()) != 0) {
     // A tarball build: the fallback.
-    EXPECT_EQ(Version(), PERFGATE_PROJECT_VERSION);
+    EXPECT_EQ(Version(), PERFWARDEN_PROJECT_VERSION);
     return;
   }
   FILE* pipe = popen((git + " describe --tags --always 2>/dev/null").c_str(), "r");
@@ -103,7 +103,7 @@ TEST(CliTest, VersionIsGitDescribeOfTheSourceTree) {
   // "-dirty" may follow (files edited since): the describe of HEAD is the prefix.
   EXPECT_EQ(std::string(Version()).rfind(described, 0), 0u)
       << "baked " << Version() << ", git describes HEAD as " << described;
-  EXPECT_EQ(Perfgate("--version").out, "perfgate " + std::string(Version()) + "\n");
+  EXPECT_EQ(Perfwarden("--version").out, "perfwarden " + std::string(Version()) + "\n");
 }
 
 TEST(CliTest, UsageAndInputErrorsExitTwo) {
@@ -134,7 +134,7 @@ TEST(CliTest, UsageAndInputErrorsExitTwo) {
       {"compare --filter '(' " + base + " " + base, "regular expression"},
   };
   for (const auto& c : cases) {
-    Outcome o = Perfgate(c.args);
+    Outcome o = Perfwarden(c.args);
     EXPECT_EQ(o.exit_code, 2) << c.args << "\n" << o.out;
     EXPECT_NE(o.out.find(c.expect), std::string::npos) << c.args << "\n" << o.out;
   }
@@ -142,4 +142,4 @@ TEST(CliTest, UsageAndInputErrorsExitTwo) {
 }
 
 }  // namespace
-}  // namespace perfgate
+}  // namespace perfwarden

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-namespace perfgate::cli {
+namespace perfwarden::cli {
 namespace {
 
 wire::MetricResult Row(const std::string& benchmark, wire::ResultKind kind) {
@@ -41,4 +41,4 @@ TEST(ConfirmReportTest, EachRegressionIsConfirmedWithdrawnOrKept) {
 }
 
 }  // namespace
-}  // namespace perfgate::cli
+}  // namespace perfwarden::cli

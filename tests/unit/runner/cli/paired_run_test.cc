@@ -1,5 +1,5 @@
-// `perfgate run --paired`: the run's series are this build's side of the measurement, and the
-// measurement kept for the run is judged by `perfgate gate` only when it was made with the
+// `perfwarden run --paired`: the run's series are this build's side of the measurement, and the
+// measurement kept for the run is judged by `perfwarden gate` only when it was made with the
 // gate's settings and thresholds.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 
 #include "runner/cli/paired_gate.h"
 
-namespace perfgate::cli {
+namespace perfwarden::cli {
 namespace {
 
 namespace fs = std::filesystem;
@@ -47,10 +47,10 @@ TEST(PairedRunTest, TheRunIsThisBuildsSideInMeasuringOrder) {
 class KeptRunTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/perfgate-kept-XXXXXX";
+    char pattern[] = "/tmp/perfwarden-kept-XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
     dir_ = pattern;
-    config_.spool_dir = dir_ / ".perfgate" / "spool";
+    config_.spool_dir = dir_ / ".perfwarden" / "spool";
     fs::create_directories(config_.spool_dir);
     settings_.block_repetitions = 1;
     settings_.min_blocks = 10;
@@ -94,11 +94,11 @@ TEST_F(KeptRunTest, KeptForTheRunAndJudgedOnlyWithTheSameSettings) {
   EXPECT_NE(why.find("other thresholds"), std::string::npos) << why;
   parameters_.threshold = 0.05;
   // A damaged file is not judged.
-  std::ofstream(dir_ / ".perfgate" / "paired-run.json")
+  std::ofstream(dir_ / ".perfwarden" / "paired-run.json")
       << R"({"run_id": "run-1", "measurement": {"series": 3}})";
   EXPECT_FALSE(Kept("run-1", &why));
   EXPECT_NE(why.find("unreadable"), std::string::npos) << why;
 }
 
 }  // namespace
-}  // namespace perfgate::cli
+}  // namespace perfwarden::cli

@@ -1,4 +1,4 @@
-// The fork artifact (runner/client/fork_artifact.h) as `perfgate publish` reads it: what the
+// The fork artifact (runner/client/fork_artifact.h) as `perfwarden publish` reads it: what the
 // untrusted job wrote is read back whole, and every way of altering it is refused before
 // anything is posted: a file changed after its hash, a file changed with its hash, another
 // commit, project, pull request or a run of the target branch, an oversized file, an unknown
@@ -17,7 +17,7 @@
 #include "runner/client/sha256.h"
 #include "tests/testing/planted_paired.h"
 
-namespace perfgate::client {
+namespace perfwarden::client {
 namespace {
 
 namespace fs = std::filesystem;
@@ -35,7 +35,7 @@ std::string Slurp(const fs::path& path) {
 class ForkArtifactTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/perfgate-artifact-XXXXXX";
+    char pattern[] = "/tmp/perfwarden-artifact-XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
     dir_ = pattern;
     Artifact a;
@@ -149,7 +149,7 @@ TEST_F(ForkArtifactTest, TheRunMustBeOfTheEventsCommitProjectAndPullRequest) {
             std::string::npos);
   expect_.commit = kHead;
   expect_.project = "other";
-  EXPECT_NE(Refusal().find("perfgate.yaml's is 'other'"), std::string::npos);
+  EXPECT_NE(Refusal().find("perfwarden.yaml's is 'other'"), std::string::npos);
   expect_.project = "demo";
   expect_.pr = 18;
   EXPECT_NE(Refusal().find("pull request #17, the event's is #18"), std::string::npos);
@@ -180,7 +180,7 @@ TEST_F(ForkArtifactTest, AnUnknownManifestKeyIsRefused) {
   SetManifest(manifest);
   EXPECT_NE(Refusal().find("unknown key 'command'"), std::string::npos);
   manifest.erase("command");
-  manifest["format"] = "perfgate-fork-artifact/2";
+  manifest["format"] = "perfwarden-fork-artifact/2";
   SetManifest(manifest);
   EXPECT_NE(Refusal().find("format"), std::string::npos);
 }
@@ -223,4 +223,4 @@ TEST_F(ForkArtifactTest, AMeasurementThatAmendsAVerdictIsRefused) {
 }
 
 }  // namespace
-}  // namespace perfgate::client
+}  // namespace perfwarden::client

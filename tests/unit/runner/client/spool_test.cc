@@ -20,7 +20,7 @@
 #include "runner/client/uploader.h"
 #include "tests/testing/no_jitter.h"
 
-namespace perfgate::client {
+namespace perfwarden::client {
 using net::HttpClient;
 using testing::NoJitter;
 
@@ -45,7 +45,7 @@ std::vector<std::string> Ids(const std::vector<SpooledRun>& runs) {
 class SpoolTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/perfgate-spool-XXXXXX";
+    char pattern[] = "/tmp/perfwarden-spool-XXXXXX";
     ASSERT_NE(::mkdtemp(pattern), nullptr);
     root_ = pattern;
     auto spool = Spool::Open(root_ / "a" / "spool");
@@ -229,4 +229,4 @@ TEST_F(SpoolTest, PushAllRejectsUnreadableUploadsWithoutPosting) {
 }
 
 }  // namespace
-}  // namespace perfgate::client
+}  // namespace perfwarden::client

@@ -1,6 +1,6 @@
-// `perfgate ab` without processes (runner/compare/ab.h): the randomised block schedule, and the
+// `perfwarden ab` without processes (runner/compare/ab.h): the randomised block schedule, and the
 // analysis of two arms' runs (speedup with its CI, U test, verdicts, too few runs); and the
-// command end to end on two scripts that print perfgate's JSON lines (their step times are
+// command end to end on two scripts that print perfwarden's JSON lines (their step times are
 // printed, not measured, so nothing here depends on this machine's speed), and the secrets its
 // commands get (--pass-env).
 #include "runner/compare/ab.h"
@@ -15,7 +15,7 @@
 #include "stats/mann_whitney.h"
 #include "tests/testing/shell.h"
 
-namespace perfgate::compare {
+namespace perfwarden::compare {
 namespace {
 
 TEST(AbSchedule, BlocksOfOneEachInRandomOrder) {
@@ -95,7 +95,7 @@ TEST(AnalyzeAb, HigherIsBetterAndTooFewRuns) {
 // The command: two "training runs" whose step times are printed around 20 ms and 10 ms.
 TEST(AbCommand, ComparesTwoTrainingCommandsInterleaved) {
   const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("perfgate-ab-" + std::to_string(getpid()));
+      std::filesystem::temp_directory_path() / ("perfwarden-ab-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   auto script = [&](const std::string& name, const std::string& step, const std::string& memory) {
     std::ofstream(dir / name) << "echo run >> " << (dir / (name + ".runs")).string() << "\n"
@@ -108,8 +108,8 @@ TEST(AbCommand, ComparesTwoTrainingCommandsInterleaved) {
   script("a.sh", "0.020", "8000000000");
   script("b.sh", "0.010", "5000000000");
   const testing::ShellOutcome out = testing::RunShell(
-      "(cd " + dir.string() + " && " + PERFGATE_BIN_DIR +
-      "/perfgate ab --a 'sh a.sh' --b 'sh b.sh' --name-a fp32 --name-b bf16 --runs 6 --seed 3 "
+      "(cd " + dir.string() + " && " + PERFWARDEN_BIN_DIR +
+      "/perfwarden ab --a 'sh a.sh' --b 'sh b.sh' --name-a fp32 --name-b bf16 --runs 6 --seed 3 "
       "--format json 2>/dev/null)");
   ASSERT_EQ(out.exit_code, 0) << out.output;
   const nlohmann::json r = nlohmann::json::parse(out.output);
@@ -135,8 +135,8 @@ TEST(AbCommand, ComparesTwoTrainingCommandsInterleaved) {
   }
   // Like with like: a JSON-lines command against a plain one is refused.
   const testing::ShellOutcome mixed =
-      testing::RunShell("(cd " + dir.string() + " && " + PERFGATE_BIN_DIR +
-                        "/perfgate ab --a 'sh a.sh' --b 'true' --runs 2 2>&1)");
+      testing::RunShell("(cd " + dir.string() + " && " + PERFWARDEN_BIN_DIR +
+                        "/perfwarden ab --a 'sh a.sh' --b 'true' --runs 2 2>&1)");
   EXPECT_EQ(mixed.exit_code, 2) << mixed.output;
   EXPECT_NE(mixed.output.find("compare like with like"), std::string::npos) << mixed.output;
   std::filesystem::remove_all(dir);
@@ -144,8 +144,8 @@ TEST(AbCommand, ComparesTwoTrainingCommandsInterleaved) {
 
 TEST(AbCommand, CommandsGetOnlyTheSecretsPassedToThem) {
   // A checks that it has HF_TOKEN and not GITHUB_TOKEN; B that it has HF_TOKEN.
-  const std::string ab = std::string("HF_TOKEN=hf_x GITHUB_TOKEN=ghs_x ") + PERFGATE_BIN_DIR +
-                         "/perfgate ab --a 'test -n \"$HF_TOKEN\" && test -z \"$GITHUB_TOKEN\"' "
+  const std::string ab = std::string("HF_TOKEN=hf_x GITHUB_TOKEN=ghs_x ") + PERFWARDEN_BIN_DIR +
+                         "/perfwarden ab --a 'test -n \"$HF_TOKEN\" && test -z \"$GITHUB_TOKEN\"' "
                          "--b 'test -n \"$HF_TOKEN\"' --runs 2 --warmup 1 --format json";
   const testing::ShellOutcome passed = testing::RunShell(ab + " --pass-env HF_TOKEN");
   EXPECT_EQ(passed.exit_code, 0) << passed.output;
@@ -154,10 +154,10 @@ TEST(AbCommand, CommandsGetOnlyTheSecretsPassedToThem) {
   EXPECT_NE(dropped.output.find("exited with status 1"), std::string::npos) << dropped.output;
   const testing::ShellOutcome credential = testing::RunShell(ab + " --pass-env GITHUB_TOKEN");
   EXPECT_EQ(credential.exit_code, 2) << credential.output;
-  EXPECT_NE(credential.output.find("--pass-env GITHUB_TOKEN: perfgate's and the CI job's"),
+  EXPECT_NE(credential.output.find("--pass-env GITHUB_TOKEN: perfwarden's and the CI job's"),
             std::string::npos)
       << credential.output;
 }
 
 }  // namespace
-}  // namespace perfgate::compare
+}  // namespace perfwarden::compare

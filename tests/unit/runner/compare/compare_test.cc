@@ -1,4 +1,4 @@
-// `perfgate compare` against Google Benchmark's own compare.py: its U-test p-values and
+// `perfwarden compare` against Google Benchmark's own compare.py: its U-test p-values and
 // relative changes on its test fixtures (../shared/oracles/gbench), plus the report's
 // options, warnings and renderings.
 #include "runner/compare/compare.h"
@@ -15,15 +15,15 @@
 #include "runner/compare/report_format.h"
 #include "tests/testing/oracle_csv.h"
 
-namespace perfgate::compare {
+namespace perfwarden::compare {
 namespace {
 
 using judge::CompareReport;
 using judge::ExitCode;
-using perfgate::ParseThreshold;
-using perfgate::testing::FixturePath;
-using perfgate::testing::NearRel;
-using perfgate::testing::ReadFile;
+using perfwarden::ParseThreshold;
+using perfwarden::testing::FixturePath;
+using perfwarden::testing::NearRel;
+using perfwarden::testing::ReadFile;
 
 adapters::GbenchFile Load(const std::string& name) {
   auto file = adapters::ReadGbenchFile(FixturePath("oracles/gbench/" + name));
@@ -104,7 +104,7 @@ TEST(CompareMatchesComparePy, ThousandRepetitions) {
 // TestReportDifference (one repetition each): the relative change of every benchmark, for
 // real and CPU time, equals compare.py's (time units normalised), and the overall geometric
 // mean to 1e-9 (compare.py's is the geometric mean of all times; with every benchmark paired
-// and one repetition each it is the geometric mean of the ratios, as perfgate computes it).
+// and one repetition each it is the geometric mean of the ratios, as perfwarden computes it).
 TEST(CompareMatchesComparePy, RelativeChanges) {
   auto cls = ExpectedClass("TestReportDifference");
   auto base = Load(cls["inputs"][0]);
@@ -281,4 +281,4 @@ TEST(FormatValueTest, Units) {
 }
 
 }  // namespace
-}  // namespace perfgate::compare
+}  // namespace perfwarden::compare

@@ -1,4 +1,4 @@
-// perfgate::git::Repository against real repositories that each test builds with the git command
+// perfwarden::git::Repository against real repositories that each test builds with the git command
 // line in a temp dir: fixed identity and dates, no user or system git config, so the histories
 // are the same on a developer's machine and on a fresh CI runner.
 #include "runner/git/git_repo.h"
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-namespace perfgate::git {
+namespace perfwarden::git {
 namespace {
 
 namespace fs = std::filesystem;
@@ -39,7 +39,7 @@ class GitRepoTest : public ::testing::Test {
   }
 
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "perfgate_git_test_XXXXXX").string();
+    std::string pattern = (fs::temp_directory_path() / "perfwarden_git_test_XXXXXX").string();
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     root_ = pattern;
     repo_ = root_ / "repo";
@@ -463,4 +463,4 @@ TEST_F(GitRepoTest, RepositoryMoves) {
 }
 
 }  // namespace
-}  // namespace perfgate::git
+}  // namespace perfwarden::git

@@ -1,11 +1,11 @@
-// `perfgate alerts` on a creep alert (a drift, kind "creep"): its kind label and its change with
+// `perfwarden alerts` on a creep alert (a drift, kind "creep"): its kind label and its change with
 // the range and the slope per point, as the list and `show` print them.
 #include <gtest/gtest.h>
 
 #include "runner/report/alerts_render.h"
 #include "tests/testing/alert_samples.h"
 
-namespace perfgate::report {
+namespace perfwarden::report {
 namespace {
 
 TEST(AlertsCreepRenderTest, KindAndChangeSayCreepWithRangeAndSlope) {
@@ -25,4 +25,4 @@ TEST(AlertsCreepRenderTest, KindAndChangeSayCreepWithRangeAndSlope) {
 }
 
 }  // namespace
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

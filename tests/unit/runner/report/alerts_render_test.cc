@@ -1,4 +1,4 @@
-// `perfgate alerts` without a server: the renderings of hand-written server answers, decoded as
+// `perfwarden alerts` without a server: the renderings of hand-written server answers, decoded as
 // the runner decodes them (wire/alert.h): grouping by commit range, the environment label, CI
 // formatting, optional fields missing or null, the excerpt's first-bad marker, Markdown escaping.
 // The decoders' refusals are tests/unit/wire/wire_alert_test.cc; the verb through the built
@@ -16,12 +16,12 @@
 #include "tests/testing/alert_samples.h"
 #include "wire/alert.h"
 
-namespace perfgate::report {
+namespace perfwarden::report {
 namespace {
 
 using nlohmann::json;
 
-// The answer as `perfgate alerts` decodes it; a failure (and a default value) when it does not.
+// The answer as `perfwarden alerts` decodes it; a failure (and a default value) when it does not.
 template <class T>
 T Decoded(Result<T> decoded, const json& answer) {
   if (!decoded) {
@@ -141,7 +141,7 @@ TEST(AlertsRenderTest, RangeKeyFromGroupOrCommits) {
 
 TEST(AlertsRenderTest, BisectCommand) {
   json a = Alert(1, "BM_Sort/1024", kGood, kBad);
-  EXPECT_EQ(BisectCommand(AsAlert(a)), "perfgate bisect --good " + kGood + " --bad " + kBad +
+  EXPECT_EQ(BisectCommand(AsAlert(a)), "perfwarden bisect --good " + kGood + " --bad " + kBad +
                                            " --benchmark BM_Sort/1024 --metric real_time");
   a["series"]["benchmark"] = "BM_Map<int, it's>/8";
   EXPECT_TRUE(Contains(BisectCommand(AsAlert(a)), "--benchmark 'BM_Map<int, it'\\''s>/8' --metric"))
@@ -229,7 +229,7 @@ TEST(AlertsRenderTest, ListEmptyAndPaged) {
   EXPECT_TRUE(Contains(RenderAlertListMarkdown(AsPage(Page({Alert(1, "BM_A", kGood, kBad)}, "c2"))),
                        "More alerts on the server (next cursor `c2`)."));
   // A page that is not an object, or has no alerts array, is refused with the key at fault
-  // rather than listed as empty (`perfgate alerts` exits 3 naming it).
+  // rather than listed as empty (`perfwarden alerts` exits 3 naming it).
   EXPECT_FALSE(wire::DecodeAlertPage(json("oops").dump()).has_value());
   auto no_array = wire::DecodeAlertPage(json{{"alerts", 3}}.dump());
   ASSERT_FALSE(no_array.has_value());
@@ -248,7 +248,7 @@ TEST(AlertsRenderTest, FirstPointOfASeriesHasNoLastGood) {
   EXPECT_TRUE(Contains(list, "CHANGE [95% CI]")) << list;
   const std::string show = RenderAlertText(AsDetail(a));
   EXPECT_TRUE(Contains(show, "no bisect")) << show;
-  EXPECT_FALSE(Contains(show, "perfgate bisect")) << show;
+  EXPECT_FALSE(Contains(show, "perfwarden bisect")) << show;
   EXPECT_TRUE(Contains(show, "+8.1%")) << show;
   EXPECT_FALSE(Contains(show, "[+")) << show;
   EXPECT_TRUE(Contains(RenderAlertMarkdown(AsDetail(a)), "none"))
@@ -300,7 +300,7 @@ TEST(AlertsRenderTest, ShowText) {
   EXPECT_TRUE(Contains(text, "cpu_model: Xeon 8375C -> EPYC 7763")) << text;
   EXPECT_TRUE(Contains(text, "kernel: 6.1 -> 6.8")) << text;
   EXPECT_TRUE(Contains(text, "looking at it")) << text;
-  EXPECT_TRUE(Contains(text, "perfgate bisect --good " + kGood + " --bad " + kBad +
+  EXPECT_TRUE(Contains(text, "perfwarden bisect --good " + kGood + " --bad " + kBad +
                                  " --benchmark BM_Sort/1024 --metric real_time"))
       << text;
   // Exactly one excerpt row carries the marker: the first bad commit's.
@@ -323,7 +323,7 @@ TEST(AlertsRenderTest, ShowMarkdown) {
   const std::string md = RenderAlertMarkdown(AsDetail(a));
   EXPECT_TRUE(Contains(md, "**>**")) << md;
   EXPECT_TRUE(Contains(md, "**Environment change**")) << md;
-  EXPECT_TRUE(Contains(md, "```sh\nperfgate bisect")) << md;
+  EXPECT_TRUE(Contains(md, "```sh\nperfwarden bisect")) << md;
   // Every table row keeps its cell count whatever the names hold.
   for (const std::string& line : Lines(md)) {
     if (line.empty() || line[0] != '|') continue;
@@ -460,7 +460,7 @@ TEST(AlertsRenderTest, GroupsListShowAndTriage) {
   EXPECT_TRUE(Contains(shown, "bisect: 5 (one per group)")) << shown;
   EXPECT_TRUE(Contains(shown, "\n13  acknowledged")) << shown;
   detail.group.bisect_id.reset();
-  EXPECT_TRUE(Contains(RenderAlertGroupText(detail), "perfgate bisect --group 3"));
+  EXPECT_TRUE(Contains(RenderAlertGroupText(detail), "perfwarden bisect --group 3"));
   detail.group.state = "closed";
   detail.group.states = {{"open", 0}, {"resolved", 2}};
   EXPECT_EQ(RenderGroupTriageText(detail),
@@ -468,4 +468,4 @@ TEST(AlertsRenderTest, GroupsListShowAndTriage) {
 }
 
 }  // namespace
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

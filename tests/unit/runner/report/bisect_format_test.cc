@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace perfgate::report {
+namespace perfwarden::report {
 namespace {
 
 bisect::Report NoCulpritReport(bisect::Reproduction outcome) {
@@ -66,4 +66,4 @@ TEST(BisectFormat, ProgressShowsTheEndsCheck) {
 }
 
 }  // namespace
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

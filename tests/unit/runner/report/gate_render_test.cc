@@ -1,4 +1,4 @@
-// Properties of the `perfgate gate` renderings beyond the golden files: the text table's
+// Properties of the `perfwarden gate` renderings beyond the golden files: the text table's
 // alignment and colours, Markdown escaping (every table row keeps its cell count whatever the
 // names hold), the PR comment's size cap, well-formed JUnit XML (checked by a minimal XML reader
 // written here, itself tested on broken documents), and GitLab metric names.
@@ -17,11 +17,11 @@
 #include "tests/testing/oracle_csv.h"
 #include "wire/verdict.h"
 
-namespace perfgate::report {
+namespace perfwarden::report {
 namespace {
 
-using perfgate::testing::FixturePath;
-using perfgate::testing::ReadFile;
+using perfwarden::testing::FixturePath;
+using perfwarden::testing::ReadFile;
 using wire::Attribution;
 using wire::DecodeVerdict;
 using wire::Interval;
@@ -151,7 +151,7 @@ TEST(RenderJUnit, IsWellFormedAndCountsTestsFailuresAndSkips) {
     EXPECT_EQ(XmlProblem(RenderJUnit(Load(name))), "") << name;
   }
   const std::string xml = RenderJUnit(Load("regression"));
-  EXPECT_NE(xml.find("<testsuite name=\"perfgate\" tests=\"13\" failures=\"2\" errors=\"0\" "
+  EXPECT_NE(xml.find("<testsuite name=\"perfwarden\" tests=\"13\" failures=\"2\" errors=\"0\" "
                      "skipped=\"2\""),
             std::string::npos);
   EXPECT_NE(xml.find("<testcase classname=\"gbench_sample\" name=\"BM_Sort/16384 [real_time]\" "
@@ -164,7 +164,7 @@ TEST(RenderJUnit, IsWellFormedAndCountsTestsFailuresAndSkips) {
 
   const std::string none = RenderJUnit(Load("no_baseline"));
   EXPECT_NE(none.find("tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\""), std::string::npos);
-  EXPECT_NE(none.find("<testcase classname=\"perfgate\" name=\"baseline\" time=\"0\">\n"
+  EXPECT_NE(none.find("<testcase classname=\"perfwarden\" name=\"baseline\" time=\"0\">\n"
                       "      <skipped message="),
             std::string::npos);
   EXPECT_EQ(none.find("BM_Sort"), std::string::npos);
@@ -176,7 +176,7 @@ TEST(Render, ShowsAttributionAndEnvironmentWithTheRegression) {
   const Verdict noisy = Load("noisy_environment");
   const std::string text = RenderText(noisy, {.color = true});
   EXPECT_TRUE(
-      text.starts_with("perfgate: \x1b[33mNOISY ENVIRONMENT\x1b[0m \u2014 1 of 3 "
+      text.starts_with("perfwarden: \x1b[33mNOISY ENVIRONMENT\x1b[0m \u2014 1 of 3 "
                        "benchmark metrics slower, all on throttled GPUs"))
       << text;
   const auto lines = Lines(RenderText(noisy));
@@ -193,7 +193,7 @@ TEST(Render, ShowsAttributionAndEnvironmentWithTheRegression) {
       << at[2];
 
   const std::string md = RenderMarkdown(noisy, {.comment = true});
-  EXPECT_NE(md.find("### perfgate: **Noisy environment**\n"), std::string::npos);
+  EXPECT_NE(md.find("### perfwarden: **Noisy environment**\n"), std::string::npos);
   EXPECT_NE(md.find("\n  - moved: gpu\\_sm\\_clock -16.0% (inconclusive); hint: "),
             std::string::npos)
       << md;
@@ -224,7 +224,7 @@ TEST(RenderText, AlignsTheTableAndColoursOnlyWhenAsked) {
   const std::string plain = RenderText(v);
   EXPECT_EQ(plain.find('\x1b'), std::string::npos);
   EXPECT_TRUE(
-      plain.starts_with("perfgate: REGRESSION \u2014 2 of 11 benchmark metrics slower "
+      plain.starts_with("perfwarden: REGRESSION \u2014 2 of 11 benchmark metrics slower "
                         "than their thresholds\n"));
   const auto lines = Lines(plain);
   size_t header = 0;
@@ -262,7 +262,7 @@ TEST(RenderMarkdown, EscapesNamesSoEveryRowKeepsItsCells) {
   const Verdict v = Load("special_names");
   const std::string md = RenderMarkdown(v, {.comment = true, .project = "proj -->x"});
   EXPECT_TRUE(
-      md.starts_with("<!-- perfgate:gate project=proj%20--%3Ex testbed=ci%20x86%20--%3E%21 "
+      md.starts_with("<!-- perfwarden:gate project=proj%20--%3Ex testbed=ci%20x86%20--%3E%21 "
                      "-->\n"));
   EXPECT_EQ(md.find("-->", 5), md.find(" -->\n") + 1);  // the marker's end is the only "-->"
   // Names are code spans, where HTML and Markdown are literal text (hostile_markdown_test.cc
@@ -283,9 +283,9 @@ TEST(RenderMarkdown, EscapesNamesSoEveryRowKeepsItsCells) {
   EXPECT_NE(md.find("(<https://perf.example.com/p/r?a=1&b=%3C2%3E%20x)>)"), std::string::npos);
 
   const std::string summary = RenderMarkdown(v);
-  EXPECT_TRUE(summary.starts_with("### perfgate: **Regression**\n"));
-  EXPECT_TRUE(RenderMarkdown(Load("pass")).starts_with("### perfgate: **Pass**\n"));
-  EXPECT_TRUE(RenderMarkdown(Load("no_baseline")).starts_with("### perfgate: **No baseline**\n"));
+  EXPECT_TRUE(summary.starts_with("### perfwarden: **Regression**\n"));
+  EXPECT_TRUE(RenderMarkdown(Load("pass")).starts_with("### perfwarden: **Pass**\n"));
+  EXPECT_TRUE(RenderMarkdown(Load("no_baseline")).starts_with("### perfwarden: **No baseline**\n"));
 }
 
 Verdict Many(size_t count, size_t regressions, size_t name_length) {
@@ -376,11 +376,11 @@ TEST(RenderMarkdown, KeepsACommentUnder60000CharactersAndCountsWhatIsLeftOut) {
 
 TEST(RenderGitLabMetrics, OneNameValueLinePerMetricWithAllowedNames) {
   const std::string text = RenderGitLabMetrics(Load("regression"));
-  EXPECT_NE(text.find("\nperfgate_gbench_sample_BM_Sort_16384_real_time 1123.4\n"),
+  EXPECT_NE(text.find("\nperfwarden_gbench_sample_BM_Sort_16384_real_time 1123.4\n"),
             std::string::npos);
-  EXPECT_NE(text.find("\nperfgate_gbench_sample_BM_Sort_16384_real_time_change_percent 9.97\n"),
+  EXPECT_NE(text.find("\nperfwarden_gbench_sample_BM_Sort_16384_real_time_change_percent 9.97\n"),
             std::string::npos);
-  EXPECT_NE(text.find("\nperfgate_gbench_sample_BM_Copy_4096_bytes_per_second 2200000000\n"),
+  EXPECT_NE(text.find("\nperfwarden_gbench_sample_BM_Copy_4096_bytes_per_second 2200000000\n"),
             std::string::npos);
   EXPECT_EQ(text.find("BM_Sort_65536_real_time_change_percent"), std::string::npos);  // NEW
   const std::regex kLine("[a-zA-Z_:][a-zA-Z0-9_:]* -?[0-9.e+-]+");
@@ -395,11 +395,11 @@ TEST(RenderGitLabMetrics, OneNameValueLinePerMetricWithAllowedNames) {
   clash.results[0].key.benchmark = "a/b";
   clash.results[1].key.benchmark = "a_b";
   EXPECT_EQ(RenderGitLabMetrics(clash),
-            "perfgate_gbench_sample_a_b_real_time 1100\n"
-            "perfgate_gbench_sample_a_b_real_time_change_percent 0.1\n"
-            "perfgate_gbench_sample_a_b_real_time_2 1101\n"
-            "perfgate_gbench_sample_a_b_real_time_2_change_percent 0.1\n");
+            "perfwarden_gbench_sample_a_b_real_time 1100\n"
+            "perfwarden_gbench_sample_a_b_real_time_change_percent 0.1\n"
+            "perfwarden_gbench_sample_a_b_real_time_2 1101\n"
+            "perfwarden_gbench_sample_a_b_real_time_2_change_percent 0.1\n");
 }
 
 }  // namespace
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

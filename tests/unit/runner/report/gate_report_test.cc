@@ -1,4 +1,4 @@
-// `perfgate gate` verdicts: decoding the server's answer (types, nulls, errors naming the field),
+// `perfwarden gate` verdicts: decoding the server's answer (types, nulls, errors naming the field),
 // the order results are listed in, and golden renderings of the fixture verdicts in
 // tests/fixtures/verdicts (paired.json: a paired verdict, see paired_render_test.cc). Properties of
 // each rendering are in gate_render_test.cc.
@@ -17,11 +17,11 @@
 #include "tests/testing/oracle_csv.h"
 #include "wire/verdict.h"
 
-namespace perfgate::report {
+namespace perfwarden::report {
 namespace {
 
-using perfgate::testing::FixturePath;
-using perfgate::testing::ReadFile;
+using perfwarden::testing::FixturePath;
+using perfwarden::testing::ReadFile;
 using wire::DecodeVerdict;
 using wire::MetricResult;
 using wire::Outcome;
@@ -39,11 +39,11 @@ Verdict Load(const std::string& name) {
   return verdict ? *verdict : Verdict{};
 }
 
-// Golden files were written once by PERFGATE_UPDATE_GOLDEN=1 and then read and checked by eye;
+// Golden files were written once by PERFWARDEN_UPDATE_GOLDEN=1 and then read and checked by eye;
 // a difference fails with both texts, so a change in wording is a reviewed change.
 void ExpectGolden(const std::string& file, const std::string& actual) {
   const std::string path = FixturePath("verdicts/golden/" + file);
-  if (std::getenv("PERFGATE_UPDATE_GOLDEN") != nullptr) {
+  if (std::getenv("PERFWARDEN_UPDATE_GOLDEN") != nullptr) {
     std::ofstream(path, std::ios::binary) << actual;
     return;
   }
@@ -55,7 +55,7 @@ TEST(DecodeVerdict, ReadsEveryDocumentedField) {
   EXPECT_EQ(v.id, 12);
   EXPECT_EQ(v.run_id, "6f1c0c4e-0000-4000-8000-000000000001");
   EXPECT_EQ(v.outcome, Outcome::kRegression);
-  EXPECT_EQ(v.algorithm_version, "perfgate-verdict/1");
+  EXPECT_EQ(v.algorithm_version, "perfwarden-verdict/1");
   EXPECT_EQ(v.parameters.test, "utest");
   EXPECT_EQ(v.parameters.bootstrap_resamples, 2000);
   EXPECT_EQ(v.parameters.seed, 24301u);
@@ -292,7 +292,7 @@ TEST(Render, MatchesTheGoldenFiles) {
     const Verdict v = Load(name);
     ExpectGolden(name + ".txt", RenderText(v));
     ExpectGolden(name + ".summary.md", RenderMarkdown(v));
-    ExpectGolden(name + ".comment.md", RenderMarkdown(v, {.comment = true, .project = "perfgate"}));
+    ExpectGolden(name + ".comment.md", RenderMarkdown(v, {.comment = true, .project = "perfwarden"}));
     ExpectGolden(name + ".junit.xml", RenderJUnit(v));
     ExpectGolden(name + ".metrics.txt", RenderGitLabMetrics(v));
   }
@@ -313,4 +313,4 @@ TEST(Render, IsDeterministicWhateverTheServersOrder) {
 }
 
 }  // namespace
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

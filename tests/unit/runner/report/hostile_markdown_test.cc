@@ -17,7 +17,7 @@
 #include "runner/report/verdict_render.h"
 #include "wire/verdict.h"
 
-namespace perfgate::report {
+namespace perfwarden::report {
 namespace {
 
 using wire::Attribution;
@@ -127,7 +127,7 @@ const std::vector<std::string>& HostileNames() {
       "www.evil.example",
       "WWW.Evil.Example",
       "<img src=x onerror=alert(1)>",
-      "<!-- perfgate:gate project=x testbed=y -->",
+      "<!-- perfwarden:gate project=x testbed=y -->",
       "a`b``c",
       "`edge`",
       "pipe|in\\|name\\",
@@ -147,7 +147,7 @@ Verdict HostileVerdict() {
   v.outcome = Outcome::kRegression;
   v.commit = "fedcba9876543210fedcba9876543210fedcba98";
   v.branch = "@org/team http://evil.example";
-  v.testbed = "<!-- perfgate:gate project=x -->";
+  v.testbed = "<!-- perfwarden:gate project=x -->";
   v.report_url = "https://perf.example.com/r";
   v.warnings = names;  // every name as a sentence too
   v.warnings.push_back("see @user at www.evil.example <b>x</b>");
@@ -193,7 +193,7 @@ TEST(HostileMarkdown, NoNameOrSentenceMentionsLinksOrMarksUp) {
       if (comment && n == 0) {
         // The marker: an HTML comment, shown to no one (an '@' there mentions nobody); its names
         // percent-encoded, so its "-->" is the only one and no name can end it early.
-        EXPECT_TRUE(std::regex_match(line, std::regex("<!-- perfgate:gate project=@org/team "
+        EXPECT_TRUE(std::regex_match(line, std::regex("<!-- perfwarden:gate project=@org/team "
                                                       "testbed=[A-Za-z0-9%._~:@+/=-]+ -->")))
             << line;
         EXPECT_EQ(line.find("-->"), line.size() - 3) << line;
@@ -212,7 +212,7 @@ TEST(HostileMarkdown, NoNameOrSentenceMentionsLinksOrMarksUp) {
         EXPECT_EQ(std::count(markup.begin(), markup.end(), '|'), 10) << lines[n];  // 9 cells
       }
     }
-    EXPECT_EQ(headings, 1) << md;  // "### perfgate: ..." only
+    EXPECT_EQ(headings, 1) << md;  // "### perfwarden: ..." only
     EXPECT_EQ(rows, 2 * 2 + static_cast<int>(HostileNames().size())) << md;
 
     // Every name is still shown as it is (control characters as '?').
@@ -223,7 +223,7 @@ TEST(HostileMarkdown, NoNameOrSentenceMentionsLinksOrMarksUp) {
     }
     EXPECT_NE(seen.find("see @user at www.evil.example <b>x</b>"), std::string::npos) << seen;
     EXPECT_NE(seen.find(" \u2014 @org/team http://evil.example at fedcba9 on "
-                        "<!-- perfgate:gate project=x -->."),
+                        "<!-- perfwarden:gate project=x -->."),
               std::string::npos)
         << seen;
     EXPECT_NE(seen.find("Baseline: 0123456 on @user, selected as picked by @user at "
@@ -273,4 +273,4 @@ TEST(DefuseMd, BreaksMentionsReferencesAndBareLinksInvisibly) {
 }
 
 }  // namespace
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

@@ -1,5 +1,5 @@
 // A paired verdict (baseline and pull request measured side by side in blocks) in every rendering
-// of `perfgate gate`: the same outcome and rows, one line saying how it was measured, UNSTABLE
+// of `perfwarden gate`: the same outcome and rows, one line saying how it was measured, UNSTABLE
 // rows listed after INCONCLUSIVE with their noise and the blocks that would decide them, and
 // UNSTABLE never failing. tests/fixtures/verdicts/paired.json is this file's PairedSample() as
 // wire::EncodeVerdict writes it (the golden renderings in gate_report_test.cc and the dashboard's
@@ -17,11 +17,11 @@
 #include "tests/testing/oracle_csv.h"
 #include "wire/verdict.h"
 
-namespace perfgate::report {
+namespace perfwarden::report {
 namespace {
 
-using perfgate::testing::FixturePath;
-using perfgate::testing::ReadFile;
+using perfwarden::testing::FixturePath;
+using perfwarden::testing::ReadFile;
 using wire::Interval;
 using wire::MetricResult;
 using wire::Outcome;
@@ -66,7 +66,7 @@ Verdict PairedSample() {
   v.run_id = "6f1c0c4e-2b1a-4c7e-9d3f-0a1b2c3d4e5f";
   v.created_at = "2024-05-02T09:30:00Z";
   v.outcome = Outcome::kRegression;
-  v.algorithm_version = "perfgate-paired/1";
+  v.algorithm_version = "perfwarden-paired/1";
   v.parameters.test = "t";
   v.parameters.correction = "holm";
   v.parameters.bootstrap_resamples = 2000;
@@ -122,7 +122,7 @@ Verdict PairedSample() {
   return v;
 }
 
-// The sample as `perfgate gate --confirm` leaves it: the unpaired verdict #41 (with its baseline
+// The sample as `perfwarden gate --confirm` leaves it: the unpaired verdict #41 (with its baseline
 // run) with two of its rows re-measured side by side.
 Verdict AmendingSample() {
   Verdict v = PairedSample();
@@ -148,7 +148,7 @@ size_t Count(const std::string& text, const std::string& what) {
 TEST(PairedFixture, IsTheSampleAsTheEncoderWritesIt) {
   const std::string path = FixturePath("verdicts/paired.json");
   const std::string encoded = wire::EncodeVerdict(PairedSample()).dump(2) + "\n";
-  if (std::getenv("PERFGATE_UPDATE_GOLDEN") != nullptr) {
+  if (std::getenv("PERFWARDEN_UPDATE_GOLDEN") != nullptr) {
     std::ofstream(path, std::ios::binary) << encoded;
   }
   EXPECT_EQ(ReadFile(path), encoded);
@@ -172,7 +172,7 @@ TEST(OrderedResults, ListsUnstableAfterInconclusive) {
 TEST(RenderText, ShowsHowAPairedVerdictWasMeasuredAndItsUnstableRows) {
   const std::string text = RenderText(PairedSample());
   EXPECT_TRUE(
-      text.starts_with("perfgate: REGRESSION \u2014 1 of 4 benchmark metrics slower than "
+      text.starts_with("perfwarden: REGRESSION \u2014 1 of 4 benchmark metrics slower than "
                        "its threshold\n"))
       << text;
   EXPECT_NE(text.find("\nbaseline: 0123456, measured side by side (no baseline run)\n"
@@ -212,7 +212,7 @@ TEST(RenderText, ShowsHowAPairedVerdictWasMeasuredAndItsUnstableRows) {
 
 TEST(RenderMarkdown, ShowsHowAPairedVerdictWasMeasuredAndItsUnstableRows) {
   const std::string md = RenderMarkdown(PairedSample(), {.comment = true, .project = "demo"});
-  EXPECT_NE(md.find("### perfgate: **Regression**\n\n1 of 4 benchmark metrics slower than its "
+  EXPECT_NE(md.find("### perfwarden: **Regression**\n\n1 of 4 benchmark metrics slower than its "
                     "threshold \u2014 `faster-hash` at 89abcde on `ci-x86-1`, PR \\#42.\n\n"
                     "Measured side by side on this host against 0123456789ab: 13 blocks of 5 "
                     "repetitions each (look 3 of 5), stopped: time\\_budget (the time budget ran "
@@ -249,7 +249,7 @@ TEST(RenderMarkdown, ShowsHowAPairedVerdictWasMeasuredAndItsUnstableRows) {
 
 TEST(RenderJUnit, UnstableIsSkippedWithItsNoiseAndNeverAFailure) {
   const std::string xml = RenderJUnit(PairedSample());
-  EXPECT_NE(xml.find("<testsuite name=\"perfgate\" tests=\"4\" failures=\"1\" errors=\"0\" "
+  EXPECT_NE(xml.find("<testsuite name=\"perfwarden\" tests=\"4\" failures=\"1\" errors=\"0\" "
                      "skipped=\"1\""),
             std::string::npos)
       << xml;
@@ -288,15 +288,15 @@ TEST(RenderJUnit, UnstableIsSkippedWithItsNoiseAndNeverAFailure) {
 
 TEST(RenderGitLabMetrics, ListsEveryPairedRowWithItsChange) {
   EXPECT_EQ(RenderGitLabMetrics(PairedSample()),
-            "perfgate_gbench_sample_BM_Copy_4096_bytes_per_second 1120\n"
-            "perfgate_gbench_sample_BM_Copy_4096_bytes_per_second_change_percent 12\n"
-            "perfgate_gbench_sample_BM_Hash_64_real_time 1031\n"
-            "perfgate_gbench_sample_BM_Hash_64_real_time_change_percent 3.1\n"
-            "perfgate_gbench_sample_BM_Sort_1024_real_time 1004\n"
-            "perfgate_gbench_sample_BM_Sort_1024_real_time_change_percent 0.4\n"
-            "perfgate_gbench_sample_BM_Sort_16384_real_time 1099.7\n"
-            "perfgate_gbench_sample_BM_Sort_16384_real_time_change_percent 9.97\n");
+            "perfwarden_gbench_sample_BM_Copy_4096_bytes_per_second 1120\n"
+            "perfwarden_gbench_sample_BM_Copy_4096_bytes_per_second_change_percent 12\n"
+            "perfwarden_gbench_sample_BM_Hash_64_real_time 1031\n"
+            "perfwarden_gbench_sample_BM_Hash_64_real_time_change_percent 3.1\n"
+            "perfwarden_gbench_sample_BM_Sort_1024_real_time 1004\n"
+            "perfwarden_gbench_sample_BM_Sort_1024_real_time_change_percent 0.4\n"
+            "perfwarden_gbench_sample_BM_Sort_16384_real_time 1099.7\n"
+            "perfwarden_gbench_sample_BM_Sort_16384_real_time_change_percent 9.97\n");
 }
 
 }  // namespace
-}  // namespace perfgate::report
+}  // namespace perfwarden::report

@@ -2,7 +2,7 @@
 // counts its runs in a file outside the tree (real git, real builds): a miss builds and stores, a
 // hit restores without building, other commits and build commands miss, damaged entries are
 // rebuilt with a warning, the least recently used go beyond the bound, and concurrent stores of
-// one key leave one whole entry. Also perfgate.yaml's gate.baseline_cache keys and their override.
+// one key leave one whole entry. Also perfwarden.yaml's gate.baseline_cache keys and their override.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -24,7 +24,7 @@
 #include "runner/run/baseline_tree.h"
 #include "tests/testing/shell.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 namespace {
 
 namespace fs = std::filesystem;
@@ -38,7 +38,7 @@ std::string Read(const fs::path& path) {
 class BaselineCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/perfgate-cache-XXXXXX";
+    char pattern[] = "/tmp/perfwarden-cache-XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
     dir_ = pattern;
     repo_ = dir_ / "repo";
@@ -60,7 +60,7 @@ class BaselineCacheTest : public ::testing::Test {
   // A commit whose suite `tick` builds side.sh (echoing `side`), counting its builds in count_.
   // The tree also holds an executable script and a symlink, which a restore must keep.
   std::string Commit(const std::string& side, const std::string& extra_build = "") {
-    std::ofstream(repo_ / "perfgate.yaml") << "version: 1\n"
+    std::ofstream(repo_ / "perfwarden.yaml") << "version: 1\n"
                                            << "suites:\n"
                                            << "  - name: tick\n"
                                            << "    type: command\n"
@@ -84,7 +84,7 @@ class BaselineCacheTest : public ::testing::Test {
   }
 
   config::RunnerConfig Load() {
-    auto config = config::LoadRunnerConfig((repo_ / "perfgate.yaml").string());
+    auto config = config::LoadRunnerConfig((repo_ / "perfwarden.yaml").string());
     if (!config) {
       ADD_FAILURE() << config.error().ToString();
       return {};
@@ -159,7 +159,7 @@ TEST_F(BaselineCacheTest, AMissBuildsAndStoresAndAHitRestoresWithoutBuilding) {
   EXPECT_TRUE(Said("baseline " + base.substr(0, 12) + ": build cache hit (" +
                    entries[0].substr(0, 12) + ")"))
       << Lines();
-  // The restored tree is the built one, where the baseline's perfgate.yaml says it is.
+  // The restored tree is the built one, where the baseline's perfwarden.yaml says it is.
   const fs::path tree = again->config().base_dir;
   EXPECT_EQ(Read(tree / "side.sh"), "echo base\n");
   EXPECT_EQ(Read(tree / "out" / "side.sh"), "echo base\n");
@@ -203,7 +203,7 @@ TEST_F(BaselineCacheTest, TheKeyCoversCommitBuildToolchainAndNotHowASuiteRuns) {
       "c++ (Debian 12.2.0-14) 12.2.0", "cc (Debian 12.2.0-14) 12.2.0", "x86_64", {}};
   const auto key = [&](const config::RunnerConfig& c, const Toolchain& t,
                        const std::string& sha = "") {
-    return MakeBaselineCacheKey(sha.empty() ? commit : sha, "perfgate.yaml", c, root, {"tick"}, t)
+    return MakeBaselineCacheKey(sha.empty() ? commit : sha, "perfwarden.yaml", c, root, {"tick"}, t)
         .hex;
   };
   const std::string reference = key(baseline, gcc);
@@ -228,7 +228,7 @@ TEST_F(BaselineCacheTest, TheKeyCoversCommitBuildToolchainAndNotHowASuiteRuns) {
   env.suites[0].env["OPT"] = "1";
   keys.insert(key(env, gcc));
   EXPECT_EQ(keys.size(), 7u);
-  EXPECT_NE(MakeBaselineCacheKey(commit, "sub/perfgate.yaml", baseline, root, {"tick"}, gcc).hex,
+  EXPECT_NE(MakeBaselineCacheKey(commit, "sub/perfwarden.yaml", baseline, root, {"tick"}, gcc).hex,
             reference);
 
   // How the suite runs is not the build's business.
@@ -239,9 +239,9 @@ TEST_F(BaselineCacheTest, TheKeyCoversCommitBuildToolchainAndNotHowASuiteRuns) {
 
   // The key's inputs say what they are made of.
   const BaselineCacheKey full =
-      MakeBaselineCacheKey(commit, "./perfgate.yaml", baseline, root, {"tick"}, gcc);
+      MakeBaselineCacheKey(commit, "./perfwarden.yaml", baseline, root, {"tick"}, gcc);
   EXPECT_EQ(full.hex, reference);  // the path is normalised
-  EXPECT_NE(full.inputs.find("\"format\":\"perfgate-baseline-cache/1\""), std::string::npos)
+  EXPECT_NE(full.inputs.find("\"format\":\"perfwarden-baseline-cache/1\""), std::string::npos)
       << full.inputs;
   EXPECT_NE(full.inputs.find("\"build\":\"echo built >> "), std::string::npos) << full.inputs;
 }
@@ -251,16 +251,16 @@ TEST_F(BaselineCacheTest, AGbenchBinaryIsKeyedRelativeToTheTree) {
     return "version: 1\nsuites:\n  - {name: b, type: gbench, binary: " + binary +
            ", build: make}\n";
   };
-  auto here = config::ParseRunnerConfig(yaml("build/b"), "perfgate.yaml", "/one/repo");
-  auto there = config::ParseRunnerConfig(yaml("build/b"), "perfgate.yaml", "/two/repo");
-  auto other = config::ParseRunnerConfig(yaml("build/c"), "perfgate.yaml", "/one/repo");
+  auto here = config::ParseRunnerConfig(yaml("build/b"), "perfwarden.yaml", "/one/repo");
+  auto there = config::ParseRunnerConfig(yaml("build/b"), "perfwarden.yaml", "/two/repo");
+  auto other = config::ParseRunnerConfig(yaml("build/c"), "perfwarden.yaml", "/one/repo");
   ASSERT_TRUE(here && there && other);
   const Toolchain t;
   const std::string sha(40, 'b');
   const BaselineCacheKey a =
-      MakeBaselineCacheKey(sha, "perfgate.yaml", *here, "/one/repo", {"b"}, t);
-  EXPECT_EQ(a.hex, MakeBaselineCacheKey(sha, "perfgate.yaml", *there, "/two/repo", {"b"}, t).hex);
-  EXPECT_NE(a.hex, MakeBaselineCacheKey(sha, "perfgate.yaml", *other, "/one/repo", {"b"}, t).hex);
+      MakeBaselineCacheKey(sha, "perfwarden.yaml", *here, "/one/repo", {"b"}, t);
+  EXPECT_EQ(a.hex, MakeBaselineCacheKey(sha, "perfwarden.yaml", *there, "/two/repo", {"b"}, t).hex);
+  EXPECT_NE(a.hex, MakeBaselineCacheKey(sha, "perfwarden.yaml", *other, "/one/repo", {"b"}, t).hex);
   EXPECT_NE(a.inputs.find("\"binary\":\"build/b\""), std::string::npos) << a.inputs;
 }
 
@@ -317,7 +317,7 @@ TEST_F(BaselineCacheTest, ADamagedEntryIsRemovedAndRebuiltWithAWarning) {
 // A tree with one file, stored under the key of `commit` (no git needed).
 BaselineCacheKey StoreTree(BaselineCache& cache, const fs::path& tree, const std::string& commit) {
   config::RunnerConfig none;
-  const BaselineCacheKey key = MakeBaselineCacheKey(commit, "perfgate.yaml", none, tree, {}, {});
+  const BaselineCacheKey key = MakeBaselineCacheKey(commit, "perfwarden.yaml", none, tree, {}, {});
   EXPECT_TRUE(cache.Store(key, tree).has_value());
   return key;
 }
@@ -377,7 +377,7 @@ TEST_F(BaselineCacheTest, ConcurrentStoresOfOneKeyLeaveOneWholeEntry) {
     std::ofstream(tree / ("d" + std::to_string(i % 5)) / ("f" + std::to_string(i)))
         << std::string(1000 + i, 'x');
   }
-  const BaselineCacheKey key = MakeBaselineCacheKey(std::string(40, 'f'), "perfgate.yaml",
+  const BaselineCacheKey key = MakeBaselineCacheKey(std::string(40, 'f'), "perfwarden.yaml",
                                                     config::RunnerConfig{}, tree, {}, {});
   for (int round = 0; round < 5; ++round) {
     SCOPED_TRACE(round);
@@ -415,7 +415,7 @@ TEST_F(BaselineCacheTest, NoCacheBuildsEveryTimeAndWritesNothing) {
 
 TEST_F(BaselineCacheTest, AMissingEntryIsAMissAndAnExistingDestinationIsLeftAlone) {
   BaselineCache cache(cache_);
-  const BaselineCacheKey key = MakeBaselineCacheKey(std::string(40, '1'), "perfgate.yaml",
+  const BaselineCacheKey key = MakeBaselineCacheKey(std::string(40, '1'), "perfwarden.yaml",
                                                     config::RunnerConfig{}, "/", {}, {});
   std::vector<std::string> lines;
   const auto progress = [&](const std::string& line) { lines.push_back(line); };
@@ -445,7 +445,7 @@ TEST(BaselineCacheConfig, TheDirectoryComesFromTheFlagTheEnvironmentOrTheFileInT
   ASSERT_TRUE(plain) << plain.error().ToString();
   EXPECT_EQ(plain->gate, config::GateSettings{});
   BaselineCacheSettings settings = BaselineCacheOf(*plain, plain->gate);
-  EXPECT_EQ(settings.dir, fs::path("/repo/.perfgate/baseline-cache"));
+  EXPECT_EQ(settings.dir, fs::path("/repo/.perfwarden/baseline-cache"));
   EXPECT_EQ(settings.max_entries, 4);
   EXPECT_TRUE(settings.enabled());
   // The file: relative to its directory.
@@ -458,7 +458,7 @@ TEST(BaselineCacheConfig, TheDirectoryComesFromTheFlagTheEnvironmentOrTheFileInT
   EXPECT_EQ(settings.max_entries, 2);
   // The environment wins over the file.
   auto env = config::ParseRunnerConfig(yaml, "p.yaml", "/repo/sub",
-                                       Env({{"PERFGATE_BASELINE_CACHE", "/ci/cache"}}));
+                                       Env({{"PERFWARDEN_BASELINE_CACHE", "/ci/cache"}}));
   ASSERT_TRUE(env) << env.error().ToString();
   EXPECT_EQ(env->gate.baseline_cache, fs::path("/ci/cache"));
   EXPECT_EQ(env->gate.baseline_cache_entries, 2);
@@ -481,4 +481,4 @@ TEST(BaselineCacheConfig, TheDirectoryComesFromTheFlagTheEnvironmentOrTheFileInT
 }
 
 }  // namespace
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

@@ -1,5 +1,5 @@
 // runner/run/process.h: the environment a real child (/usr/bin/env) inherits. The credentials
-// (PERFGATE_TOKEN, GITHUB_TOKEN, CI_JOB_TOKEN, GitLab's clone URL) never reach it, not even when
+// (PERFWARDEN_TOKEN, GITHUB_TOKEN, CI_JOB_TOKEN, GitLab's clone URL) never reach it, not even when
 // named in pass_env; a secret-looking variable reaches it only when passed; the rest (PATH,
 // HOME) and what `env` sets reach it as before.
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 
 #include "runner/run/process.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 namespace {
 
 namespace fs = std::filesystem;
@@ -49,7 +49,7 @@ class ChildEnvTest : public ::testing::Test {
   }
 
   static constexpr std::pair<const char*, const char*> kSet[] = {
-      {"PERFGATE_TOKEN", "pgt_s3kr1t"},
+      {"PERFWARDEN_TOKEN", "pwt_s3kr1t"},
       {"GITHUB_TOKEN", "ghs_s3kr1t"},
       {"CI_JOB_TOKEN", "job_s3kr1t"},
       {"CI_REPOSITORY_URL", "https://gitlab-ci-token:job_s3kr1t@gitlab.example/g/p.git"},
@@ -66,7 +66,7 @@ TEST_F(ChildEnvTest, CredentialsNeverReachTheChild) {
   const auto env = ChildEnvironment(options);
   ASSERT_FALSE(env.empty());
   for (const char* name :
-       {"PERFGATE_TOKEN", "GITHUB_TOKEN", "CI_JOB_TOKEN", "CI_REPOSITORY_URL", "OPENAI_API_KEY"}) {
+       {"PERFWARDEN_TOKEN", "GITHUB_TOKEN", "CI_JOB_TOKEN", "CI_REPOSITORY_URL", "OPENAI_API_KEY"}) {
     EXPECT_EQ(env.count(name), 0u) << name << "=" << env.at(name);
   }
   for (const auto& [name, value] : env) {
@@ -90,7 +90,7 @@ TEST_F(ChildEnvTest, SecretLookingVariablesNeedPassEnv) {
 }
 
 TEST_F(ChildEnvTest, WhatTheSuiteSetsIsNotFiltered) {
-  // A value written in perfgate.yaml is the repository's, not a secret of the job.
+  // A value written in perfwarden.yaml is the repository's, not a secret of the job.
   ProcessOptions options;
   options.env = {{"NPM_TOKEN", "dummy-from-yaml"}};
   const auto env = ChildEnvironment(options);
@@ -98,4 +98,4 @@ TEST_F(ChildEnvTest, WhatTheSuiteSetsIsNotFiltered) {
 }
 
 }  // namespace
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

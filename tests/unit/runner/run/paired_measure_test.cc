@@ -1,4 +1,4 @@
-// runner/run: the baseline exported from git and built with its own perfgate.yaml, and the two
+// runner/run: the baseline exported from git and built with its own perfwarden.yaml, and the two
 // sides measured interleaved in blocks, on a scratch repository whose command suite records
 // which side ran, in which order (real git, real builds and child processes).
 #include "runner/run/paired_measure.h"
@@ -15,7 +15,7 @@
 #include "runner/run/baseline_tree.h"
 #include "tests/testing/shell.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 namespace {
 
 namespace fs = std::filesystem;
@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 class PairedMeasureTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/perfgate-paired-XXXXXX";
+    char pattern[] = "/tmp/perfwarden-paired-XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
     dir_ = pattern;
     log_ = dir_ / "sides.log";
@@ -42,7 +42,7 @@ class PairedMeasureTest : public ::testing::Test {
 
   // A commit whose suite `tick` builds side.sh (printing `side` to the log) and times it.
   std::string Commit(const std::string& side, const std::string& build) {
-    std::ofstream(repo_ / "perfgate.yaml")
+    std::ofstream(repo_ / "perfwarden.yaml")
         << "version: 1\n"
         << "suites:\n"
         << "  - name: tick\n"
@@ -60,7 +60,7 @@ class PairedMeasureTest : public ::testing::Test {
   }
 
   config::RunnerConfig Load() {
-    auto config = config::LoadRunnerConfig((repo_ / "perfgate.yaml").string());
+    auto config = config::LoadRunnerConfig((repo_ / "perfwarden.yaml").string());
     if (!config) {
       ADD_FAILURE() << config.error().ToString();
       return {};
@@ -126,7 +126,7 @@ TEST_F(PairedMeasureTest, MeasuresBothSidesInEachBlockInTheOrderItRecords) {
 }
 
 TEST_F(PairedMeasureTest, ABaselineWhoseBinaryIsNotBuiltOrWhoseBuildFailsIsRefused) {
-  std::ofstream(repo_ / "perfgate.yaml") << "version: 1\n"
+  std::ofstream(repo_ / "perfwarden.yaml") << "version: 1\n"
                                          << "suites:\n"
                                          << "  - name: tick\n"
                                          << "    type: gbench\n"
@@ -160,7 +160,7 @@ TEST_F(PairedMeasureTest, ABaselineWhoseBinaryIsNotBuiltOrWhoseBuildFailsIsRefus
 // A binary outside the repository (the commits configure it differently, through env or args)
 // runs for both sides, each with its commit's settings: the baseline is not refused for it.
 TEST_F(PairedMeasureTest, ABinaryOutsideTheRepositoryServesBothSides) {
-  std::ofstream(repo_ / "perfgate.yaml") << "version: 1\n"
+  std::ofstream(repo_ / "perfwarden.yaml") << "version: 1\n"
                                          << "suites:\n"
                                          << "  - name: tick\n"
                                          << "    type: gbench\n"
@@ -183,4 +183,4 @@ TEST_F(PairedMeasureTest, ABinaryOutsideTheRepositoryServesBothSides) {
 }
 
 }  // namespace
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

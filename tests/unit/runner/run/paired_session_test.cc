@@ -13,7 +13,7 @@
 #include "judge/paired.h"
 #include "tests/testing/bisect_repo.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 namespace {
 
 // A repository of the gbench suite "micro" whose head makes BM_Work 10% slower, built at the
@@ -22,13 +22,13 @@ namespace {
 void MakeSlowerHead(testing::SyntheticRepo& repo, std::optional<config::RunnerConfig>& head,
                     PairedRequest& request) {
   ASSERT_TRUE(repo.ok());
-  std::ofstream(repo.path() / "perfgate.yaml")
+  std::ofstream(repo.path() / "perfwarden.yaml")
       << "version: 1\nsuites:\n  - {name: micro, type: gbench, binary: ./bench, build: \""
       << testing::kBuildBench << "\"}\n";
   ASSERT_TRUE(repo.MakeHistory(1, [](int k) { return k == 0 ? 1000 : 1100; }));
   ASSERT_EQ(
       testing::RunShell("cd " + repo.path().string() + " && " + testing::kBuildBench).exit_code, 0);
-  auto loaded = config::LoadRunnerConfig((repo.path() / "perfgate.yaml").string());
+  auto loaded = config::LoadRunnerConfig((repo.path() / "perfwarden.yaml").string());
   ASSERT_TRUE(loaded.has_value()) << loaded.error().ToString();
   head = std::move(*loaded);
   request.baseline_commit = repo.Sha(0, 1);
@@ -100,7 +100,7 @@ TEST(MeasurePaired, MeasuresUntilDecidedAndTheSlowerBenchmarkIsTheRegression) {
 TEST(MeasurePaired, ATrainingSuiteIsMeasuredSideBySide) {
   testing::SyntheticRepo repo("paired-train");
   ASSERT_TRUE(repo.ok());
-  std::ofstream(repo.path() / "perfgate.yaml")
+  std::ofstream(repo.path() / "perfwarden.yaml")
       << "version: 1\nsuites:\n  - {name: trainer, type: train, command: \"sh train.sh\"}\n";
   auto script = [&](const std::string& step) {
     std::ofstream(repo.path() / "train.sh")
@@ -115,7 +115,7 @@ TEST(MeasurePaired, ATrainingSuiteIsMeasuredSideBySide) {
   const std::string base = testing::SyntheticRepo::Trim(repo.Git("rev-parse HEAD").output);
   script("0.0115");
   ASSERT_EQ(repo.Git("commit -q -am slower").exit_code, 0);
-  auto head = config::LoadRunnerConfig((repo.path() / "perfgate.yaml").string());
+  auto head = config::LoadRunnerConfig((repo.path() / "perfwarden.yaml").string());
   ASSERT_TRUE(head.has_value()) << head.error().ToString();
 
   PairedRequest request;
@@ -179,7 +179,7 @@ TEST(StillUndecided, NamesTheBenchmarksWithAnOpenGatedMetric) {
   auto head = config::ParseRunnerConfig(
       "version: 1\nsuites:\n  - {name: micro, type: gbench, binary: ./bench}\n"
       "  - {name: cmd, type: command, command: \"true\"}\n",
-      "perfgate.yaml");
+      "perfwarden.yaml");
   ASSERT_TRUE(head.has_value()) << head.error().ToString();
   auto series = [](std::string suite, std::string benchmark, std::string metric,
                    const std::vector<double>& ratios) {
@@ -217,11 +217,11 @@ TEST(StillUndecided, NamesTheBenchmarksWithAnOpenGatedMetric) {
 TEST(MeasurePaired, ABaselineThatDoesNotBuildIsAnErrorBeforeAnythingIsMeasured) {
   testing::SyntheticRepo repo("paired-broken");
   ASSERT_TRUE(repo.ok());
-  std::ofstream(repo.path() / "perfgate.yaml")
+  std::ofstream(repo.path() / "perfwarden.yaml")
       << "version: 1\nsuites:\n  - {name: micro, type: gbench, binary: ./bench, build: \""
       << testing::kBuildBench << "\"}\n";
   ASSERT_TRUE(repo.MakeHistory(1, [](int) { return 1000; }, {0}));
-  auto head = config::LoadRunnerConfig((repo.path() / "perfgate.yaml").string());
+  auto head = config::LoadRunnerConfig((repo.path() / "perfwarden.yaml").string());
   ASSERT_TRUE(head.has_value());
   PairedRequest request;
   request.baseline_commit = repo.Sha(0, 1);
@@ -235,4 +235,4 @@ TEST(MeasurePaired, ABaselineThatDoesNotBuildIsAnErrorBeforeAnythingIsMeasured) 
 }
 
 }  // namespace
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

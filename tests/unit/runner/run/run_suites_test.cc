@@ -15,7 +15,7 @@
 #include "runner/run/process.h"
 #include "runner/run/suites.h"
 
-namespace perfgate::run {
+namespace perfwarden::run {
 namespace {
 
 namespace fs = std::filesystem;
@@ -51,7 +51,7 @@ std::string MinimalElf(const std::string& rodata, const std::string& comment,
 }
 
 std::string CompilerOf(const std::string& bytes) {
-  char pattern[] = "/tmp/perfgate-binary-XXXXXX";
+  char pattern[] = "/tmp/perfwarden-binary-XXXXXX";
   const int fd = mkstemp(pattern);
   if (fd < 0) return "(mkstemp failed)";
   close(fd);
@@ -105,7 +105,7 @@ TEST(ExactNameFilter, MatchesOnlyTheNamedBenchmarks) {
 }
 
 TEST(RunSuite, TimesACommandOverItsRepetitionsAfterTheWarmUp) {
-  char pattern[] = "/tmp/perfgate-suite-XXXXXX";
+  char pattern[] = "/tmp/perfwarden-suite-XXXXXX";
   ASSERT_NE(mkdtemp(pattern), nullptr);
   const fs::path dir = pattern;
   config::RunnerConfig config;
@@ -149,7 +149,7 @@ TEST(RunSuite, TimesACommandOverItsRepetitionsAfterTheWarmUp) {
 // step_<value>, one sample per run of each summary metric, units and directions as printed
 // (threshold rules may override a direction).
 TEST(RunSuite, ReadsATrainingBenchmarksJsonLinesOverItsRuns) {
-  char pattern[] = "/tmp/perfgate-train-XXXXXX";
+  char pattern[] = "/tmp/perfwarden-train-XXXXXX";
   ASSERT_NE(mkdtemp(pattern), nullptr);
   const fs::path dir = pattern;
   std::ofstream(dir / "train.sh") << R"(echo "starting"
@@ -218,4 +218,4 @@ TEST(RunProcess, KillsAChildPastItsTimeout) {
 }
 
 }  // namespace
-}  // namespace perfgate::run
+}  // namespace perfwarden::run

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace perfgate::telemetry {
+namespace perfwarden::telemetry {
 namespace {
 
 using EnvMap = std::map<std::string, std::string>;
@@ -214,15 +214,15 @@ class ScopedEnv {
 TEST(CiEnv, ReadsTheProcessEnvironment) {
   const ScopedEnv env({{"GITHUB_ACTIONS", "true"},
                        {"GITHUB_SERVER_URL", "https://github.com"},
-                       {"GITHUB_REPOSITORY", "perfgate/test"},
+                       {"GITHUB_REPOSITORY", "perfwarden/test"},
                        {"GITHUB_RUN_ID", "99"},
                        {"GITHUB_RUN_ATTEMPT", "2"},
                        {"GITHUB_REF", "refs/pull/5/merge"}});
   const CiMetadata ci = DetectCi();
   EXPECT_EQ(ci.provider, "github");
-  EXPECT_EQ(ci.job_url, "https://github.com/perfgate/test/actions/runs/99/attempts/2");
+  EXPECT_EQ(ci.job_url, "https://github.com/perfwarden/test/actions/runs/99/attempts/2");
   EXPECT_EQ(ci.pr, 5);
 }
 
 }  // namespace
-}  // namespace perfgate::telemetry
+}  // namespace perfwarden::telemetry

@@ -16,7 +16,7 @@
 #include "runner/telemetry/gpu_sampler.h"
 #include "runner/telemetry/nvml.h"
 
-namespace perfgate::telemetry {
+namespace perfwarden::telemetry {
 namespace {
 
 namespace fs = std::filesystem;
@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 class GpuTelemetryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    script_ = fs::temp_directory_path() / ("perfgate-nvml-" + std::to_string(getpid()) + ".txt");
+    script_ = fs::temp_directory_path() / ("perfwarden-nvml-" + std::to_string(getpid()) + ".txt");
   }
   void TearDown() override {
     fs::remove(script_);
@@ -55,7 +55,7 @@ sample 96 62 42000000000 700000 1600 2619 85 68 2
 
 TEST_F(GpuTelemetryTest, FingerprintOfEveryGpu) {
   Script(kH100);
-  auto nvml = Nvml::Load(PERFGATE_FAKE_NVML);
+  auto nvml = Nvml::Load(PERFWARDEN_FAKE_NVML);
   ASSERT_TRUE(nvml.has_value()) << nvml.error().ToString();
   const GpuFingerprint f = (*nvml)->Fingerprint();
   EXPECT_EQ(f.driver_version, "550.54.15");
@@ -77,7 +77,7 @@ TEST_F(GpuTelemetryTest, FingerprintOfEveryGpu) {
 
 TEST_F(GpuTelemetryTest, ReadingsFollowTheScript) {
   Script(kH100);
-  auto nvml = Nvml::Load(PERFGATE_FAKE_NVML);
+  auto nvml = Nvml::Load(PERFWARDEN_FAKE_NVML);
   ASSERT_TRUE(nvml.has_value());
   const std::vector<GpuReading> first = (*nvml)->Read();
   ASSERT_EQ(first.size(), 2u);
@@ -164,7 +164,7 @@ TEST_F(GpuTelemetryTest, ACoolRunIsNotThrottledAndUnreportedFieldsAreLeftOut) {
 
 TEST_F(GpuTelemetryTest, TheSamplerReadsWhileARunGoesOn) {
   Script(kH100);
-  auto nvml = Nvml::Load(PERFGATE_FAKE_NVML);
+  auto nvml = Nvml::Load(PERFWARDEN_FAKE_NVML);
   ASSERT_TRUE(nvml.has_value());
   GpuSampler sampler(**nvml, std::chrono::milliseconds(5));
   sampler.Start();
@@ -186,23 +186,23 @@ TEST_F(GpuTelemetryTest, NoLibraryNoDriverNoGpu) {
   EXPECT_NE(missing.error().message.find("NVML not loaded"), std::string::npos);
   Script(kH100);
   setenv("FAKE_NVML_INIT_ERROR", "9", 1);
-  auto no_driver = Nvml::Load(PERFGATE_FAKE_NVML);
+  auto no_driver = Nvml::Load(PERFWARDEN_FAKE_NVML);
   ASSERT_FALSE(no_driver.has_value());
   EXPECT_NE(no_driver.error().message.find("Driver Not Loaded"), std::string::npos)
       << no_driver.error().message;
   unsetenv("FAKE_NVML_INIT_ERROR");
   Script("count 0\n");
-  auto no_gpu = Nvml::Load(PERFGATE_FAKE_NVML);
+  auto no_gpu = Nvml::Load(PERFWARDEN_FAKE_NVML);
   ASSERT_FALSE(no_gpu.has_value());
   EXPECT_NE(no_gpu.error().message.find("no GPU"), std::string::npos);
-  // $PERFGATE_NVML_LIBRARY names the library when Load gets none.
+  // $PERFWARDEN_NVML_LIBRARY names the library when Load gets none.
   Script(kH100);
-  setenv("PERFGATE_NVML_LIBRARY", PERFGATE_FAKE_NVML, 1);
+  setenv("PERFWARDEN_NVML_LIBRARY", PERFWARDEN_FAKE_NVML, 1);
   auto from_env = Nvml::Load();
-  unsetenv("PERFGATE_NVML_LIBRARY");
+  unsetenv("PERFWARDEN_NVML_LIBRARY");
   ASSERT_TRUE(from_env.has_value()) << from_env.error().ToString();
   EXPECT_EQ((*from_env)->device_count(), 2u);
 }
 
 }  // namespace
-}  // namespace perfgate::telemetry
+}  // namespace perfwarden::telemetry

@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-namespace perfgate::telemetry {
+namespace perfwarden::telemetry {
 namespace {
 
 namespace fs = std::filesystem;
@@ -205,4 +205,4 @@ TEST(Host, SaneOnThisMachine) {
 }
 
 }  // namespace
-}  // namespace perfgate::telemetry
+}  // namespace perfwarden::telemetry

@@ -13,7 +13,7 @@
 #include "server/auth/tokens.h"
 #include "tests/testing/api_fixture.h"
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 namespace {
 
 using api_testing::ApiTest;
@@ -279,9 +279,9 @@ TEST_F(ApiTest, TheConfiguredAdminTokenCannotBeRevoked) {
   http::Response refused = router.Handle(request);
   EXPECT_EQ(refused.status, 409);
   EXPECT_EQ(Field(refused), "id");
-  EXPECT_NE(refused.body.find("PERFGATE_ADMIN_TOKEN"), std::string::npos) << refused.body;
+  EXPECT_NE(refused.body.find("PERFWARDEN_ADMIN_TOKEN"), std::string::npos) << refused.body;
   EXPECT_EQ(Call("GET", "/api/v1/projects/alpha/runs", admin_).status, 200);
 }
 
 }  // namespace
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

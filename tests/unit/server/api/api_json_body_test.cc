@@ -14,7 +14,7 @@
 #include "tests/testing/api_fixture.h"
 #include "tests/testing/peak_rss.h"
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 namespace {
 
 using ApiJsonBody = api_testing::ApiTest;
@@ -86,4 +86,4 @@ TEST_F(ApiJsonBody, BodiesWithinTheLimitsAreAccepted) {
 }
 
 }  // namespace
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

@@ -14,7 +14,7 @@
 #include "core/version.h"
 #include "tests/testing/api_fixture.h"
 
-namespace perfgate::server::api {
+namespace perfwarden::server::api {
 namespace {
 
 using api_testing::ApiTest;
@@ -47,7 +47,7 @@ TEST_F(ApiTest, IngestIsIdempotent) {
   json changed = ValidUpload();
   changed["results"][0]["values"][0] = 1.0;
   EXPECT_EQ(Call("POST", path, alpha_, changed.dump()).status, 409);
-  EXPECT_NE(metrics_.Render().find("perfgate_ingested_samples_total 3"), std::string::npos)
+  EXPECT_NE(metrics_.Render().find("perfwarden_ingested_samples_total 3"), std::string::npos)
       << metrics_.Render();
 }
 
@@ -345,10 +345,10 @@ TEST_F(ApiTest, HealthReadinessMetricsAndOpenApi) {
   auto metrics = Call("GET", "/metrics");
   EXPECT_EQ(metrics.status, 200);
   EXPECT_EQ(metrics.content_type.rfind("text/plain", 0), 0u);
-  EXPECT_NE(metrics.body.find("perfgate_http_requests_total{route=\"healthz\",status=\"200\"} 1"),
+  EXPECT_NE(metrics.body.find("perfwarden_http_requests_total{route=\"healthz\",status=\"200\"} 1"),
             std::string::npos)
       << metrics.body;
-  EXPECT_NE(metrics.body.find("perfgate_ingested_samples_total"), std::string::npos);
+  EXPECT_NE(metrics.body.find("perfwarden_ingested_samples_total"), std::string::npos);
 
   auto openapi = Call("GET", "/api/v1/openapi.yaml");
   EXPECT_EQ(openapi.status, 200);
@@ -357,4 +357,4 @@ TEST_F(ApiTest, HealthReadinessMetricsAndOpenApi) {
 }
 
 }  // namespace
-}  // namespace perfgate::server::api
+}  // namespace perfwarden::server::api

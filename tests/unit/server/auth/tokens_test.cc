@@ -10,10 +10,10 @@
 #include "config/server_config.h"
 #include "core/constant_time.h"
 
-namespace perfgate::auth {
+namespace perfwarden::auth {
 namespace {
 
-constexpr char kValidToken[] = "pgt_abcdefghijklmnopqrstuvwxyzABCDEFGHIJK-_0123";
+constexpr char kValidToken[] = "pwt_abcdefghijklmnopqrstuvwxyzABCDEFGHIJK-_0123";
 
 TEST(HashToken, MatchesSha256Vectors) {
   // FIPS 180-2 examples and the empty string.
@@ -52,7 +52,7 @@ TEST(GenerateToken, HasTheDocumentedFormat) {
     auto token = GenerateToken();
     ASSERT_TRUE(token.has_value());
     EXPECT_EQ(token->size(), kTokenLength);
-    EXPECT_TRUE(token->starts_with("pgt_"));
+    EXPECT_TRUE(token->starts_with("pwt_"));
     EXPECT_EQ(token->find_first_not_of(
                   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", 4),
               std::string::npos)
@@ -76,8 +76,8 @@ TEST(GenerateToken, AgreesWithConfigValidation) {
     ASSERT_TRUE(config::ApplyOverride(server_config, "admin_token", *GenerateToken(), "test"));
   }
   config::ServerConfig server_config;
-  EXPECT_FALSE(config::ApplyOverride(server_config, "admin_token", "pgt_short", "test"));
-  EXPECT_FALSE(IsWellFormedToken("pgt_short"));
+  EXPECT_FALSE(config::ApplyOverride(server_config, "admin_token", "pwt_short", "test"));
+  EXPECT_FALSE(IsWellFormedToken("pwt_short"));
 }
 
 TEST(IsWellFormedToken, RejectsNearMisses) {
@@ -85,7 +85,7 @@ TEST(IsWellFormedToken, RejectsNearMisses) {
   std::string token = kValidToken;
   EXPECT_FALSE(IsWellFormedToken(token.substr(0, 46)));
   EXPECT_FALSE(IsWellFormedToken(token + "A"));
-  EXPECT_FALSE(IsWellFormedToken("PGT_" + token.substr(4)));
+  EXPECT_FALSE(IsWellFormedToken("PWT_" + token.substr(4)));
   EXPECT_FALSE(IsWellFormedToken("pgx_" + token.substr(4)));
   std::string with_plus = token;
   with_plus[10] = '+';
@@ -195,10 +195,10 @@ TEST(ParseBearer, Matrix) {
       EXPECT_NE(parsed.error().message.find(c.message_part), std::string::npos)
           << parsed.error().message;
       // The credential is never echoed back.
-      EXPECT_EQ(parsed.error().message.find("pgt_abc"), std::string::npos);
+      EXPECT_EQ(parsed.error().message.find("pwt_abc"), std::string::npos);
     }
   }
 }
 
 }  // namespace
-}  // namespace perfgate::auth
+}  // namespace perfwarden::auth

@@ -16,7 +16,7 @@
 #include "server/store/pg_util.h"
 #include "wire/verdict_text.h"
 
-namespace perfgate::server::gate {
+namespace perfwarden::server::gate {
 namespace {
 
 std::vector<store::SampleSet> Sets(int series, int repetitions) {
@@ -214,4 +214,4 @@ TEST(Float8ArraySendTest, DecodesExactlyAndRejectsOtherShapes) {
 }
 
 }  // namespace
-}  // namespace perfgate::server::gate
+}  // namespace perfwarden::server::gate

@@ -13,14 +13,14 @@
 #include "tests/testing/json_keys.h"
 #include "tests/testing/merge_base_verdicts.h"
 
-namespace perfgate::server::gate {
+namespace perfwarden::server::gate {
 namespace {
 
 using judge::kHintClock;
 using judge::kHintStarved;
 using nlohmann::json;
 
-using perfgate::testing::KeysSorted;
+using perfwarden::testing::KeysSorted;
 
 std::vector<double> Around(double center, int n, int salt) {
   std::vector<double> out;
@@ -151,4 +151,4 @@ TEST(VerdictAttribution, WithoutNeighboursNothingIsAdded) {
 }
 
 }  // namespace
-}  // namespace perfgate::server::gate
+}  // namespace perfwarden::server::gate

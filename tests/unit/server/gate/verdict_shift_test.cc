@@ -11,7 +11,7 @@
 #include "tests/testing/merge_base_verdicts.h"
 #include "wire/verdict.h"
 
-namespace perfgate::server::gate {
+namespace perfwarden::server::gate {
 namespace {
 
 using nlohmann::json;
@@ -92,4 +92,4 @@ TEST(VerdictShift, OneSlowerBenchmarkIsNoShift) {
 }
 
 }  // namespace
-}  // namespace perfgate::server::gate
+}  // namespace perfwarden::server::gate

@@ -20,7 +20,7 @@
 #include "stats/creep.h"
 #include "wire/alert.h"
 
-namespace perfgate::server::history {
+namespace perfwarden::server::history {
 namespace {
 
 // Deterministic normal noise (LCG and Box-Muller).
@@ -244,7 +244,7 @@ TEST(CreepAlerts, JsonAndWebhookSayCreepWithSlopeAndRange) {
 
   // tests/fixtures/alerts/creep.json (the dashboard's browser test answers with it) is this
   // alert as the server writes it.
-  std::ifstream in(std::string(PERFGATE_FIXTURES_DIR) + "/alerts/creep.json");
+  std::ifstream in(std::string(PERFWARDEN_FIXTURES_DIR) + "/alerts/creep.json");
   const nlohmann::ordered_json fixture = nlohmann::ordered_json::parse(in, nullptr, false);
   EXPECT_EQ(fixture, json) << json.dump(2);
 
@@ -259,4 +259,4 @@ TEST(CreepAlerts, JsonAndWebhookSayCreepWithSlopeAndRange) {
 }
 
 }  // namespace
-}  // namespace perfgate::server::history
+}  // namespace perfwarden::server::history

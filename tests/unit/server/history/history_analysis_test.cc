@@ -17,7 +17,7 @@
 #include "server/history/service.h"
 #include "stats/history_detector.h"
 
-namespace perfgate::server::history {
+namespace perfwarden::server::history {
 namespace {
 
 std::vector<double> Series(std::size_t n, std::size_t step_at, double factor, double cv,
@@ -187,7 +187,7 @@ TEST(AnalyseSeries, RejectsInconsistentInput) {
 }
 
 // The change-points route reports AnalyseSeries' steps from scratch; they are the two stages of
-// stats::DetectSteps on the same levels (perfgate analyze's answer).
+// stats::DetectSteps on the same levels (perfwarden analyze's answer).
 // The threshold filters on the magnitude the alert carries: a -5.2% step 15 points after a +3.5%
 // one is the same alert at thresholds of 3, 4 and 5%, none at 6%.
 TEST(AnalyseSeries, ThresholdFiltersTheAlertedMagnitude) {
@@ -360,9 +360,9 @@ TEST(AnalyseRun, AlertsCarryQValuesAndParameters) {
 }
 
 }  // namespace
-}  // namespace perfgate::server::history
+}  // namespace perfwarden::server::history
 
-namespace perfgate::server::history {
+namespace perfwarden::server::history {
 namespace {
 
 // Every alert records the detector's settings, so that it can be replayed: the second revision's
@@ -383,4 +383,4 @@ TEST(HistoryParameters, RecordTheWholeDetector) {
 }
 
 }  // namespace
-}  // namespace perfgate::server::history
+}  // namespace perfwarden::server::history

@@ -11,7 +11,7 @@
 
 #include "core/commit_range.h"
 
-namespace perfgate::server::history {
+namespace perfwarden::server::history {
 namespace {
 
 // Commit n of a branch whose commits first ran at n seconds.
@@ -103,4 +103,4 @@ TEST(WentAway, ARevertTheAnalysisConfirmedGoesAwayDespiteANoisyLastPoint) {
 }
 
 }  // namespace
-}  // namespace perfgate::server::history
+}  // namespace perfwarden::server::history

@@ -10,7 +10,7 @@
 #include <variant>
 #include <vector>
 
-namespace perfgate::http {
+namespace perfwarden::http {
 namespace {
 
 // The ticket, failing the test when refused.
@@ -118,13 +118,13 @@ Request From(std::string remote, std::string authorization = {}) {
 }
 
 TEST(CallerKey, IsTheTokensHashElseTheAddressWithoutItsPort) {
-  const std::string token = "Bearer pgt_" + std::string(43, 'x');
+  const std::string token = "Bearer pwt_" + std::string(43, 'x');
   const std::string key = CallerKey(From("10.0.0.1:1000", token));
   EXPECT_EQ(key.rfind("bearer:", 0), 0u);
   EXPECT_EQ(key.size(), std::string("bearer:").size() + 64);  // SHA-256 in hex
-  EXPECT_EQ(key.find("pgt_"), std::string::npos);             // the token is not kept
+  EXPECT_EQ(key.find("pwt_"), std::string::npos);             // the token is not kept
   EXPECT_EQ(CallerKey(From("10.0.0.2:2000", token)), key);    // one token, anywhere
-  EXPECT_NE(CallerKey(From("10.0.0.1:1000", "Bearer pgt_" + std::string(43, 'y'))), key);
+  EXPECT_NE(CallerKey(From("10.0.0.1:1000", "Bearer pwt_" + std::string(43, 'y'))), key);
   // Without a token, each address is one caller, whatever its connections' ports.
   EXPECT_EQ(CallerKey(From("10.0.0.1:1000")), "address:10.0.0.1");
   EXPECT_EQ(CallerKey(From("10.0.0.1:1001")), "address:10.0.0.1");
@@ -133,4 +133,4 @@ TEST(CallerKey, IsTheTokensHashElseTheAddressWithoutItsPort) {
 }
 
 }  // namespace
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

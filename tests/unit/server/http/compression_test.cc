@@ -7,7 +7,7 @@
 
 #include <string>
 
-namespace perfgate::http {
+namespace perfwarden::http {
 namespace {
 
 std::string Gunzip(const std::string& packed) {
@@ -93,4 +93,4 @@ TEST(Compression, CompressesLargeTextualAnswersForClientsThatAsk) {
 }
 
 }  // namespace
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace perfgate::http {
+namespace perfwarden::http {
 namespace {
 
 nlohmann::json ErrorOf(const Response& response) {
@@ -77,4 +77,4 @@ TEST(RefuseFraming, ARepeatedSingletonFieldIs400NamingIt) {
 }
 
 }  // namespace
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

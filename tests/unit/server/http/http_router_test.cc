@@ -12,7 +12,7 @@
 #include "server/http/types.h"
 #include "wire/error.h"
 
-namespace perfgate::http {
+namespace perfwarden::http {
 namespace {
 
 Request MakeRequest(std::string method, std::string_view target) {
@@ -242,41 +242,41 @@ TEST(HttpMetricsTest, RendersCountersHistogramsAndGauges) {
   metrics.ObserveRequest("get_run", 200, 0.125);
   metrics.ObserveRequest("get_run", 404, 20.0);
   metrics.ObserveRequest("weird\"route\\", 500, 0.001);
-  Counter* samples = metrics.AddCounter("perfgate_ingested_samples_total", "Samples stored.");
+  Counter* samples = metrics.AddCounter("perfwarden_ingested_samples_total", "Samples stored.");
   samples->Increment(41);
-  metrics.AddCounter("perfgate_ingested_samples_total", "again")->Increment();
-  metrics.AddGauge("perfgate_db_pool_connections", "Pool connections by state.", [] {
+  metrics.AddCounter("perfwarden_ingested_samples_total", "again")->Increment();
+  metrics.AddGauge("perfwarden_db_pool_connections", "Pool connections by state.", [] {
     return std::vector<GaugeSample>{{{{"state", "idle"}}, 3}, {{{"state", "busy"}}, 1}};
   });
-  metrics.AddGauge("perfgate_up", "Always 1.", [] { return 1.0; });
+  metrics.AddGauge("perfwarden_up", "Always 1.", [] { return 1.0; });
 
   std::string text = metrics.Render();
   auto has = [&](std::string_view line) {
     return text.find(std::string(line) + "\n") != std::string::npos;
   };
-  EXPECT_TRUE(has("# TYPE perfgate_http_requests_total counter"));
-  EXPECT_TRUE(has(R"(perfgate_http_requests_total{route="get_run",status="200"} 2)"));
-  EXPECT_TRUE(has(R"(perfgate_http_requests_total{route="get_run",status="404"} 1)"));
-  EXPECT_TRUE(has(R"(perfgate_http_requests_total{route="weird\"route\\",status="500"} 1)"));
-  EXPECT_TRUE(has("# TYPE perfgate_http_request_duration_seconds histogram"));
+  EXPECT_TRUE(has("# TYPE perfwarden_http_requests_total counter"));
+  EXPECT_TRUE(has(R"(perfwarden_http_requests_total{route="get_run",status="200"} 2)"));
+  EXPECT_TRUE(has(R"(perfwarden_http_requests_total{route="get_run",status="404"} 1)"));
+  EXPECT_TRUE(has(R"(perfwarden_http_requests_total{route="weird\"route\\",status="500"} 1)"));
+  EXPECT_TRUE(has("# TYPE perfwarden_http_request_duration_seconds histogram"));
   // Buckets are cumulative; 2^-8 falls in le=0.005, 1/8 in le=0.25, 20 s only in +Inf.
   EXPECT_TRUE(
-      has(R"(perfgate_http_request_duration_seconds_bucket{route="get_run",le="0.0025"} 0)"));
+      has(R"(perfwarden_http_request_duration_seconds_bucket{route="get_run",le="0.0025"} 0)"));
   EXPECT_TRUE(
-      has(R"(perfgate_http_request_duration_seconds_bucket{route="get_run",le="0.005"} 1)"));
-  EXPECT_TRUE(has(R"(perfgate_http_request_duration_seconds_bucket{route="get_run",le="0.25"} 2)"));
-  EXPECT_TRUE(has(R"(perfgate_http_request_duration_seconds_bucket{route="get_run",le="10"} 2)"));
-  EXPECT_TRUE(has(R"(perfgate_http_request_duration_seconds_bucket{route="get_run",le="+Inf"} 3)"));
-  EXPECT_TRUE(has(R"(perfgate_http_request_duration_seconds_sum{route="get_run"} 20.12890625)"));
-  EXPECT_TRUE(has(R"(perfgate_http_request_duration_seconds_count{route="get_run"} 3)"));
-  EXPECT_TRUE(has("# TYPE perfgate_ingested_samples_total counter"));
-  EXPECT_TRUE(has("perfgate_ingested_samples_total 42"));
-  EXPECT_TRUE(has("# TYPE perfgate_db_pool_connections gauge"));
-  EXPECT_TRUE(has(R"(perfgate_db_pool_connections{state="idle"} 3)"));
-  EXPECT_TRUE(has(R"(perfgate_db_pool_connections{state="busy"} 1)"));
-  EXPECT_TRUE(has("perfgate_up 1"));
+      has(R"(perfwarden_http_request_duration_seconds_bucket{route="get_run",le="0.005"} 1)"));
+  EXPECT_TRUE(has(R"(perfwarden_http_request_duration_seconds_bucket{route="get_run",le="0.25"} 2)"));
+  EXPECT_TRUE(has(R"(perfwarden_http_request_duration_seconds_bucket{route="get_run",le="10"} 2)"));
+  EXPECT_TRUE(has(R"(perfwarden_http_request_duration_seconds_bucket{route="get_run",le="+Inf"} 3)"));
+  EXPECT_TRUE(has(R"(perfwarden_http_request_duration_seconds_sum{route="get_run"} 20.12890625)"));
+  EXPECT_TRUE(has(R"(perfwarden_http_request_duration_seconds_count{route="get_run"} 3)"));
+  EXPECT_TRUE(has("# TYPE perfwarden_ingested_samples_total counter"));
+  EXPECT_TRUE(has("perfwarden_ingested_samples_total 42"));
+  EXPECT_TRUE(has("# TYPE perfwarden_db_pool_connections gauge"));
+  EXPECT_TRUE(has(R"(perfwarden_db_pool_connections{state="idle"} 3)"));
+  EXPECT_TRUE(has(R"(perfwarden_db_pool_connections{state="busy"} 1)"));
+  EXPECT_TRUE(has("perfwarden_up 1"));
   EXPECT_EQ(text.back(), '\n');
 }
 
 }  // namespace
-}  // namespace perfgate::http
+}  // namespace perfwarden::http

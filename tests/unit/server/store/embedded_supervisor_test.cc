@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace perfgate::store {
+namespace perfwarden::store {
 namespace {
 
 TEST(SummarizeStartFailureTest, NamesTheCauseInAFewWordsWithoutPathsOrPorts) {
@@ -42,4 +42,4 @@ TEST(SummarizeStartFailureTest, NamesTheCauseInAFewWordsWithoutPathsOrPorts) {
 }
 
 }  // namespace
-}  // namespace perfgate::store
+}  // namespace perfwarden::store

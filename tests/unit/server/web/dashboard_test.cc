@@ -10,7 +10,7 @@
 
 #include "server/web/assets.h"
 
-namespace perfgate::server::web {
+namespace perfwarden::server::web {
 namespace {
 
 http::Request Get(std::string path, std::string if_none_match = "") {
@@ -27,7 +27,7 @@ std::string ReadFile(const std::filesystem::path& path) {
 }
 
 const std::filesystem::path kWeb =
-    std::filesystem::path(PERFGATE_FIXTURES_DIR) / ".." / ".." / "web";
+    std::filesystem::path(PERFWARDEN_FIXTURES_DIR) / ".." / ".." / "web";
 
 TEST(Dashboard, EmbedsEveryFileOfWebExactly) {
   size_t on_disk = 0;
@@ -94,7 +94,7 @@ TEST(Dashboard, ServesIndexAtRootAndFilesUnderUi) {
 }
 
 TEST(Dashboard, WebRootServesFromDiskAndNeverLeavesIt) {
-  const auto root = std::filesystem::temp_directory_path() / "perfgate-dashboard-test";
+  const auto root = std::filesystem::temp_directory_path() / "perfwarden-dashboard-test";
   std::filesystem::remove_all(root);
   std::filesystem::create_directories(root / "js");
   std::ofstream(root / "index.html") << "<p>dev</p>";
@@ -127,4 +127,4 @@ TEST(Dashboard, SafePathsAndContentTypes) {
 }
 
 }  // namespace
-}  // namespace perfgate::server::web
+}  // namespace perfwarden::server::web

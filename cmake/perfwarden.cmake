@@ -1,8 +1,8 @@
-# Helpers: perfgate_add_library(NAME DEPS ...) builds every .cc of the current folder into one
-# static library; perfgate_add_test(SOURCE LABEL DEPS ...) makes one test executable per file,
+# Helpers: perfwarden_add_library(NAME DEPS ...) builds every .cc of the current folder into one
+# static library; perfwarden_add_test(SOURCE LABEL DEPS ...) makes one test executable per file,
 # linked with GoogleTest, the testing library (tests/testing) and DEPS only.
 
-function(perfgate_add_library name)
+function(perfwarden_add_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
   if(NOT ARG_SOURCES)
     file(GLOB ARG_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
@@ -19,20 +19,20 @@ function(perfgate_add_library name)
   target_link_libraries(${name} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
 endfunction()
 
-function(perfgate_add_test source label)
+function(perfwarden_add_test source label)
   cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
   get_filename_component(name ${source} NAME_WE)
   add_executable(${name} ${source})
-  target_link_libraries(${name} PRIVATE ${ARG_DEPS} perfgate_testing GTest::gtest GTest::gtest_main)
-  target_compile_definitions(${name} PRIVATE PERFGATE_BIN_DIR="${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} perfwarden_testing GTest::gtest GTest::gtest_main)
+  target_compile_definitions(${name} PRIVATE PERFWARDEN_BIN_DIR="${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
   gtest_discover_tests(${name} PROPERTIES LABELS ${label} DISCOVERY_TIMEOUT 60)
 endfunction()
 
 # Writes `file`: one line "<folder>/CMakeLists.txt <target> <where> <dependency>" per link of every
 # target in the product folders (all top-level folders but tests/ and bench/). <where> is the
-# folder of a perfgate target ("runner/compare/"), else the CMake name itself (CURL::libcurl).
+# folder of a perfwarden target ("runner/compare/"), else the CMake name itself (CURL::libcurl).
 # cmake/check_layers.sh applies its include rules to these links too.
-function(perfgate_write_link_map file)
+function(perfwarden_write_link_map file)
   get_property(dirs DIRECTORY ${PROJECT_SOURCE_DIR} PROPERTY SUBDIRECTORIES)
   list(FILTER dirs EXCLUDE REGEX "/(tests|bench)$")
   set(lines "")
