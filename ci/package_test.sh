@@ -17,20 +17,40 @@
 # With no earlier commit that has packaging, or when the previous commit is the one before the
 # rename to perfwarden (its packages had another name), step 2 installs this tree's packages and
 # step 3 is skipped (said so). Prints the package sizes and the install-to-first-gate time.
-# Usage: ci/package_test.sh [--yes] [--fresh]   (--fresh: only steps 1, 2 and 4 on this tree)
+# Usage: ci/package_test.sh [--yes] [--fresh] [--debs DIR] [--runner PATH] [--expect-version V]
+#   --fresh           only steps 1, 2 and 4 on this tree
+#   --debs DIR        install the two packages in DIR (a release's, ci/release.sh) instead of
+#                     building this tree's; implies --fresh
+#   --runner PATH     the runner the gates use (default: the installed /usr/bin/perfwarden), e.g.
+#                     the runner tarball's as the CI templates' download step installs it
+#   --expect-version V  the packages, both programs' --version, /healthz and the runner show V
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo_root=$PWD
 
 yes=false
 fresh=false
-for arg in "$@"; do
-  case "$arg" in
+debs=""
+runner=/usr/bin/perfwarden
+expect_version=""
+while [ $# -gt 0 ]; do
+  case "$1" in
     --yes) yes=true ;;
     --fresh) fresh=true ;;
+    --debs | --runner | --expect-version)
+      [ $# -ge 2 ] && [ -n "$2" ] || { echo "package_test: $1 needs a value (see --help)" >&2; exit 2; }
+      case "$1" in
+        --debs) debs=$(cd "$2" 2>/dev/null && pwd) ||
+                  { echo "package_test: --debs: no directory $2" >&2; exit 2; }
+                fresh=true ;;
+        --runner) runner=$2 ;;
+        --expect-version) expect_version=$2 ;;
+      esac
+      shift ;;
     -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
-    *) echo "package_test: unknown argument $arg (see --help)" >&2; exit 2 ;;
+    *) echo "package_test: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
+  shift
 done
 if [ "${CI:-}" != true ] && [ "$yes" != true ]; then
   echo "package_test: this installs and purges packages and a system user: run it with --yes" \
@@ -92,11 +112,18 @@ build_packages() {  # $1: source tree; prints the package directory
 }
 
 # --- 1. packages ------------------------------------------------------------------------------
-t=$(now)
-new_dir=$(build_packages "$repo_root")
-say "built this tree's packages in $(since "$t") s"
-new_runner=$(ls "$new_dir"/perfwarden_*_amd64.deb)
-new_server=$(ls "$new_dir"/perfwarden-server_*_amd64.deb)
+if [ -n "$debs" ]; then
+  new_dir=$debs
+  say "the packages in $debs"
+else
+  t=$(now)
+  new_dir=$(build_packages "$repo_root")
+  say "built this tree's packages in $(since "$t") s"
+fi
+new_runner=$(ls "$new_dir"/perfwarden_*_amd64.deb) || fail "no perfwarden_*_amd64.deb in $new_dir"
+new_server=$(ls "$new_dir"/perfwarden-server_*_amd64.deb) ||
+  fail "no perfwarden-server_*_amd64.deb in $new_dir"
+[ -x "$runner" ] || [ "$runner" = /usr/bin/perfwarden ] || fail "--runner: $runner is not an executable"
 new_version=$(dpkg-deb -f "$new_server" Version)
 for deb in "$new_runner" "$new_server"; do
   say "$(basename "$deb"): $(stat -c %s "$deb") bytes, installed $(dpkg-deb -f "$deb" Installed-Size) KiB"
@@ -171,6 +198,14 @@ check_installed() {  # $1: expected package version
     fail "server.env has no generated admin token"
   /usr/bin/perfwarden --version | grep -q '^perfwarden ' || fail "perfwarden --version"
   /usr/bin/perfwarden-server --version | grep -q '^perfwarden-server ' || fail "perfwarden-server --version"
+  if [ -n "$expect_version" ]; then
+    local shown
+    for program in /usr/bin/perfwarden /usr/bin/perfwarden-server "$runner"; do
+      shown=$("$program" --version)
+      [ "$shown" = "$(basename "$program") $expect_version" ] ||
+        fail "$program --version: \"$shown\", not $(basename "$program") $expect_version"
+    done
+  fi
   if command -v systemd-analyze >/dev/null; then
     systemd-analyze verify --man=no "$unit" || fail "systemd-analyze verify $unit"
   elif [ -z "${said_no_verify:-}" ]; then
@@ -264,15 +299,15 @@ git_ add -A && git_ commit -q -m "main"
 
 gate_a_pull_request() {  # $1: name of the pull request's branch
   (cd "$repo" && git_ checkout -q main &&
-     PERFWARDEN_TOKEN="$token" /usr/bin/perfwarden run --branch main >>"$work/runner.log" 2>&1) ||
+     PERFWARDEN_TOKEN="$token" "$runner" run --branch main >>"$work/runner.log" 2>&1) ||
     { tail -20 "$work/runner.log" >&2; fail "perfwarden run on main"; }
   git_ checkout -q -b "$1"
   echo "$1" >"$repo/$1.txt"
   git_ add -A && git_ commit -q -m "$1"
-  (cd "$repo" && PERFWARDEN_TOKEN="$token" /usr/bin/perfwarden run --branch "$1" --target-branch main \
+  (cd "$repo" && PERFWARDEN_TOKEN="$token" "$runner" run --branch "$1" --target-branch main \
      >>"$work/runner.log" 2>&1) || { tail -20 "$work/runner.log" >&2; fail "perfwarden run on $1"; }
   local status=0
-  (cd "$repo" && PERFWARDEN_TOKEN="$token" /usr/bin/perfwarden gate --mode unpaired --color never \
+  (cd "$repo" && PERFWARDEN_TOKEN="$token" "$runner" gate --mode unpaired --color never \
      --format json >"$work/gate-$1.json" 2>>"$work/runner.log") || status=$?
   # 0 pass or 1 regression: either is a verdict (the command's noise decides); 2 and 3 are not.
   [ "$status" -le 1 ] || { tail -20 "$work/runner.log" >&2; fail "perfwarden gate exited $status"; }
@@ -304,6 +339,11 @@ say "installed $first_version in $(since "$t_install") s"
 check_installed "$first_version"
 start_installed_server
 say "the installed server is ready on its embedded PostgreSQL after $(since "$t_install") s"
+if [ -n "$expect_version" ]; then
+  healthz=$(curl -sf "http://127.0.0.1:$port/healthz" | jq -r .version) || fail "GET /healthz"
+  [ "$healthz" = "$expect_version" ] || fail "/healthz shows version $healthz, not $expect_version"
+  say "version $expect_version: both packages, both programs, /healthz and $runner"
+fi
 token=$(make_project)
 gate_a_pull_request first-pr
 first_gate=$(since "$t_install")

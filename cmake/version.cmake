@@ -1,5 +1,5 @@
 # Writes OUTPUT (a one-function .cc: perfwarden::Version()) with `git describe --tags --always
-# --dirty` of SOURCE_DIR, or FALLBACK (the project() version) where there is no git or no .git
+# --dirty` of SOURCE_DIR (a release tag's leading v dropped), or FALLBACK (the project() version) where there is no git or no .git
 # (a source tarball). Run with `cmake -P` at every build: the file is rewritten only when the
 # version changes, so a new commit recompiles one tiny file and relinks, nothing else.
 # Arguments (-D): SOURCE_DIR, OUTPUT, FALLBACK.
@@ -16,6 +16,9 @@ endif()
 if(version STREQUAL "")
   set(version "${FALLBACK}")
 endif()
+# A release tag is v<version>; the programs, /healthz and the packages show the version itself:
+# v0.1.0 -> 0.1.0, v0.1.0-3-gabc1234 -> 0.1.0-3-gabc1234 (a bare hash stays as it is).
+string(REGEX REPLACE "^v([0-9])" "\\1" version "${version}")
 # The wire format takes 1..128 printable ASCII characters (docs/wire-format.md, runner_version).
 string(REGEX REPLACE "[^!-~]" "_" version "${version}")
 string(REGEX REPLACE "[\"\\\\]" "_" version "${version}")
