@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Debian packages as an operator meets them, on this machine (root; it installs, upgrades
 # and purges packages and the perfgate user, so it runs only under CI=true or with --yes):
 #  1. builds perfgate and perfgate-server packages of this tree (preset `package`), checks them
@@ -27,7 +28,7 @@ for arg in "$@"; do
   case "$arg" in
     --yes) yes=true ;;
     --fresh) fresh=true ;;
-    -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    -h | --help) awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0"; exit 0 ;;
     *) echo "package_test: unknown argument $arg (see --help)" >&2; exit 2 ;;
   esac
 done

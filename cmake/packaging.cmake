@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Install rules and Debian packages (CPack). Two components, one package each:
 #   runner -> perfgate         /usr/bin/perfgate, its man page, the user docs
 #   server -> perfgate-server  /usr/bin/perfgate-server (the dashboard is built in), its man page,

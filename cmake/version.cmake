@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Writes OUTPUT (a one-function .cc: perfgate::Version()) with `git describe --tags --always
 # --dirty` of SOURCE_DIR, or FALLBACK (the project() version) where there is no git or no .git
 # (a source tarball). Run with `cmake -P` at every build: the file is rewritten only when the

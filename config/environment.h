@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The environment as both configuration readers see it: perfgate.yaml takes PERFGATE_TOKEN and
 // PERFGATE_TESTBED from it, server.yaml's keys are overridden by PERFGATE_* variables. A lookup
 // function rather than getenv, so that tests hand in their own variables, and so that the runner

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perfgate-server: the composition root. Reads the configuration (defaults < server.yaml <
 // environment < flags), starts the App (embedded or external PostgreSQL, migrations, HTTP),
 // and shuts down gracefully on SIGTERM/SIGINT. `perfgate-server migrate` only migrates.

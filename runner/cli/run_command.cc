@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfgate run`: measure the suites of perfgate.yaml, spool the run, post it (with everything
 // an earlier run left in the spool). `perfgate push`: post what is spooled.
 #include <cstdio>
