@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a paired gate pays per process it starts to name the benchmark binary's compiler
 // (runner/run/binary_compiler.h): the .comment section found through the ELF section headers,
 // against the baseline of what it replaced, a scan of the whole file for the compilers' markers.

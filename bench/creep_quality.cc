@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The creep table of docs/statistics.md, "Creep": stats::DetectCreeps after the history detector
 // on every series of the labelled corpus (tests/testing/creep_quality.h).
 // Usage: creep_quality [CORPUS_DIR] [WINDOW] [MAX_PVALUE]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Benchmarks of the history analysis: perfwarden's detector (e-divisive, then the
 // confirmation stage) on a whole series from scratch against one append resumed from the state
 // left by the previous run, at 1,000 / 10,000 / 100,000 points; the server's per-series

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Generates the labelled corpus of benchmark histories that measures change detection
 // (tests/fixtures/history/*.json; docs/statistics.md, "History detection quality"). Every
 // series is drawn from its own seed, so the files are reproducible bit for bit:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prints the detection-quality tables of docs/statistics.md ("History detection quality"):
 // perfwarden's history detector and the peers' default methods on the labelled corpus.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A normal request's latency while idle connections hold the server (bench/run_idle_latency.sh;
 // docs/performance.md, "Idle connections"): first the baseline with none, then with N idle TCP
 // connections held open for the whole measurement (a connection the server closes, over its cap

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ingest throughput of perfwarden-server, end to end: an in-process App (embedded PostgreSQL in
 // a temp directory, or --database-url) receives N runs of B benchmarks x R repetitions from K
 // concurrent keep-alive clients over loopback HTTP. The baseline, in the same process and the

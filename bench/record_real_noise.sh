@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Records real benchmark noise for the history-detection corpus (docs/statistics.md, "History
 # detection quality"): runs the sample workload N times (default 600), 5 short repetitions of three
 # benchmarks each time, and writes one CSV per benchmark (a row per invocation = one "commit",

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reliability scenario's load (bench/run_reliability.sh starts the server and its faults):
 // N clients post run uploads and ask for verdicts against a perfwarden-server for S seconds, as
 // the runner does (net::HttpClient, wire/'s run upload; an upload retried with backoff until the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `perfwarden analyze` on 160 series: one batch process (a directory; a JSON-lines file) against one
 # process per series, as whole-process wall times by hyperfine (Debian's `hyperfine`; installed
 # when missing). The series are the 160 of the labelled corpus' "step" category

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A battery of hostile and faulty requests against a real perfwarden-server (docs/reliability.md,
 # "Bad input"): every JSON route with every kind of bad body, bad path and query parameters,
 # bad HTTP framing and bad credentials. Each case is refused by design; the battery counts the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The large-upload trial (docs/reliability.md, "Memory"): main-branch runs of 100,000 series
 # (5 repetitions each, about 22 MB of JSON) posted one after another to a fresh server on its
 # embedded PostgreSQL; prints each upload's status and time, and the server's peak RSS 20 s
@@ -15,11 +16,11 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --series) series=$2; shift 2 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,9p' "$0"; exit 0 ;;
     *) break ;;
   esac
 done
-[ $# -ge 1 ] || { sed -n '2,8p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '3,9p' "$0"; exit 2; }
 bins=("$@")
 
 # shellcheck source=bench/lib/local_server.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The gate's trial on this machine, as a user would run it (docs/performance.md, "The gate on a
 # noisy machine"): a throwaway git repository whose perfwarden.yaml builds six small Google
 # Benchmark kernels from source (bench/workloads/gate_trial/trial_bench.cc), a run of main, then
@@ -46,7 +47,7 @@ while [ $# -gt 0 ]; do
     --measure-twice) head_once=false ;;
     --ground-truth) truth_blocks=$2; shift ;;
     --wide) wide_flag="-DTRIAL_WIDE" ;;
-    -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h | --help) sed -n '3,28p' "$0"; exit 0 ;;
     *) echo "run_gate_trial: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift

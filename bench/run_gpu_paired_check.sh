@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The paired gate on a real GPU, with a training suite (docs/gpu.md, "The paired gate on a GPU"):
 #
 #   bash bench/run_gpu_paired_check.sh prepare DIR   # here: DIR/ gets a git repository of
@@ -162,5 +163,5 @@ for r in v["results"]:
 case "${1:-}" in
   prepare) prepare "${2:?prepare DIR}" ;;
   judge) judge "${2:?judge OUT}" ;;
-  *) sed -n '2,20p' "$0"; exit 2 ;;
+  *) sed -n '3,21p' "$0"; exit 2 ;;
 esac

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Measures the history analysis (bench/history_bench.cc, Release): full detection against one
 # incremental append at 1,000 / 10,000 / 100,000 points, the server's AnalyseSeries with and
 # without persisted state, 10,000 series of 200 points. Prints the medians of the repetitions

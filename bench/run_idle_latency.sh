@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A normal request's p99 with idle connections holding the server (docs/performance.md, "Idle
 # connections"; the target: under 100 ms). One perfwarden-server on its embedded PostgreSQL in a
 # temporary directory (a new one for each case):
@@ -24,7 +25,7 @@ while [ $# -gt 0 ]; do
     --requests) requests=$2; shift ;;
     --idle-kind) kind=$2; shift ;;
     --build-dir) build=$2; shift ;;
-    -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+    -h | --help) awk 'NR > 2 && !/^#/ { exit } NR > 2 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) echo "run_idle_latency: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift

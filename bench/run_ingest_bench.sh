@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Measures perfwarden-server's ingest throughput (bench/ingest_bench.cc, Release) against
 # PostgreSQL's own COPY of the same rows in the same run and database; the figures go to
 # docs/performance.md. Extra arguments go to ingest_bench (--clients, --runs, --database-url...).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The reliability scenario (docs/reliability.md, "The fault scenario"): a perfwarden-server on its
 # embedded PostgreSQL in a temporary directory, N clients posting runs and asking for verdicts
 # for M minutes (bench/reliability_load.cc: each upload retried until acknowledged, as the
@@ -37,7 +38,7 @@ while [ $# -gt 0 ]; do
     --fault-every) fault_every=$2; shift ;;
     --build-dir) build=$2; shift ;;
     --post-twice-every) extra=(--post-twice-every "$2"); shift ;;
-    -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+    -h | --help) awk 'NR > 2 && !/^#/ { exit } NR > 2 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) echo "run_reliability: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift

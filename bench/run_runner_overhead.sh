@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runner overhead: `perfwarden run --no-push` on a suite of the sample workload against
 # running the same Google Benchmark binary directly with the same flags, as whole processes,
 # alternated A B A B by hyperfine (Debian's `hyperfine`; installed when missing). The figure

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Measures the statistics engine (bench/stats_bench.cc, Release) and SciPy doing the same
 # tests on the same data in the same run; the figures go to docs/performance.md.
 # SciPy: Debian's python3-scipy cannot be installed next to libboost1.81-dev (its pythran

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Times SciPy doing what `perfwarden compare` does, on the data stats_bench dumps.
 
 Per benchmark: scipy.stats.ttest_ind(equal_var=False), scipy.stats.mannwhitneyu (two-sided,

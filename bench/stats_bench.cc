@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Benchmarks of the statistics engine: `compare` of 1,000 benchmarks x 30 repetitions per
 // side (Welch and U tests, bootstrap CI with 2,000 resamples, Holm), and its parts.
 // --dump_data=FILE writes the generated samples as CSV, so that bench/scipy_baseline.py can

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perfwarden's history detector and the peers' default methods on the TCPD series
 // (tests/fixtures/oracles/tcpd; docs/statistics.md, "TCPD"), scored as TCPDBench scores its
 // default-parameter experiment: F1 with a margin of 5 points against all five annotators, one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Verdict latency of perfwarden-server: a pull-request run of B benchmark metrics judged
 // against a baseline of 5 runs x 20 repetitions at its merge-base, with K concurrent gate
 // requests (POST .../runs/{id}/verdict, each for its own run). Reports p50/p99/max request

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How `perfwarden bisect` judges what it measures: a call is made only when an interval clears it,
 // never on a point estimate alone (docs/bisect.md, "How it decides"). The ends: REPRODUCED when
 // the bad end is worse by at least the threshold and significantly, NOT REPRODUCED when the

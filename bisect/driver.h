@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The whole bisect algorithm of `perfwarden bisect`, without I/O: the ends measured side by side
 // until the regression shows (or the cap says it does not), the search over the range (each
 // probe measured interleaved with the window's two ends, repetitions doubled while undecided,

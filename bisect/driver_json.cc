@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The JSON of a bisect's log and options (bisect/driver.h): what the state file of a local bisect
 // and the server's steps of a remote one hold. Decoders check the shape and name the field at
 // fault.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The answer of a bisect (local, or remote on the server's agents): culprits with their steps,
 // the evidence table, and what it cost. Its JSON is what `perfwarden bisect --format json` prints,
 // what the server stores with the bisect, and what `perfwarden bisect status` reads back.

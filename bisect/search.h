@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The search of `perfwarden bisect`, without I/O: positions 0..n stand for the good end, the
 // commits of the range in order, and the bad end. Each measured position is GOOD, BAD, SKIP (its
 // build failed) or UNKNOWN (still undecided at the repetition cap). The next probe is the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Creates or updates perfwarden's pull/merge request comment. `perfwarden gate --comment-file F`
 # writes a body whose first line is the marker `<!-- perfwarden:gate project=<p> testbed=<tb> -->`;
 # the comment whose body starts with that same line is edited in place, so every push to a pull

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets (tests/fuzz, the `fuzz` preset: clang with ASan and UBSan) and
 # runs each for a bounded time from its seed corpus: tests/fuzz/seeds/<target>/ plus the tests'
 # fixtures of its format. Fails on any crash, leak, timeout, out-of-memory or sanitizer report;
@@ -16,7 +17,7 @@ targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds=${2:?--seconds N}; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,12p' "$0"; exit 0 ;;
     -*) echo "fuzz: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The main job on the bundled data, on a fresh machine:
 #  1. builds perfwarden and perfwarden-server (Release);
 #  2. `perfwarden compare` on two Google Benchmark outputs of bench/workloads/gbench_sample, where

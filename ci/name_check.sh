@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fails when the project's name before its rename to perfwarden (or that name's token prefix)
 # reappears anywhere in the tree but in CHANGELOG.md's one line on the rename: in a file's text
 # or in a file's name. Run by ctest (test `name_check`, label unit) and so by CI.

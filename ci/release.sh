@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Makes a perfwarden release locally, as the release workflow (ci/github/release-workflow.yml)
 # makes it on a pushed tag, and checks it as a user receives it:
 #  1. clones this repository's HEAD into a clean clone (the checkout's uncommitted changes are not
@@ -25,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo_root=$PWD
 
-usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
+usage() { awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0"; }
 say() { echo "release: $*"; }
 fail() { echo "release: FAILED: $*" >&2; exit 1; }
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian 12 packages that perfwarden's build, tests and benchmarks need (Chromium for
 # the dashboard's browser tests; Node.js and npm when the machine has none), then the browser
 # tests' npm packages (tests/browser/package-lock.json).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Sets up, builds (Debug + AddressSanitizer/UBSan) and runs every test, then the Debian packages'
 # install/upgrade/purge test (ci/package_test.sh, under CI=true), the ThreadSanitizer
 # stage (ci/tsan.sh: the threaded server, store and history tests) and the fuzzers for a bounded

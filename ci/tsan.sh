@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The ThreadSanitizer stage of ci/test.sh: configures the tsan preset (build/tsan), builds only the
 # test executables whose code runs on several threads in the server, the store and the history
 # worker, and runs exactly their tests with ctest. Any TSan report fails the stage

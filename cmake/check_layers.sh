@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The layering check (ctest `layering_check`): fails, naming file:line and the rule, when product
 # code includes a header of a layer it may not use; with a link map (written by CMake at configure
 # time, cmake/perfwarden.cmake's perfwarden_write_link_map) the same rules apply to the targets' links.

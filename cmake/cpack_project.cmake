@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # CPACK_PROJECT_CONFIG_FILE: read by cpack when it runs (`--target package`), not at configure
 # time, so the packages carry the version of the tree as it is now, however long ago the build
 # directory was configured.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # perfwarden_package_version(SOURCE_DIR FALLBACK OUT): the Debian package version of the tree at
 # SOURCE_DIR, from git: a release tag vX.Y.Z gives X.Y.Z, N commits after it X.Y.Z+N.gHASH, and
 # with no tag FALLBACK~gitN.gHASH (N: commits in HEAD's history), so that every later commit of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Install rules and Debian packages (CPack). Two components, one package each:
 #   runner -> perfwarden         /usr/bin/perfwarden, its man page, the user docs
 #   server -> perfwarden-server  /usr/bin/perfwarden-server (the dashboard is built in), its man page,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers: perfwarden_add_library(NAME DEPS ...) builds every .cc of the current folder into one
 # static library; perfwarden_add_test(SOURCE LABEL DEPS ...) makes one test executable per file,
 # linked with GoogleTest, the testing library (tests/testing) and DEPS only.

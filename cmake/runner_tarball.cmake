@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `cmake --build --preset release --target runner-tarball`: the portable runner tarball that CI
 # jobs download (docs/ci.md, "Installing the runner in CI"), made from the perfwarden target by
 # packaging/tarball/make-runner-tarball.sh into ${CMAKE_BINARY_DIR}/packages/ as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The environment as both configuration readers see it: perfwarden.yaml takes PERFWARDEN_TOKEN and
 // PERFWARDEN_TESTBED from it, server.yaml's keys are overridden by PERFWARDEN_* variables. A lookup
 // function rather than getenv, so that tests hand in their own variables, and so that the runner

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `history:` section of server.yaml: which branches the server watches, the detectors'
 // parameters, and where new alerts are announced. Parsed beside server_config.cc,
 // which hands it every "history.*" key.

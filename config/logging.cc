@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "config/logging.h"
 
 #include <spdlog/sinks/ostream_sink.h>

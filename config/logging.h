@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Process-wide logging: spdlog's default logger, as plain text or JSON lines, with secrets
 // (bearer tokens, perfwarden tokens, DSN passwords) replaced by "***" before anything is written.
 // Callers log through spdlog as usual; only the composition root calls SetupLogging().

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which environment variables hold secrets, in one list: the runner starts builds, benchmarks and
 // training runs that a pull request controls, so they inherit its environment without them
 // (runner/run/process.h), and the perfwarden.yaml reader checks a suite's `pass_env` against it

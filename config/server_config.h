@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perfwarden-server's configuration: defaults, then server.yaml, then PERFWARDEN_* environment
 // variables, then command-line flags. Every layer goes through the same per-key setters, so a
 // value is validated the same way wherever it comes from, and errors name their origin (file and

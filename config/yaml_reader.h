@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The YAML reading that perfwarden.yaml and server.yaml share (private to config/): the document
 // loaded, every problem located ("FILE:LINE:COL: key: problem" or "FILE:LINE: key: problem", as
 // each file has always written it), the first one kept, mappings checked for plain, known and

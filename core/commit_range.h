@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Commit ranges of alerts as positions on a branch: where a commit sits is when its first run of
 // the branch arrived (the order a tracked branch's history points follow), ties broken by the
 // commit's id. A range (last good, first bad] holds the commits after the last good up to the

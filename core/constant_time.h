@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Comparison of secrets (token hashes) whose running time does not depend on where the inputs
 // differ, so a caller cannot learn a stored value byte by byte from response times. Lives in core
 // so that the store checks a step's claim without depending on server/auth.

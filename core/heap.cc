@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/heap.h"
 
 #include <cstdlib>  // defines __GLIBC__ on glibc

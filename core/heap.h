@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Handing freed heap back to the system. glibc keeps the memory a thread freed in that thread's
 // arena for reuse, so a server that once decoded or prepared something large holds it until it
 // exits; after such work the server trims instead (docs/reliability.md, "Memory").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a metric is: its direction (is a smaller or a larger value better?) and unit.
 // Every comparison in perfwarden is oriented by the direction, so "worse" means the same thing
 // for a time (lower is better) and for a throughput (higher is better).

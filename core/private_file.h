@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A file only its owner may read (mode 0600), for a secret: a password, a token.
 #pragma once
 

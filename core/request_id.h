@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The id of the HTTP request a thread is handling: made by the router for each request, sent back
 // as X-Request-Id and in error bodies, and named by the log lines written while the request is
 // handled (the store logs the database's own text under it; docs/api.md, "Errors").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Error and Result<T>: how perfwarden reports failures across module boundaries.
 // Error codes are transport-agnostic; the HTTP layer maps them to statuses in one place,
 // the CLI maps them to exit codes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The identity of a series across runs and sides: which suite, which benchmark, which metric.
 // The runner measures it, the server stores it, and a comparison pairs two sides' series by it.
 // A unit and a direction describe a series; they are not part of its name.

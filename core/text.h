@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small ASCII text helpers shared by the readers of files and environment (Google Benchmark
 // JSON, series CSV, /proc files) and by the writers of changes ("+8.3%"). Header-only; no locale
 // is involved.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/threshold_rule.h"
 
 #include <fnmatch.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Threshold rules: perfwarden.yaml's `thresholds`, sent by the gate as the verdict request's
 // `rules` and stored with the verdict (a plain value: the JSON is wire/verdict_request.h). The
 // first rule whose globs match a series decides its threshold and alpha, or leaves it out of the

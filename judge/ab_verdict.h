@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden ab`'s verdict on one metric of two configurations' runs, by the gate's rule
 // (stats::JudgeMetrics): better or worse when the change is significant (a two-sided U test
 // below alpha) and beyond the threshold; no difference when its confidence interval lies within

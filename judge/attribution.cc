@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The attribution rules of docs/statistics.md ("Attribution"): what moved with a regression,
 // the roofline class of a training step, one hint, and the environment note of throttled runs.
 #include "judge/attribution.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Why a regression happened, as far as the run's other metrics can tell, and whether the host
 // was fit to measure at all. Pure functions over the rows of a judged verdict: for each
 // REGRESSION row, the metrics of its benchmark (and the suite's GPU telemetry) that moved with

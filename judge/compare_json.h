@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A CompareReport as the JSON object documented in docs/cli.md ("perfwarden compare --format
 // json"), which GET /api/v1/projects/{project}/compare answers too, so that scripts read one
 // shape from either.

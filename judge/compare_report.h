@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The report of a comparison of one metric between two sides (`perfwarden compare` over two
 // Google Benchmark files, GET .../compare over two stored runs): the pairs judged in base order,
 // the series only on one side, and warnings. The callers add what they know of their sources

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Two sides' series paired by their SeriesKey and judged together: the threshold rules (first
 // match wins: a threshold and alpha, or IGNORED), NEW for a contender series the base lacks,
 // which series gate (Gating: the others are REPORTED), the statistics (stats::JudgeMetrics, the

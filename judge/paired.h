@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The paired measurement judged (wire/paired.h): each series under its threshold rule (first
 // match: a threshold and alpha, or IGNORED), a series with too few blocks measured on both sides
 // left out as NEW with the reason, and one call of the paired statistics (stats/paired_verdict.h:

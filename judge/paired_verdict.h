@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A paired measurement (wire/paired.h) as the typed verdict (wire::Verdict), without I/O: judged
 // by JudgePaired (judge/paired.h) into one row per series with its paired detail, the counts,
 // the warnings, the "paired" summary and the outcome; and an unpaired verdict amended by such a

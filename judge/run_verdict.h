@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A run judged against its baseline as the typed verdict (wire::Verdict): the rows of
 // JudgeSeries with their attribution and environment notes, the counts, the environment shift
 // and its warning, the baseline's series the run lacks, and the outcome. The server's verdict is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HttpClient: HTTP(S) over one libcurl easy handle per object (connections are kept alive between
 // requests), used by the runner to reach perfwarden-server and by the server for its webhook. Any
 // HTTP status is a response; only transport failures (refused, timeout, TLS, DNS) are errors, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Retries of HTTP calls with exponential backoff and full jitter: which outcomes are worth
 // another attempt (transport errors, 408, 429, 500, 502, 503, 504), how long to wait (honouring
 // Retry-After), and a loop that does it. Sleeping and randomness are injected, so tests run the

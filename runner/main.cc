@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perfwarden: the command-line runner. Verbs: compare, run, push, gate, analyze, alerts, bisect,
 // agent, ab, publish (runner/cli/). Exit codes: 0 pass, 1 regression, 2 usage or input error, 3
 // infrastructure failure.

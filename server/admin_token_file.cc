@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "server/admin_token_file.h"
 
 #include <filesystem>

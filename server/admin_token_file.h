@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The admin token a first start creates goes to a file only its owner can read, not to the log
 // or the terminal (under systemd both end up in the journal).
 #pragma once

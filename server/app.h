@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The perfwarden-server application: composes the embedded or external PostgreSQL, the
 // migrations, the connection pool, the stores, the API routes and the HTTP server. main.cc
 // parses flags and signals around it; e2e tests start it in-process on an ephemeral port.

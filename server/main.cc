@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perfwarden-server: the composition root. Reads the configuration (defaults < server.yaml <
 // environment < flags), starts the App (embedded or external PostgreSQL, migrations, HTTP),
 // and shuts down gracefully on SIGTERM/SIGINT. `perfwarden-server migrate` only migrates.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Seeded percentile bootstrap of the relative change of medians between two independent
 // samples. Deterministic for a given seed on every platform (own generator, own integer
 // sampling), so a verdict can be replayed.

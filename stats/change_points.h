@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Change-point detection on a benchmark history: e-divisive means (Matteson & James) in
 // sliding windows, a Student t-test as the significance test, then Hunter's merge step
 // (Fleming et al. 2023), reproducing Apache Otava's compute_change_points decision for decision.

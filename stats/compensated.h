@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Accurate sums and means for the statistics engine: values carried as hi + lo so that
 // 1e9-magnitude samples with tiny spreads, and differences of nearly equal means, keep their
 // digits. Internal to stats/ (descriptive statistics and the t-tests share it).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Theil-Sen, Mann-Kendall, Sen's interval and the creep scan (see creep.h).
 #include "stats/creep.h"
 

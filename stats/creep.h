@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Creep: a series whose level drifts beyond its threshold over a window in which no single step is
 // beyond it (a slow leak, a growing cache, a data set that grows with each commit). The trend is
 // measured robustly: Theil-Sen's slope (the median of the pairwise slopes), its significance by

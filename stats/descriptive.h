@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Descriptive statistics over a sample (free functions over spans, as in google/benchmark).
 // Empty or too-small input never throws: each function documents the value it returns then
 // (NaN, as NumPy does). Non-finite input is the caller's job to reject (see AllFinite).

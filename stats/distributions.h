@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Thin wrappers over Boost.Math distributions with the conventions perfwarden needs:
 // upper tails computed as complements (no 1 - cdf cancellation), NaN for invalid arguments
 // instead of exceptions. Student-t accepts fractional degrees of freedom (Welch).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Effect sizes: how big a change is, next to whether it is significant.
 #pragma once
 

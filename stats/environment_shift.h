@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Drift of the machine between the two sides of an unpaired comparison. The baseline and the
 // pull request are measured at different times, often on different hosts; on a shared CI
 // runner the same binary's speed moves by 10% between runs seconds apart and by up to 40% after

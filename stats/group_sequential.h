@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Group-sequential alpha spending for the paired gate's looks: a spending function (Lan & DeMets
 // 1983: Pocock or O'Brien-Fleming type) says how much of a one-sided level is spent by each look,
 // and the nominal per-look levels are solved so that a one-sided z statistic with independent

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perfwarden's default detector for a branch's history: e-divisive means (stats/change_points.h,
 // Otava's algorithm) proposes candidate change points, and so does a binary segmentation of a
 // penalised change in mean on the series with its outliers clipped (stats/mean_shift.h: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Mann-Whitney U test, as scipy.stats.mannwhitneyu computes it (SciPy >= 1.7):
 // exact null distribution when there are no ties and min(n1, n2) <= 8 ("auto"), otherwise
 // the normal approximation with the tie-corrected variance and a 0.5 continuity correction.

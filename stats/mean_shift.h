@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A second, cheap source of change-point candidates for the history detector
 // (stats/history_detector.h): binary segmentation (Scott & Knott 1974; R changepoint's BinSeg
 // without its cap on the number of changes) of a penalised Gaussian change-in-mean cost, with

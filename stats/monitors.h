@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Online monitors for a series of per-commit values: EWMA control chart, tabular CUSUM and
 // Page-Hinkley. Each is a small value type updated in O(1) per point, resettable (re-baselined
 // when a change is acknowledged) and with plain state so that the server can persist it.

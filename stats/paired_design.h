@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sequential design of the paired gate: the policy (threshold, alpha, the deciding test,
 // the look schedule and how alpha is spent over it: stats/group_sequential.h), the looks at
 // block counts growing geometrically from min_blocks to max_blocks, and the blocks a metric

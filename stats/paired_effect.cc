@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "stats/paired_effect.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How large a paired change is: the log ratios d_i = log(y_i / x_i) of paired measurements
 // (where a relative change is a shift, and a drift shared by both sides of a pair cancels) and
 // the one-sample Hodges-Lehmann estimate of their centre, the estimator that goes with the

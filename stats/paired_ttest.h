@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One-sample and paired t-tests, as scipy.stats.ttest_1samp and ttest_rel compute them: the
 // paired test of y against x is the one-sample test of d = y - x against 0, with n - 1 degrees
 // of freedom. The log variant tests log(y) - log(x), where a ratio is a shift.

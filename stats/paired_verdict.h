@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The paired verdict: baseline and head measured interleaved on one host in blocks (each block
 // both sides, in an order drawn per block), so that the machine's drift between blocks cancels
 // in each block's ratio. Per metric: d_b = log(median head_b / median base_b). The gate's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The change detectors that perfwarden's peers document as their defaults, reimplemented on one
 // footing (a series of per-commit values in, the 0-based indices where a new level starts out)
 // so that detection quality can be compared on the same labelled corpus (docs/statistics.md,

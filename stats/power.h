@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Power analysis for the two-sample t-test, as statsmodels' TTestIndPower / NormalIndPower
 // compute it (noncentral t, both tails for two-sided), and the question perfwarden asks of it:
 // how many repetitions per side detect a given relative change at a given noise level?

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "stats/prepared_sample.h"
 
 #include <algorithm>

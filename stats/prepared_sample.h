@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A sample prepared once for many comparisons: its values sorted, its median and noise, and the
 // table of its resampled median (the costliest part of a bootstrap). A baseline that many pull
 // requests are judged against is prepared once and shared, read-only, across threads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bootstrap distribution of a sample median: the median of a resample with replacement of
 // n values, drawn without building the resample. For n <= kExactMaxSize the exact
 // distribution over the sorted values is tabulated once (closed forms in the .cc) and each

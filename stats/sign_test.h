@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sign test of paired differences: the count of positive differences against
 // Binomial(n, 1/2), zeros dropped, with the two-sided p-value of scipy.stats.binomtest.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wilcoxon signed-rank test of paired differences, as scipy.stats.wilcoxon computes it (SciPy
 // 1.10, two-sided): ranks of |d| with mid-ranks for ties, the statistic min(R+, R-), the exact
 // null distribution or the normal approximation with the tie-corrected variance, and SciPy's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The trimmed mean and its one-sample t-test (Tukey & McLaughlin 1963; Wilcox, "Introduction to
 // Robust Estimation and Hypothesis Testing", 4.4.1, R's trimci): a location estimate and test
 // that a few wild values cannot carry. With g = floor(trim * n) values cut from each end:

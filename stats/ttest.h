@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Two-sample t-tests: Welch's (unequal variances, Welch-Satterthwaite df) and Student's
 // (pooled), as scipy.stats.ttest_ind computes them. The log variant tests ratio-scale metrics
 // (times, throughputs) on log values, where a relative change is a shift.

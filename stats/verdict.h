@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verdict policy: for each benchmark metric of a comparison, REGRESSION, IMPROVEMENT,
 // EQUIVALENT or INCONCLUSIVE, with the multiple-comparison correction applied across all the
 // metrics judged together (Holm by default), so that a run of 1,000 benchmarks does not cry

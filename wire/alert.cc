@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The alert messages' encoders; the decoders are alert_decode.cc. The key order is the one the
 // server has always written (its clients and the stored webhook payloads compare bytes).
 #include "wire/alert.h"

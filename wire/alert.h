@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The alert messages of tracked branches' history (docs/api.md, "Alerts and change points") as
 // typed values: an alert (GET .../alerts's elements, the PATCH answer, the webhook's alerts), one
 // alert with its series excerpt, triage history and bisects (GET .../alerts/{id}), a page of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Decoding the alert messages: the server's answers (read as nlohmann::ordered_json, so that the
 // free-form objects, an alert's parameters and fingerprints, keep the order the server wrote)
 // through wire/json_reader.h, and the PATCH body the server accepts.

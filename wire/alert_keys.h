@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The key names of the alert messages (docs/api.md, "Alerts"; docs/openapi.yaml's Alert,
 // AlertDetail, AlertPage, AlertSummary, AlertUpdate, ChangePoints), kept in one place for the
 // encoders (wire/alert.cc) and the decoders (wire/alert_decode.cc), so that a renamed key

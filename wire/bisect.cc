@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The encoders of the bisect messages (the decoders: bisect_request.cc for the bodies the server
 // reads, bisect_decode.cc for its answers). Keys are nlohmann's sorted order, as the server has
 // always written them.

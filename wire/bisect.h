@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bisect messages (docs/api.md "Bisects", docs/openapi.yaml) as typed values, the one contract
 // of both sides: the bodies of POST .../bisects (a local bisect's answer, or a remote bisect to
 // queue), the bisect the server answers with, and what `perfwarden agent` exchanges with the queue

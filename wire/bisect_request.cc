@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bodies the server reads, decoded strictly: an unknown key (a typo must not change a bisect
 // silently) or a value out of range is kInvalidArgument naming the field, checked in the order
 // the keys are listed in bisect.h.

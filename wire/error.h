@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The error body of every failed HTTP answer, {"error": {"code", "message", "field"}}, and the
 // one map between ErrorCode and HTTP status: the server writes both with it, the runner reads
 // both with it, so that a code means the same on either side of the wire.

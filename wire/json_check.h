@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The strict JSON reader of every body perfwarden accepts: one SAX pass that builds the DOM while
 // enforcing the nesting depth, the number of values, string sizes, NUL-free strings and unique
 // keys, so that a hostile body is refused before it is materialised (the DOM never holds more

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tolerant-but-typed walk over a decoded JSON document that wire's answer decoders share
 // (the verdict, the alerts, the bisects and their steps): unknown keys are ignored, an absent or
 // null key takes its default, and a key that is present must have its documented type. The reader

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kind of a JSON value in words, for the error messages of every JSON reader
 // ("expected a number, got a string"): the wire format decoders and the runner's adapters.
 #pragma once

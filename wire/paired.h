@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The paired measurement: what `perfwarden gate --paired` measured on its host — the baseline
 // commit and the pull request run interleaved in blocks, each block both sides (a few repetitions
 // each) in an order drawn per block — with the parameters it was judged by, so that the server

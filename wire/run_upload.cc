@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wire format v1, the run upload: a typed walk over the DOM that the strict JSON reader
 // (json_check.h) built, validating every field and naming its path on failure, and the encoder
 // of the canonical form.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wire format v1, the run upload: the JSON a runner posts for one run (../shared/DESIGN.md),
 // decoded into typed values and validated before anything touches the store. Every rejection
 // names the field ("results[3].values[2]") and the problem; nothing is partially accepted.

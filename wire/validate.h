@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The validators every HTTP message shares: commit shas, UUIDs, names and RFC 3339 timestamps,
 // written once so that the runner, the API routes and the stores accept the same texts. Each is
 // a pure function of its text; the messages that name a failing field are the callers'.

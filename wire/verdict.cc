@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verdict's vocabulary (outcome and result-kind names) and its encoding; the decoder, which
 // reads what older and newer servers send, is verdict_decode.cc.
 #include "wire/verdict.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verdict of a run as the server computed it (GET/POST .../runs/{id}/verdict, docs/api.md
 // "Verdicts") as typed values: decoded by `perfwarden gate`, which never recomputes a verdict but
 // orders and renders what the server answered (runner/report), so these types mirror the JSON.

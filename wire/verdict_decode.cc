@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Decoding the server's verdict JSON through wire/json_reader.h, which keeps the first error (with
 // the path of the key at fault), so the walk reads straight through and DecodeVerdict checks for
 // an error once at the end.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The key names of the verdict object and the objects inside it (docs/api.md, "Verdicts"), kept
 // in one place: the server's text writer (verdict_text.cc), EncodeVerdict as a JSON tree and
 // DecodeVerdict reads them, so a renamed key must change all three at once.

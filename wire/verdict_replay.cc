@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The replay's comparison on typed values and its answer.
 #include "wire/verdict_replay.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A stored verdict judged again (GET .../verdict?replay=1, docs/api.md "Replay"): the typed
 // comparison of the stored verdict with the replayed one, and the answer's JSON.
 #pragma once

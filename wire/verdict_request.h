@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verdict request, the body of POST .../runs/{id}/verdict, which is also the "parameters"
 // the server stores with a verdict so that a replay judges exactly as the original did. The
 // gate encodes it from perfwarden.yaml; the server decodes it (strictly: unknown keys and values

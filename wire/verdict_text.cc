@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verdict's parts written as text (the server's fast path) and the stored parts spliced into
 // the response body. Keys come from wire/verdict_keys.h; objects are written in nlohmann's order.
 #include "wire/verdict_text.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verdict's JSON as the server writes and stores it, in parts: the "results" array as text
 // (a verdict of 500 metrics is ~200 KB, and building it as a JSON tree first cost more than a
 // tenth of a verdict's CPU), the summary's members, the baseline; and the response body spliced

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The settings of the dashboard load driver (series_load.mjs), read from the environment, and
 // the names it seeds and asks for. The settings are listed in series_load.mjs and README.md.
 import path from 'node:path';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Times the series endpoint over HTTP: the 10,000-commit series (raw=1) cold and then warm,
 // interleaved round by round with its baselines (limit=1000, /healthz) and the other requests
 // the page makes (raw=0, BM_Small, change-points), and the 10k series gzipped as browsers ask.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The load driver's HTTP client: one keep-alive agent to the server under test, requests timed
 // to the last byte, and the paths of the series endpoint.
 import http from 'node:http';

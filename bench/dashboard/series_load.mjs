@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // Load driver for the dashboard's series (the target: the series endpoint and page for
 // 10,000 commits x 10 repetitions load in under 1 s). Recorded in docs/performance.md.
 //

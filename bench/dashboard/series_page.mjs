@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Times the dashboard's series page in headless Chromium (playwright-core, the browser tests'
 // copy): a fresh browser context per load, from page.goto to body[data-state=ready], for the
 // 10,000-commit series and the 1,000-commit baseline, alternated; the JS heap when ready, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Seeds the series the load driver measures: project `bench`, branch main, one run per commit
 // with synthetic results (a seeded PRNG, so every run of the driver stores the same values),
 // uploaded through the ingest API; then, with history on, waits for the worker to analyse them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Starts the perfwarden-server under test on its embedded PostgreSQL in a data directory of its
 // own (fresh, or $PERFWARDEN_BENCH_DATA_DIR kept between runs), and stops it.
 import {spawn} from 'node:child_process';

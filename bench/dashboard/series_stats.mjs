@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small helpers of the dashboard load driver: the clock, waiting, summaries of timings and
 // how the tables print numbers.
 

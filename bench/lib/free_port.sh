@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Sourced by scripts that start servers: free_port [AVOID...] prints a loopback TCP port that no
 # socket on this machine uses (listening or not), drawn at random from 20000-60999 and checked

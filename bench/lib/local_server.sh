@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the bench scripts: a perfwarden-server on its embedded PostgreSQL in a temporary
 # directory on a free loopback port, ready to serve.
 #

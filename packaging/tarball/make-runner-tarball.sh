@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Makes the portable runner tarball that CI jobs download instead of building perfwarden:
 #
 #   make-runner-tarball.sh BIN OUTDIR VERSION

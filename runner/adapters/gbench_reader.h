@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lossless reader of Google Benchmark's JSON output (--benchmark_format=json or
 // --benchmark_out). Keeps every repetition, keeps aggregates apart, normalises times to
 // nanoseconds, keeps user counters, error/skipped runs and the whole context. Malformed input

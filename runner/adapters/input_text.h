@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The whole text of an input file, or of standard input when the path is "-", for the readers
 // of Google Benchmark JSON and of analyze's series: one place for how a missing file, a folder
 // or an unreadable one is reported ("PATH: cannot read: no such file").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON text as benchmark tools write it: standard JSON plus the bare NaN, -NaN, Infinity and
 // -Infinity tokens that Google Benchmark and Python's json module emit for non-finite doubles.
 // Internal to the adapters (nlohmann-json is a private dependency of perfwarden_adapters); parse

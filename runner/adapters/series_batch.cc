@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Expanding analyze's inputs into named series (see series_batch.h).
 #include "runner/adapters/series_batch.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The inputs of `perfwarden analyze` as one batch: several files, a directory's series files, or
 // JSON-lines files holding a series per line, read in one process so that a corpus of hundreds of
 // series costs one start-up. One bad input never hides the others: each entry carries its series

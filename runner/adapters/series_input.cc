@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Series parsing for `perfwarden analyze` (see series_input.h for the accepted shapes).
 #include "runner/adapters/series_input.h"
 

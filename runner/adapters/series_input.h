@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The input of `perfwarden analyze`: a benchmark series as JSON (an array of numbers, or of arrays
 // of repetitions) or CSV (one row per point, one or more columns of repetitions). Errors name the
 // source and the place (`s.csv:12: ...`, `s.json: [12][3]: ...`) so that a user can fix the file.

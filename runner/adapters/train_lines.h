@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reader of perfwarden's JSON-lines protocol (v1) for training benchmarks: any command (the CUDA
 // benchmark of bench/workloads/cuda_train, a PyTorch or JAX script) prints one JSON object per
 // line as it trains; other lines (logs) are ignored. docs/gpu.md specifies the protocol:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden ab --a CMD --b CMD`: compares two configurations of a benchmark on this machine
 // (bf16 against fp32 of a training benchmark, say). The runs are runner/run/ab_session.h's, the
 // answer (B's speedup over A with a 95% CI and a U test, and the change of every other metric)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden agent --testbed NAME [--repo PATH]`: the worker of remote bisects on a benchmark host
 // (a GPU host, say); runner/local_bisect/agent.h does the work, here only the flags.
 #include <unistd.h>

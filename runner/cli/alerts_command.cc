@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden alerts list|show|summary|groups|group|ack|resolve|false-positive|went-away|reopen`:
 // the change points the server found in a project's history (GET/PATCH
 // /api/v1/projects/{p}/alerts), listed by commit range, shown one at a time with the points

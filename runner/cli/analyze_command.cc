@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden analyze FILE|DIR|- ...`: change points of benchmark series, offline, with the server's
 // history detector (stats/history_detector.h: e-divisive means as Apache Otava runs it, then a
 // confirmation on median levels), or with raw e-divisive (`--detector e-divisive`). Many series

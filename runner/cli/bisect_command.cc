@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden bisect --good REV --bad REV --benchmark NAME ...` (or `--alert ID`, which takes them
 // from a server's alert): the commit of a range that made a benchmark slower, measured on this
 // machine (runner/local_bisect/bisect_run.h) or, with --remote --testbed NAME, queued on the server

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `perfwarden` verbs. Each Add*Command registers a CLI11 subcommand whose callback stores the
 // process exit code in *exit_code: 0 pass, 1 regression, 2 usage or configuration error,
 // 3 infrastructure failure (server unreachable after retries; results stay spooled).

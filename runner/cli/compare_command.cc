@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden compare A.json B.json`: the offline comparison of two Google Benchmark outputs
 // (like Google Benchmark's compare.py, with intervals, correction and a three-way verdict).
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Confirmation of regressions side by side, as Chromium's Pinpoint does: the baseline and the
 // pull request were measured at different times, so a machine whose speed drifts (a shared CI
 // VM, a noisy neighbour) can make an unchanged benchmark look slower. `perfwarden gate --confirm`

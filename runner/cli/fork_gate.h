@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden gate --paired --no-post`: the paired gate of a job without the server — a host that
 // cannot reach it (--save-measurement FILE, posted later), or the untrusted job of a fork's pull
 // request (--artifact DIR: the run, its paired measurement, the verdict judged here and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden gate`: the verdict of the last run (or --run), with the thresholds of perfwarden.yaml,
 // in the mode gate.mode or --mode names: measured side by side on this host (paired_gate.h) or
 // the server's unpaired verdict, which is re-measured side by side when the run's metrics moved

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The paired gate: `perfwarden gate --paired` (or `gate: {mode: paired}`), a run whose metrics
 // moved together (environment_shift) and `--confirm` all measure the baseline commit and this
 // build interleaved on this host (runner/run/paired_session.h), post the measurement, and take

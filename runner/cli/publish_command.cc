@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden publish DIR`: the trusted stage of a fork's pull request (docs/ci-forks.md). The
 // untrusted job measured without a token and left an artifact (`perfwarden gate --no-post
 // --artifact DIR`); this verifies it (client::ReadArtifact: hashes, sizes, the strict wire

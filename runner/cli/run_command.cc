@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden run`: measure the suites of perfwarden.yaml, spool the run, post it (with everything
 // an earlier run left in the spool). `perfwarden push`: post what is spooled.
 #include <cstdio>

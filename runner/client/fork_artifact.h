@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fork artifact: what the untrusted job of a fork's pull request (no token, no server) hands
 // the trusted job that posts it (docs/ci-forks.md). A directory of four files: run.json (the run
 // as it would be posted), paired.json (the paired measurement), verdict.json (the verdict judged

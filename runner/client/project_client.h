@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A project's REST resources on perfwarden-server as the runner reaches them (perfwarden.yaml's
 // server.url and server.project, PERFWARDEN_TOKEN): requests with retries, the server's error body
 // as an Error (4xx: exit 2, 5xx and transport: exit 3). Used by `perfwarden alerts`,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SHA-256 through OpenSSL, as 64 lowercase hex digits: of bytes fed in pieces, of a string, of a
 // file. The baseline build cache keys and checks its entries with it; the fork artifact
 // (fork_artifact.h) names each of its files by it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PushAll: drains the spool into perfwarden-server, oldest first, under the spool's lock. A run
 // leaves the spool only when the server acknowledged it (201 created, 200 already stored: the
 // server is idempotent on the run id) or refused it for good (then it moves to rejected/). When

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden ab`: two configurations (two commands) compared on this machine, run interleaved in
 // randomised blocks so that drift (a warming GPU, a neighbour's load, this VM's speed regimes)
 // falls on both alike. Without I/O here: the schedule and the analysis. Each run is one sample

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden compare`: judge a contender Google Benchmark result against a base result,
 // offline, with the verdict policy of the gate (judge/compare_report.h pairs and judges), and
 // warn about what the files say of the hosts they were measured on. report_format.h renders

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Renderings of a comparison report for people: a terminal table and GitHub-flavoured Markdown
 // (for job summaries and PR comments). judge/compare_json.h writes the JSON object.
 #pragma once

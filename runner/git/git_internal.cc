@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "runner/git/git_internal.h"
 
 #include <fcntl.h>

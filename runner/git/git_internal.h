@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libgit2 plumbing shared by runner/git's .cc files: process-wide initialisation, owning
 // handles, translation of libgit2 return codes into perfwarden::Error, and writing a tree to disk.
 // Internal: it includes git2.h, so nothing outside runner/git may include it (perfwarden_git links

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A git repository as perfwarden needs it (libgit2 underneath, hidden behind a pimpl): the commit
 // a run measured and its ancestry (for the server's baseline choice), merge-bases with a target
 // branch, commit ranges for bisect, and exports of old commits into scratch directories that

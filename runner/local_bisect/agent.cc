@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The agent's loop: claim a step, measure its commits (a heartbeat renewing the lease meanwhile),
 // report the measurement, post the measured commits; a workspace keeps the bisect's trees between
 // its steps.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden agent`: the worker of remote bisects on a benchmark host (a GPU host, say). It claims
 // its testbed's queued steps under a lease it renews while it measures (a dead agent's step is
 // claimed again when the lease runs out), measures their commits side by side (bisect_probe.h),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Builds and measures commits of a repository for `perfwarden bisect` (local mode) and
 // `perfwarden agent` (remote mode): each commit is exported into a temporary tree (libgit2; the
 // working tree is never touched), built once with the build command (a failing build skips the

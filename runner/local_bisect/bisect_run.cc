@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "runner/local_bisect/bisect_run.h"
 
 #include <cstdio>

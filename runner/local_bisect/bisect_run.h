@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden bisect`, local mode: finds the commit of a range that made benchmarks slower, on
 // this machine. bisect/driver.h decides what to measure; runner/local_bisect/bisect_probe.h
 // builds and measures it. Every measurement is kept in a state file, so an interrupted bisect

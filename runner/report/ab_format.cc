@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "runner/report/ab_format.h"
 
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden ab`'s answer for a terminal, a Markdown summary, or as JSON: B's speedup over A on
 // the primary metric with its CI, then a row per metric (medians, change, CI, p, verdict).
 #pragma once

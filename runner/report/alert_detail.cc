@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden alerts show` and the one-line answers of the other alert verbs: one alert with its
 // series, change, commits, environment change, points around the step, triage and bisects.
 #include <optional>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden alerts groups|group` and the group triage verbs: alert groups (GET|PATCH
 // .../alert-groups) as text for a terminal or a job log.
 #include <string>

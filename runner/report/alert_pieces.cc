@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The alert pieces both renderings share, and the one-line summaries alerts_render.h exports
 // (change, kind, range key, bisect command).
 #include "runner/report/alert_pieces.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pieces of an alert that the list and the single-alert renderings share (alerts_render.h): its
 // id, benchmark, commits and environment change. Internal to runner/report.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden alerts list`: alerts grouped by commit range, a heading and a table per group, as
 // text for a terminal and as Markdown.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Renderings of perfwarden-server's alerts (GET/PATCH /api/v1/projects/{p}/alerts) for
 // `perfwarden alerts`: pure, deterministic functions of the decoded answers (wire/alert.h; the
 // decoder has refused mistyped fields, and an absent optional one prints as "-"). Text is for a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden analyze`'s answer: the change points one detector found in a series and its creeps
 // (drifts), with the parameters it ran with, as text, Markdown or JSON.
 #pragma once

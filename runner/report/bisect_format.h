@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How `perfwarden bisect` and `perfwarden bisect status` print a bisect's answer: text for a
 // terminal, Markdown for an issue or a PR comment (JSON is bisect::ReportJson); and a remote
 // bisect's progress while it runs.

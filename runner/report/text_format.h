@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Text for people from JSON that a server sent: tolerant access (any optional field may be
 // missing, null or of another type), one-line hygiene for terminals and Markdown, aligned
 // tables, and the number formats the CLI's reports share (changes, p-values, levels).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wording and number formats shared by the verdict's renderings (verdict_render.h), so that the
 // job log, the PR comment and the JUnit report say the same thing in the same words. Internal to
 // the verdict renderers of runner/report; callers use verdict_render.h.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The machine renderings of a verdict: JUnit XML (read by GitHub/GitLab/Jenkins test reports)
 // and GitLab's metrics report. Both are deterministic so that two renderings of one verdict are
 // byte-identical.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reviewer's rendering of a verdict (GitHub-flavoured Markdown) for a step summary or a PR/MR
 // comment. Every piece of server text is truncated and escaped before it is measured, so the size
 // limit is kept by construction: the fixed parts are bounded, and rows, then warnings, then the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The gate's fail-safe regression test and the one order in which every report lists results.
 #include "runner/report/verdict_model.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the gate reads in the server's verdict (wire/verdict.h) before rendering it: whether it
 // fails, whether the host rather than the code is to blame, and the one order every report lists
 // results in.

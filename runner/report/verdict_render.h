@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden gate` renderings of a server verdict for its three audiences: the job log (text),
 // the reviewer (Markdown for a step summary or a PR/MR comment) and CI systems (JUnit XML,
 // GitLab's metrics report). Each is a pure, deterministic function of a decoded Verdict; every

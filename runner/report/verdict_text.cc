@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The job-log rendering of a verdict: a few lines of context, then one aligned table. The
 // Markdown and the machine formats live in verdict_markdown.cc and verdict_junit.cc.
 #include <algorithm>

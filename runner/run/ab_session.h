@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden ab` measured: the two commands run interleaved in randomised blocks
 // (runner/compare/ab.h), each run's metrics read from what it printed (perfwarden's JSON lines: the
 // steady-state median step time and the summary metrics; any other command: its wall time) and,

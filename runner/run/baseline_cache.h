@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The paired gate's cache of built baselines: a baseline commit's exported tree after its build,
 // kept under a key of what decides the build's output (commit, build settings, toolchain) and
 // restored instead of building again; entries are renamed into place, checked against their

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The baseline commit of a side-by-side measurement (`perfwarden gate --paired`, `--confirm`),
 // exported into a temporary tree with libgit2 (the user's HEAD, index and working tree are not
 // touched), with that commit's own perfwarden.yaml, and its suites built with that commit's own

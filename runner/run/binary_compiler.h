@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What built a benchmark binary, as a run records it (its context's `compiler`): read from the
 // .comment section of the ELF file, where compilers leave their identification strings ("GCC:
 // (Debian 12.2.0-14) 12.2.0", "clang version 15.0.6"). The section is found through the section

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Side-by-side measurement of the baseline and the pull request on this host, as duet
 // benchmarking, Chromium's Pinpoint and `asv continuous` do: the two builds run interleaved in
 // blocks, each block running both sides (a few repetitions each) in an order drawn per block,

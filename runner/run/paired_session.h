@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The paired gate's measuring loop: the baseline commit exported and built (baseline_tree.h),
 // then both sides measured in blocks (paired_measure.h) up to each look of the design's schedule,
 // the blocks judged after each look (judge/paired.h, the one home of paired judging), until no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running a child process for the runner: argv without a shell, the runner's environment less
 // its secrets (config/secret_env.h: the children are the pull request's builds and benchmarks)
 // plus extra variables, working directory, a wall-clock timeout (the whole process group is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the verbs that measure or reach the server share: loading perfwarden.yaml (and opening the
 // project client it names), measuring suites into a spooled upload (the spool is written before
 // anything is posted, so no result is lost), the last-run record that lets `gate` find the run,

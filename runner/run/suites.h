@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running the suites of perfwarden.yaml: a Google Benchmark binary with JSON output and
 // repetitions (read back with the lossless reader: every repetition of real_time, cpu_time and
 // each counter becomes a series), a command timed over N repetitions (metric wall_time, in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A temporary directory for the runner's work trees (confirmation, bisect), made under a parent
 // that is created when missing, and removed with everything in it when the object goes.
 #pragma once

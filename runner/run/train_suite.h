@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A `type: train` suite: a training benchmark that prints perfwarden's JSON lines
 // (runner/adapters/train_lines.h). Each run's steady-state steps become samples of `step_time`
 // (seconds) and of `step_<name>` for every per-step value; each metric event is one sample per

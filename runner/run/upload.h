@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Assembling the run upload (wire format v1) that `perfwarden run` spools and posts: the results,
 // the commit and its history from git (sha, parents, branch, merge-base with the target branch
 // and the first-parent ancestry the server picks a baseline from), the testbed fingerprint and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which CI system the runner is in, read from the variables the CI sets (GitHub Actions, GitLab
 // CI, or any CI that sets CI=true): the job's URL and the pull/merge request, which the server
 // shows next to a verdict, plus branch, target branch and commit as the CI sees them (useful when

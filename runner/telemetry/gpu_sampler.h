@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU telemetry while a benchmark runs: NVML read every 100 ms on a thread (GpuSampler), the
 // readings summarised per run (Summarize: mean utilisation, peak memory, mean power, energy,
 // clocks, temperature, the share of time a power or thermal cap slowed the GPUs, new ECC

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host fingerprint a run is recorded with: CPU model, cores, frequency policy, kernel, OS,
 // memory. Only properties that stay put between runs on the same machine belong here (a changed
 // fingerprint starts a new series), so there is no current clock, load or free memory.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVIDIA's management library (NVML), loaded at run time with dlopen: perfwarden builds and runs
 // without any NVIDIA library, and on a GPU host reads what the GPUs are (the fingerprint that
 // keeps a driver upgrade from looking like a code regression) and what they do (utilisation,

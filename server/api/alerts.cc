@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Alerts and change points of tracked branches: GET .../alerts (filtered, paged),
 // GET .../alerts/{id} (with the series excerpt and triage history), PATCH .../alerts/{id}
 // (state and note; the triage scope), the alert groups (GET .../alert-groups, GET|PATCH

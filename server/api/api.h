@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // API v1 routes (docs/api.md): decode the request, check the bearer token and its scope,
 // call the store, encode JSON. Handlers are thin; the rules live in the small functions
 // they call so that they can be tested without a socket.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who is calling and what they may do: the bearer token is looked up by its SHA-256 hash, then
 // small pure rules decide 401 (no/bad/unknown/revoked token) versus 403 (wrong project or
 // scope), with the public_read exception for GETs. Kept apart from handlers so the whole

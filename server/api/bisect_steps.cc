@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The queue of remote bisects, as `perfwarden agent` uses it (ingest scope): POST
 // .../bisect-steps/claim takes the testbed's next step (204 when none), .../{id}/heartbeat keeps
 // the claim alive, .../{id}/result reports the measurement (or why it failed) and gets the bisect

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bisects: POST /api/v1/projects/{project}/bisects stores the answer of a local
 // `perfwarden bisect` (linked to its alert when it names one; ingest scope) or, with "remote":
 // true, queues a remote bisect for a testbed's agents (bisect_steps.cc); GET .../bisects/{id}

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GET /api/v1/projects/{project}/compare: `perfwarden compare` over two stored runs. The series of
 // one metric are paired by suite and benchmark, judged by the gate's verdict policy
 // (judge::Compare), and written by judge::CompareReportJson, so scripts read the same object as

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cmake -DINPUT=file -DOUTPUT=file.cc -DSYMBOL=name -P embed_text.cmake
 # Writes a C++ source defining `std::string_view perfwarden::server::api::SYMBOL()` that returns
 # INPUT's bytes. A byte array, not a string literal: -Wpedantic warns on literals over 4095.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /healthz (the process answers), /readyz (the database answers too), /metrics and the
 // OpenAPI document: the routes that need no token.
 #include "core/version.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the API v1 handlers: JSON bodies in (Content-Type, depth, object shape),
 // JSON out (the P, R and T objects of docs/api.md), and strict query-parameter parsing, so that
 // every handler rejects bad input the same way and names the field at fault.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Projects and their tokens: POST/GET /api/v1/projects, GET/PATCH /api/v1/projects/{project},
 // POST/GET /api/v1/projects/{project}/tokens, DELETE /api/v1/tokens/{id}.
 #include <charconv>

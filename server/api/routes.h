@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The per-topic halves of RegisterRoutes (api.h), one per source file, plus the embedded
 // OpenAPI document. Internal to server/api.
 #pragma once

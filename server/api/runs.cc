@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs: POST /api/v1/projects/{project}/runs (ingest, wire format v1),
 // GET /api/v1/projects/{project}/runs (filtered, paged) and GET .../runs/{id}. Everything is
 // validated before the store is called, so a rejected upload stores nothing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dashboards: GET /api/v1/projects/{project}/benchmarks, .../metrics, .../branches,
 // .../testbeds and .../series. A series
 // point pools every repetition at one commit; its summary (median, p95, mean with a t interval)

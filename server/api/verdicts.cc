@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Verdicts: POST /api/v1/projects/{project}/runs/{id}/verdict computes (and stores) a run's
 // verdict with the body's thresholds; GET returns the newest one (404 when there is none), and
 // GET ...?replay=1 recomputes the stored one from its parameters and sample sets (a paired

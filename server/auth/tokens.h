@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // API tokens: generation ("pwt_" + 43 base64url characters from 32 random bytes), the SHA-256
 // hash that is all the store ever keeps (compared with core/constant_time.h), scopes, and
 // parsing of the "Authorization: Bearer ..." header. No I/O beyond OpenSSL's random generator.

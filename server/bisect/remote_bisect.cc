@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "server/bisect/remote_bisect.h"
 
 #include <openssl/rand.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Remote bisects on the server: the queued job's request (wire::RemoteBisectRequest with its
 // search options read, stored as JSON), and the replay that runs the bisect algorithm
 // (bisect/driver.h) over the log of measured steps: its first request when a bisect is queued, its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Baselines prepared once for the stats engine and shared: a baseline's sample sets, each with
 // its sorted values and bootstrap table (stats::PreparedSample), reused by every verdict judged
 // against the same baseline runs (pull requests branched from one main commit, a gate's

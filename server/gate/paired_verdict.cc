@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The paired verdict's life cycle (VerdictService::ComputePaired and its replay): a measurement
 // of the baseline commit and the pull request interleaved on one host, judged (and an amendment
 // merged) by judge/paired_verdict.h, written by wire/verdict_text.h and stored as the run's

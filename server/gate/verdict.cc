@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verdict's life cycle (compute, store, read, replay): the baseline chosen here, the verdict
 // decided by judge/ and written by wire/. docs/api.md ("Verdicts") documents the object.
 #include "server/gate/verdict.h"

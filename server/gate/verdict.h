@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pull-request verdict use case: choose a run's baseline, judge every benchmark metric of
 // the run against it (judge/run_verdict.h decides the typed verdict), store the verdict, written
 // by wire/verdict_text.h, with everything needed to replay it, and replay it. The JSON is the

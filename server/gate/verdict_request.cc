@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verdict request between its wire form (wire/verdict_request.h) and the policy the
 // statistics judge with; the stored parameters are the same object, so that a replay judges
 // exactly as the original did.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Alerts as the API and the webhook show them (docs/api.md, "Alerts"): the store's records mapped
 // to the wire's alert messages (wire/alert.h encodes them) for GET .../alerts, GET .../alerts/{id}
 // (with the series excerpt, triage history and bisects), GET .../alert-summary, PATCH, the alert

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The history analysis of one series of a tracked branch, without I/O (on the store's plain
 // records): the new points go through the online monitors (EWMA and tabular CUSUM, O(1) each),
 // e-divisive resumes from its persisted state (stats::DetectChangePointsIncremental) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The creep pass of a series' history analysis (stats/creep.h): after the steps are confirmed, a
 // drift beyond the threshold with no step beyond it becomes one alert of kind "creep" (its range,
 // total change and slope), and the confirmed steps it spans raise no step alerts of their own: a

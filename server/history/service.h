@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HistoryService: the background worker that takes every stored run of a tracked branch into
 // its series' history: it claims the run (store::HistoryStore::BeginNextRun), runs the detectors
 // on the series it touched (analysis.h) with Benjamini-Hochberg q-values across them, closes the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Went away: an open alert whose series came back to the level before its step. A step that
 // reverts within a few points (a flaky host, a change reverted) is not a regression to triage:
 // the history worker closes its alert as went_away, with an event saying why, and re-baselines

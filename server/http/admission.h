@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Admission of heavy requests (Router::Cost::kHeavy): a bound on those queued or running, all
 // callers together, and on those of one caller, so that one caller cannot fill the compute pool
 // and nobody waits without bound. A request over either bound is refused at once with how long

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gzip Content-Encoding for responses (RFC 9110 8.4): large JSON series, the dashboard's
 // scripts. Applied by the server after routing, so handlers and their tests see plain bodies.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Error responses: an Error as its status (wire::StatusOf, the one ErrorCode -> status map) and
 // its body (wire::EncodeErrorBody: {"error":{"code":"NOT_FOUND","message":"...","field":null}},
 // plus "request_id" while a request is handled: core/request_id.h).

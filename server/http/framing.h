@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Request framing the server refuses before routing: what RFC 9112 requires of a request, and
 // the codings perfwarden does not implement (it would otherwise read the coded bytes as the body);
 // and the fields every answer carries. Plain values in and out, so that Beast stays in server.cc.

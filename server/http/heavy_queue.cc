@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "server/http/heavy_queue.h"
 
 #include <boost/asio/post.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Heavy handlers (Router::Cost::kHeavy) off the I/O threads: each request is admitted
 // (admission.h: a bound on all callers' heavy requests and one on each caller's) and routed on
 // a thread pool of its own, first come first served, its answer compressed there. A request

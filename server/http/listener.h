@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTTP server's accept loop: accepts on the listening socket; at max_connections, or when
 // accept() runs out of file descriptors, it has the connection that has waited longest for a
 // request closed to make room (idle keep-alive connections and ones that never sent a byte go

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The server's budget for request bodies in memory: every request with a body reserves its size
 // (Content-Length, or the body limit for a chunked body whose size is not known in advance)
 // before its body is read, and holds it until its answer is ready. One that does not fit is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small thread-safe Prometheus registry: requests by route and status, a latency histogram by
 // route, plain counters, and gauges read from callbacks at scrape time (pool state). Render()
 // writes the text exposition format 0.0.4 for GET /metrics.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Routes a Request by method and path pattern to a handler and returns its Response; callable
 // without a socket (the server and the unit tests both call Handle). Patterns are literal
 // segments and named parameters: "/api/v1/projects/{project}/runs/{id}".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The only translation unit that instantiates Beast templates (build time on small CI machines;
 // listener.cc, the accept loop, uses Asio's acceptor only). One Session per connection, all of
 // its work on one strand; light handlers run synchronously on the I/O thread that finished

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perfwarden's HTTP/1.1 server: Beast/Asio async I/O on a fixed thread pool, keep-alive, limits
 // on connections, header and body size, header, read and idle timeouts (a client that trickles
 // bytes holds a timer, never a thread), per-route metrics, and a graceful Stop(). Beast stays

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The server's open connections (server.cc's sessions): added when accepted, removed by their
 // destructor; counted against the connection cap, searched for the one that has waited longest
 // for a request (to close it for a new one), and handed to Stop(). A template over the session

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Transport-neutral HTTP request and response values. Handlers and the router see only these,
 // so they can be called and tested without a socket; the Beast adapter (server.cc) converts
 // to and from the wire. No Beast or Asio here on purpose.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What remote bisects need from persistence: the job queued with its first step, agents
 // claiming steps (one atomic claim, leases that run out and are reclaimed), and a step's result
 // stored together with what the replay of the bisect decides next, in one transaction. The

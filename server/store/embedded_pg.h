@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // EmbeddedPostgres: perfwarden-server's own PostgreSQL cluster when no DSN is configured.
 // It creates the cluster with initdb on first use (superuser "perfwarden" with a generated
 // password kept in the data directory), starts it with pg_ctl on a free 127.0.0.1 port with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // EmbeddedSupervisor: keeps perfwarden-server's own PostgreSQL cluster (EmbeddedPostgres) running.
 // A thread checks the postmaster every probe_interval; when it is gone (killed, crashed, stopped
 // by a full disk) it starts the cluster again with exponential backoff, logging each failure at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the history analysis and the alerts API need from persistence: a unit of work per run
 // taken into a tracked branch's history (claimed, its points appended and the touched series
 // loaded; the analysis' results applied and committed, all in one transaction), and alerts with

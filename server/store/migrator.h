@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Migrator: applies migrations/NNNN_verb_object.sql files that the database has not seen,
 // in version order, each in its own transaction, under a PostgreSQL advisory lock so that
 // servers starting at once apply every file exactly once. Applied files are recorded (version,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PgStore: alert groups. The history worker puts each new alert into the oldest open group of its
 // branch whose range overlaps its own (AssignGroups, under the project's history lock, in the
 // run's transaction); the API lists groups, shows one with its members and bisects, and triages

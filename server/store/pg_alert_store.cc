@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PgStore: alerts (list, count, one with its points, triage with re-baseline), bisects posted by
 // the runner (one per alert group; reading one is pg_bisect_store.cc, with the remote ones), and a
 // whole series of a tracked branch for on-demand analysis.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PgStore: remote bisects (bisect_store.h) and reading one bisect with its steps. Lock order:
 // a transaction that waits for locks takes the job row before its steps (CompleteStep,
 // CancelBisect); ClaimStep never waits (SKIP LOCKED on both rows) and HeartbeatStep locks only

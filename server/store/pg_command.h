@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running PostgreSQL's programs (initdb, pg_ctl) for the embedded cluster: argv without a shell,
 // as the cluster's system user when this process is root, output collected for the error that
 // names a failure.

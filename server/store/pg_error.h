@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Maps libpqxx/libpq failures to perfwarden errors. Every store function catches pqxx's
 // exceptions at its boundary and turns them into an Error through MapPgException, so the
 // HTTP layer sees only transport-agnostic codes (503 while PostgreSQL is away, 409 on a unique

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "server/store/pg_history_rows.h"
 
 #include <algorithm>

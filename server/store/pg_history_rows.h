@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the PgStore files of the history share (pg_history_store.cc: the worker's side;
 // pg_alert_store.cc: alerts, bisects and whole series): the columns, joins and row readers of
 // series, commits, points and alerts. Internal to server/store.

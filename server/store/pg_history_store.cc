@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PgStore: the history of tracked branches, the worker's side. A worker begins a transaction
 // that takes a project's lock, claims its oldest run not yet in history, appends one point per
 // series it measured and loads the touched series (BeginNextRun); the analysis (server/history)

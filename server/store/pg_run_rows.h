@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The columns, joins and row reader of a run summary, shared by the PgStore files that return
 // runs (pg_run_store.cc, pg_verdict_store.cc). Internal to server/store.
 #pragma once

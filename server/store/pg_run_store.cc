@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PgStore: runs. IngestRun writes a whole upload in one transaction, serialised per run id by
 // a transaction-scoped advisory lock, so that concurrent posts of one id store it once and
 // every caller gets an answer (created, or the stored run). A run id is unique within its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PgStore: benchmarks, metrics and series. GetSeries resolves names to ids with small lookups,
 // then reads a series with one query that walks the sample_sets_series index; the sample sets
 // of each commit's runs are pooled here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PgStore: projects and tokens. Runs live in pg_run_store.cc, series in pg_series_store.cc.
 #include "server/store/pg_stores.h"
 

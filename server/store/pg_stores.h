@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PgStore: the PostgreSQL implementation of the store interfaces (store.h) over a
 // ConnectionPool. Every value is a bound parameter; every call is one transaction, so a failed
 // ingest leaves nothing behind. libpqxx stays inside server/store.

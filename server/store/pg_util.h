@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the PgStore source files (not part of the store's interface): SQL
 // fragments for fixed columns, PostgreSQL array literals passed as bound parameters, and
 // parsing of array results and the RFC 3339 texts the stores accept.

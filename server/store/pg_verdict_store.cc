@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PgStore: what verdicts need. A run's place in history, its baseline (the same testbed's runs
 // at the nearest measured commit of the candidates the runner's ancestry gives), pooled sample
 // sets, and stored verdicts.

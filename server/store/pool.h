@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ConnectionPool: a fixed-size, thread-safe pool of libpqxx connections that survives a
 // PostgreSQL restart. Connections are made lazily; one that breaks is dropped and replaced on
 // a later lease, so requests during an outage fail fast with kUnavailable (503), never crash.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The store's narrow interfaces: what the use cases and HTTP handlers need from persistence,
 // with plain value types and Result<T>. PostgreSQL implementations live beside this file
 // (pg_*_store.{h,cc}, libpqxx only there); tests of the API layer may use in-memory fakes.

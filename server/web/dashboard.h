@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The web dashboard (docs/dashboards.md): GET / answers web/index.html and GET /ui/<path> every
 // other file of web/, from the copy built into the binary or, with a web root, from disk. The
 // pages are static; they read the REST API from the browser with the user's token.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cmake -DROOT=dir -DOUTPUT=file.cc -P embed_web.cmake
 # Writes a C++ source defining perfwarden::server::web::EmbeddedAssets(): every file under ROOT
 # (the dashboard: web/) with its path relative to ROOT, its SHA-256 (the ETag) and its bytes.

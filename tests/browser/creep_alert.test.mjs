@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dashboard's alerts page with a creep alert (a drift; kind "creep") in headless Chromium:
 // web/ served from disk and the API answered with tests/fixtures/alerts/creep.json (the server's
 // JSON of a creep alert, pinned by tests/unit/server/history/creep_alerts_test.cc) beside a step

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Real-browser tests of the perfwarden web dashboard (web/): starts perfwarden-server on a fresh
 // embedded PostgreSQL, seeds a main-branch history with a planted step and a pull-request run
 // with a planted regression, and drives headless Chromium through the pages.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dashboard's pages of a paired verdict (baseline and pull request measured side by side) in
 // headless Chromium: web/ served from disk and the API answered with
 // tests/fixtures/verdicts/paired.json (wire::EncodeVerdict's output, checked by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The configured admin token (admin_token / PERFWARDEN_ADMIN_TOKEN) through a real perfwarden-server
 // and PostgreSQL: it cannot revoke itself, and a start whose configured token was revoked (here
 // behind the server's back, in the database) says so in the log rather than starting silently

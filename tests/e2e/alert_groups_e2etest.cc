@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Alert groups end to end (issue 28): a real server and PostgreSQL, main-branch runs of two
 // testbeds that measure different commits, the history worker, a webhook receiver. One culprit
 // that moves five benchmarks on both testbeds gives alerts whose ranges differ but overlap:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The API's validators against the database's constraints, end to end on a real PostgreSQL
 // (issue 30, item 3a): every value at a limit the API accepts is stored, and every value past it
 // is refused with a 400 naming its field, never left for PostgreSQL to refuse with "field": null.

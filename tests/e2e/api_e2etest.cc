@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // API v1 end to end: a whole perfwarden-server (server::App) on an ephemeral loopback port over a
 // fresh database of the test PostgreSQL cluster, driven over real HTTP
 // (tests/testing/api_e2e_fixture.h). Covers every endpoint: operations, projects and tokens,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // API v1 end to end on what the edge refuses and what error bodies never say: NUL and invalid
 // UTF-8 in path and query parameters are a 400 naming the parameter before any route or the
 // database sees them (nothing stored), and the database's own text (SQL, hosts, ports, DETAIL and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // API answers for hostile callers (issue 27): nothing an API answer holds is kept by a cache
 // (Cache-Control: no-store, the answer with a new token first of all) and no browser sniffs a
 // type (X-Content-Type-Options: nosniff), on successes and on every kind of refusal alike.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Heavy-route admission in the whole server (server::App, real PostgreSQL): with server.yaml's
 // limits.heavy_requests_per_caller 1 and limits.heavy_requests 2, GET .../series calls held in
 // the database (the test locks the table they read) take the places: the same token's next call

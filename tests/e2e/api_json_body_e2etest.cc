@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // API v1 end to end on the small JSON bodies (projects, tokens, verdict requests; one reader,
 // server/api/json_util.h ParseJsonObject): a duplicate key, a NUL character and a body of a
 // million values are refused with a 400 naming the problem, and PostgreSQL stores nothing. The

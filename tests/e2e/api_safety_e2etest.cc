@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // API v1 end to end on what it must refuse or survive (tests/testing/api_e2e_fixture.h): the auth
 // matrix, the bad-input matrix (each rejection must also store nothing), SQL-looking strings
 // stored verbatim, and a PostgreSQL restart (503, then recovery). No assertion depends on timing.

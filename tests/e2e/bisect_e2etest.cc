@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden bisect` end to end, local mode: a git repository made by the test, 64 commits of a
 // tiny benchmark program (a C file the bisect builds with --build at every probe) whose commit k
 // makes BM_Work 10% slower, one commit that does not build, noise of 2% per repetition. The

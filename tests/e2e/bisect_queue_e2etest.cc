@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Remote bisects over real HTTP (perfwarden-server on loopback, real PostgreSQL): the routes'
 // validation names the field and stores nothing, the claim protocol (tokens, leases, 204 when
 // nothing is queued, 409 once a claim is lost, 400 for a measurement of another request), and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden bisect --remote` end to end: a real server and PostgreSQL, a git repository made by
 // the test (tests/testing/bisect_repo.h), the bisect queued by `perfwarden bisect --remote`, measured
 // by `perfwarden agent` processes that claim its steps from the server, and followed with

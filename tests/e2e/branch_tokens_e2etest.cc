@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tokens bound to branches, end to end (issue 27): a pull request's token (scope ingest-pr) may
 // post runs and verdicts only for branches its project does not protect; protected branches
 // (the server's tracked branches, or the project's own list) take the ingest scope. A refused

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runner's client against a real perfwarden-server (server::App on an ephemeral loopback port,
 // real PostgreSQL): spooled runs are pushed and read back, re-posts count as already present,
 // bad uploads move to rejected/ with the server's error, and when the server is down, the token

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Creep end to end: a real server and PostgreSQL, main-branch runs posted over HTTP, the history
 // worker taking them in. A benchmark that drifts 0.15% per commit over 60 commits (9% in all, no
 // step beyond 5%) raises exactly one alert of kind "creep", with its range and slope, and no step

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The embedded PostgreSQL heals itself (server/store/embedded_supervisor.h): the built
 // perfwarden-server on its own cluster, whose postmaster is killed (SIGKILL) five times, must take
 // a run (201) again within 10 s each time with no person involved, saying why in /readyz while it

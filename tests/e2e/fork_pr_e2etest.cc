@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A fork's pull request in two stages, end to end (docs/ci-forks.md): the untrusted job runs the
 // real perfwarden in a real git repository with no token and no server (`perfwarden run --paired
 // --no-push`, `perfwarden gate --paired --no-post --artifact DIR`: exit 1 on the planted

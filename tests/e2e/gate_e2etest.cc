@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden run` + `perfwarden gate` end to end, as a CI job runs them: the perfwarden binary as a
 // subprocess with a clean environment, a real server and PostgreSQL, and a real git
 // repository made by the test whose perfwarden.yaml (committed with the code) decides how slow

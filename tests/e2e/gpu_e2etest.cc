@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU hosts end to end, without a GPU: `perfwarden run` of a training benchmark (a script that
 // prints perfwarden's JSON lines) on a "GPU host" whose NVML is the fake library the tests build
 // (tests/fakes/fake_nvml.cc, scripted readings). The run carries the GPU fingerprint and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // History analysis end to end: a real server and PostgreSQL, main-branch runs posted
 // over HTTP, the background worker taking them into history. A planted 8% step raises exactly
 // one alert with the right commit range; triage needs the triage scope, records who/when/note

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTTP server's connection limits on a real loopback socket: max_connections (a connection
 // beyond it takes the slot of one that waits for a request, or is closed at once when none
 // waits), header_timeout (a connection that sends nothing, or a header

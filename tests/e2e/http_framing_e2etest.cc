@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Request framing on a real loopback socket: a request the server cannot read as it was meant
 // (HTTP/1.1 without Host, a transfer or content coding it does not implement) is refused before
 // routing and the connection closed; HEAD is answered as GET without the body.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Heavy requests admitted over a real loopback socket: with one heavy request in flight per
 // caller and two in all, a caller's second is answered 429 with Retry-After at once while
 // another caller is still served, a third caller gets 503, and every place is given back when

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The server's memory budget for request bodies (memory_budget.h) over a real loopback socket:
 // with one large body held in a handler, a request whose Content-Length does not fit in what is
 // left is answered 503 with Retry-After before its body is read, one that fits and one without

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTTP server on a real loopback socket, driven by a raw POSIX-socket client so that the
 // bytes on the wire (half requests, garbage, huge headers) are exactly what the test says.
 // Timeouts here are safety nets only (SO_RCVTIMEO of 60 s); nothing asserts on durations.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Paired verdicts end to end: a real server and PostgreSQL, a pull request's run posted over
 // HTTP, then POST .../verdict/paired with a planted measurement (tests/testing/planted_paired.h:
 // a 10% head slowdown on one series, noise on others). Stored and read back as the run's

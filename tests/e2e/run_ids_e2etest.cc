@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Run ids are unique per project (issue 27): a project posting a run id another project already
 // holds is answered as for a fresh id, and from then on the two runs, their samples, verdicts,
 // series, comparisons and history stay apart. Re-posts within a project still answer 200 (the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SIGTERM on the perfwarden-server process (the built binary, docs/operations.md "Stop"): every
 // request fully sent before the signal is answered -- heavy ones queued behind the compute pool
 // among them -- a client trickling a body a byte a second is closed rather than waited for, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Two perfwarden-server processes (the built binary) on ONE database, as a scale-out deployment
 // behind a proxy runs them (docs/operations.md, "Run several servers"). Both start at the same
 // moment and the migrations are applied once; runs posted alternately to both are stored once;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Verdicts end to end: a real server and PostgreSQL, runs posted over HTTP, then
 // POST/GET .../verdict. Baseline selection (merge-base, first-parent ancestor, a main branch
 // that moved on, another host fingerprint, none), the three-way verdict with thresholds and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A stand-in for NVIDIA's libnvidia-ml.so that the tests build: the NVML functions perfwarden
 // calls (runner/telemetry/nvml.cc), answering from a script named by $FAKE_NVML_SCRIPT, so the
 // telemetry code is tested on machines without a GPU. The script is lines of "key values...":

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fuzzers' shared entry helpers: libFuzzer hands each target raw bytes; these view them as
 // text and check the one property every parser owes its caller besides not crashing: an error
 // names itself (a refusal with an empty message would reach a user as a bare 400).

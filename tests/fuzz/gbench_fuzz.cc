@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Google Benchmark's JSON output as the runner reads it (runner/adapters/gbench_reader.cc): a
 // benchmark binary's file is the runner's untrusted input.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An HTTP request as the server reads it from a socket (server/http/server.cc): Beast's parser
 // with the server's header and body limits, the framing refusals (server/http/framing.cc), the
 // target's path and query decoding (ParseTarget) and the router's matching and parameter checks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every other JSON request body: the server reads projects, tokens, PATCH alert, bisects and
 // their steps through wire::ParseCheckedJson with the server's limits (server/api/json_util.cc:
 // depth 64, 100,000 values), then through their decoders; the bisect bodies' decoders live in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Round trips for the fuzzers: what a decoder accepts, its encoder writes, and the decoder reads
 // back as the same value. A failure aborts with both sides' names (libFuzzer keeps the input).
 #pragma once

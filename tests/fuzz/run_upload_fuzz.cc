@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A run upload body (POST /api/v1/projects/{p}/runs): wire::DecodeRunUpload, the server's
 // bounded reader for the largest body it takes. Accepted runs round-trip through their
 // canonical JSON (what the server stores and returns).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perfwarden.yaml (config/runner_config.cc): yaml-cpp's parse and perfwarden's validation of every
 // key. ${VAR} references see an empty environment; relative paths resolve against a directory
 // that does not exist, so nothing outside the input is read.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden analyze`'s series files, CSV and JSON (runner/adapters/series_input.cc), and the
 // format detection that picks between them.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the runner reads from a server (or from anything answering at its URL): verdicts,
 // alerts and their pages, change points, error bodies, bisects, claimed steps and leases.
 // A hostile or broken server must get an error, never a crash.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // server.yaml (config/server_config.cc): yaml-cpp's parse and the validation of every key and
 // limit, over the defaults.
 #include <cstddef>

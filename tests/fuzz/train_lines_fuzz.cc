@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A training command's output in perfwarden's JSON-lines protocol (runner/adapters/train_lines.cc;
 // docs/gpu.md): any bytes a command prints.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A verdict request body (POST .../runs/{id}/verdict): wire::ParseVerdictRequest, its rules'
 // globs and thresholds validated. Accepted requests round-trip through EncodeVerdictRequest.
 #include <cstddef>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Back up a perfwarden-server's embedded PostgreSQL with pg_dump and restore it into a fresh server,
 # exactly as docs/operations.md ("Back up and restore") tells operators, then check that the
 # restored server serves the same data: run lists, every run's samples, the verdict, alerts,

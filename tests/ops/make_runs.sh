@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Writes run uploads (wire format v1) for the operations tests (tests/ops/*.sh), with bash and awk
 # only (the tests must not need Python).
 #

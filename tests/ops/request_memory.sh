@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Bounded memory per request (docs/reliability.md, "Memory"), measured on a real perfwarden-server
 # process on its embedded PostgreSQL through /proc/PID/status: a 24 MB body of empty objects
 # ([{},{},...]) posted to every route that takes a body, and the run and paired routes' own

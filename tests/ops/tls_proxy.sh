@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # TLS by a reverse proxy (docs/operations.md, "TLS"): runs nginx from
 # packaging/examples/nginx-perfwarden.conf in front of a real perfwarden-server on its embedded
 # PostgreSQL and uses the server through it as a client would. Only the certificate and log

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The runner tarball as a CI job uses it (ctest runner_tarball): made from the built perfwarden by
 # packaging/tarball/make-runner-tarball.sh, extracted, and then
 #  - the layout: bin/perfwarden, lib/, share/doc/perfwarden/{README.md,README-tarball,THIRD-PARTY};

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cap on a testbed's open remote bisects (NewRemoteBisect::max_open_on_testbed) against a
 // real PostgreSQL: the bisect over it is refused naming the testbed and stores nothing, other
 // testbeds and finished or cancelled bisects do not count, and concurrent posts, counted under

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PgStore's remote bisect queue against a real, migrated PostgreSQL: a queued bisect's step 0
 // is claimed by one agent at a time, concurrent claimers never share a step (SKIP LOCKED), a
 // step whose lease ran out is reclaimed and its first agent is refused, a result is stored with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Creep alerts in PgStore against a real, migrated PostgreSQL (migration 0017): a creep alert is
 // stored with its range end and slope and read back; measured again, its figures and range follow
 // the drift; a step's refresh never turns it into a step (nor a creep's a step's alert into a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // EmbeddedPostgres: creates a cluster on first start, stops it, reuses it (data and
 // password) on the next start, adopts a postmaster left running, and reports missing
 // binaries and foreign directories clearly.

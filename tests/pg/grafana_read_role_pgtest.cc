@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who reads the dashboard contract of migration 0010 (a real, migrated PostgreSQL): the role
 // perfwarden_grafana_read reads the views and nothing else (no base table, no tokens, no writes), a
 // least-privilege owner without CREATEROLE migrates all the same (the role is then made by hand,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dashboard contract of migration 0010 against a real, migrated PostgreSQL: the views in
 // perfwarden_views have exactly their documented columns (docs/dashboards.md) and the rows and
 // statistics of runs ingested through the store (medians as perfwarden computes them). Who reads

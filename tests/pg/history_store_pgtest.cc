@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PgStore's history against a real, migrated PostgreSQL: runs of tracked branches become one
 // point per series in arrival order (even with two workers claiming at once), a rerun of a
 // commit pools into its point and forces a full analysis, runs of other branches are only

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Migrator against a real PostgreSQL: applies on an empty database, is idempotent, serialises
 // concurrent servers with the advisory lock, refuses edited or unknown migrations.
 #include <gtest/gtest.h>

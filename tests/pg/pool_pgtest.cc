@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ConnectionPool against a real PostgreSQL: transactions commit or roll back, pqxx errors map
 // to ErrorCodes, the pool answers kUnavailable while PostgreSQL is down and recovers after a
 // restart without a failed request, and it stays within its size under concurrency.

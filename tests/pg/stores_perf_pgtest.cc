@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sizes the two paths that must stay fast, printing timings (never asserting them: the
 // machine is shared): bulk sample writes (bound unnest arrays vs COPY through
 // pqxx::stream_to) for 500 benchmarks x 20 repetitions, and GetSeries over 10,000 commits x

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PgStore against a real, migrated PostgreSQL: projects, tokens, ingest (round trip,
 // idempotency, conflicts, rollback on failure, concurrent posts of one id). Listing runs, series
 // and sample sets are stores_read_pgtest.cc.

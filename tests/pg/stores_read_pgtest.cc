@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PgStore's reads against a real, migrated PostgreSQL: run listing with keyset pagination,
 // series, and sample sets read back exactly (stores_pgtest.cc writes).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PgStore's verdicts against a real, migrated PostgreSQL: a paired verdict's measurement saved
 // and read back as given (LatestVerdict, GetVerdict), an unpaired verdict without one, and one
 // verdict read by id only within its run and project.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The alert messages of wire/alert.h with every optional part present, for the tests that hold
 // those types against their round trip (tests/unit/wire) and against docs/openapi.yaml
 // (tests/unit/docs). Header-only; the test links perfwarden_wire.

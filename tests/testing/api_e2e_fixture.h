@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fixture of the API v1 end-to-end tests (tests/e2e/api*_e2etest.cc): a whole perfwarden-server
 // (server::App) on an ephemeral loopback port over a fresh database of the test PostgreSQL
 // cluster, an admin token, helpers for projects, tokens and runs over real HTTP, and run uploads

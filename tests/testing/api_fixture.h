@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fixture of the API v1 route tests (tests/unit/server/api): in-memory fakes of the four store
 // interfaces, the routes registered over them with tokens of every kind (admin, a project's
 // ingest/read, revoked), a request helper through router.Handle(), and a valid run upload.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A git repository made by a bisect test: commits of a tiny benchmark program (a C file that
 // a bisect builds with --build at every probe) printing Google Benchmark's JSON with BM_Work's
 // timings drawn around the level its commit sets (2% noise per repetition) and BM_Other around

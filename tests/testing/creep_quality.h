@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Creep detection on the labelled history corpus (tests/fixtures/history; docs/statistics.md,
 // "Creep"): every series goes through the history detector, then stats::DetectCreeps with its
 // confirmed steps. A labelled drift is caught by a creep whose range overlaps it, else by a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A stand-in for GitHub's CLI `gh` (no network), for the tests that run ci/comment.sh and the
 // GitHub workflows' shell: it logs each call to $FAKE/log, requires GH_TOKEN=ghs_job, answers
 // `--jq FILTER` with the real jq from $FAKE/comments.json (a pull request's comments), `gh api

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers of the Google Benchmark reader's tests (tests/unit/runner/adapters): a file parsed,
 // read from tests/fixtures or collected into series that must succeed, and a "text contains part"
 // predicate for error messages.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fixture of the dashboard contract's tests (tests/pg/grafana_*_pgtest.cc): the views' documented
 // columns, a migrated store with a history of runs, alerts and verdicts ingested through it, and
 // queries run as the owner or as the read role perfwarden_grafana_read.

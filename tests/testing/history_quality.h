@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Detection quality on the labelled history corpus (tests/fixtures/history; docs/statistics.md,
 // "History detection quality"): loads the corpus, runs perfwarden's history detector and the
 // peers' default methods on every series' per-point levels, and scores them: a planted step of

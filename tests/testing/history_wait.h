@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Waiting for a server's history worker in end-to-end tests: it analyses runs in the
 // background, so a test that reads history, alerts or the history views waits for it first.
 #pragma once

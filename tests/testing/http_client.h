@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small blocking HTTP/1.1 client over a POSIX socket for e2e tests and bench/ingest_bench:
 // one keep-alive connection to 127.0.0.1:port, Content-Length framed requests and responses
 // (the perfwarden server always frames its responses that way). Header-only so that the bench

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Deterministic run ids and commit shas for e2e tests: the n-th of each, distinct per test file
 // through `salt` so that fixtures of different files never collide by accident.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whether every object of a JSON document has its keys in the order nlohmann's dump writes them
 // (sorted): the promise of wire/'s fast verdict writer, which writes text without a json object.
 #pragma once

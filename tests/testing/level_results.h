@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `results` of a run upload for e2e tests of history and verdicts: suite "s", one real_time
 // series (ns, lower is better) per (benchmark, level), ten repetitions spread ±0.5% around the
 // level by a fixed pattern. Tests put their own run-to-run noise and steps into the levels.

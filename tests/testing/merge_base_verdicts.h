@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A VerdictStore for the verdict use case's unit tests: a pull-request run "feature" on testbed
 // "bed" whose baseline is the run "base" at its merge-base, verdicts kept in memory (`saved`).
 // A test says which sample sets each side has.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Commits 0..n for the bisect driver's tests: shas 00..01, 00..02, ... (40 hex digits, commit i
 // has sha i + 1), subjects "commit i".
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // docs/openapi.yaml as the tests read it: the served document parsed with yaml-cpp, local $refs
 // resolved, and the property names of a schema, so that a test can hold a wire type's encoding
 // against the schema that documents it. Header-only; the test links the server's api library

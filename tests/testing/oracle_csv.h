@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test support: reading the oracle tables (tests/fixtures/oracles, copies of
 // ../shared/oracles) and comparing doubles to a relative tolerance.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The test process's peak resident set (Linux /proc), for tests that log how much memory a
 // refused request cost the in-process server. Logged, never asserted: the machines are shared.
 #pragma once

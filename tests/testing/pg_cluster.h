@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test support for the pg label: one throwaway PostgreSQL cluster per test process (started on
 // first use in a temp directory with EmbeddedPostgres, stopped and deleted at exit) and a
 // fresh database per test. Under ctest every test runs in its own process, so each gets its

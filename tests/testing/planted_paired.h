@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A planted paired measurement (wire/paired.h) for the paired verdict's tests: blocks of a
 // baseline commit and a pull request with known differences, deterministic (no RNG library: a
 // fixed integer hash), with a drift of the machine between blocks that pairing cancels.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A loopback TCP connection for tests that write exact bytes (idle connections, stalled or
 // malformed requests) and read what comes back. Every read ends after `timeout`, a safety net
 // against a hung server. Header-only, POSIX sockets.

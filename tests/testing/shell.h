@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running a shell command from a test and keeping its exit code and output (stdout and stderr
 // together), for tests that drive perfwarden, git or the CI scripts as a user would.
 #pragma once

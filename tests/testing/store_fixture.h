@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fixture for tests of PgStore: a fresh, migrated database (PgTest), a connection pool, the
 // store, and a project named "proj".
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TCPDBench's change-point scoring (van den Burg & Williams, "An Evaluation of Change Point
 // Detection Algorithms", 2020; analysis/scripts/metrics.py) and the TCPD series it is applied to
 // (tests/fixtures/oracles/tcpd, copies of ../shared/oracles/tcpd). Shared by bench/tcpd_quality.cc

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The server configuration e2e tests start perfwarden-server (server::App) with: loopback, the
 // test's database, a known admin token, two HTTP threads. Tests change what they exercise.
 // ServerTest is the fixture that starts it with a generated admin token.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A webhook receiver for e2e tests: a one-thread HTTP listener on loopback that answers 200 and
 // keeps the bodies it received (the history worker's alert messages).
 #pragma once

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ci/name_check.sh fails on each way the old name can come back (a line, a file name, a second
 # CHANGELOG.md line, the old token prefix) and passes on a clean tree. Checked on throwaway trees,
 # with and without git.

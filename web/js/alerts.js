@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The alerts page (#/p/{p}/alerts?state=&kind=&alert=&group=): alerts of tracked branches by
 // alert group (alerts of a branch whose commit ranges overlap, with their narrowest common range),
 // with their bisects, and triage of one alert or of a whole group (needs a token with the triage

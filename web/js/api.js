@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The REST API client: the bearer token from localStorage, errors as ApiError carrying the
 // API's {"error": {"code", "message", "field"}}.
 import {h} from './dom.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dashboard shell: header (breadcrumbs, token control), hash router, page lifecycle.
 // Every page ends with document.body.dataset.state = "ready" (or "error", with the message in
 // data-error and on the page) so that tests and benchmarks know when it is drawn.

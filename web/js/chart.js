@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One metric's history as a uPlot chart: every repetition as a point (drawn straight onto the
 // canvas from typed arrays, no per-point objects), the per-commit median as a line, the
 // interquartile band, alert markers and change points; x = commit index 0..N-1.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tiny DOM helpers: every page builds its elements with h(), never with innerHTML, so that
 // names from uploads (free text) can never become markup.
 

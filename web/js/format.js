@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Number, time and name formatting shared by the pages.
 
 const TIME_UNITS = {ns: 1e-9, us: 1e-6, 'µs': 1e-6, ms: 1e-3, s: 1};

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The canvas layers of a history chart that uPlot does not draw itself: every repetition as a
 // point, the interquartile band, and change points. Written for 10,000 commits x 10
 // repetitions: typed arrays, work proportional to the visible points and the plot's pixels.

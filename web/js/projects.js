@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The project list (#/) and a project's benchmark browser (#/p/{project}).
 import {h, clear, route, message} from './dom.js';
 import {api, errorBlock, errorText} from './api.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runs list (#/p/{p}/runs) and a run's page (#/p/{p}/runs/{id}): metadata, its verdict,
 // its results.
 import {h, route, message, select} from './dom.js';

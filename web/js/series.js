@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The series page (#/p/{project}/series?suite=&benchmark=&metric=&branch=&testbed=&telemetry=):
 // one chart per metric, stacked, with shared cursor and x zoom; alerts and change points on them.
 import {h, clear, route, message, select} from './dom.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verdict page of a run (#/p/{p}/runs/{id}/verdict: the link of `perfwarden gate`'s PR
 // comment) and the comparison of two runs (#/p/{p}/compare?base=&contender=): one sortable
 // table with a distribution plot per row. A paired verdict (measured side by side on one host)

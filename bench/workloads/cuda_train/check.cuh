@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuda_train --check: the GPU kernels and whole training steps against the CPU reference
 // (reference.h), on tiny sizes, for whoever has a GPU to verify cuda_train's correctness.
 #pragma once

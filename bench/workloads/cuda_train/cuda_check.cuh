@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA and cuBLAS errors as exceptions that name the call and the error; main() turns them into
 // exit status 3, so "no GPU" and "out of memory" read the same way to a CI job.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dense peak TFLOP/s that MFU divides by: NVIDIA's datasheet figures for the GPUs that
 // perfwarden's users train on, otherwise an estimate from the SM count, the clock and the
 // architecture's FLOPs per SM per clock, labelled as an estimate. Plain C++ (unit-tested).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perfwarden's JSON-lines protocol (v1, docs/gpu.md), as text: one event per line, written to
 // stdout; everything else cuda_train says goes to stderr, which the reader ignores anyway.
 #pragma once

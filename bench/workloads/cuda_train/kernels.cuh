@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuda_train's own kernels: everything but the matrix products (which are cuBLAS's). Each
 // Launch* enqueues one kernel on `stream` and checks the launch; T is the activation type,
 // float or __nv_bfloat16, and arithmetic is in fp32 whatever T is. Matrices are column-major

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuda_train: trains an MLP on a synthetic, learnable task with cuBLAS and this folder's kernels,
 // and reports each step and a summary in perfwarden's JSON-lines protocol (docs/gpu.md) on
 // stdout. Logs go to stderr. See --help, and docs/gpu.md for what every number means.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <type_traits>
 
 #include "cuda_check.cuh"

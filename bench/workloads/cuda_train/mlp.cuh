@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The MLP, its AdamW optimizer and one training step on one CUDA stream: cuBLAS for the matrix
 // products (forward, and both backward products per layer), kernels.cu for the rest.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The analytic side of cuda_train, in plain C++ so that g++ compiles it and CI tests it without a
 // GPU: parameter count, GEMM FLOPs per training step, the device-memory plan per category,
 // percentiles, and the steady-state rule that ends warm-up. cuda_train.cu allocates exactly the

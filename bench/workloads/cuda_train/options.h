@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuda_train's command line (plain C++, unit-tested): every option, its default, its checks.
 #pragma once
 

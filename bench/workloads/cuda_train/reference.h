@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A CPU reference of everything cuda_train computes, in double: the element-wise maths (GELU and
 // its derivative, softmax cross-entropy, AdamW) and a whole MLP's forward and backward pass.
 // The unit test checks it against finite differences and trains it on the synthetic task;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The synthetic task and the initial weights, as pure functions of (seed, indices) so that the
 // GPU kernels and the CPU reference (reference.cc, the unit test) compute the same numbers
 // without sharing any state: a counter-based hash instead of a stateful generator.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pull requests of bench/run_gate_trial.sh: six small Google Benchmark kernels that a
 // throwaway repository builds from source, where a pull request's real code change (kExtraWork
 // set from 0 to E) makes BM_Sum/16384 do 1/E more additions (E = 14: ~7% slower) and leaves the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sample workload of perfwarden's demos and tests: four everyday kernels (sort, hash, matrix
 // multiply, integer parsing), each at a few sizes, with fixed seeds. PERFWARDEN_SAMPLE_SLOWDOWN
 // makes chosen benchmarks slower by an exact percentage, so a demo can show one regression

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/workloads/cuda_train's analytic side, without a GPU: parameter count, GEMM FLOPs and
 // memory plan against hand-computed values, percentiles, the steady-state rule on scripted step
 // times, the MFU peak table, the JSON lines, the command line, and the CPU reference (its

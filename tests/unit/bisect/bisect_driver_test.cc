@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The whole bisect algorithm (bisect/driver.h) against simulated measurements: it finds a
 // planted step among noise and around a commit that does not build, ends that stay undecided at
 // the cap are answered as such, a probe left unknown is probed again when the window has

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bisect driver (bisect/driver.h) on a history as noisy as a shared CI machine: 64 commits, a
 // 9% step at commit 37, commit 32 does not build, and every suite run (two repetitions of one
 // commit, as the local prober interleaves them) shares a block factor with 5% noise on top of 2%

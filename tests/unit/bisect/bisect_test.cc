@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The search and the decisions of `perfwarden bisect` (bisect/), without git or processes:
 // a clean search over 64 commits takes log2(64) probes to the culprit, skipped and unknown
 // commits are stepped around (or widen the answer when nothing else is left), noisy verdicts

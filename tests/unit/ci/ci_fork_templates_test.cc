@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The two-stage workflows of fork pull requests (ci/github/fork-measure.yml, fork-report.yml;
 // docs/ci-forks.md) and the templates' token split, without GitHub or GitLab: the measuring job
 // has no secret and runs the commands tests/e2e/fork_pr_e2etest.cc runs with the real perfwarden;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CI templates' runner install (docs/ci.md, "Installing the runner in CI"), as the CI would
 // run it, without network: the GitHub action's install step and the GitLab job's prelude fetch a
 // runner tarball (a file:// URL through the real curl, or a GitHub release URL through the curl

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CI templates' shell as the CI would run it, without GitHub or GitLab: stand-ins for
 // perfwarden, gh and curl (no network) that log their calls, and a fixture that runs the GitHub
 // action's steps or the GitLab job's script with only the environment the CI would give them.

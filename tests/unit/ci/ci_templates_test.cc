@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Keeps the CI templates honest without GitHub or GitLab: the YAML files have the parts CI needs,
 // every perfwarden flag they (and docs/ci.md) pass is one `perfwarden <verb> --help` lists, and their
 // shell runs, as the CI would run it, against stand-ins for perfwarden, gh and curl (no network):

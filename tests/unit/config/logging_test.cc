@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Logging: secrets are redacted in plain and JSON output, JSON lines are valid and escaped,
 // levels filter, and RedactSecrets handles each kind of secret.
 #include "config/logging.h"

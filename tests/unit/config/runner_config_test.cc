@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perfwarden.yaml: the example file loads, defaults apply, relative paths follow the file, the
 // environment overrides the file, threshold rules resolve first-match-wins with globs, and every
 // kind of bad input is rejected with "FILE:LINE:COL: key: problem".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Secrets and the suites' environment: which names config/secret_env.h treats as credentials or
 // as secret-looking, a suite's pass_env as perfwarden.yaml declares it (and every way to get it
 // wrong), and HideCredentials, which takes the token out of the process environment while

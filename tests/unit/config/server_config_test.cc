@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // server.yaml loading, environment and flag overrides: defaults, precedence, and errors that
 // name the file, line and key (or the variable) for every kind of bad input.
 #include "config/server_config.h"

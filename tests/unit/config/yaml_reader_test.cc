@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The YAML reading layer both configuration files share: located messages in each file's
 // position style, mapping keys, typed scalars, and the text parsers (integers, numbers, byte
 // sizes, booleans) with the wordings the two files print.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // docs/openapi.yaml against the alert messages (wire/alert.h): each type's encoding, with every
 // optional part present, names exactly the documented properties of its schema (Alert,
 // HistorySeries, CommitRef, AlertDetail, AlertPage, AlertSummary, AlertUpdate, ChangePoints,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // docs/openapi.yaml against wire/bisect.h: every bisect message's encoding, with all its optional
 // parts present, names exactly the documented properties of its schema (so a new field fails here
 // until it is documented), and the strict request decoders accept exactly the documented keys

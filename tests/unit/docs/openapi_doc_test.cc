@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // docs/openapi.yaml against the code it describes: the served copy is the file and valid
 // OpenAPI 3.0 whose $refs resolve, every path parameter is declared, the documented operations
 // are exactly the ones the router serves on those paths, and the verdict schemas name every key

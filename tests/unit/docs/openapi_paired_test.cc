@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // docs/openapi.yaml against wire/paired.h and the paired parts of wire/verdict.h: the paired
 // measurement's encoding, with every optional part present, names exactly the documented
 // properties of its schemas; its strict decoder accepts exactly the documented keys (its own

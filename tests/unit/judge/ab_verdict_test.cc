@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // judge::JudgeAbMetric, `perfwarden ab`'s verdict on one metric: each outcome, the threshold's
 // edges, and the direction of "better".
 #include "judge/ab_verdict.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attribution of regressions (judge/attribution.h): each hint rule and their precedence,
 // what counts as moved and in which order, the roofline classes, no notes when there is nothing
 // to say, the environment note of throttled suites and the noisy_environment outcome. The whole

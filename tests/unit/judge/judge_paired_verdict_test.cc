@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A paired measurement as the typed verdict (judge/paired_verdict.h): a planted measurement
 // (10% head slowdown on one series, an unchanged one, a noisy one, one with too few blocks, one
 // ignored by a rule) judged into REGRESSION / EQUIVALENT / UNSTABLE / NEW / IGNORED rows with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The judge: the glob matcher of threshold rules (the cases of perfwarden.yaml's and the verdict
 // request's rules), first-match rule precedence, pairing two sides by key (and unit), NEW and
 // IGNORED rows with their reasons, duplicates (the first of a key wins), the series only in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // judge/paired.h: a paired measurement judged as the gate and the server judge it — threshold
 // rules, series measured on one side only, the look the blocks reach — on blocks whose machine
 // drift (a 40% slow start, then ±10% from block to block) hits both sides of a block alike.

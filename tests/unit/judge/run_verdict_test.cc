@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // judge/run_verdict.h: a run judged against its baseline as the typed verdict — the outcome
 // (no_baseline, pass, regression, noisy_environment), the counts by kind, the rows' sides and
 // NEW/IGNORED rows, the warning about the baseline's series the run lacks, and the environment

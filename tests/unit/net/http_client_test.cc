@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // net/'s HTTP client without a network: URL redaction, the user agent, and schemes other than
 // http(s) refused before anything is sent, without echoing secrets.
 #include "net/http_client.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // net/'s retries on a fake clock: which statuses retry, Retry-After, the backoff's growth and
 // cap, seeded full jitter, and the loop (attempts, waits, notices, the last outcome returned).
 #include "net/retry.h"

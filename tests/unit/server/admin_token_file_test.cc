@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The first start's admin token goes to <data dir>/admin-token, readable by its owner only.
 #include "server/admin_token_file.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bootstrap: determinism, the resampled-median shortcut against a naive resampler, the
 // percentile step against NumPy's quantiles, and coverage of the interval by simulation.
 #include "stats/bootstrap.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // E-divisive change points against Apache Otava's own results (tests/fixtures/oracles/otava,
 // copies of ../shared/oracles/otava): the windowed Hunter cases, the plain divisive t-test case,
 // every Q-hat cell of the 14-point sequence, and the split step's weak change points.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pins the creep figures of docs/statistics.md, "Creep" (tests/testing/creep_quality.h): on the
 // labelled corpus with the default options, drifts caught as creeps, by steps only, missed; false
 // creeps; confirmed steps a creep replaced, and those that were planted steps. A change of the

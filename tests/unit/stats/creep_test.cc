@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // stats/creep.h: Theil-Sen, Mann-Kendall and Sen's interval against an independent computation
 // (python3 + mpmath, the script in the comment below), and DetectCreeps on planted series: a
 // 0.15%/point drift is one creep (and replaces the steps the detector cut it into), pure noise,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Descriptive statistics against NumPy: every row of quantiles.csv (13 methods), the t
 // confidence intervals of ci.csv, and the empty / one-sample / constant / non-finite edges.
 #include "stats/descriptive.h"

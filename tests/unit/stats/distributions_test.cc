@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Distribution wrappers against every row of t_quantiles.csv (exact mpmath values, not SciPy's:
 // scipy 1.10 t.ppf is off by up to 2e-9), plus the NaN-instead-of-exception contract.
 #include "stats/distributions.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Effect sizes: relative change (compare.py's zero rule), Hodges-Lehmann, Cohen's d, geomean.
 #include "stats/effect.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The paired gate's alpha spending: the Lan-DeMets spending functions and the nominal levels
 // solved by recursive integration, against the boundaries published for them (Jennison &
 // Turnbull 2000, table 7.x; R's gsDesign sfLDPocock / sfLDOF, one-sided 0.025, five equally

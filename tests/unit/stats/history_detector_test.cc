@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perfwarden's history detector (stats/history_detector.h): planted steps found at the right index
 // with the right sign and size, outliers and steps below the threshold not reported, the two
 // stages agreeing with DetectSteps, and bad options named.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Detection quality on the committed labelled corpus (tests/fixtures/history; docs/statistics.md,
 // "History detection quality"): perfwarden's default history detector must have the best F1 of all
 // methods and no more false alarms than the peers', and its figures are pinned exactly (everything

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Mann-Whitney U against scipy.stats.mannwhitneyu 1.10 (golden/mannwhitney.csv, every row and
 // every method variant), Google Benchmark compare.py's U-test cases, and the edge cases the
 // oracle cannot express (empty, NaN, infinities, huge exact and long double exact sizes).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The history detector's second candidate source (stats/mean_shift.h): its binary segmentation
 // equals one written from the definition (no prefix sums), and on a single step the exhaustive
 // optimal partitioning under the same penalised cost (independent O(n^2) and O(n^3) versions

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Online monitors against every row of ewma_cusum.csv (formula transcription) and the ARL
 // functions against every row of spc_arl.csv (R spc 0.6.7), plus reset/persistence behaviour
 // and Page-Hinkley on planted steps.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Multiple-comparison corrections against statsmodels 0.13 multipletests
 // (golden/multitest.csv, every row), plus empty/single/NaN/0/1 edge cases.
 #include "stats/multiple_testing.h"

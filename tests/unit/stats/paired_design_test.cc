@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sequential design: policy validation, the look schedule, the alpha and confidence each
 // look spends, and the blocks-needed advice (the smallest count that reaches the power).
 #include "stats/paired_design.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Log ratios and the one-sample Hodges-Lehmann estimate against golden/paired.csv (NumPy 1.24:
 // the median of the Walsh averages of d = log(y / x), and the mean and median of d, every row),
 // with a brute-force check of the Walsh median and the input errors.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The paired gate by simulation, over its whole sequential procedure (looks at the default
 // schedule's block counts; at each look only the metrics still open are measured further, as the
 // runner does), on a noisy shared machine: a drift shared by both sides of a block (log-normal,

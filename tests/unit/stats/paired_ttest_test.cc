@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one-sample and paired t-tests against scipy.stats.ttest_rel 1.10 (golden/paired.csv: t,
 // df and two-sided p on raw and on log values, every row), and the edge cases SciPy defines.
 #include "stats/paired_ttest.h"

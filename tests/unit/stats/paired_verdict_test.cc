@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The paired verdict on constructed blocks: drift between blocks cancels, the gate's one-sided
 // rules (REGRESSION established, PASS when the bound rules a slowdown out, IMPROVEMENT and
 // EQUIVALENT as labels of a PASS) with per-metric threshold and alpha, decisions that stick

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The peers' default detectors (stats/peer_detectors.h): each finds a planted step where its
 // documented rule says, stays quiet on pure noise of its own scale, and rejects bad parameters.
 #include "stats/peer_detectors.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Power analysis against every row of power.csv (statsmodels 0.13.5 TTestIndPower /
 // NormalIndPower / solve_power), plus the invariants of RepetitionsNeeded.
 #include "stats/power.h"

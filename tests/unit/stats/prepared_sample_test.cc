@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A sample prepared once for many comparisons (a baseline shared by pull requests) must give
 // exactly, bit for bit, what preparing nothing gives: the bootstrap replicates, the percentile
 // interval's fast path, the U test on sorted sides, and every field of a judgement.

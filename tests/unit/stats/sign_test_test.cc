@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sign test against scipy.stats.binomtest 1.10 (golden/paired.csv: positive count, non-zero
 // count and two-sided p of every row), and binomtest's two-sided rule checked by enumeration.
 #include "stats/sign_test.h"

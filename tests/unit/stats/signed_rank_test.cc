@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Wilcoxon signed-rank test against scipy.stats.wilcoxon 1.10 (golden/paired.csv: the
 // statistic and two-sided p of every row, for method auto and the approximation with and without
 // continuity correction under the three zero methods), and what SciPy refuses.

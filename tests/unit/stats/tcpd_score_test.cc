@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TCPDBench's F1 (tests/testing/tcpd.h) against TCPDBench itself: every true_positives and
 // f_measure doctest of analysis/scripts/metrics.py, the three scored Nile predictions of its
 // published summary (F1, precision and recall), and the published F1 of the "zero" method (no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The trimmed mean and its one-sample t-test. Oracles: values of Wilcox's trimci (Tukey &
 // McLaughlin) computed with 40-digit mpmath 1.3 (t distribution by its regularized incomplete
 // beta function) on four samples, wild values included; and, at trim 0, scipy.stats.ttest_rel

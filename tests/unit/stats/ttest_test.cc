@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Welch and Student t-tests against every row of welch.csv (exact mpmath values from the double
 // inputs) and the Welch difference intervals of ci.csv, plus the degenerate cases.
 #include "stats/ttest.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verdict policy: rules on constructed cases, input validation, and by simulation the two
 // promises of the gate: on A/A data the family-wise false-alarm rate stays at or below alpha
 // (several noise shapes), and a real 10% change at CV 3% with 10 repetitions is caught.

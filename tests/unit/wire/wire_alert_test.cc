@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the alert messages (wire/alert.h): each type survives Decode(Encode(x)) == x with every
 // optional part present and with none; the decoders refuse mistyped and missing keys naming the
 // key, ignore unknown ones and default absent ones; the PATCH body is read strictly.

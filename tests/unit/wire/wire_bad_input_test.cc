@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The wire format v1 decoder on bad input: a table of bad uploads, one per rule, each answered
 // with kInvalidArgument naming the field and the problem (the valid uploads and the nesting depth
 // are wire_test.cc).

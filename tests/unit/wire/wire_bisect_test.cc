@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the bisect messages: Decode(Encode(x)) == x for every type, the exact text of a bisect
 // as the server has always written it (keys sorted, nulls where a value is absent), the strict
 // request decoders refusing unknown keys and bad values with the field named, and the tolerant

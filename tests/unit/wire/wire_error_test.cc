@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the error body and the one ErrorCode <-> HTTP status map: every code survives
 // CodeOfStatus(StatusOf(code)), the body survives Decode(Encode(x)) byte for byte as the server
 // writes it, and a body that is not one is refused with a message that says why.

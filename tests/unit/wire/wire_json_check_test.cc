@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the strict JSON reader on its own (wire_test covers it through the run upload): any
 // JSON document comes back as its DOM, each limit is the caller's, and a violation names the
 // path of the value at fault, through arrays as well as objects.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wire/paired.h: the paired measurement's round trip and its strict decoding (every rejection
 // names its field; nothing partial is accepted).
 #include <gtest/gtest.h>

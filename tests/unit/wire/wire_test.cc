@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the wire format v1 decoder: the fixtures in tests/fixtures/wire decode to the values
 // they spell and survive Decode(Encode(x)) == x; hostile nesting depth. The table of bad inputs is
 // wire_bad_input_test.cc.

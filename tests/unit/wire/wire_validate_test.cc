@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the shared validators (wire/validate.h): shas and UUIDs in either letter case or lower
 // case only, names, and the strict RFC 3339 parser with its calendar and the instant it yields.
 #include <gtest/gtest.h>

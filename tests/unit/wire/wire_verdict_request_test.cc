@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the verdict request: Decode(Encode(x)) == x for the gate's request and the server's
 // stored parameters, the exact text both sides write (pinned, as the stored parameters are
 // compared to decide whether a verdict can be reused), and refusals that name the field.

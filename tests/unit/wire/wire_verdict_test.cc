@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the verdict message: every fixture the server wrote decodes, and survives
 // Decode(Encode(x)) == x; so do verdicts built here with every optional part present or absent.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wire/verdict_text.h and wire/verdict_replay.h: the verdict's parts as the server writes and
 // stores them (the results text with sorted keys and shortest numbers, the summary, the baseline),
 // the body spliced from them, read back to the same typed verdict (every fixture the server wrote,

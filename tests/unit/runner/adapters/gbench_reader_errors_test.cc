@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Google Benchmark JSON reader's error paths: a table of malformed inputs, truncated and
 // randomly corrupted real outputs, and files (missing, unparsable, standard input), each error
 // naming its source and its place.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Google Benchmark JSON reader on compare.py's input fixtures (tests/fixtures/oracles): every
 // fixture parses, context and times as compare.py reads them, time units normalised, the series
 // and the aggregates kept apart.

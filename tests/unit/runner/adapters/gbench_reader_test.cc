@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the Google Benchmark JSON reader: real Google Benchmark
 // 1.7.1 outputs (tests/fixtures/gbench/README.md says how they were made), the non-finite
 // tokens and the metrics collected. compare.py's input fixtures are

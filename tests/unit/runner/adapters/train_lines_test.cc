@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perfwarden's JSON-lines protocol for training benchmarks (runner/adapters/train_lines.h): steps
 // with warm-up flags and per-step values, summary metrics with units and directions, info, the
 // end event; log lines ignored; every malformed event an error naming the line and the field.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden alerts` through the built executable: the verbs' help, argument errors (exit 2 with
 // a message naming the problem), a missing token, and exit 3 when the server is unreachable. The
 // renderings of the server's answers are alerts_render_test.cc (runner/report).

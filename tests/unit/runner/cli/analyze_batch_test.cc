@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden analyze` on many series in one process, as the executable runs: a directory, several
 // files and a JSON-lines file give, per series, byte for byte what one process per series prints
 // (text, Markdown, JSON) on series of the labelled corpus; bad inputs are each reported by file

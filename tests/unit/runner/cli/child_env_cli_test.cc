@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden run` as a CI job starts it, with the job's secrets in its environment: the suites'
 // build, command and Google Benchmark binary (scripts that write down their environment) see
 // none of the credentials, nor a secret-looking variable their suite does not pass; nor can they

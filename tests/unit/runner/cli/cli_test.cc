@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `perfwarden` executable as CI uses it: exit codes (0 pass, 1 regression, 2 usage or
 // input error), the three output formats, --help, and error messages that name the problem.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `--confirm` reports of an amended verdict: each regression confirmed, withdrawn or kept.
 #include "runner/cli/confirm.h"
 

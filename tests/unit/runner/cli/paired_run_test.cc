@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden run --paired`: the run's series are this build's side of the measurement, and the
 // measurement kept for the run is judged by `perfwarden gate` only when it was made with the
 // gate's settings and thresholds.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fork artifact (runner/client/fork_artifact.h) as `perfwarden publish` reads it: what the
 // untrusted job wrote is read back whole, and every way of altering it is refused before
 // anything is posted: a file changed after its hash, a file changed with its hash, another

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runner's client side without a network: the spool (atomic writes, order, rejection, stale
 // temp files, the lock), the uploader's URLs and local rejection by PushAll. net/'s retries and
 // HTTP client have their own tests (tests/unit/net/).

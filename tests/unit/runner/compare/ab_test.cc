@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden ab` without processes (runner/compare/ab.h): the randomised block schedule, and the
 // analysis of two arms' runs (speedup with its CI, U test, verdicts, too few runs); and the
 // command end to end on two scripts that print perfwarden's JSON lines (their step times are

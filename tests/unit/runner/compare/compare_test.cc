@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden compare` against Google Benchmark's own compare.py: its U-test p-values and
 // relative changes on its test fixtures (../shared/oracles/gbench), plus the report's
 // options, warnings and renderings.

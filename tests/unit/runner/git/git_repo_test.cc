@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perfwarden::git::Repository against real repositories that each test builds with the git command
 // line in a temp dir: fixed identity and dates, no user or system git config, so the histories
 // are the same on a developer's machine and on a fresh CI runner.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden alerts` on a creep alert (a drift, kind "creep"): its kind label and its change with
 // the range and the slope per point, as the list and `show` print them.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden alerts` without a server: the renderings of hand-written server answers, decoded as
 // the runner decodes them (wire/alert.h): grouping by commit range, the environment label, CI
 // formatting, optional fields missing or null, the excerpt's first-bad marker, Markdown escaping.

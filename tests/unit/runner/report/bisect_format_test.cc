@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The renderings of a bisect's answer when it has no culprit: the ends did not reproduce the
 // regression, or stayed undecided at the repetition cap (shown with its figures: the change, its
 // interval, p, the repetitions used and those that would decide), in text and in a remote

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Properties of the `perfwarden gate` renderings beyond the golden files: the text table's
 // alignment and colours, Markdown escaping (every table row keeps its cell count whatever the
 // names hold), the PR comment's size cap, well-formed JUnit XML (checked by a minimal XML reader

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `perfwarden gate` verdicts: decoding the server's answer (types, nulls, errors naming the field),
 // the order results are listed in, and golden renderings of the fixture verdicts in
 // tests/fixtures/verdicts (paired.json: a paired verdict, see paired_render_test.cc). Properties of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The PR comment against hostile names: every name and sentence that comes from the suite, the
 // pull request or the server (benchmark, metric, suite, unit, branch, testbed, reasons, warnings)
 // holds mentions, links, HTML, a fake marker, backticks, pipes and a heading, and the rendered

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A paired verdict (baseline and pull request measured side by side in blocks) in every rendering
 // of `perfwarden gate`: the same outcome and rows, one line saying how it was measured, UNSTABLE
 // rows listed after INCONCLUSIVE with their noise and the blocks that would decide them, and

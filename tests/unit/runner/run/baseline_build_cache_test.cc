@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // runner/run: the paired gate's baseline build cache, on a scratch repository whose build command
 // counts its runs in a file outside the tree (real git, real builds): a miss builds and stores, a
 // hit restores without building, other commits and build commands miss, damaged entries are

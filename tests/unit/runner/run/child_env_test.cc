@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // runner/run/process.h: the environment a real child (/usr/bin/env) inherits. The credentials
 // (PERFWARDEN_TOKEN, GITHUB_TOKEN, CI_JOB_TOKEN, GitLab's clone URL) never reach it, not even when
 // named in pass_env; a secret-looking variable reaches it only when passed; the rest (PATH,

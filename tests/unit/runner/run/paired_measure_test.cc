@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // runner/run: the baseline exported from git and built with its own perfwarden.yaml, and the two
 // sides measured interleaved in blocks, on a scratch repository whose command suite records
 // which side ran, in which order (real git, real builds and child processes).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // runner/run/paired_session.h on a real repository: the baseline commit built from its own tree,
 // both commits' benchmark programs (BM_Work 10% slower at the head, BM_Other unchanged, 2% noise
 // per repetition) measured in blocks until every metric is decided, and the measurement judged.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // runner/run: the compiler found in a binary, exact-name filters, and RunSuite on a timed
 // command suite (a real child process; the values are its wall times).
 #include <elf.h>

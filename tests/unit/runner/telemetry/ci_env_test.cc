@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CI detection, table-driven over environments as GitHub Actions and GitLab CI document them
 // (push, pull request, re-run, pull_request_target, GHES; merge request, merged results, branch
 // pipelines), a generic CI and none; then the wire "ci" object and the process environment.

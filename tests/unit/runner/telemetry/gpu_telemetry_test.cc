@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU telemetry (runner/telemetry/nvml.h, gpu_sampler.h) against a fake NVML library that the
 // tests build (tests/fakes/fake_nvml.cc) with scripted readings: the fingerprint, readings,
 // throttling (thermal and power), ECC errors, energy, the summary's metrics, and the errors when

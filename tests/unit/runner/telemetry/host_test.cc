@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host fingerprint: each field read from a fake /proc + /sys tree (x86 with SMT, arm64, a board
 // with "Hardware", an empty tree), the JSON it becomes, and a sanity check on this machine.
 #include "runner/telemetry/host.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // API v1 routes through router.Handle() with in-memory fakes of the four store interfaces
 // (tests/testing/api_fixture.h): the auth matrix and its rules, projects, and tokens (shown once,
 // only their hash stored). Runs, dashboards and operations are api_test.cc.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The small JSON bodies (projects, tokens; alerts, verdicts and bisects share their reader,
 // ParseJsonObject) through router.Handle() with in-memory fakes (tests/testing/api_fixture.h):
 // a duplicate key, a NUL character and a body of a million values are each a 400 naming the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // API v1 routes through router.Handle() with in-memory fakes of the four store interfaces
 // (tests/testing/api_fixture.h): each runs endpoint's shape, the bad-input matrix for POST runs
 // (nothing reaches the store), query-parameter checks, series summaries on known data, the compare

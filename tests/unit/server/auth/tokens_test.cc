@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tokens: SHA-256 against published vectors, constant-time comparison, generation, scopes and
 // the bearer-header matrix.
 #include "server/auth/tokens.h"

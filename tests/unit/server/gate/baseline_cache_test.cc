@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cache of prepared baselines: one load for concurrent requests of the same runs, failed
 // loads not kept, least recently used entries out beyond the byte budget; and the binary
 // decoding of the repetitions the store reads (array_send as bytea hex).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verdict with attribution and environment notes, as VerdictService computes, stores and
 // replays it: the utilisation hint of a training run, the noisy_environment outcome of a
 // throttled one, nothing added without neighbours, the keys in sorted position, and a replay

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The unpaired verdict flags a run whose metrics moved together (stats/environment_shift.h):
 // the evidence in "environment_shift" and a warning, stored and served, the outcome decided as
 // without it; a run where one benchmark moved has neither.

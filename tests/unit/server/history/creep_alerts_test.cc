@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Creep alerts without a database (server/history/creep_alerts.h through AnalyseSeries): a drift
 // of 0.15% per point over 60 points is one "creep" alert with its range and slope and no step
 // alerts, whatever steps the detector cut it into; it is not raised again; a plain step is still

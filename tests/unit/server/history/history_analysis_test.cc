@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The per-series history analysis (server/history/analysis.h) without a database: a planted
 // step becomes one alert with its CI and direction, a known alert is not raised again, the
 // fingerprint change labels it, a re-baselined series starts over, the persisted states give

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Alert groups' ranges (core/commit_range.h) and went away (server/history/went_away.h) without
 // a database: overlapping ranges intersect to the narrowest common one and join the first open
 // group they overlap; a step whose level came back for 3 points, or whose revert the analysis

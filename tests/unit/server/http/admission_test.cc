@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Admission of heavy requests without a server: the bound on all callers, the bound on one,
 // tickets that give their place back once (moved, released, destroyed), the Retry-After
 // estimate, and the caller keys.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gzip Content-Encoding: who asks for it (Accept-Encoding with qualities), what is compressed,
 // and that the bytes are a gzip member that zlib inflates back to the body.
 #include "server/http/compression.h"

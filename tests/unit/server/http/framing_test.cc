@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The framing the server refuses before routing (server/http/framing.h), without a socket.
 #include "server/http/framing.h"
 

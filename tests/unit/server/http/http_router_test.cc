@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTTP layer without a socket: target parsing, routing (params, precedence, 404/405), the
 // ErrorCode -> status map and error body, and the Prometheus rendering.
 #include <gtest/gtest.h>

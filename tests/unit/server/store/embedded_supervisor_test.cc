@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the supervisor tells clients about a failed start of the embedded PostgreSQL
 // (SummarizeStartFailure): a few words from pg_ctl's output and postgres.log's tail, never the
 // paths, host or port they hold.

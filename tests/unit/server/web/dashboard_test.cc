@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dashboard's static files: the built-in copy of web/ served at / and /ui/, revalidation by
 // ETag, the security headers, and the paths that must never reach the disk.
 #include "server/web/dashboard.h"
