@@ -326,7 +326,8 @@ void BM_ManySeries_Full(benchmark::State& state) {
   for (auto _ : state) {
     steps = 0;
     for (std::size_t s = 0; s < kManySeries; ++s) {
-      const auto found = Check(perfwarden::stats::DetectSteps(m.series[s], kHistory), "DetectSteps");
+      const auto found =
+          Check(perfwarden::stats::DetectSteps(m.series[s], kHistory), "DetectSteps");
       steps += found.size();
       benchmark::DoNotOptimize(found.data());
     }

@@ -57,8 +57,8 @@ const Data& GetData() {
       d.contender.push_back(std::move(contender));
     }
     for (int b = 0; b < kBenchmarks; ++b) {
-      d.inputs.push_back({"BM_" + std::to_string(b), perfwarden::Direction::kLowerIsBetter, d.base[b],
-                          d.contender[b], 0});
+      d.inputs.push_back({"BM_" + std::to_string(b), perfwarden::Direction::kLowerIsBetter,
+                          d.base[b], d.contender[b], 0});
     }
     return d;
   }();
@@ -115,7 +115,8 @@ void BM_HolmOnly(benchmark::State& state) {
   std::vector<double> p;
   for (int b = 0; b < kBenchmarks; ++b) p.push_back(rng.Uniform());
   for (auto _ : state) {
-    benchmark::DoNotOptimize(perfwarden::stats::AdjustPValues(p, perfwarden::stats::Correction::kHolm));
+    benchmark::DoNotOptimize(
+        perfwarden::stats::AdjustPValues(p, perfwarden::stats::Correction::kHolm));
   }
 }
 BENCHMARK(BM_HolmOnly)->Unit(benchmark::kMicrosecond);

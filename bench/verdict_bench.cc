@@ -283,7 +283,8 @@ int main(int argc, char** argv) {
     std::printf(
         "| POST, first round (a fresh server) | %.1f ms | %.1f ms | "
         "%.1f ms | |\n",
-        1e3 * perfwarden::stats::Quantile(first, 0.5), 1e3 * perfwarden::stats::Quantile(first, 0.99),
+        1e3 * perfwarden::stats::Quantile(first, 0.5),
+        1e3 * perfwarden::stats::Quantile(first, 0.99),
         1e3 * perfwarden::stats::Quantile(first, 1.0));
     if (!later.empty()) {
       std::printf("| POST, later rounds | %.1f ms | %.1f ms | %.1f ms | |\n",

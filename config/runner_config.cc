@@ -354,7 +354,8 @@ void ReadDocument(YamlReader& r, const YAML::Node& root, const EnvLookup& env,
            });
   if (!r.ok()) return;
   if (env) {
-    if (auto token = env("PERFWARDEN_TOKEN"); token && !token->empty()) config.server.token = *token;
+    if (auto token = env("PERFWARDEN_TOKEN"); token && !token->empty())
+      config.server.token = *token;
     if (auto testbed = env("PERFWARDEN_TESTBED"); testbed && !testbed->empty()) {
       if (!IsName(*testbed)) {
         return r.FailWithoutPosition("testbed",

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// perfwarden.yaml: what `perfwarden run` executes (suites), where results go (server, spool) and how
-// `perfwarden gate` judges them (thresholds, first matching rule wins). Loading validates every key
-// and reports "FILE:LINE:COL: key: problem"; relative paths are resolved against the directory
+// perfwarden.yaml: what `perfwarden run` executes (suites), where results go (server, spool) and
+// how `perfwarden gate` judges them (thresholds, first matching rule wins). Loading validates every
+// key and reports "FILE:LINE:COL: key: problem"; relative paths are resolved against the directory
 // of the file, so the runner behaves the same whatever directory CI starts it from.
 #pragma once
 

@@ -13,8 +13,8 @@ namespace {
 constexpr std::array<std::string_view, 23> kCredentials = {
     // perfwarden's: the runner's project token, the merge-request note's GitLab token, and the
     // server's secrets (a job that starts a server beside the runner has them).
-    "PERFWARDEN_TOKEN", "PERFWARDEN_GITLAB_TOKEN", "PERFWARDEN_ADMIN_TOKEN", "PERFWARDEN_DATABASE_URL",
-    "PERFWARDEN_HISTORY_WEBHOOK_URL",
+    "PERFWARDEN_TOKEN", "PERFWARDEN_GITLAB_TOKEN", "PERFWARDEN_ADMIN_TOKEN",
+    "PERFWARDEN_DATABASE_URL", "PERFWARDEN_HISTORY_WEBHOOK_URL",
     // GitHub Actions: the job's token as workflows and gh export it, the runtime token (caches,
     // artifacts) and the OIDC token request (a cloud login as the repository).
     "GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN",

@@ -213,9 +213,10 @@ Result<std::unique_ptr<App>> App::Start(const config::ServerConfig& config) {
   }
 
   // Which build answers: one series, always 1, labelled with the version (core/version.h).
-  s.metrics.AddGauge("perfwarden_build_info", "The perfwarden-server build (version from git)", []() {
-    return std::vector<http::GaugeSample>{{{{"version", std::string(Version())}}, 1.0}};
-  });
+  s.metrics.AddGauge(
+      "perfwarden_build_info", "The perfwarden-server build (version from git)", []() {
+        return std::vector<http::GaugeSample>{{{{"version", std::string(Version())}}, 1.0}};
+      });
   store::ConnectionPool* pool = s.pool.get();
   s.metrics.AddGauge("perfwarden_db_pool_connections", "PostgreSQL connections by state", [pool]() {
     const store::PoolStats stats = pool->Stats();

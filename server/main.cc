@@ -98,7 +98,8 @@ int main(int argc, char** argv) {
   if (!(*app)->new_admin_token().empty()) {
     // Not to the log or the terminal: under systemd both are the journal, readable by more
     // than the server's owner.
-    auto file = perfwarden::server::WriteAdminTokenFile(config->data_dir, (*app)->new_admin_token());
+    auto file =
+        perfwarden::server::WriteAdminTokenFile(config->data_dir, (*app)->new_admin_token());
     if (!file) {
       spdlog::error(
           "the admin token created now cannot be shown; configure one of your own "

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The server's bisect answers decoded as `perfwarden bisect status` and `perfwarden agent` read them,
-// through wire/json_reader.h: unknown keys are ignored (a newer server adds some), an absent or
-// null key takes its default, a key that is present must have its documented type, and the first
+// The server's bisect answers decoded as `perfwarden bisect status` and `perfwarden agent` read
+// them, through wire/json_reader.h: unknown keys are ignored (a newer server adds some), an absent
+// or null key takes its default, a key that is present must have its documented type, and the first
 // error names the path of the key at fault.
 #include <nlohmann/json.hpp>
 #include <string>

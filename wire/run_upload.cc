@@ -30,7 +30,7 @@ using nlohmann::json;
 using Status = tl::expected<void, Error>;
 
 // Keeps the validation walk readable: every step either passes or returns its error as is.
-#define PERFWARDEN_WIRE_TRY(expr)                                                               \
+#define PERFWARDEN_WIRE_TRY(expr)                                                             \
   do {                                                                                        \
     if (Status status_ = (expr); !status_) return tl::unexpected(std::move(status_.error())); \
   } while (false)
@@ -94,7 +94,8 @@ class Decoder {
     }
     PERFWARDEN_WIRE_TRY(CheckResults(root, results.size()));
     run.results = std::move(results);
-    PERFWARDEN_WIRE_TRY(ReadString(root, "runner_version", "", Need::kOptional, &run.runner_version));
+    PERFWARDEN_WIRE_TRY(
+        ReadString(root, "runner_version", "", Need::kOptional, &run.runner_version));
     if (Member(root, "runner_version") != nullptr && !IsVersion(run.runner_version)) {
       return InvalidArgument("must be 1.." + std::to_string(kMaxVersionLength) +
                                  " printable ASCII characters (no spaces)",

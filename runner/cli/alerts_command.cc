@@ -4,9 +4,9 @@
 // /api/v1/projects/{p}/alerts), listed by commit range, shown one at a time with the points
 // around the step and the bisect command, and triaged, one alert or a whole alert group
 // (--group; GET|PATCH .../alert-groups). Connection settings as the other server verbs:
-// perfwarden.yaml's server.url and server.project, PERFWARDEN_TOKEN. Not a gate: 0 on success whatever
-// the alerts say, 2 for usage errors and 4xx answers (the server's message printed), 3 when the
-// server is unreachable or failing.
+// perfwarden.yaml's server.url and server.project, PERFWARDEN_TOKEN. Not a gate: 0 on success
+// whatever the alerts say, 2 for usage errors and 4xx answers (the server's message printed), 3
+// when the server is unreachable or failing.
 #include <iostream>
 #include <memory>
 #include <string>

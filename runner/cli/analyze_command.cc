@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// `perfwarden analyze FILE|DIR|- ...`: change points of benchmark series, offline, with the server's
-// history detector (stats/history_detector.h: e-divisive means as Apache Otava runs it, then a
-// confirmation on median levels), or with raw e-divisive (`--detector e-divisive`). Many series
-// (several files, a directory, JSON lines) run in one process, each with the output it would have
-// alone. Not a gate: exit 0 whatever it finds, 2 on bad input (after analysing every good series),
-// so scripts and quality measurements can run it over a whole corpus.
+// `perfwarden analyze FILE|DIR|- ...`: change points of benchmark series, offline, with the
+// server's history detector (stats/history_detector.h: e-divisive means as Apache Otava runs it,
+// then a confirmation on median levels), or with raw e-divisive (`--detector e-divisive`). Many
+// series (several files, a directory, JSON lines) run in one process, each with the output it would
+// have alone. Not a gate: exit 0 whatever it finds, 2 on bad input (after analysing every good
+// series), so scripts and quality measurements can run it over a whole corpus.
 #include <unistd.h>
 
 #include <cstdio>
@@ -67,7 +67,7 @@ Result<std::vector<report::ChangePointReport>> RawEDivisive(std::span<const doub
 }
 
 Result<std::vector<report::ChangePointReport>> Perfwarden(std::span<const double> levels,
-                                                        const stats::HistoryOptions& options) {
+                                                          const stats::HistoryOptions& options) {
   auto steps = stats::DetectSteps(levels, options);
   if (!steps) return tl::unexpected(steps.error());
   std::vector<report::ChangePointReport> out;
@@ -87,7 +87,8 @@ Result<report::AnalyzeResult> AnalyzeOne(const adapters::SeriesPoints& points,
   report::AnalyzeResult result = settings;
   const std::vector<double> levels = adapters::PointLevels(points);
   result.points = levels.size();
-  auto found = result.raw ? RawEDivisive(levels, result.options) : Perfwarden(levels, result.options);
+  auto found =
+      result.raw ? RawEDivisive(levels, result.options) : Perfwarden(levels, result.options);
   if (!found) return tl::unexpected(found.error());
   result.change_points = std::move(*found);
   if (result.creep_search) {

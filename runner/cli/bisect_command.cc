@@ -2,9 +2,9 @@
 // `perfwarden bisect --good REV --bad REV --benchmark NAME ...` (or `--alert ID`, which takes them
 // from a server's alert): the commit of a range that made a benchmark slower, measured on this
 // machine (runner/local_bisect/bisect_run.h) or, with --remote --testbed NAME, queued on the server
-// for the agents of that testbed (`perfwarden agent`); `perfwarden bisect status ID` follows a queued
-// one. Printed as text, Markdown or JSON. Exit 0 with an answer (or a queued bisect), 1 when the
-// regression does not reproduce between the ends, 2 on bad usage, 3 when a build or run fails
+// for the agents of that testbed (`perfwarden agent`); `perfwarden bisect status ID` follows a
+// queued one. Printed as text, Markdown or JSON. Exit 0 with an answer (or a queued bisect), 1 when
+// the regression does not reproduce between the ends, 2 on bad usage, 3 when a build or run fails
 // for reasons other than the code (or a remote bisect failed), or when the ends stayed undecided
 // at the repetition cap.
 #include <chrono>
@@ -239,7 +239,8 @@ int Run(BisectArgs& args) {
       std::fprintf(stderr, "perfwarden: stored on the server as bisect %s of alert %s\n",
                    std::to_string(stored->id).c_str(), args.alert.c_str());
     } else {
-      std::fprintf(stderr, "perfwarden: warning: the bisect could not be stored on the server: %s\n",
+      std::fprintf(stderr,
+                   "perfwarden: warning: the bisect could not be stored on the server: %s\n",
                    stored.error().message.c_str());
     }
   }
@@ -306,9 +307,10 @@ void AddBisectCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--format", args->format, "Output format on stdout")
       ->check(CLI::IsMember({"text", "markdown", "json"}))
       ->capture_default_str();
-  cmd->add_flag("--remote", args->remote,
-                "Queue the bisect on perfwarden.yaml's server for the agents of --testbed instead of "
-                "measuring here (PERFWARDEN_TOKEN with the ingest scope); prints its id");
+  cmd->add_flag(
+      "--remote", args->remote,
+      "Queue the bisect on perfwarden.yaml's server for the agents of --testbed instead of "
+      "measuring here (PERFWARDEN_TOKEN with the ingest scope); prints its id");
   cmd->add_option("--testbed", args->testbed, "With --remote: the testbed whose agents measure");
   cmd->add_flag("--wait", args->wait,
                 "With --remote: follow the bisect (progress on stderr) and print its answer");

@@ -18,8 +18,9 @@ Result<wire::PairedMeasurement> Measurement(const config::RunnerConfig& config,
   std::string why;
   auto kept = KeptPairedRun(config, request.run_id, request.settings, request.parameters, &why);
   if (kept) {
-    std::cerr << "perfwarden: taking the side-by-side measurement `perfwarden run --paired` made of "
-              << "run " << request.run_id << ": nothing is measured again\n";
+    std::cerr
+        << "perfwarden: taking the side-by-side measurement `perfwarden run --paired` made of "
+        << "run " << request.run_id << ": nothing is measured again\n";
     return std::move(*kept);
   }
   if (!why.empty()) {

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// `perfwarden gate`: the verdict of the last run (or --run), with the thresholds of perfwarden.yaml,
-// in the mode gate.mode or --mode names: measured side by side on this host (paired_gate.h) or
-// the server's unpaired verdict, which is re-measured side by side when the run's metrics moved
-// together and, with --confirm, where it found regressions; optionally reruns the inconclusive
-// benchmarks of an unpaired verdict with the repetitions power analysis asked for. Prints the
-// table and writes the step summary, the PR/MR comment body, JUnit and GitLab's metrics report,
-// all of the verdict the server stored.
+// `perfwarden gate`: the verdict of the last run (or --run), with the thresholds of
+// perfwarden.yaml, in the mode gate.mode or --mode names: measured side by side on this host
+// (paired_gate.h) or the server's unpaired verdict, which is re-measured side by side when the
+// run's metrics moved together and, with --confirm, where it found regressions; optionally reruns
+// the inconclusive benchmarks of an unpaired verdict with the repetitions power analysis asked for.
+// Prints the table and writes the step summary, the PR/MR comment body, JUnit and GitLab's metrics
+// report, all of the verdict the server stored.
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -211,7 +211,8 @@ int Gate(const GateArgs& args) {
         paired_failed = !verdict;
       }
     } else {
-      std::cerr << "perfwarden: " << (settings->mode == config::GateMode::kPaired ? "warning: " : "")
+      std::cerr << "perfwarden: "
+                << (settings->mode == config::GateMode::kPaired ? "warning: " : "")
                 << "cannot measure side by side (" << why_not_paired
                 << "); the server's unpaired verdict decides\n";
     }

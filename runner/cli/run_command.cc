@@ -180,9 +180,10 @@ void AddRunCommands(CLI::App& app, int* exit_code) {
                 "Measure this build side by side with its merge-base (the paired gate's "
                 "measurement, gate: settings) and post this build's side as the run; `perfwarden "
                 "gate` then judges that measurement instead of measuring again (docs/ci.md)");
-  run->add_option("--baseline-cache", args->baseline_cache,
-                  "--paired: the directory of built baselines (default: $PERFWARDEN_BASELINE_CACHE, "
-                  "else gate.baseline_cache)");
+  run->add_option(
+      "--baseline-cache", args->baseline_cache,
+      "--paired: the directory of built baselines (default: $PERFWARDEN_BASELINE_CACHE, "
+      "else gate.baseline_cache)");
   run->add_flag("--no-baseline-cache", args->no_baseline_cache,
                 "--paired: build the baseline without the cache");
   run->add_option("--format", args->format, "Output format on stdout")

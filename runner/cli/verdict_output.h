@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// What `perfwarden gate` and `perfwarden publish` make of the verdict the server stored: the verdict
-// on stdout (text, Markdown or JSON), the Markdown step summary, the PR/MR comment body, JUnit
-// and GitLab's metrics report, all rendered by runner/report/ from the decoded verdict.
+// What `perfwarden gate` and `perfwarden publish` make of the verdict the server stored: the
+// verdict on stdout (text, Markdown or JSON), the Markdown step summary, the PR/MR comment body,
+// JUnit and GitLab's metrics report, all rendered by runner/report/ from the decoded verdict.
 #pragma once
 
 #include <CLI/CLI.hpp>

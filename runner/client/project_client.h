@@ -2,8 +2,8 @@
 // A project's REST resources on perfwarden-server as the runner reaches them (perfwarden.yaml's
 // server.url and server.project, PERFWARDEN_TOKEN): requests with retries, the server's error body
 // as an Error (4xx: exit 2, 5xx and transport: exit 3). Used by `perfwarden alerts`,
-// `perfwarden bisect` (--alert, --remote, status), `perfwarden agent` and `perfwarden gate` (a run's
-// verdict).
+// `perfwarden bisect` (--alert, --remote, status), `perfwarden agent` and `perfwarden gate` (a
+// run's verdict).
 #pragma once
 
 #include <cstdint>
@@ -63,9 +63,9 @@ class ProjectClient {
   Result<wire::Verdict> PostPairedVerdict(const std::string& run_id,
                                           const wire::PairedMeasurement& measurement);
 
-  // --- Bisects (wire/bisect.h): `perfwarden bisect` and `perfwarden agent` ------------------------
-  // Each a Call with its retries and errors; an answer that is not the documented message is
-  // kUnavailable naming the field at fault.
+  // --- Bisects (wire/bisect.h): `perfwarden bisect` and `perfwarden agent`
+  // ------------------------ Each a Call with its retries and errors; an answer that is not the
+  // documented message is kUnavailable naming the field at fault.
 
   // POST .../bisects: a local bisect's answer stored (with its alert, when it names one), or a
   // remote bisect queued for a testbed's agents; the bisect as the server stored it.

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Spool: the runner's on-disk queue of run uploads not yet acknowledged by the server. A run is
 // written here (atomically, fsynced) before any attempt to post it, so no result is lost when
-// the server is down; `perfwarden push` and every later `perfwarden run` drain it. Uploads the server
-// rejects for good move to rejected/ with the reason beside them, never silently deleted.
+// the server is down; `perfwarden push` and every later `perfwarden run` drain it. Uploads the
+// server rejects for good move to rejected/ with the reason beside them, never silently deleted.
 #pragma once
 
 #include <chrono>

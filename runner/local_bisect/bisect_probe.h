@@ -77,9 +77,10 @@ class Prober {
 };
 
 // Posts what a Prober measured (TakeMeasured) as runs of branch "perfwarden-bisect" (not a tracked
-// branch, so the history of main is not reordered) to perfwarden.yaml's server, spooled first so that
-// nothing is lost when the server is away (`perfwarden push` sends it later). Returns how many were
-// posted; adds a warning when they stay in the spool. Nothing happens without a server or a token.
+// branch, so the history of main is not reordered) to perfwarden.yaml's server, spooled first so
+// that nothing is lost when the server is away (`perfwarden push` sends it later). Returns how many
+// were posted; adds a warning when they stay in the spool. Nothing happens without a server or a
+// token.
 int PostMeasured(const config::RunnerConfig& config,
                  const std::map<std::string, Prober::Measured>& measured,
                  std::vector<std::string>* warnings);

@@ -82,8 +82,8 @@ std::string FormatBisectText(const bisect::Report& r) {
 }
 
 std::string FormatBisectMarkdown(const bisect::Report& r) {
-  std::string out = "### perfwarden bisect: `" + (r.benchmarks.empty() ? "" : r.benchmarks.front()) +
-                    "` " + r.metric + "\n\n";
+  std::string out = "### perfwarden bisect: `" +
+                    (r.benchmarks.empty() ? "" : r.benchmarks.front()) + "` " + r.metric + "\n\n";
   out += "Range `" + r.good_sha.substr(0, 12) + "..` `" + r.bad_sha.substr(0, 12) + "` (" +
          std::to_string(r.commits) + " commits). Ends: " + r.endpoints.reason + ".\n\n";
   for (const bisect::Culprit& c : r.culprits) {

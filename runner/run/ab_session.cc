@@ -33,7 +33,7 @@ std::string Number(double x) {
 }
 
 struct RunValues {
-  bool train = false;                                              // printed perfwarden's JSON lines
+  bool train = false;  // printed perfwarden's JSON lines
   std::map<std::string, std::pair<std::string, Direction>> kinds;  // unit and direction
   std::map<std::string, double> values;
 };

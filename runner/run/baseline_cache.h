@@ -50,8 +50,8 @@ struct BaselineCacheKey {
 };
 
 // The key of the tree exported at `root` and built for `suites` of `baseline` (that tree's
-// perfwarden.yaml, at `config_path` relative to `root`): the commit, config_path, the toolchain, and
-// per suite its name, type, build command, environment and (gbench) binary relative to `root`.
+// perfwarden.yaml, at `config_path` relative to `root`): the commit, config_path, the toolchain,
+// and per suite its name, type, build command, environment and (gbench) binary relative to `root`.
 // The suites' args, filters and commands are left out: they change how a suite runs, not what
 // its build makes.
 BaselineCacheKey MakeBaselineCacheKey(const std::string& commit,

@@ -126,8 +126,8 @@ std::string Metrics::Render() const {
                FormatLabels({{"route", route}, {"le", le}}) + ' ' + std::to_string(cumulative) +
                '\n';
       }
-      out += "perfwarden_http_request_duration_seconds_sum" + FormatLabels({{"route", route}}) + ' ' +
-             FormatDouble(histogram.sum) + '\n';
+      out += "perfwarden_http_request_duration_seconds_sum" + FormatLabels({{"route", route}}) +
+             ' ' + FormatDouble(histogram.sum) + '\n';
       out += "perfwarden_http_request_duration_seconds_count" + FormatLabels({{"route", route}}) +
              ' ' + std::to_string(histogram.count) + '\n';
     }

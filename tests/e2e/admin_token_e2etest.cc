@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The configured admin token (admin_token / PERFWARDEN_ADMIN_TOKEN) through a real perfwarden-server
-// and PostgreSQL: it cannot revoke itself, and a start whose configured token was revoked (here
-// behind the server's back, in the database) says so in the log rather than starting silently
-// with an admin token that every request is refused with.
+// The configured admin token (admin_token / PERFWARDEN_ADMIN_TOKEN) through a real
+// perfwarden-server and PostgreSQL: it cannot revoke itself, and a start whose configured token was
+// revoked (here behind the server's back, in the database) says so in the log rather than starting
+// silently with an admin token that every request is refused with.
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>

@@ -288,8 +288,8 @@ TEST_F(AlertGroupsE2eTest, TheAlertsCommandListsShowsAndTriagesAGroup) {
         << "\", project: grp}\nsuites:\n  - {name: s, type: command, command: [\"true\"]}\n";
   }
   auto perfwarden = [&](const std::string& token, const std::string& args) {
-    return testing::RunShell("PERFWARDEN_TOKEN=" + token + " " + PERFWARDEN_BIN_DIR + "/perfwarden " +
-                             args + " --config " + config);
+    return testing::RunShell("PERFWARDEN_TOKEN=" + token + " " + PERFWARDEN_BIN_DIR +
+                             "/perfwarden " + args + " --config " + config);
   };
   testing::ShellOutcome list = perfwarden(reader_, "alerts groups");
   ASSERT_EQ(list.exit_code, 0) << list.output;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `perfwarden bisect --remote` end to end: a real server and PostgreSQL, a git repository made by
-// the test (tests/testing/bisect_repo.h), the bisect queued by `perfwarden bisect --remote`, measured
-// by `perfwarden agent` processes that claim its steps from the server, and followed with
+// the test (tests/testing/bisect_repo.h), the bisect queued by `perfwarden bisect --remote`,
+// measured by `perfwarden agent` processes that claim its steps from the server, and followed with
 // `perfwarden bisect status`. Two agents share one bisect (its steps measured by both) and find
 // the culprit the local mode finds; an agent killed in the middle of a step has the step
 // reclaimed by another when its lease runs out.
@@ -59,11 +59,12 @@ class BisectRemoteE2eTest : public testing::ServerTest {
                  bool trust_queued_build = true) {
     const std::string log = repo_->path().string() + "-" + name + ".log";
     logs_.push_back(log);
-    const testing::ShellOutcome started = testing::RunShell(
-        "cd " + repo_->path().string() + " && PERFWARDEN_TOKEN=" + admin_ + testing::AsanEnv() + " " +
-        env + " setsid " + PERFWARDEN_BIN_DIR + "/perfwarden agent --testbed gpu-a --repo . " +
-        "--name " + name + " --poll 0.1 " + (trust_queued_build ? "--trust-queued-build " : "") +
-        args + " >" + log + " 2>&1 & echo $!");
+    const testing::ShellOutcome started =
+        testing::RunShell("cd " + repo_->path().string() + " && PERFWARDEN_TOKEN=" + admin_ +
+                          testing::AsanEnv() + " " + env + " setsid " + PERFWARDEN_BIN_DIR +
+                          "/perfwarden agent --testbed gpu-a --repo . " + "--name " + name +
+                          " --poll 0.1 " + (trust_queued_build ? "--trust-queued-build " : "") +
+                          args + " >" + log + " 2>&1 & echo $!");
     const int pid = std::stoi(started.output);
     agents_.push_back(pid);
     return pid;
@@ -87,8 +88,8 @@ class BisectRemoteE2eTest : public testing::ServerTest {
     logs_.push_back(log);
     const testing::ShellOutcome queued =
         Perfwarden("bisect --remote --testbed gpu-a --good HEAD~" + std::to_string(n) +
-                     " --bad HEAD --benchmark BM_Work --build '" + build + "'",
-                 log);
+                       " --bad HEAD --benchmark BM_Work --build '" + build + "'",
+                   log);
     EXPECT_EQ(queued.exit_code, 0) << queued.output << Logs();
     return testing::SyntheticRepo::Trim(queued.output);
   }

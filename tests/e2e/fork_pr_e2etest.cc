@@ -101,15 +101,16 @@ class ForkPrE2eTest : public testing::ServerTest {
   // The untrusted stage, as fork-measure.yml runs it in a pull_request event of PR 17.
   Outcome Measure(const std::string& args) {
     return Perfwarden(repo_,
-                    "GITHUB_ACTIONS=true GITHUB_EVENT_NAME=pull_request GITHUB_REPOSITORY=o/r "
-                    "GITHUB_REF=refs/pull/17/merge GITHUB_HEAD_REF=feature GITHUB_BASE_REF=main",
-                    args);
+                      "GITHUB_ACTIONS=true GITHUB_EVENT_NAME=pull_request GITHUB_REPOSITORY=o/r "
+                      "GITHUB_REF=refs/pull/17/merge GITHUB_HEAD_REF=feature GITHUB_BASE_REF=main",
+                      args);
   }
   // The trusted stage, as fork-report.yml runs it: the target branch's perfwarden.yaml only.
   Outcome Publish(const fs::path& artifact, const std::string& commit, const std::string& more) {
     return Perfwarden(trusted_, "PERFWARDEN_TOKEN=" + pr_token_,
-                    "publish " + artifact.string() + " --config perfwarden.yaml --expect-commit " +
-                        commit + " --expect-pr 17 --color never " + more);
+                      "publish " + artifact.string() +
+                          " --config perfwarden.yaml --expect-commit " + commit +
+                          " --expect-pr 17 --color never " + more);
   }
   size_t RunCount() {
     auto runs = http_->Get("/api/v1/projects/demo/runs", admin_);
@@ -138,7 +139,8 @@ class ForkPrE2eTest : public testing::ServerTest {
 TEST_F(ForkPrE2eTest, TheUntrustedStageMeasuresTheTrustedOnePostsAndComments) {
   Suites(1, 1);
   Commit("base");
-  ASSERT_EQ(Git("show main:perfwarden.yaml > " + (trusted_ / "perfwarden.yaml").string()).exit_code, 0);
+  ASSERT_EQ(Git("show main:perfwarden.yaml > " + (trusted_ / "perfwarden.yaml").string()).exit_code,
+            0);
   ASSERT_EQ(Git("checkout -q -b feature").exit_code, 0);
   Suites(1.25, 1);  // +25%: the flow is under test, not the sensitivity (a loaded machine)
   Commit("slower alpha");

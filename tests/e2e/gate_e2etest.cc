@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// `perfwarden run` + `perfwarden gate` end to end, as a CI job runs them: the perfwarden binary as a
-// subprocess with a clean environment, a real server and PostgreSQL, and a real git
-// repository made by the test whose perfwarden.yaml (committed with the code) decides how slow
-// each commit is. Suites are commands that sleep, so that the planted changes are exact and the
-// noise is the machine's scheduling, not its CPU speed: A/A passes, +10% fails on that suite
-// only, +2% passes, the merge-base is the baseline after main moved on, NO_BASELINE passes
-// unless --require-baseline, and the spool keeps a run while the server is down.
+// `perfwarden run` + `perfwarden gate` end to end, as a CI job runs them: the perfwarden binary as
+// a subprocess with a clean environment, a real server and PostgreSQL, and a real git repository
+// made by the test whose perfwarden.yaml (committed with the code) decides how slow each commit is.
+// Suites are commands that sleep, so that the planted changes are exact and the noise is the
+// machine's scheduling, not its CPU speed: A/A passes, +10% fails on that suite only, +2% passes,
+// the merge-base is the baseline after main moved on, NO_BASELINE passes unless --require-baseline,
+// and the spool keeps a run while the server is down.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -113,9 +113,9 @@ class GateE2eTest : public testing::PgTest {
   Outcome Perfwarden(const std::string& args) {
     std::string asan;
     if (const char* a = std::getenv("ASAN_OPTIONS")) asan = std::string(" ASAN_OPTIONS=") + a;
-    return RunShell("cd " + repo_.string() +
-                    " && env -i PATH=/usr/bin:/bin HOME=" + repo_.string() + asan +
-                    " PERFWARDEN_TOKEN=" + token_ + " " + PERFWARDEN_BIN_DIR + "/perfwarden " + args);
+    return RunShell(
+        "cd " + repo_.string() + " && env -i PATH=/usr/bin:/bin HOME=" + repo_.string() + asan +
+        " PERFWARDEN_TOKEN=" + token_ + " " + PERFWARDEN_BIN_DIR + "/perfwarden " + args);
   }
 
   // The three suites at their base speeds, times the factors. Sleeps of 0.2 s and more: a busy

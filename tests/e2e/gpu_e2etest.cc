@@ -62,10 +62,10 @@ class GpuE2eTest : public testing::ServerTest {
   // perfwarden on a host whose NVML answers from `nvml` (a fake_nvml script).
   testing::ShellOutcome Perfwarden(const std::string& args, const std::string& nvml) {
     std::ofstream(script_) << nvml;
-    return testing::RunShell("cd " + repo_->path().string() + " && PERFWARDEN_TOKEN=" + admin_ +
-                             testing::AsanEnv() + " PERFWARDEN_NVML_LIBRARY=" + PERFWARDEN_FAKE_NVML +
-                             " FAKE_NVML_SCRIPT=" + script_ + " " + PERFWARDEN_BIN_DIR +
-                             "/perfwarden " + args);
+    return testing::RunShell(
+        "cd " + repo_->path().string() + " && PERFWARDEN_TOKEN=" + admin_ + testing::AsanEnv() +
+        " PERFWARDEN_NVML_LIBRARY=" + PERFWARDEN_FAKE_NVML + " FAKE_NVML_SCRIPT=" + script_ + " " +
+        PERFWARDEN_BIN_DIR + "/perfwarden " + args);
   }
 
   void Commit(const std::string& message) {
@@ -132,7 +132,8 @@ TEST_F(GpuE2eTest, ADriverUpgradeIsANewFingerprintNotARegression) {
   EXPECT_NE(gate.output.find("different host fingerprint"), std::string::npos) << gate.output;
   // With the old driver again, the baseline is found.
   ASSERT_EQ(Perfwarden("run", NvmlScript("550.54.15", false)).exit_code, 0);
-  const testing::ShellOutcome same = Perfwarden("gate --color never", NvmlScript("550.54.15", false));
+  const testing::ShellOutcome same =
+      Perfwarden("gate --color never", NvmlScript("550.54.15", false));
   EXPECT_EQ(same.output.find("different host fingerprint"), std::string::npos) << same.output;
   EXPECT_EQ(same.output.find("baseline: none"), std::string::npos) << same.output;
   EXPECT_NE(gate.output.find("baseline: none"), std::string::npos) << gate.output;

@@ -210,7 +210,8 @@ TEST_F(GrafanaViewsTest, AnOwnerWithoutCreateRoleMigratesAndTheRoleIsMadeByHand)
     pqxx::connection conn(cluster_->server().DsnFor(database));
     pqxx::work tx(conn);
     tx.exec(std::string("SET LOCAL ROLE ") + kReadRole);
-    for (const auto& [view, columns] : Contract()) tx.exec("SELECT * FROM perfwarden_views." + view);
+    for (const auto& [view, columns] : Contract())
+      tx.exec("SELECT * FROM perfwarden_views." + view);
     // A view a later migration adds is readable through the default privileges.
     tx.exec("RESET ROLE");
     tx.exec("SET LOCAL ROLE " + owner);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// One perfwarden-server child process (the built binary, PERFWARDEN_BIN_DIR) on a database DSN and a
-// loopback port it picks, with extra flags (--config ...), or with arguments of its own (its
+// One perfwarden-server child process (the built binary, PERFWARDEN_BIN_DIR) on a database DSN and
+// a loopback port it picks, with extra flags (--config ...), or with arguments of its own (its
 // embedded cluster); SIGTERM and the exit status on Stop(). For tests of the process as an
 // operator runs it: several servers on one database, shutdown, the embedded cluster's supervisor.
 #pragma once

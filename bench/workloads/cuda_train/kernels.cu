@@ -286,7 +286,7 @@ void LaunchFinishStep(TrainState* state, bool dynamic_scale, cudaStream_t stream
   CheckLaunch();
 }
 
-#define PERFWARDEN_INSTANTIATE(T)                                                                    \
+#define PERFWARDEN_INSTANTIATE(T)                                                                  \
   template void LaunchGenerateBatch<T>(T*, int*, std::int64_t, std::int64_t, std::int64_t,         \
                                        std::uint64_t, std::int64_t, cudaStream_t);                 \
   template void LaunchBiasGelu<T>(T*, T*, const float*, std::int64_t, std::int64_t, cudaStream_t); \

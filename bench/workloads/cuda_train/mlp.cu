@@ -106,7 +106,7 @@ Mlp<T>::Mlp(const TrainConfig& config, cudaStream_t stream)
   // After cublasSetStream, which resets the workspace to cuBLAS's own pool: with ours, cuBLAS
   // allocates nothing per call and the memory plan holds.
   PERFWARDEN_CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_,
-                                           static_cast<std::size_t>(kCublasWorkspaceBytes)));
+                                             static_cast<std::size_t>(kCublasWorkspaceBytes)));
 
   for (std::size_t l = 0; l < layers; ++l) {
     LaunchInitWeights(params_ + weight_offsets_[l], widths_[l] * widths_[l + 1], widths_[l],
@@ -145,10 +145,10 @@ void Mlp<T>::Gemm(cublasOperation_t op_a, cublasOperation_t op_b, std::int64_t m
                   cudaDataType type_c, std::int64_t ldc) {
   const float alpha = 1.0f;
   const float beta = 0.0f;
-  PERFWARDEN_CUBLAS_CHECK(cublasGemmEx(cublas_, op_a, op_b, static_cast<int>(m), static_cast<int>(n),
-                                     static_cast<int>(k), &alpha, a, type_a, static_cast<int>(lda),
-                                     b, type_b, static_cast<int>(ldb), &beta, c, type_c,
-                                     static_cast<int>(ldc), compute_, CUBLAS_GEMM_DEFAULT));
+  PERFWARDEN_CUBLAS_CHECK(cublasGemmEx(
+      cublas_, op_a, op_b, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), &alpha, a,
+      type_a, static_cast<int>(lda), b, type_b, static_cast<int>(ldb), &beta, c, type_c,
+      static_cast<int>(ldc), compute_, CUBLAS_GEMM_DEFAULT));
 }
 
 template <typename T>

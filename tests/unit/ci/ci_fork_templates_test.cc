@@ -59,7 +59,8 @@ TEST(CiForkTemplatesTest, TheMeasuringJobHasNoSecretAndTheReportingJobRunsNoPull
   EXPECT_EQ(checkout["with"]["ref"].as<std::string>(), "${{ github.event.pull_request.head.sha }}");
   EXPECT_FALSE(checkout["with"]["persist-credentials"].as<bool>(true));
   // The commands the end-to-end test runs with the real perfwarden.
-  const std::string gate = Step(mjob, "perfwarden run and gate (no server)")["run"].as<std::string>();
+  const std::string gate =
+      Step(mjob, "perfwarden run and gate (no server)")["run"].as<std::string>();
   EXPECT_TRUE(Contains(gate, "perfwarden run --config perfwarden.yaml --paired --no-push\n"));
   EXPECT_TRUE(Contains(gate,
                        "perfwarden gate --config perfwarden.yaml --paired --no-post --artifact "

@@ -4,8 +4,8 @@
 // runner tarball (a file:// URL through the real curl, or a GitHub release URL through the curl
 // stand-in), check its sha256, extract it, and the job's `perfwarden run` and `perfwarden gate` are
 // then the extracted perfwarden's, not one on PATH. A wrong or missing sha256 (refused; "skip"
-// runs unchecked with a warning), a missing release and a perfwarden-path / PERFWARDEN_BIN that wins
-// over the download are covered too.
+// runs unchecked with a warning), a missing release and a perfwarden-path / PERFWARDEN_BIN that
+// wins over the download are covered too.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -45,8 +45,9 @@ class CiRunnerDownloadTest : public CiShellTest {
     url_ = "file://" + tarball_.string();
   }
 
-  // The directory of the extracted perfwarden: <temp>/perfwarden-runner.XXXXXX/perfwarden-runner-v9.9.9/
-  // bin, under RUNNER_TEMP / TMPDIR (dir_), never the directory the tarball was made in.
+  // The directory of the extracted perfwarden:
+  // <temp>/perfwarden-runner.XXXXXX/perfwarden-runner-v9.9.9/ bin, under RUNNER_TEMP / TMPDIR
+  // (dir_), never the directory the tarball was made in.
   ::testing::AssertionResult RanExtracted(const std::string& log) {
     const std::regex ran(
         "ran " + dir_.string() +
@@ -155,8 +156,9 @@ TEST_F(CiRunnerDownloadTest, TheActionRefusesADownloadWithoutSha256UnlessToldToS
   o = RunAction({{"token", "t"}, {"download-url", url_}, {"sha256", "skip"}},
                 {{"GITHUB_EVENT_NAME", "push"}});
   EXPECT_EQ(o.exit_code, 0) << o.output;
-  EXPECT_TRUE(Contains(o.output, "::warning title=perfwarden::sha256 is \"skip\": the runner from " +
-                                     url_ + " runs unchecked"));
+  EXPECT_TRUE(
+      Contains(o.output, "::warning title=perfwarden::sha256 is \"skip\": the runner from " + url_ +
+                             " runs unchecked"));
   EXPECT_FALSE(Contains(o.output, "verified"));
   EXPECT_TRUE(RanExtracted(Log()));
 }
@@ -165,9 +167,10 @@ TEST_F(CiRunnerDownloadTest, PerfwardenPathWinsOverTheDownload) {
   // perfwarden-path is the stand-in; version is ignored (a notice), nothing is downloaded.
   std::ofstream(dir_ / "bin" / "perfwarden") << kFakePerfwarden;
   fs::permissions(dir_ / "bin" / "perfwarden", fs::perms::owner_all);
-  Outcome o = RunAction(
-      {{"token", "t"}, {"version", "v9.9.9"}, {"perfwarden-path", (dir_ / "bin/perfwarden").string()}},
-      {{"GITHUB_EVENT_NAME", "push"}});
+  Outcome o = RunAction({{"token", "t"},
+                         {"version", "v9.9.9"},
+                         {"perfwarden-path", (dir_ / "bin/perfwarden").string()}},
+                        {{"GITHUB_EVENT_NAME", "push"}});
   EXPECT_EQ(o.exit_code, 0) << o.output;
   EXPECT_TRUE(Contains(o.output, "perfwarden-path is set: version and download-url are not used"));
   EXPECT_FALSE(Contains(Log(), "curl "));

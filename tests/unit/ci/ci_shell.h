@@ -129,8 +129,8 @@ class CiShellTest : public ::testing::Test {
     dir_ = pattern;
     fs::create_directories(dir_ / "bin");
     fs::create_directories(dir_ / "work");
-    for (const auto& [name, text] : {std::pair{"perfwarden", kFakePerfwarden}, std::pair{"gh", kFakeGh},
-                                     std::pair{"curl", kFakeCurl}}) {
+    for (const auto& [name, text] : {std::pair{"perfwarden", kFakePerfwarden},
+                                     std::pair{"gh", kFakeGh}, std::pair{"curl", kFakeCurl}}) {
       std::ofstream(dir_ / "bin" / name) << text;
       fs::permissions(dir_ / "bin" / name, fs::perms::owner_all);
     }

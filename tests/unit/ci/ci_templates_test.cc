@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Keeps the CI templates honest without GitHub or GitLab: the YAML files have the parts CI needs,
-// every perfwarden flag they (and docs/ci.md) pass is one `perfwarden <verb> --help` lists, and their
-// shell runs, as the CI would run it, against stand-ins for perfwarden, gh and curl (no network):
-// the gate's exit code becomes the job's, and the comment is updated by its marker or created.
+// every perfwarden flag they (and docs/ci.md) pass is one `perfwarden <verb> --help` lists, and
+// their shell runs, as the CI would run it, against stand-ins for perfwarden, gh and curl (no
+// network): the gate's exit code becomes the job's, and the comment is updated by its marker or
+// created.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -100,8 +101,9 @@ TEST(CiTemplatesTest, TheYamlFilesHaveWhatCiNeeds) {
         // requests) take the released runner rather than a build from source. Pull requests
         // get the restricted token (ingest-pr), main the full one.
         const bool install = step["with"]["install-only"].as<std::string>("false") == "true";
-        EXPECT_EQ(step["with"]["token"].as<std::string>(),
-                  install ? "${{ secrets.PERFWARDEN_TOKEN }}" : "${{ secrets.PERFWARDEN_PR_TOKEN }}");
+        EXPECT_EQ(
+            step["with"]["token"].as<std::string>(),
+            install ? "${{ secrets.PERFWARDEN_TOKEN }}" : "${{ secrets.PERFWARDEN_PR_TOKEN }}");
         EXPECT_FALSE(step["with"]["version"].as<std::string>("").empty()) << uses;
         // A download is checked: the example names the sha256 to fill in, never "" or "skip".
         const std::string sha256 = step["with"]["sha256"].as<std::string>("");
@@ -132,7 +134,8 @@ TEST(CiTemplatesTest, TheYamlFilesHaveWhatCiNeeds) {
   ASSERT_EQ(job["cache"].size(), 2u);
   EXPECT_EQ(job["cache"][0]["paths"][0].as<std::string>(), ".perfwarden/spool/");
   const YAML::Node baseline = job["cache"][1];
-  EXPECT_EQ(baseline["key"].as<std::string>(), "perfwarden-baseline-$CI_MERGE_REQUEST_DIFF_BASE_SHA");
+  EXPECT_EQ(baseline["key"].as<std::string>(),
+            "perfwarden-baseline-$CI_MERGE_REQUEST_DIFF_BASE_SHA");
   EXPECT_EQ("$CI_PROJECT_DIR/" + baseline["paths"][0].as<std::string>(),
             job["variables"]["PERFWARDEN_BASELINE_CACHE"].as<std::string>() + "/");
   for (const YAML::Node& cache : job["cache"]) {
@@ -206,7 +209,8 @@ TEST(CiTemplatesTest, EveryPerfwardenFlagIsOneTheCliAccepts) {
   for (const char* verb : {"run", "gate", "push", "publish"}) accepted[verb] = HelpFlags(verb);
   ASSERT_TRUE(accepted["gate"].count("--junit")) << "is " PERFWARDEN_BIN_DIR "/perfwarden built?";
   // A flag belongs to the verb named last before it on its line (or on the line before, when
-  // that one ends in '\'): `perfwarden gate`, the scripts' gate_args, PERFWARDEN_GATE_ARGS, args-gate.
+  // that one ends in '\'): `perfwarden gate`, the scripts' gate_args, PERFWARDEN_GATE_ARGS,
+  // args-gate.
   const std::regex verb_word(R"(^[`"]?(run|gate|push|publish)\b)");
   const std::regex args(R"((run|gate)_args|(RUN|GATE)_ARGS|args-(run|gate))");
   const std::regex flag(R"(--[a-z][a-z0-9-]*)");
@@ -265,10 +269,11 @@ const std::string kMarkedBody = std::string(kMarker) + "\\nold";  // a JSON stri
 TEST_F(CiShellTest, TheActionFailsOnARegressionAndUpdatesTheMarkedComment) {
   if (!HaveJq()) GTEST_SKIP() << "the gh stand-in needs jq";
   // Someone else's comment that starts with the marker comes first: it is not the one edited.
-  Write("comments.json",
-        "[" + Comment(4, "mallory", kMarkedBody) + "," + Comment(5, "alice", "LGTM") + "," +
-            Comment(6, "github-actions[bot]", "<!-- perfwarden:gate project=demo testbed=other -->") +
-            "," + Comment(7, "github-actions[bot]", kMarkedBody) + "]");
+  Write(
+      "comments.json",
+      "[" + Comment(4, "mallory", kMarkedBody) + "," + Comment(5, "alice", "LGTM") + "," +
+          Comment(6, "github-actions[bot]", "<!-- perfwarden:gate project=demo testbed=other -->") +
+          "," + Comment(7, "github-actions[bot]", kMarkedBody) + "]");
   Outcome o = RunAction({{"token", "pwt_secret"}},
                         {{"GITHUB_EVENT_NAME", "pull_request"}, {"PR", "17"}, {"GATE_EXIT", "1"}});
   EXPECT_EQ(o.exit_code, 1) << o.output;
@@ -402,8 +407,9 @@ TEST_F(CiShellTest, TheGitlabJobGatesMergeRequestsAndUpdatesTheMarkedNote) {
   Write("notes-1.json",
         "[" + Comment(1, "13", "first") + "," + Comment(2, "13", kMarkedBody) + "]");
   Write("notes-2.json", "[" + Comment(55, "77", kMarkedBody) + "]");
-  const Env mr = {
-      {"CI_MERGE_REQUEST_IID", "9"}, {"PERFWARDEN_TOKEN", "t"}, {"PERFWARDEN_GITLAB_TOKEN", "glpat_x"}};
+  const Env mr = {{"CI_MERGE_REQUEST_IID", "9"},
+                  {"PERFWARDEN_TOKEN", "t"},
+                  {"PERFWARDEN_GITLAB_TOKEN", "glpat_x"}};
   o = RunGitlab(mr);
   EXPECT_EQ(o.exit_code, 0) << o.output;
   EXPECT_TRUE(Contains(Log(), "curl GET https://gitlab.example/api/v4/user\n"));

@@ -42,8 +42,9 @@ TEST_F(LoggingTest, PlainRedactsTokens) {
   EXPECT_EQ(out_.str().find("hunter2"), std::string::npos) << out_.str();
   EXPECT_TRUE(lines[0].ends_with(" [info] request with Authorization: Bearer ***")) << lines[0];
   EXPECT_TRUE(lines[1].ends_with(" [warn] created token *** for project x")) << lines[1];
-  EXPECT_NE(lines[2].find("[error] cannot connect to host=db user=pg password=*** dbname=perfwarden"),
-            std::string::npos)
+  EXPECT_NE(
+      lines[2].find("[error] cannot connect to host=db user=pg password=*** dbname=perfwarden"),
+      std::string::npos)
       << lines[2];
   // RFC 3339 UTC timestamp first.
   EXPECT_EQ(lines[0][4], '-');

@@ -191,8 +191,8 @@ TEST(RunnerConfig, EnvironmentSuppliesTokenAndOverridesTestbed) {
   EXPECT_EQ(from_file->server.url, "http://localhost:8080");  // trailing '/' dropped
   EXPECT_EQ(from_file->server.token, "");
 
-  auto from_env = Parse(
-      yaml, FakeEnvironment({{"PERFWARDEN_TESTBED", "gpu-box.2"}, {"PERFWARDEN_TOKEN", "pwt_secret"}}));
+  auto from_env = Parse(yaml, FakeEnvironment({{"PERFWARDEN_TESTBED", "gpu-box.2"},
+                                               {"PERFWARDEN_TOKEN", "pwt_secret"}}));
   ASSERT_TRUE(from_env) << from_env.error().ToString();
   EXPECT_EQ(from_env->testbed, "gpu-box.2");
   EXPECT_EQ(from_env->server.token, "pwt_secret");
@@ -321,7 +321,8 @@ TEST(RunnerConfig, RejectsBadInputWithPositionAndKey) {
        "perfwarden.yaml:4:14: gate.mode: must be unpaired, paired or auto, got \"sometimes\"",
        "gate.mode"},
       {"unknown gate key", Suites(gb) + "gate: {blocks: 9}\n",
-       "perfwarden.yaml:4:8: gate.blocks: unknown key (allowed: mode, block_repetitions, min_blocks, "
+       "perfwarden.yaml:4:8: gate.blocks: unknown key (allowed: mode, block_repetitions, "
+       "min_blocks, "
        "max_blocks, test, time_budget, baseline_cache, baseline_cache_entries, spending, "
        "interleave)",
        "gate.blocks"},
@@ -338,7 +339,8 @@ TEST(RunnerConfig, RejectsBadInputWithPositionAndKey) {
        "gate.block_repetitions", true},
       {"duplicate key", "version: 1\nversion: 1\n", "perfwarden.yaml:2:1: version: duplicate key",
        "version"},
-      {"document not a map", "- 1\n", "perfwarden.yaml:1:1: must be a mapping of keys to values", ""},
+      {"document not a map", "- 1\n", "perfwarden.yaml:1:1: must be a mapping of keys to values",
+       ""},
       {"invalid yaml", "version: [1\n", "perfwarden.yaml:2:1: invalid YAML: ", "", true},
       {"no suites", "version: 1\nsuites: []\n",
        "perfwarden.yaml:2:1: suites: expected a list of at least one suite", "suites"},
@@ -400,7 +402,8 @@ TEST(RunnerConfig, RejectsBadInputWithPositionAndKey) {
        Suites("  - name: a\n    type: gbench\n    binary: b\n    repetitions:\n"),
        "perfwarden.yaml:6:5: suites[0].repetitions: has no value", "suites[0].repetitions"},
       {"min_time zero", Suites("  - {name: a, type: gbench, binary: b, min_time: 0}\n"),
-       "perfwarden.yaml:3:50: suites[0].min_time: must be in (0, 3600], got 0", "suites[0].min_time"},
+       "perfwarden.yaml:3:50: suites[0].min_time: must be in (0, 3600], got 0",
+       "suites[0].min_time"},
       {"timeout negative", Suites("  - {name: a, type: gbench, binary: b, timeout: -5}\n"),
        "perfwarden.yaml:3:49: suites[0].timeout: must be in [1, 604800], got -5",
        "suites[0].timeout"},
@@ -412,7 +415,8 @@ TEST(RunnerConfig, RejectsBadInputWithPositionAndKey) {
        "suites[0].warmup"},
       {"env value missing", Suites("  - {name: a, type: gbench, binary: b, env: {X: }}\n"),
        "perfwarden.yaml:3:46: suites[0].env.X: has no value", "suites[0].env.X"},
-      {"only comments", "# nothing yet\n", "perfwarden.yaml:1:1: version: missing", "version", true},
+      {"only comments", "# nothing yet\n", "perfwarden.yaml:1:1: version: missing", "version",
+       true},
       {"bad env name", Suites("  - {name: a, type: gbench, binary: b, env: {1X: y}}\n"),
        "perfwarden.yaml:3:46: suites[0].env: bad variable name \"1X\"", "suites[0].env"},
       {"percent zero", Suites(gb) + "thresholds:\n  - {percent: 0}\n",
@@ -437,7 +441,8 @@ TEST(RunnerConfig, RejectsBadInputWithPositionAndKey) {
        "perfwarden.yaml:5:14: thresholds[0].ignore: expected true or false, got \"yes\"",
        "thresholds[0].ignore"},
       {"ignore with percent", Suites(gb) + "thresholds:\n  - {ignore: true, percent: 3}\n",
-       "perfwarden.yaml:5:14: thresholds[0].ignore: an ignored benchmark takes no percent, alpha or "
+       "perfwarden.yaml:5:14: thresholds[0].ignore: an ignored benchmark takes no percent, alpha "
+       "or "
        "direction",
        "thresholds[0].ignore"},
       {"bad gate", Suites(gb) + "thresholds:\n  - {gate: maybe}\n",

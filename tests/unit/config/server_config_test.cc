@@ -340,8 +340,8 @@ TEST(ApplyOverrides, FlagsWinOverEnvironmentWhichWinsOverTheFile) {
   auto config =
       ParseServerConfig("threads: 2\nlisten: 127.0.0.1:1\ndata_dir: /file\n", "server.yaml");
   ASSERT_TRUE(config.has_value());
-  ASSERT_TRUE(ApplyEnvironment(
-      *config, FakeEnvironment({{"PERFWARDEN_THREADS", "3"}, {"PERFWARDEN_LISTEN", "127.0.0.1:2"}})));
+  ASSERT_TRUE(ApplyEnvironment(*config, FakeEnvironment({{"PERFWARDEN_THREADS", "3"},
+                                                         {"PERFWARDEN_LISTEN", "127.0.0.1:2"}})));
   const std::vector<Override> flags = {{"threads", "4", "--threads"}};
   ASSERT_TRUE(ApplyOverrides(*config, flags));
   EXPECT_EQ(config->threads, 4);                        // flag

@@ -210,7 +210,8 @@ TEST(YamlReaderParse, UnknownKeyListsTheKnownOnes) {
 TEST(YamlReaderParse, ReadConfigFileNamesTheMissingFile) {
   auto text = ReadConfigFile("/nonexistent/perfwarden.yaml");
   ASSERT_FALSE(text.has_value());
-  EXPECT_EQ(text.error().message, "/nonexistent/perfwarden.yaml: cannot read the configuration file");
+  EXPECT_EQ(text.error().message,
+            "/nonexistent/perfwarden.yaml: cannot read the configuration file");
   EXPECT_EQ(text.error().field, "config");
 }
 

@@ -365,7 +365,8 @@ TEST(ChangePoints, QHatOutsideItsDomainIsNaN) {
 
 // The copies in tests/fixtures must stay byte-identical to ../shared/oracles/otava when present.
 TEST(OtavaOracle, FixtureCopiesMatchSharedOracles) {
-  const std::filesystem::path shared = std::filesystem::path(PERFWARDEN_SHARED_ORACLES_DIR) / "otava";
+  const std::filesystem::path shared =
+      std::filesystem::path(PERFWARDEN_SHARED_ORACLES_DIR) / "otava";
   if (!std::filesystem::exists(shared)) GTEST_SKIP() << "no " << shared;
   for (const char* name :
        {"README.md", "expected_change_points.json", "otava_run_results_debian.json",

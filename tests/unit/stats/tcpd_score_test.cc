@@ -165,7 +165,8 @@ TEST(TcpdScore, PerfwardenDefaultsPinned) {
 
 // The copies must stay byte-identical to ../shared/oracles/tcpd when it is present.
 TEST(TcpdScore, CopiesIdenticalToSharedOracles) {
-  const std::filesystem::path shared = std::filesystem::path(PERFWARDEN_SHARED_ORACLES_DIR) / "tcpd";
+  const std::filesystem::path shared =
+      std::filesystem::path(PERFWARDEN_SHARED_ORACLES_DIR) / "tcpd";
   if (!std::filesystem::exists(shared)) GTEST_SKIP() << "no " << shared;
   const std::filesystem::path copies = FixturePath("oracles/tcpd");
   int compared = 0;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// `perfwarden analyze` as scripts use it: the built executable on fixture series (a planted 20% step
-// as JSON, as CSV with repetitions, through stdin), Otava's own answer on the tigerbeetle series
+// `perfwarden analyze` as scripts use it: the built executable on fixture series (a planted 20%
+// step as JSON, as CSV with repetitions, through stdin), Otava's own answer on the tigerbeetle
+// series
 // (`--detector e-divisive`), the default detector dropping outliers that raw e-divisive reports,
 // the JSON output's fields, and input errors that name the file and the place (exit 2).
 #include <gtest/gtest.h>

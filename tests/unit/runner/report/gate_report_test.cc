@@ -293,7 +293,8 @@ TEST(Render, MatchesTheGoldenFiles) {
     const Verdict v = Load(name);
     ExpectGolden(name + ".txt", RenderText(v));
     ExpectGolden(name + ".summary.md", RenderMarkdown(v));
-    ExpectGolden(name + ".comment.md", RenderMarkdown(v, {.comment = true, .project = "perfwarden"}));
+    ExpectGolden(name + ".comment.md",
+                 RenderMarkdown(v, {.comment = true, .project = "perfwarden"}));
     ExpectGolden(name + ".junit.xml", RenderJUnit(v));
     ExpectGolden(name + ".metrics.txt", RenderGitLabMetrics(v));
   }

@@ -3,7 +3,8 @@
 // counts its runs in a file outside the tree (real git, real builds): a miss builds and stores, a
 // hit restores without building, other commits and build commands miss, damaged entries are
 // rebuilt with a warning, the least recently used go beyond the bound, and concurrent stores of
-// one key leave one whole entry. Also perfwarden.yaml's gate.baseline_cache keys and their override.
+// one key leave one whole entry. Also perfwarden.yaml's gate.baseline_cache keys and their
+// override.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -62,14 +63,14 @@ class BaselineCacheTest : public ::testing::Test {
   // The tree also holds an executable script and a symlink, which a restore must keep.
   std::string Commit(const std::string& side, const std::string& extra_build = "") {
     std::ofstream(repo_ / "perfwarden.yaml") << "version: 1\n"
-                                           << "suites:\n"
-                                           << "  - name: tick\n"
-                                           << "    type: command\n"
-                                           << "    build: \"echo built >> " << count_.string()
-                                           << " && sh make-side.sh" << extra_build << "\"\n"
-                                           << "    command: \"sh side.sh\"\n"
-                                           << "    repetitions: 2\n"
-                                           << "    warmup: 0\n";
+                                             << "suites:\n"
+                                             << "  - name: tick\n"
+                                             << "    type: command\n"
+                                             << "    build: \"echo built >> " << count_.string()
+                                             << " && sh make-side.sh" << extra_build << "\"\n"
+                                             << "    command: \"sh side.sh\"\n"
+                                             << "    repetitions: 2\n"
+                                             << "    warmup: 0\n";
     std::ofstream(repo_ / "make-side.sh")
         << "mkdir -p out && printf 'echo " << side << "\\n' > out/side.sh\n"
         << "cp out/side.sh side.sh\n";

@@ -66,8 +66,8 @@ TEST_F(ChildEnvTest, CredentialsNeverReachTheChild) {
   options.env = {{"SET_BY_SUITE", "1"}};
   const auto env = ChildEnvironment(options);
   ASSERT_FALSE(env.empty());
-  for (const char* name :
-       {"PERFWARDEN_TOKEN", "GITHUB_TOKEN", "CI_JOB_TOKEN", "CI_REPOSITORY_URL", "OPENAI_API_KEY"}) {
+  for (const char* name : {"PERFWARDEN_TOKEN", "GITHUB_TOKEN", "CI_JOB_TOKEN", "CI_REPOSITORY_URL",
+                           "OPENAI_API_KEY"}) {
     EXPECT_EQ(env.count(name), 0u) << name << "=" << env.at(name);
   }
   for (const auto& [name, value] : env) {

@@ -265,9 +265,11 @@ TEST(HttpMetricsTest, RendersCountersHistogramsAndGauges) {
       has(R"(perfwarden_http_request_duration_seconds_bucket{route="get_run",le="0.0025"} 0)"));
   EXPECT_TRUE(
       has(R"(perfwarden_http_request_duration_seconds_bucket{route="get_run",le="0.005"} 1)"));
-  EXPECT_TRUE(has(R"(perfwarden_http_request_duration_seconds_bucket{route="get_run",le="0.25"} 2)"));
+  EXPECT_TRUE(
+      has(R"(perfwarden_http_request_duration_seconds_bucket{route="get_run",le="0.25"} 2)"));
   EXPECT_TRUE(has(R"(perfwarden_http_request_duration_seconds_bucket{route="get_run",le="10"} 2)"));
-  EXPECT_TRUE(has(R"(perfwarden_http_request_duration_seconds_bucket{route="get_run",le="+Inf"} 3)"));
+  EXPECT_TRUE(
+      has(R"(perfwarden_http_request_duration_seconds_bucket{route="get_run",le="+Inf"} 3)"));
   EXPECT_TRUE(has(R"(perfwarden_http_request_duration_seconds_sum{route="get_run"} 20.12890625)"));
   EXPECT_TRUE(has(R"(perfwarden_http_request_duration_seconds_count{route="get_run"} 3)"));
   EXPECT_TRUE(has("# TYPE perfwarden_ingested_samples_total counter"));
