@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The Debian packages as an operator meets them, on this machine (root; it installs, upgrades
-# and purges packages and the perfwarden user, so it runs only under CI=true or with --yes):
-#  1. builds perfwarden and perfwarden-server packages of this tree (preset `package`), checks them
-#     with lintian, and builds the packages of the previous commit's tree (the newest ancestor
+# and purges packages and the perfgate user, so it runs only under CI=true or with --yes):
+#  1. builds perfgate and perfgate-server packages of this tree (preset `package`), checks them
+#     with lintian and that each carries its licence (the DEP-5 copyright file naming
+#     Apache-2.0, and NOTICE), and builds the packages of the previous commit's tree (the newest ancestor
 #     that has packaging) in build/package-prev, mostly from ccache;
 #  2. installs the previous packages (apt-get install ./*.deb), checks the files, the user, the
 #     unit (systemd-analyze verify), starts the server as the unit does (the unit's User,
@@ -131,6 +132,20 @@ if command -v lintian >/dev/null; then
 else
   fail "lintian is not installed (ci/setup.sh installs it)"
 fi
+# The licence travels with each package: the DEP-5 copyright file naming Apache-2.0 for
+# perfgate (and the compiled-in libraries' licences), and NOTICE.
+for deb in "$new_runner" "$new_server"; do
+  pkg=$(dpkg-deb -f "$deb" Package)
+  copyright=$(dpkg-deb --fsys-tarfile "$deb" | tar -xOf - "./usr/share/doc/$pkg/copyright") ||
+    fail "$(basename "$deb") has no /usr/share/doc/$pkg/copyright"
+  grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' \
+    <<<"$copyright" || fail "$pkg's copyright file is not DEP-5"
+  grep -qx 'License: Apache-2.0' <<<"$copyright" || fail "$pkg's copyright file names no Apache-2.0"
+  contents=$(dpkg-deb --fsys-tarfile "$deb" | tar -tf -)
+  grep -qx "./usr/share/doc/$pkg/NOTICE" <<<"$contents" ||
+    fail "$(basename "$deb") has no /usr/share/doc/$pkg/NOTICE"
+done
+say "both packages carry the Apache-2.0 copyright file and NOTICE"
 
 prev_dir=""
 if [ "$fresh" != true ]; then

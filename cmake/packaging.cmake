@@ -25,8 +25,10 @@ install(FILES docs/operations.md docs/config.md docs/api.md docs/reliability.md
         DESTINATION ${doc_server} COMPONENT server)
 install(FILES packaging/examples/nginx-perfwarden.conf DESTINATION ${doc_server}/examples
         COMPONENT server)
-install(FILES packaging/deb/copyright DESTINATION ${doc_runner} COMPONENT runner)
-install(FILES packaging/deb/copyright DESTINATION ${doc_server} COMPONENT server)
+# The licence: copyright (DEP-5: perfgate's Apache-2.0, whose full text Debian keeps in
+# /usr/share/common-licenses/Apache-2.0, and the licences of what is compiled in) and NOTICE.
+install(FILES packaging/deb/copyright NOTICE DESTINATION ${doc_runner} COMPONENT runner)
+install(FILES packaging/deb/copyright NOTICE DESTINATION ${doc_server} COMPONENT server)
 
 # System paths of the service, absolute whatever the prefix: the unit names them.
 install(FILES ${pkg_dir}/server.yaml DESTINATION /etc/perfwarden COMPONENT server)

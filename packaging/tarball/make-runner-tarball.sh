@@ -8,8 +8,11 @@
 #   bin/perfwarden              a copy of BIN, RUNPATH $ORIGIN/../lib
 #   lib/                      every shared library BIN needs (ldd) except the glibc family, each
 #                             with RUNPATH $ORIGIN, so the bundle resolves within itself
-#   share/doc/perfwarden/       README.md, README-tarball, THIRD-PARTY (each bundled library, its
-#                             Debian package and version) and those packages' copyright files
+#   share/doc/perfgate/       README.md, README-tarball, LICENSE (Apache-2.0) and NOTICE,
+#                             copyright (packaging/deb/copyright: perfgate's licence and the
+#                             header-only libraries compiled into it), THIRD-PARTY (each bundled
+#                             library, its Debian package and version) and, in third-party/,
+#                             those packages' copyright files
 # The one thing taken from the host is glibc (>= the build machine's: 2.36 on Debian 12), because
 # glibc, its loader and its NSS modules must be the host's own. Why a tarball and not the .deb for
 # CI: docs/ci.md, "Installing the runner in CI".
@@ -86,6 +89,9 @@ glibc=$(for f in "$root/bin/perfwarden" "$root"/lib/*; do
 
 doc=$root/share/doc/perfwarden
 cp "$src/README.md" "$doc/README.md"
+# perfgate's licence and notice, and the licences of what is compiled in (as in the .debs).
+cp "$src/LICENSE" "$src/NOTICE" "$doc/"
+cp "$src/packaging/deb/copyright" "$doc/copyright"
 cat >"$doc/README-tarball" <<EOF
 perfwarden runner $version for Linux x86_64 (a portable tarball)
 
@@ -101,10 +107,15 @@ it anywhere and run bin/perfwarden, or put bin/ on PATH:
 It is what perfwarden's CI templates download (the GitHub action's \`version\` input, the GitLab
 template's PERFWARDEN_VERSION): a Debian 12 .deb would not install on Ubuntu 24.04 CI runners,
 whose libgit2 and yaml-cpp packages have other names (libgit2-1.7 and libyaml-cpp0.8, not
-Debian 12's libgit2-1.5 and libyaml-cpp0.7). For hosts, the perfwarden and
-perfwarden-server Debian packages are the way to install. perfwarden's docs/ci.md, "Installing the
-runner in CI", says more; THIRD-PARTY lists the bundled libraries and where they come from, and
-third-party/ holds their copyright and licence notices.
+Debian 12's libgit2-1.5 and libyaml-cpp0.7). For hosts, the perfgate and
+perfgate-server Debian packages are the way to install. perfgate's docs/ci.md, "Installing the
+runner in CI", says more.
+
+perfgate is licensed under the Apache License, Version 2.0 (LICENSE; NOTICE). The libraries in
+lib/ keep their own licences: THIRD-PARTY lists them and the Debian package each comes from, and
+third-party/ holds those packages' copyright and licence notices. copyright lists perfgate's
+licence and the header-only libraries compiled into bin/perfgate (nlohmann-json, CLI11, Boost,
+tl::expected, the spdlog and fmt headers) with their licences.
 EOF
 
 # Where each bundled library comes from, and its licence notice (Debian's copyright file).
