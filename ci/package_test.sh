@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The Debian packages as an operator meets them, on this machine (root; it installs, upgrades
-# and purges packages and the perfgate user, so it runs only under CI=true or with --yes):
-#  1. builds perfgate and perfgate-server packages of this tree (preset `package`), checks them
+# and purges packages and the perfwarden user, so it runs only under CI=true or with --yes):
+#  1. builds perfwarden and perfwarden-server packages of this tree (preset `package`), checks them
 #     with lintian and that each carries its licence (the DEP-5 copyright file naming
 #     Apache-2.0, and NOTICE), and builds the packages of the previous commit's tree (the newest ancestor
 #     that has packaging) in build/package-prev, mostly from ccache;
@@ -133,7 +133,7 @@ else
   fail "lintian is not installed (ci/setup.sh installs it)"
 fi
 # The licence travels with each package: the DEP-5 copyright file naming Apache-2.0 for
-# perfgate (and the compiled-in libraries' licences), and NOTICE.
+# perfwarden (and the compiled-in libraries' licences), and NOTICE.
 for deb in "$new_runner" "$new_server"; do
   pkg=$(dpkg-deb -f "$deb" Package)
   copyright=$(dpkg-deb --fsys-tarfile "$deb" | tar -xOf - "./usr/share/doc/$pkg/copyright") ||

@@ -25,7 +25,7 @@ install(FILES docs/operations.md docs/config.md docs/api.md docs/reliability.md
         DESTINATION ${doc_server} COMPONENT server)
 install(FILES packaging/examples/nginx-perfwarden.conf DESTINATION ${doc_server}/examples
         COMPONENT server)
-# The licence: copyright (DEP-5: perfgate's Apache-2.0, whose full text Debian keeps in
+# The licence: copyright (DEP-5: perfwarden's Apache-2.0, whose full text Debian keeps in
 # /usr/share/common-licenses/Apache-2.0, and the licences of what is compiled in) and NOTICE.
 install(FILES packaging/deb/copyright NOTICE DESTINATION ${doc_runner} COMPONENT runner)
 install(FILES packaging/deb/copyright NOTICE DESTINATION ${doc_server} COMPONENT server)

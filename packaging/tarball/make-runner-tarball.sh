@@ -8,8 +8,8 @@
 #   bin/perfwarden              a copy of BIN, RUNPATH $ORIGIN/../lib
 #   lib/                      every shared library BIN needs (ldd) except the glibc family, each
 #                             with RUNPATH $ORIGIN, so the bundle resolves within itself
-#   share/doc/perfgate/       README.md, README-tarball, LICENSE (Apache-2.0) and NOTICE,
-#                             copyright (packaging/deb/copyright: perfgate's licence and the
+#   share/doc/perfwarden/       README.md, README-tarball, LICENSE (Apache-2.0) and NOTICE,
+#                             copyright (packaging/deb/copyright: perfwarden's licence and the
 #                             header-only libraries compiled into it), THIRD-PARTY (each bundled
 #                             library, its Debian package and version) and, in third-party/,
 #                             those packages' copyright files
@@ -89,7 +89,7 @@ glibc=$(for f in "$root/bin/perfwarden" "$root"/lib/*; do
 
 doc=$root/share/doc/perfwarden
 cp "$src/README.md" "$doc/README.md"
-# perfgate's licence and notice, and the licences of what is compiled in (as in the .debs).
+# perfwarden's licence and notice, and the licences of what is compiled in (as in the .debs).
 cp "$src/LICENSE" "$src/NOTICE" "$doc/"
 cp "$src/packaging/deb/copyright" "$doc/copyright"
 cat >"$doc/README-tarball" <<EOF
@@ -107,14 +107,14 @@ it anywhere and run bin/perfwarden, or put bin/ on PATH:
 It is what perfwarden's CI templates download (the GitHub action's \`version\` input, the GitLab
 template's PERFWARDEN_VERSION): a Debian 12 .deb would not install on Ubuntu 24.04 CI runners,
 whose libgit2 and yaml-cpp packages have other names (libgit2-1.7 and libyaml-cpp0.8, not
-Debian 12's libgit2-1.5 and libyaml-cpp0.7). For hosts, the perfgate and
-perfgate-server Debian packages are the way to install. perfgate's docs/ci.md, "Installing the
+Debian 12's libgit2-1.5 and libyaml-cpp0.7). For hosts, the perfwarden and
+perfwarden-server Debian packages are the way to install. perfwarden's docs/ci.md, "Installing the
 runner in CI", says more.
 
-perfgate is licensed under the Apache License, Version 2.0 (LICENSE; NOTICE). The libraries in
+perfwarden is licensed under the Apache License, Version 2.0 (LICENSE; NOTICE). The libraries in
 lib/ keep their own licences: THIRD-PARTY lists them and the Debian package each comes from, and
-third-party/ holds those packages' copyright and licence notices. copyright lists perfgate's
-licence and the header-only libraries compiled into bin/perfgate (nlohmann-json, CLI11, Boost,
+third-party/ holds those packages' copyright and licence notices. copyright lists perfwarden's
+licence and the header-only libraries compiled into bin/perfwarden (nlohmann-json, CLI11, Boost,
 tl::expected, the spdlog and fmt headers) with their licences.
 EOF
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The runner tarball as a CI job uses it (ctest runner_tarball): made from the built perfwarden by
 # packaging/tarball/make-runner-tarball.sh, extracted, and then
-#  - the layout: bin/perfgate, lib/, share/doc/perfgate/{README.md,README-tarball,THIRD-PARTY,
+#  - the layout: bin/perfwarden, lib/, share/doc/perfwarden/{README.md,README-tarball,THIRD-PARTY,
 #    LICENSE,NOTICE,copyright} (LICENSE the source tree's Apache-2.0 text);
 #    RUNPATH $ORIGIN/../lib on the binary and $ORIGIN on every bundled library; owner 0, fixed
 #    mtimes; a second build of the same binary gives the same bytes;
@@ -48,17 +48,17 @@ awk -v top="perfwarden-runner-$version/" -v date="$date" '
   END { exit bad }' < <(TZ=UTC tar --utc -tvzf "$tarball") || fail "entries above"
 mkdir "$work/x"
 tar -xzf "$tarball" -C "$work/x"
-root=$work/x/perfgate-runner-$version
-for f in bin/perfgate share/doc/perfgate/README.md share/doc/perfgate/README-tarball \
-         share/doc/perfgate/THIRD-PARTY share/doc/perfgate/LICENSE share/doc/perfgate/NOTICE \
-         share/doc/perfgate/copyright; do
+root=$work/x/perfwarden-runner-$version
+for f in bin/perfwarden share/doc/perfwarden/README.md share/doc/perfwarden/README-tarball \
+         share/doc/perfwarden/THIRD-PARTY share/doc/perfwarden/LICENSE share/doc/perfwarden/NOTICE \
+         share/doc/perfwarden/copyright; do
   [ -s "$root/$f" ] || fail "no $f in the tarball"
 done
-cmp -s LICENSE "$root/share/doc/perfgate/LICENSE" || fail "share/doc/perfgate/LICENSE is not LICENSE"
-grep -q '^License: Apache-2.0$' "$root/share/doc/perfgate/copyright" ||
-  fail "share/doc/perfgate/copyright names no Apache-2.0 licence"
-[ "$(patchelf --print-rpath "$root/bin/perfgate")" = '$ORIGIN/../lib' ] ||
-  fail "bin/perfgate's RUNPATH is $(patchelf --print-rpath "$root/bin/perfgate")"
+cmp -s LICENSE "$root/share/doc/perfwarden/LICENSE" || fail "share/doc/perfwarden/LICENSE is not LICENSE"
+grep -q '^License: Apache-2.0$' "$root/share/doc/perfwarden/copyright" ||
+  fail "share/doc/perfwarden/copyright names no Apache-2.0 licence"
+[ "$(patchelf --print-rpath "$root/bin/perfwarden")" = '$ORIGIN/../lib' ] ||
+  fail "bin/perfwarden's RUNPATH is $(patchelf --print-rpath "$root/bin/perfwarden")"
 libs=0
 for f in "$root"/lib/*; do
   libs=$((libs + 1))
