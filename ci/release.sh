@@ -18,7 +18,7 @@
 #     packages, both programs, /healthz and the runner must show VERSION. Prints the artifacts'
 #     sizes and the install-to-first-gate time.
 # Usage: ci/release.sh VERSION [--out DIR] [--key FILE] [--no-install] [--yes]
-#   VERSION       MAJOR.MINOR.PATCH, optionally -PRERELEASE (e.g. 0.1.0, 0.2.0-rc.1)
+#   VERSION       MAJOR.MINOR.PATCH (e.g. 0.1.0); CI rehearses with 0.0.0
 #   --out DIR     where the release's files go (default build/release-VERSION; must not exist)
 #   --key FILE    the OpenSSH private key that signs sha256sums (default: a one-off ed25519 key)
 #   --no-install  stop after step 3
@@ -48,8 +48,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ -n "$version" ] || { usage >&2; exit 2; }
-[[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?$ ]] ||
-  { echo "release: VERSION must be MAJOR.MINOR.PATCH[-PRERELEASE], not '$version'" >&2; exit 2; }
+# (No pre-release suffix: the packages' version is the tag's, and a Debian version takes no -rc.)
+[[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] ||
+  { echo "release: VERSION must be MAJOR.MINOR.PATCH, not '$version'" >&2; exit 2; }
 tag=v$version
 out=${out:-$repo_root/build/release-$version}
 [ ! -e "$out" ] || { echo "release: $out exists: remove it or choose --out" >&2; exit 2; }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Sets up, builds (Debug + AddressSanitizer/UBSan) and runs every test, then the Debian packages'
-# install/upgrade/purge test (ci/package_test.sh, under CI=true), the ThreadSanitizer
+# install/upgrade/purge test (ci/package_test.sh, under CI=true) and a release rehearsal
+# (ci/release.sh 0.0.0, under CI=true), the ThreadSanitizer
 # stage (ci/tsan.sh: the threaded server, store and history tests) and the fuzzers for a bounded
 # time (ci/fuzz.sh: about 3 minutes with their clang build). The README's test command; .ci/run
 # runs exactly this. Arguments go to the main ctest only.
@@ -16,6 +17,10 @@ ctest --preset debug-asan "$@"
 # machine, so only in CI or when asked: ci/package_test.sh --yes).
 if [ "${CI:-}" = true ]; then
   bash ci/package_test.sh
+  # A release rehearsal (docs/release.md): every file of a release made from a clean clone,
+  # signed and checked, installed through the action's download step and the packages.
+  rm -rf build/release-0.0.0
+  bash ci/release.sh 0.0.0
 else
   echo "test: the package test changes this machine: skipped (CI=true, or ci/package_test.sh --yes)"
 fi
