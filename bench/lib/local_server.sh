@@ -10,6 +10,9 @@
 start_local_server() {
   local bin=$1 dir=$2
   # Port 0: the server binds a free port itself and prints it ("listening on http://HOST:PORT").
+  # The log exists before the server starts: the first read below may come before the
+  # background shell has opened it (and a failed read ends a `set -e -o pipefail` caller).
+  : >"$dir/server.out"
   "$bin" --listen 127.0.0.1:0 --data-dir "$dir/server" >"$dir/server.out" 2>&1 &
   server=$!
   port=""

@@ -228,7 +228,9 @@ TEST(CiTemplatesTest, EveryPerfwardenFlagIsOneTheCliAccepts) {
       std::istringstream words(line);
       std::smatch m;
       for (std::string word, before; words >> word; before = word) {
-        if (before.size() >= 8 && before.substr(before.size() - 8) == "perfwarden" &&
+        static const std::string kProgram = "perfwarden";
+        if (before.size() >= kProgram.size() &&
+            before.compare(before.size() - kProgram.size(), kProgram.size(), kProgram) == 0 &&
             std::regex_search(word, m, verb_word)) {
           verb = m[1];
           continue;

@@ -353,7 +353,9 @@ TEST_F(ApiTest, HealthReadinessMetricsAndOpenApi) {
 
   auto openapi = Call("GET", "/api/v1/openapi.yaml");
   EXPECT_EQ(openapi.status, 200);
-  EXPECT_EQ(openapi.body.rfind("openapi: 3.0", 0), 0u) << openapi.body.substr(0, 80);
+  // The document as written: its licence comment, then the OpenAPI version.
+  EXPECT_EQ(openapi.body.rfind("# SPDX-License-Identifier: Apache-2.0\nopenapi: 3.0", 0), 0u)
+      << openapi.body.substr(0, 80);
   EXPECT_NE(openapi.body.find("/api/v1/projects/{project}/runs"), std::string::npos);
 }
 
