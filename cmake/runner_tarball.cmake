@@ -8,7 +8,7 @@
 # download takes as its version input).
 # Always rebuilt when asked for: the version can change without any file of the target changing.
 add_custom_target(runner-tarball
-  COMMAND bash -c [[set -eo pipefail; v=$("$1" --version); v=${v#perfwarden }; [[ $v =~ ^[0-9] ]] && v=v$v; exec bash "$2" "$1" "$3" "$v"]]
+  COMMAND bash -c [[set -eo pipefail; v=$("$1" --version); v=${v#perfwarden }; case $v in [0-9]*) v=v$v ;; esac; exec bash "$2" "$1" "$3" "$v"]]
           runner-tarball $<TARGET_FILE:perfwarden>
           ${PROJECT_SOURCE_DIR}/packaging/tarball/make-runner-tarball.sh
           ${CMAKE_BINARY_DIR}/packages
