@@ -81,7 +81,7 @@ TEST(RunnerConfig, LoadsTheExampleFile) {
   EXPECT_EQ(core.args, std::vector<std::string>{"--benchmark_enable_random_interleaving=true"});
   EXPECT_EQ(core.env, (std::map<std::string, std::string>{{"OMP_NUM_THREADS", "1"}}));
   EXPECT_EQ(core.timeout_s, 600);
-  EXPECT_EQ(core.line, 22);
+  EXPECT_EQ(core.line, 23);  // the example file's "- name: core" (line 1 is SPDX)
 
   const Suite& startup = config->suites[1];
   EXPECT_EQ(startup.type, SuiteType::kCommand);
