@@ -120,8 +120,10 @@ for p in perfwarden perfwarden-server; do
   [ "$(dpkg-deb -f "$deb" Package)" = "$p" ] || fail "$deb is not package $p"
   [ "$(dpkg-deb -f "$deb" Version)" = "$version" ] ||
     fail "$deb is at version $(dpkg-deb -f "$deb" Version), not $version"
-  dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/share/doc/$p/copyright" 2>/dev/null |
-    grep -q '^License: Apache-2.0' || fail "$deb: its copyright file names no Apache-2.0 licence"
+  copyright=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/share/doc/$p/copyright") ||
+    fail "$deb has no /usr/share/doc/$p/copyright"
+  grep -q '^License: Apache-2.0$' <<<"$copyright" ||
+    fail "$deb: its copyright file names no Apache-2.0 licence"
 done
 tarball=$out/perfwarden-runner-$tag-linux-x86_64.tar.gz
 tar -C "$work" -xzf "$tarball"
