@@ -39,8 +39,18 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --yes) yes=true ;;
     --fresh) fresh=true ;;
+    --debs | --runner | --expect-version)
+      [ $# -ge 2 ] && [ -n "$2" ] || { echo "package_test: $1 needs a value (see --help)" >&2; exit 2; }
+      case "$1" in
+        --debs) debs=$(cd "$2" 2>/dev/null && pwd) ||
+                  { echo "package_test: --debs: no directory $2" >&2; exit 2; }
+                fresh=true ;;
+        --runner) runner=$2 ;;
+        --expect-version) expect_version=$2 ;;
+      esac
+      shift ;;
     -h | --help) awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0"; exit 0 ;;
-    *) echo "package_test: unknown argument $arg (see --help)" >&2; exit 2 ;;
+    *) echo "package_test: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
 done

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Writes OUTPUT (a one-function .cc: perfwarden::Version()) with `git describe --tags --always
-# --dirty` of SOURCE_DIR, or FALLBACK (the project() version) where there is no git or no .git
-# (a source tarball). Run with `cmake -P` at every build: the file is rewritten only when the
-# version changes, so a new commit recompiles one tiny file and relinks, nothing else.
+# --dirty` of SOURCE_DIR (a release tag's leading v dropped), or FALLBACK (the project() version)
+# where there is no git or no .git (a source tarball). Run with `cmake -P` at every build: the
+# file is rewritten only when the version changes, so a new commit recompiles one tiny file and
+# relinks, nothing else.
 # Arguments (-D): SOURCE_DIR, OUTPUT, FALLBACK.
 set(version "")
 find_program(GIT_PROGRAM git)
