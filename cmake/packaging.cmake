@@ -102,17 +102,17 @@ set(CPACK_DEBIAN_SERVER_PACKAGE_CONTROL_EXTRA
     "${pkg_dir}/deb/perfwarden-server/postinst;${pkg_dir}/deb/perfwarden-server/prerm;${pkg_dir}/deb/perfwarden-server/postrm;${pkg_dir}/deb/perfwarden-server/conffiles")
 set(CPACK_COMPONENT_RUNNER_DESCRIPTION
    "CI performance-regression gate: the runner
-perfwarden runs Google Benchmark binaries, commands and CUDA training benchmarks,
-posts every repetition to a perfwarden server, and fails a pull request that
-makes them slower than their threshold with statistical confidence (paired
-side-by-side measurement on the CI runner, or the server's Welch verdict). It
-also bisects a regression to its commit.")
+perfwarden runs Google Benchmark binaries, commands and CUDA training
+benchmarks, posts every repetition to a perfwarden server, and fails a pull
+request that makes them slower than their threshold with statistical
+confidence (paired side-by-side measurement on the CI runner, or the server's
+Welch verdict). It also bisects a regression to its commit.")
 set(CPACK_COMPONENT_SERVER_DESCRIPTION
    "CI performance-regression gate: the server
-perfwarden-server stores benchmark runs in PostgreSQL (its own embedded cluster
-under /var/lib/perfwarden by default, or an external one), judges pull requests
-(Welch t-tests with Holm correction, paired verdicts), watches the main
-branch's history for change points, and serves the REST API and the
+perfwarden-server stores benchmark runs in PostgreSQL (its own embedded
+cluster under /var/lib/perfwarden by default, or an external one), judges pull
+requests (Welch t-tests with Holm correction, paired verdicts), watches the
+main branch's history for change points, and serves the REST API and the
 dashboard. Runs as the systemd service perfwarden-server.")
 # The version is read when cpack runs (cmake/cpack_project.cmake), not now.
 set(CPACK_PERFWARDEN_SOURCE_DIR "${PROJECT_SOURCE_DIR}")
