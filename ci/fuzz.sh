@@ -39,6 +39,7 @@ runner_config   | config/perfwarden.example.yaml tests/fuzz/seeds/runner_config/
 server_config   | config/server.example.yaml                                          | yaml | 16384
 http_request    | tests/fuzz/seeds/http_request/*                                     | http | 8192
 "
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "fuzz: --jobs wants a positive number, not '$jobs'" >&2; exit 2; }
 known=$(awk -F'|' 'NF > 1 {gsub(/ /, "", $1); print $1}' <<<"$table")
 if [ ${#targets[@]} -eq 0 ]; then mapfile -t targets <<<"$known"; fi
 for t in "${targets[@]}"; do
