@@ -6,17 +6,20 @@
 # the input that caused it is left in build/fuzz/findings/ (reproduce with
 # `build/fuzz/bin/<target> FILE`). Run by ci/test.sh; on its own:
 #
-#   bash ci/fuzz.sh [--seconds N] [TARGET...]     # N per target (default 10); all by default
+#   bash ci/fuzz.sh [--seconds N] [--jobs J] [TARGET...]
 #
+# N seconds per target (default 10); all targets by default, J at a time (default: the cores).
 # The corpus grows in build/fuzz/corpus/<target>/ across runs on one machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=10
+jobs=$(nproc)
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds=${2:?--seconds N}; shift 2 ;;
+    --jobs) jobs=${2:?--jobs J}; shift 2 ;;
     -h|--help) sed -n '3,12p' "$0"; exit 0 ;;
     -*) echo "fuzz: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
@@ -36,6 +39,7 @@ runner_config   | config/perfwarden.example.yaml tests/fuzz/seeds/runner_config/
 server_config   | config/server.example.yaml                                          | yaml | 16384
 http_request    | tests/fuzz/seeds/http_request/*                                     | http | 8192
 "
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "fuzz: --jobs wants a positive number, not '$jobs'" >&2; exit 2; }
 known=$(awk -F'|' 'NF > 1 {gsub(/ /, "", $1); print $1}' <<<"$table")
 if [ ${#targets[@]} -eq 0 ]; then mapfile -t targets <<<"$known"; fi
 for t in "${targets[@]}"; do
@@ -48,9 +52,11 @@ bin=build/fuzz/bin
 findings=build/fuzz/findings
 mkdir -p "$findings"
 
-failed=()
-summary=()
-for t in "${targets[@]}"; do
+# The targets run side by side, one per core (each is one single-threaded process, so each still
+# gets its N seconds of a whole core): the stage's wall time is N s per pair on 2 cores, not per
+# target. --jobs J (default: the core count) sets how many at once.
+fuzz_one() {  # $1: target; exit status: the fuzzer's
+  local t=$1 row seeds dict max_len corpus
   row=$(awk -F'|' -v t="$t" '{n=$1; gsub(/ /, "", n)} n == t' <<<"$table")
   seeds=$(cut -d'|' -f2 <<<"$row")
   dict=$(cut -d'|' -f3 <<<"$row" | tr -d ' ')
@@ -59,12 +65,32 @@ for t in "${targets[@]}"; do
   mkdir -p "$corpus"
   # shellcheck disable=SC2086  # the globs expand here
   for f in $seeds; do [ -f "$f" ] && cp "$f" "$corpus/seed-$(basename "$f")"; done
-  log=build/fuzz/$t.log
   echo "fuzz: $t for ${seconds} s ($(ls "$corpus" | wc -l) inputs in its corpus)"
-  status=0
   "$bin/${t}_fuzz" "$corpus" -dict="tests/fuzz/$dict.dict" -max_len="$max_len" \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$findings/$t-" >"$log" 2>&1 || status=$?
+    -print_final_stats=1 -artifact_prefix="$findings/$t-" >"build/fuzz/$t.log" 2>&1
+}
+
+declare -A status_of=()
+running=()  # "pid target"
+wait_first() {  # waits for the oldest running target, records its exit status
+  local pid=${running[0]%% *} t=${running[0]#* } status=0
+  wait "$pid" || status=$?
+  status_of[$t]=$status
+  running=("${running[@]:1}")
+}
+for t in "${targets[@]}"; do
+  [ ${#running[@]} -lt "$jobs" ] || wait_first
+  fuzz_one "$t" &
+  running+=("$! $t")
+done
+while [ ${#running[@]} -gt 0 ]; do wait_first; done
+
+failed=()
+summary=()
+for t in "${targets[@]}"; do
+  log=build/fuzz/$t.log
+  status=${status_of[$t]}
   runs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log")
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
   if [ "$status" -ne 0 ]; then

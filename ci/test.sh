@@ -4,8 +4,8 @@
 # install/upgrade/purge test (ci/package_test.sh, under CI=true) and a release rehearsal
 # (ci/release.sh 0.0.0, under CI=true), the ThreadSanitizer
 # stage (ci/tsan.sh: the threaded server, store and history tests) and the fuzzers for a bounded
-# time (ci/fuzz.sh: about 3 minutes with their clang build). The README's test command; .ci/run
-# runs exactly this. Arguments go to the main ctest only.
+# time (ci/fuzz.sh: under 3 minutes with their clang build; one target per core at a time). The
+# README's test command; .ci/run runs exactly this. Arguments go to the main ctest only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
