@@ -29,6 +29,10 @@ install(FILES packaging/examples/nginx-perfwarden.conf DESTINATION ${doc_server}
 # /usr/share/common-licenses/Apache-2.0, and the licences of what is compiled in) and NOTICE.
 install(FILES packaging/deb/copyright NOTICE DESTINATION ${doc_runner} COMPONENT runner)
 install(FILES packaging/deb/copyright NOTICE DESTINATION ${doc_server} COMPONENT server)
+# The schema migrations, found beside the installed program (MigratorOptions::
+# DefaultMigrationsDir): the server needs no build tree.
+install(DIRECTORY migrations/ DESTINATION ${CMAKE_INSTALL_DATADIR}/perfwarden-server/migrations
+        COMPONENT server FILES_MATCHING PATTERN "*.sql")
 
 # System paths of the service, absolute whatever the prefix: the unit names them.
 install(FILES ${pkg_dir}/server.yaml DESTINATION /etc/perfwarden COMPONENT server)

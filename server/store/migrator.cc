@@ -36,7 +36,19 @@ struct Applied {
 
 }  // namespace
 
-std::filesystem::path MigratorOptions::DefaultMigrationsDir() { return PERFWARDEN_MIGRATIONS_DIR; }
+std::filesystem::path MigratorOptions::DefaultMigrationsDir() {
+  // Installed (the Debian package: /usr/bin/perfwarden-server and
+  // /usr/share/perfwarden-server/migrations), the files beside the program; else the source
+  // tree's, which a build uses in place.
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    std::filesystem::path installed =
+        exe.parent_path().parent_path() / "share" / "perfwarden-server" / "migrations";
+    if (std::filesystem::is_directory(installed, ec)) return installed;
+  }
+  return PERFWARDEN_MIGRATIONS_DIR;
+}
 
 Result<std::vector<Migration>> LoadMigrations(const std::filesystem::path& dir) {
   static const std::regex kName(R"(^([0-9]{4})_[a-z0-9]+(_[a-z0-9]+)*\.sql$)");
