@@ -204,8 +204,9 @@ check_installed() {  # $1: expected package version
            /usr/share/doc/perfwarden-server/operations.md; do
     [ -e "$f" ] || fail "$f is missing"
   done
-  # The schema migrations travel with the server (it must not need the tree it was built in).
-  [ "$(ls /usr/share/perfwarden-server/migrations/*.sql 2>/dev/null | wc -l)" = \
+  # The schema migrations travel with the server (it must not need the tree it was built in;
+  # this tree's packages: commits before 2026-11-29's release work did not carry them).
+  [ "$1" != "$new_version" ] || [ "$(ls /usr/share/perfwarden-server/migrations/*.sql 2>/dev/null | wc -l)" = \
     "$(ls migrations/*.sql | wc -l)" ] ||
     fail "/usr/share/perfwarden-server/migrations does not hold the tree's $(ls migrations/*.sql | wc -l) migrations"
   getent passwd perfwarden | grep -q ':/var/lib/perfwarden:/usr/sbin/nologin$' ||
