@@ -339,7 +339,7 @@ gate_a_pull_request() {  # $1: name of the pull request's branch
     >"$work/verdict-$1.json" || fail "no stored verdict for run $run_id"
   [ "$(jq -r .verdict.id "$work/verdict-$1.json")" = "$verdict_id" ] ||
     fail "the gate printed verdict $verdict_id, the server stores $(jq -r .verdict.id "$work/verdict-$1.json")"
-  say "gated $1 with the installed runner: exit $status, verdict $(jq -r .verdict.outcome "$work/verdict-$1.json")"
+  say "gated $1 with $runner: exit $status, verdict $(jq -r .verdict.outcome "$work/verdict-$1.json")"
 }
 
 run_count() {
