@@ -15,8 +15,9 @@
 
 namespace perfwarden::store {
 
-// The advisory lock key the migrator holds while it works ("perfwarden" in ASCII).
-inline constexpr int64_t kMigrationLockKey = 0x7065726667617465;
+// The advisory lock key the migrator holds while it works ("perfward", the name's first eight
+// letters, in ASCII).
+inline constexpr int64_t kMigrationLockKey = 0x7065726677617264;
 
 struct Migration {
   int version = 0;       // NNNN

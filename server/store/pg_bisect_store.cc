@@ -31,8 +31,8 @@ constexpr const char* kOpenStepsOfTestbed =
     "j.testbed_name = $2 AND j.state IN ('pending', 'running') AND s.state IN ('queued', "
     "'claimed') ";
 
-// The first key of pg_advisory_xact_lock(int, int) for a project's testbed's bisects ("pgbs").
-constexpr int kBisectLockClass = 0x70676273;
+// The first key of pg_advisory_xact_lock(int, int) for a project's testbed's bisects ("pwbs").
+constexpr int kBisectLockClass = 0x70776273;
 
 // kConflict when the project has `max_open` bisects pending or running on `testbed` (0: no
 // bound). Counted under the testbed's lock, held to the commit, so that two posts cannot both

@@ -149,8 +149,8 @@ AlertRecord ReadAlert(const pqxx::row& row) {
 }
 
 void LockProjectHistory(pqxx::transaction_base& tx, int64_t project_id) {
-  // The first key of pg_advisory_xact_lock(int, int) for a project's history ("pghs").
-  constexpr int kHistoryLockClass = 0x70676873;
+  // The first key of pg_advisory_xact_lock(int, int) for a project's history ("pwhs").
+  constexpr int kHistoryLockClass = 0x70776873;
   tx.exec_params("SELECT pg_advisory_xact_lock($1, $2::int)", kHistoryLockClass,
                  project_id % 2147483647);
 }
