@@ -26,9 +26,9 @@ using pgutil::SummaryColumns;
 using pgutil::SummaryJoins;
 using pgutil::Text;
 
-// The first key of pg_advisory_xact_lock(int, int) for run ids ("pgrn"); the two-key space
+// The first key of pg_advisory_xact_lock(int, int) for run ids ("pwrn"); the two-key space
 // is apart from the migrator's single bigint key.
-constexpr int kRunLockClass = 0x7067726e;
+constexpr int kRunLockClass = 0x7077726e;
 
 using pgutil::OrNull;
 

@@ -210,8 +210,8 @@ Result<std::vector<SampleSet>> PgStore::GetSampleSets(const Project& project,
 
 namespace {
 
-// The first key of pg_advisory_xact_lock(int, int) for a run's verdicts ("pgvd").
-constexpr int kVerdictLockClass = 0x70677664;
+// The first key of pg_advisory_xact_lock(int, int) for a run's verdicts ("pwvd").
+constexpr int kVerdictLockClass = 0x70777664;
 
 const char* kVerdictColumns =
     "v.id, v.run_id::text, v.contender_run_ids::text, v.baseline_run_ids::text, v.outcome, "
