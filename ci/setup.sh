@@ -13,7 +13,7 @@ packages=(
   libboost1.81-dev nlohmann-json3-dev libexpected-dev libcli11-dev
   libpqxx-dev libssl-dev libyaml-cpp-dev libspdlog-dev libgit2-dev libcurl4-openssl-dev zlib1g-dev
   postgresql-15 postgresql-client-15 nginx
-  dpkg-dev help2man lintian
+  dpkg-dev help2man lintian openssh-client
   chromium fonts-dejavu-core
 )
 # The machine's own Node.js (with npm) is used when there is one; else Debian's.
