@@ -73,11 +73,8 @@ fi
 say() { echo "package_test: $*"; }
 fail() { echo "package_test: FAILED: $*" >&2; exit 1; }
 source bench/lib/free_port.sh
-now() { date +%s%N; }
-since() {  # seconds since $1 (from now), one decimal
-  local ms=$((($(now) - $1) / 1000000))
-  printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100))
-}
+source bench/lib/elapsed.sh
+migration_files=$(ls migrations/*.sql | wc -l)
 
 work=$(mktemp -d /tmp/perfwarden-package-test.XXXXXX)
 chmod 755 "$work"
@@ -206,9 +203,12 @@ check_installed() {  # $1: expected package version
   done
   # The schema migrations travel with the server (it must not need the tree it was built in;
   # this tree's packages: commits before 2026-11-29's release work did not carry them).
-  [ "$1" != "$new_version" ] || [ "$(ls /usr/share/perfwarden-server/migrations/*.sql 2>/dev/null | wc -l)" = \
-    "$(ls migrations/*.sql | wc -l)" ] ||
-    fail "/usr/share/perfwarden-server/migrations does not hold the tree's $(ls migrations/*.sql | wc -l) migrations"
+  if [ "$1" = "$new_version" ]; then
+    local installed
+    installed=$(ls /usr/share/perfwarden-server/migrations/*.sql 2>/dev/null | wc -l)
+    [ "$installed" = "$migration_files" ] ||
+      fail "/usr/share/perfwarden-server/migrations holds $installed migrations, the tree $migration_files"
+  fi
   getent passwd perfwarden | grep -q ':/var/lib/perfwarden:/usr/sbin/nologin$' ||
     fail "no perfwarden system user with home /var/lib/perfwarden and no shell"
   [ "$(stat -c '%U:%G %a' /var/lib/perfwarden)" = "perfwarden:perfwarden 750" ] ||
@@ -388,11 +388,10 @@ if [ -n "$prev_dir" ]; then
   [ "$(admin)" = "$admin_before" ] || fail "the upgrade changed the admin token"
   start_installed_server
   [ "$(run_count)" = "$runs_before" ] || fail "runs before the upgrade: $runs_before, after: $(run_count)"
-  files=$(ls migrations/*.sql | wc -l)
   read -r applied distinct < <(psql_ "SELECT count(*), count(DISTINCT version) FROM schema_migrations" | tr '|' ' ')
-  [ "$applied" = "$files" ] && [ "$distinct" = "$files" ] ||
-    fail "schema_migrations has $applied rows ($distinct versions) for $files migration files"
-  say "after the upgrade: $runs_before runs kept, $files migrations each applied once"
+  [ "$applied" = "$migration_files" ] && [ "$distinct" = "$migration_files" ] ||
+    fail "schema_migrations has $applied rows ($distinct versions) for $migration_files migration files"
+  say "after the upgrade: $runs_before runs kept, $migration_files migrations each applied once"
   gate_a_pull_request second-pr
   stop_server || fail "the upgraded server did not stop cleanly on SIGTERM"
 fi

@@ -71,8 +71,7 @@ if existing=$(git rev-parse -q --verify "refs/tags/$tag^{commit}" 2>/dev/null) &
    [ "$existing" != "$(git rev-parse HEAD)" ]; then
   fail "this repository's $tag is $(git rev-parse --short "$existing"), not HEAD"
 fi
-now() { date +%s%N; }
-since() { local ms=$((($(now) - $1) / 1000000)); printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100)); }
+source bench/lib/elapsed.sh
 
 work=$(mktemp -d /tmp/perfwarden-release.XXXXXX)
 trap 'rm -rf "$work"' EXIT

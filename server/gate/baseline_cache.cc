@@ -61,9 +61,9 @@ std::shared_ptr<const PreparedBaseline> PrepareBaseline(std::vector<store::Sampl
   for (size_t i = 0; i < count; ++i) {
     const store::SampleSet& set = out->sets[i];
     out->bytes += (out->prepared[i] ? out->prepared[i]->MemoryBytes() : 0) +
-                  set.values.capacity() * sizeof(double) +
-                  set.key.suite.size() + set.key.benchmark.size() + set.key.metric.size() +
-                  set.unit.size() + 2 * sizeof(store::SampleSet);
+                  set.values.capacity() * sizeof(double) + set.key.suite.size() +
+                  set.key.benchmark.size() + set.key.metric.size() + set.unit.size() +
+                  2 * sizeof(store::SampleSet);
     out->series[i].prepared = out->prepared[i];
   }
   return out;

@@ -51,8 +51,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::RequireNamedError(measurement, "DecodePairedMeasurement");
   if (measurement) {
     fuzz::RequireRoundTrip(
-        *measurement, [](const wire::PairedMeasurement& m) { return wire::EncodePairedMeasurement(m); },
-        [](const std::string& t) { return wire::DecodePairedMeasurement(t); }, "paired measurement");
+        *measurement,
+        [](const wire::PairedMeasurement& m) { return wire::EncodePairedMeasurement(m); },
+        [](const std::string& t) { return wire::DecodePairedMeasurement(t); },
+        "paired measurement");
   }
   return 0;
 }

@@ -13,7 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::RequireNamedError(request, "ParseVerdictRequest");
   if (request) {
     fuzz::RequireRoundTrip(
-        *request, [](const wire::VerdictRequest& r) { return wire::EncodeVerdictRequest(r).dump(); },
+        *request,
+        [](const wire::VerdictRequest& r) { return wire::EncodeVerdictRequest(r).dump(); },
         [](const std::string& text) { return wire::ParseVerdictRequest(text); }, "verdict request");
   }
   return 0;

@@ -39,7 +39,7 @@ PERFWARDEN_HD inline std::uint64_t Mix64(std::uint64_t x) {
 }
 
 PERFWARDEN_HD inline std::uint64_t Hash(std::uint64_t seed, std::uint64_t stream, std::uint64_t a,
-                                      std::uint64_t b) {
+                                        std::uint64_t b) {
   std::uint64_t h = Mix64(seed + 0x9e3779b97f4a7c15ULL * (stream + 1));
   h = Mix64(h ^ (a + 0x632be59bd9b4e019ULL));
   return Mix64(h ^ (b + 0x85157af5ULL));
@@ -54,7 +54,7 @@ PERFWARDEN_HD inline float NormalFromHash(std::uint64_t h) {
 }
 
 PERFWARDEN_HD inline int SampleLabel(std::uint64_t seed, std::int64_t step, std::int64_t sample,
-                                   std::int64_t classes) {
+                                     std::int64_t classes) {
   return static_cast<int>(Hash(seed, kLabelStream, static_cast<std::uint64_t>(step),
                                static_cast<std::uint64_t>(sample)) %
                           static_cast<std::uint64_t>(classes));
@@ -62,7 +62,7 @@ PERFWARDEN_HD inline int SampleLabel(std::uint64_t seed, std::int64_t step, std:
 
 // Feature `feature` of sample `sample` (with label `label`) of step `step`.
 PERFWARDEN_HD inline float SampleInput(std::uint64_t seed, std::int64_t step, std::int64_t sample,
-                                     std::int64_t feature, int label, std::int64_t inputs) {
+                                       std::int64_t feature, int label, std::int64_t inputs) {
   const float centroid =
       NormalFromHash(Hash(seed, kCentroidStream, static_cast<std::uint64_t>(label),
                           static_cast<std::uint64_t>(feature)));
@@ -74,7 +74,7 @@ PERFWARDEN_HD inline float SampleInput(std::uint64_t seed, std::int64_t step, st
 // Weight `index` of layer `layer`: normal with standard deviation 1 / sqrt(fan_in) (LeCun), so
 // activations keep their scale through the layers; biases start at zero.
 PERFWARDEN_HD inline float InitialWeight(std::uint64_t seed, int layer, std::int64_t index,
-                                       std::int64_t fan_in) {
+                                         std::int64_t fan_in) {
   return NormalFromHash(Hash(seed, kInit, static_cast<std::uint64_t>(layer),
                              static_cast<std::uint64_t>(index))) *
          (1.0f / sqrtf(static_cast<float>(fan_in)));

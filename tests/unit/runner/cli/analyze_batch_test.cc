@@ -212,7 +212,7 @@ TEST_F(AnalyzeBatchTest, EveryBadInputIsReportedAndTheGoodOnesStillRun) {
            std::string("8 of 10 series could not be analysed"),
        }) {
     EXPECT_NE(o.err.find("perfwarden: error: " + expected), std::string::npos) << expected << "\n"
-                                                                             << o.err;
+                                                                               << o.err;
   }
   EXPECT_NE(o.out.find("== " + good + " ==\nno change points in 4 points"), std::string::npos)
       << o.out;

@@ -67,7 +67,7 @@ TEST(CliTest, JsonAndMarkdownFormats) {
   EXPECT_EQ(regressions, 1);
 
   o = Perfwarden("compare --format markdown --metric cpu_time " + Sample("base.json") + " " +
-               Sample("contender.json"));
+                 Sample("contender.json"));
   EXPECT_EQ(o.exit_code, 1);
   EXPECT_NE(o.out.find("| Benchmark |"), std::string::npos) << o.out;
 }

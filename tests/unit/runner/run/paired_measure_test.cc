@@ -128,10 +128,10 @@ TEST_F(PairedMeasureTest, MeasuresBothSidesInEachBlockInTheOrderItRecords) {
 
 TEST_F(PairedMeasureTest, ABaselineWhoseBinaryIsNotBuiltOrWhoseBuildFailsIsRefused) {
   std::ofstream(repo_ / "perfwarden.yaml") << "version: 1\n"
-                                         << "suites:\n"
-                                         << "  - name: tick\n"
-                                         << "    type: gbench\n"
-                                         << "    binary: build/bench\n";
+                                           << "suites:\n"
+                                           << "  - name: tick\n"
+                                           << "    type: gbench\n"
+                                           << "    binary: build/bench\n";
   Git("add -A");
   Git("commit -q -m unbuilt");
   const std::string unbuilt =
@@ -162,10 +162,10 @@ TEST_F(PairedMeasureTest, ABaselineWhoseBinaryIsNotBuiltOrWhoseBuildFailsIsRefus
 // runs for both sides, each with its commit's settings: the baseline is not refused for it.
 TEST_F(PairedMeasureTest, ABinaryOutsideTheRepositoryServesBothSides) {
   std::ofstream(repo_ / "perfwarden.yaml") << "version: 1\n"
-                                         << "suites:\n"
-                                         << "  - name: tick\n"
-                                         << "    type: gbench\n"
-                                         << "    binary: /bin/true\n";
+                                           << "suites:\n"
+                                           << "  - name: tick\n"
+                                           << "    type: gbench\n"
+                                           << "    binary: /bin/true\n";
   Git("add -A");
   Git("commit -q -m outside");
   const std::string commit =
